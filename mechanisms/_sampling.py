@@ -1,0 +1,149 @@
+"""Exact Bernoulli sampling on the 2^-48 probability grid (numpy only).
+
+Every probability that ldpplan writes into a plan file is a multiple of
+``2**-48`` (rounded toward the safe side by the planner). For such a
+probability ``p = k / 2**48`` the sampler below draws a Bernoulli(p) bit
+*exactly*: a 16-bit uniform ``r`` decides when ``r != k >> 32`` and a further
+32-bit uniform breaks the tie (probability ``2**-16``). The realised output
+distribution is therefore exactly the one the verifier checked, and the common
+case costs two bytes of randomness per bit.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["GRID_BITS", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_columns", "check_rng"]
+
+GRID_BITS = 48
+GRID = float(2**GRID_BITS)
+_LO_MASK = np.int64(2**32 - 1)
+
+
+def check_rng(rng) -> np.random.Generator:
+    """Return ``rng`` if it is a :class:`numpy.random.Generator`.
+
+    Raises
+    ------
+    TypeError
+        For anything else: the runtime never falls back to a global RNG.
+    """
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(
+            f"rng must be a numpy.random.Generator (e.g. np.random.default_rng(seed)); got {type(rng).__name__}"
+        )
+    return rng
+
+
+def to_grid(p, rounding: str = "nearest"):
+    """Round probabilities to multiples of ``2**-48``.
+
+    Parameters
+    ----------
+    p : float or array_like
+        Probabilities in [0, 1].
+    rounding : {"down", "up", "nearest"}
+        Direction. The planner uses the direction that keeps the privacy
+        constraints satisfied (e.g. ``a`` down and ``b`` up for unary encoding).
+
+    Returns
+    -------
+    float or ndarray
+        Grid values (exactly representable as float64), clipped to [0, 1].
+    """
+    x = np.asarray(p, dtype=np.float64) * GRID  # exact: scaling by a power of two
+    if rounding == "down":
+        x = np.floor(x)
+    elif rounding == "up":
+        x = np.ceil(x)
+    elif rounding == "nearest":
+        x = np.rint(x)
+    else:
+        raise ValueError(f"rounding must be 'down', 'up' or 'nearest' (got {rounding!r})")
+    out = np.clip(x, 0.0, GRID) / GRID
+    return float(out) if np.ndim(out) == 0 else out
+
+
+def on_grid(p) -> bool:
+    """True when every entry of ``p`` is a multiple of ``2**-48`` in [0, 1]."""
+    x = np.asarray(p, dtype=np.float64)
+    return bool(np.all((x >= 0) & (x <= 1) & (np.floor(x * GRID) == x * GRID)))
+
+
+def _grid_ints(p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x = np.asarray(p, dtype=np.float64)
+    if not on_grid(x):
+        raise ValueError("probabilities must be multiples of 2**-48 in [0, 1] (plan files written by ldpplan are)")
+    k = (x * GRID).astype(np.int64)
+    hi = k >> 32  # 0 .. 65536
+    lo = (k & _LO_MASK).astype(np.uint64)
+    full = hi >= 65536
+    return np.minimum(hi, 65535).astype(np.uint16), lo, full
+
+
+def _uniform16(rng: np.random.Generator, size: int) -> np.ndarray:
+    words = (size + 3) // 4
+    return rng.bit_generator.random_raw(words).view(np.uint16)[:size]
+
+
+def _refine(rng: np.random.Generator, count: int) -> np.ndarray:
+    return (rng.bit_generator.random_raw(count) >> np.uint64(32)).astype(np.uint64)
+
+
+def bernoulli(rng: np.random.Generator, p) -> np.ndarray:
+    """Independent Bernoulli draws, one per entry of ``p``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    p : array_like of float
+        Grid probabilities (multiples of ``2**-48``), any shape.
+
+    Returns
+    -------
+    ndarray of bool, same shape as ``p``.
+
+    Raises
+    ------
+    ValueError
+        If a probability is not on the grid.
+    """
+    check_rng(rng)
+    hi, lo, full = _grid_ints(p)
+    shape = hi.shape
+    r = _uniform16(rng, hi.size).reshape(shape)
+    out = r < hi
+    ties = (r == hi) & ~full
+    if np.any(ties):
+        idx = np.nonzero(ties)
+        out[idx] = _refine(rng, len(idx[0])) < lo[idx]
+    out |= full
+    return out
+
+
+def bernoulli_columns(rng: np.random.Generator, p_columns, n_rows: int) -> np.ndarray:
+    """A ``(n_rows, m)`` boolean matrix whose column ``k`` is Bernoulli(``p_columns[k]``).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    p_columns : array_like of float, shape (m,)
+        Grid probabilities, one per column.
+    n_rows : int
+
+    Returns
+    -------
+    ndarray of bool, shape (n_rows, m)
+    """
+    check_rng(rng)
+    hi, lo, full = _grid_ints(p_columns)
+    m = hi.shape[0]
+    r = _uniform16(rng, n_rows * m).reshape(n_rows, m)
+    out = r < hi
+    ties = r == hi
+    if full.any():
+        ties[:, full] = False
+        out[:, full] = True
+    rows, cols = np.nonzero(ties)
+    if rows.size:
+        out[rows, cols] = _refine(rng, rows.size) < lo[cols]
+    return out

@@ -1,0 +1,129 @@
+"""File handling for specs and plans: TOML/JSON reading and atomic writes."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from .errors import PlanFormatError, SpecError
+
+__all__ = ["read_spec_file", "write_json_atomic", "read_plan_file", "to_jsonable", "write_bytes_atomic"]
+
+
+def read_spec_file(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a spec from a ``.toml`` or ``.json`` file.
+
+    Parameters
+    ----------
+    path : path-like
+        The spec file. ``.json`` is read as JSON, anything else as TOML.
+
+    Returns
+    -------
+    dict
+        The raw spec mapping (validated later by the family's model).
+
+    Raises
+    ------
+    SpecError
+        If the file is missing or is not valid TOML/JSON. The field is
+        ``"<file>"`` and the value is the parser's message.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise SpecError("<file>", "spec file must exist", str(p))
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError("<file>", "spec file must be readable UTF-8 text", str(exc), str(p)) from None
+    try:
+        if p.suffix.lower() == ".json":
+            data = json.loads(text)
+        else:
+            data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
+        raise SpecError("<file>", f"spec must be valid {kind}", str(exc), str(p)) from None
+    if not isinstance(data, dict):
+        raise SpecError("<file>", "spec must be a table/object at top level", type(data).__name__, str(p))
+    return data
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays and tuples to plain JSON types.
+
+    Non-finite floats are refused (JSON has no NaN/inf), so that a plan file is
+    always standard JSON.
+    """
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (np.bool_,)):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        value = float(obj)
+        if not math.isfinite(value):
+            return None if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        return value
+    if isinstance(obj, Path):
+        return str(obj)
+    return obj
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temp file in the same folder, then rename).
+
+    Nothing is left behind if writing fails.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
+    """Serialise ``obj`` (after :func:`to_jsonable`) to ``path`` atomically."""
+    text = json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n"
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a plan JSON file.
+
+    Raises
+    ------
+    PlanFormatError
+        If the file is missing, not JSON, or not an object with a ``mechanism``.
+    """
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise PlanFormatError(f"{p}: plan file does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PlanFormatError(f"{p}: plan file must be valid JSON ({exc})") from None
+    if not isinstance(data, dict) or "mechanism" not in data:
+        raise PlanFormatError(f"{p}: plan must be a JSON object with a 'mechanism' field")
+    return data

@@ -1,0 +1,161 @@
+"""The planner's Python API: spec -> plan -> verify -> simulate.
+
+Examples
+--------
+>>> import planner
+>>> plan = planner.make_plan(planner.example_spec("health"))
+>>> planner.verify_plan(plan).holds
+True
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import _io
+from ._report import SimulateOptions, SimulationReport, Table, Verification
+from .errors import PlanFormatError, PrivacyViolation, SpecError
+from .families import all_examples, family_for, family_of_plan
+
+__all__ = [
+    "load_spec", "make_plan", "verify_plan", "write_plan", "read_plan", "summarize", "simulate",
+    "example_spec", "list_examples", "plan_schema",
+]
+
+
+def load_spec(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a spec file (TOML or JSON) into a dict; see :func:`planner._io.read_spec_file`."""
+    return _io.read_spec_file(path)
+
+
+def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os.PathLike | None = None) -> dict:
+    """Solve a spec and return a verified plan dict.
+
+    Parameters
+    ----------
+    spec : mapping or path-like
+        The spec (parsed) or a path to a TOML/JSON spec file.
+    base_dir : path-like, optional
+        Folder against which relative paths inside the spec (e.g. an item->level
+        CSV) are resolved. Defaults to the spec file's folder, or the working
+        directory for a mapping.
+
+    Returns
+    -------
+    dict
+        The plan (JSON-serialisable), already re-verified.
+
+    Raises
+    ------
+    SpecError
+        Invalid spec (names field, rule, value).
+    PrivacyViolation
+        The solved parameters failed the independent re-check (never returned).
+    """
+    source = None
+    if not isinstance(spec, Mapping):
+        source = str(spec)
+        base_dir = base_dir if base_dir is not None else Path(spec).parent
+        spec = _io.read_spec_file(spec)
+    try:
+        family = family_for(spec.get("mechanism"))
+        return family.plan_from_spec(spec, base_dir=Path(base_dir) if base_dir is not None else None)
+    except SpecError as exc:
+        if source and not exc.source:
+            raise exc.with_source(source) from None
+        raise
+
+
+def read_plan(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a plan JSON file (raises PlanFormatError)."""
+    return _io.read_plan_file(path)
+
+
+def verify_plan(plan: Mapping[str, Any] | str | os.PathLike) -> Verification:
+    """Independently re-check a plan from the numbers it contains.
+
+    Returns
+    -------
+    Verification
+        ``holds`` is False when a privacy constraint fails (the message names it).
+
+    Raises
+    ------
+    PlanFormatError
+        Unreadable or schema-invalid plan.
+    """
+    if not isinstance(plan, Mapping):
+        plan = _io.read_plan_file(plan)
+    return family_of_plan(plan).verify_plan(plan)
+
+
+def write_plan(plan: Mapping[str, Any], path: str | os.PathLike) -> Verification:
+    """Re-verify ``plan`` and write it atomically to ``path``.
+
+    Raises
+    ------
+    PrivacyViolation
+        If the re-check fails; nothing is written.
+    """
+    result = verify_plan(plan)
+    if not result.holds:
+        raise PrivacyViolation(f"refusing to write a plan that fails verification: {result.message}", result.details)
+    _io.write_json_atomic(path, plan)
+    return result
+
+
+def summarize(plan: Mapping[str, Any]) -> list[Table]:
+    """Tables describing a plan (what ``ldpplan plan`` prints)."""
+    return family_of_plan(plan).summarize(plan)
+
+
+def simulate(plan: Mapping[str, Any] | str | os.PathLike, options: SimulateOptions | None = None,
+             progress=None) -> SimulationReport:
+    """Run a plan's simulation (see the family's ``simulate`` for the data it expects)."""
+    if not isinstance(plan, Mapping):
+        plan = _io.read_plan_file(plan)
+    return family_of_plan(plan).simulate(plan, options or SimulateOptions(), progress=progress)
+
+
+def list_examples() -> list[str]:
+    """Names of the embedded example specs."""
+    return sorted(all_examples())
+
+
+def example_spec(name: str) -> dict[str, Any]:
+    """Return a copy of an embedded example spec.
+
+    Raises
+    ------
+    SpecError
+        If no example has that name.
+    """
+    import copy
+
+    examples = all_examples()
+    if name not in examples:
+        raise SpecError("--example", f"must be one of {sorted(examples)}", name)
+    return copy.deepcopy(examples[name][1])
+
+
+def plan_schema(mechanism: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of plan files (one family's, or all of them combined)."""
+    from ._common import load_schema
+    from .families import FAMILY_MODULES
+
+    families = sorted({m.split(".")[-1] for m in FAMILY_MODULES.values()})
+    if mechanism is not None:
+        family = family_for(mechanism, field="--mechanism").__name__.split(".")[-1]
+        return load_schema(family)
+    schemas = []
+    for fam in families:
+        try:
+            schemas.append(load_schema(fam))
+        except FileNotFoundError:
+            continue
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "ldpplan plan file",
+        "oneOf": schemas,
+    }
