@@ -22,7 +22,9 @@ def _console(stderr: bool = False):
 
 
 def _fail(message: str, code: int) -> None:
-    _console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    from rich.markup import escape
+
+    _console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
     sys.exit(code)
 
 
@@ -129,9 +131,11 @@ def verify_cmd(plan_file, as_json):
     if as_json:
         click.echo(json.dumps(to_jsonable({"holds": result.holds, "message": result.message, "details": result.details}), indent=2))
     elif result.holds:
-        _console().print(f"[green]holds[/]: {result.message}")
+        _console().print(f"[green]holds[/]: {result.message}", markup=True, soft_wrap=True)
     else:
-        _console(stderr=True).print(f"[bold red]violated[/]: {result.message}")
+        from rich.markup import escape
+
+        _console(stderr=True).print(f"[bold red]violated[/]: {escape(result.message)}", soft_wrap=True)
     sys.exit(EXIT_OK if result.holds else EXIT_VIOLATED)
 
 
