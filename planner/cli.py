@@ -18,7 +18,8 @@ EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
 def _console(stderr: bool = False):
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=False)
+    stream = sys.stderr if stderr else sys.stdout
+    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=None if stream.isatty() else 150)
 
 
 def _fail(message: str, code: int) -> None:
