@@ -1,9 +1,9 @@
 """Certified minimisation of convex functions of one or two variables.
 
 The IDUE models reduce exactly to convex problems in at most two scalars
-(see :mod:`solvers.idue`). Here they are minimised by golden-section search
-(nested for two variables), which needs only convexity (the functions have
-kinks), and certified by a cutting-plane lower bound: for a convex ``F`` with
+(see :mod:`solvers.idue`). Here they are minimised by Brent's bounded method
+(nested for two variables: the partial minimum of a convex function is convex,
+hence unimodal), which needs only convexity (the functions have kinks), and certified by a cutting-plane lower bound: for a convex ``F`` with
 subgradient ``g_j`` at ``z_j``, ``F(z) >= F(z_j) + g_j.(z - z_j)`` for all ``z``, so
 ``min_z max_j [F(z_j) + g_j.(z - z_j)]`` over the box (a small linear program)
 is a proven lower bound on ``min F``.
@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-__all__ = ["golden_section", "minimize_convex", "cutting_plane_lower_bound", "LowDimSolution"]
+__all__ = ["minimize_1d", "golden_section", "minimize_convex", "cutting_plane_lower_bound", "LowDimSolution"]
 
 _INVPHI = (math.sqrt(5.0) - 1.0) / 2.0
 
@@ -25,12 +25,32 @@ def _safe(value: float) -> float:
     return value if math.isfinite(value) else math.inf
 
 
-def golden_section(f: Callable[[float], float], lo: float, hi: float, *, xtol: float, max_iter: int = 200) -> tuple[float, float, int]:
-    """Minimise a convex (unimodal) ``f`` on the open interval ``(lo, hi)``.
+def minimize_1d(f: Callable[[float], float], lo: float, hi: float, *, xtol: float, max_iter: int = 500) -> tuple[float, float, int]:
+    """Minimise a convex (hence unimodal) ``f`` on the open interval ``(lo, hi)``.
 
-    Non-finite values are treated as ``+inf`` (the IDUE objectives blow up at
-    the boundary). Returns ``(x, f(x), evaluations)``.
+    Brent's bounded method (``scipy.optimize.minimize_scalar(method="bounded")``):
+    parabolic steps where ``f`` is smooth, golden-section steps otherwise, so kinks
+    (the IDUE objectives have them) only slow it down. Non-finite values are treated as
+    a huge number (the objectives blow up at the boundary). Returns ``(x, f(x), evaluations)``.
     """
+    from scipy.optimize import minimize_scalar
+
+    count = [0]
+
+    def g(x: float) -> float:
+        count[0] += 1
+        v = _safe(float(f(x)))
+        return v if v != math.inf else 1e300
+
+    res = minimize_scalar(g, bounds=(float(lo), float(hi)), method="bounded",
+                          options={"xatol": xtol, "maxiter": max_iter})
+    return float(res.x), _safe(float(f(float(res.x)))), count[0]
+
+
+def golden_section(f: Callable[[float], float], lo: float, hi: float, *, xtol: float, max_iter: int = 200) -> tuple[float, float, int]:
+    """Golden-section search for a convex ``f`` on ``(lo, hi)``: slower than
+    :func:`minimize_1d` but locates kinked minima to ``xtol`` (no ``sqrt(eps)`` floor).
+    Returns ``(x, f(x), evaluations)``."""
     a, b = float(lo), float(hi)
     c = b - _INVPHI * (b - a)
     d = a + _INVPHI * (b - a)
@@ -109,9 +129,30 @@ def cutting_plane_lower_bound(value_grad: Callable[[np.ndarray], tuple[float, np
     return float(res.fun), len(rows)
 
 
+def _nested(f, lo, hi, rel_xtol, line):
+    k = lo.size
+    if k == 1:
+        x, _, _ = line(lambda t: f([t]), lo[0], hi[0], xtol=rel_xtol * (hi[0] - lo[0]))
+        return np.array([x])
+    inner_tol = rel_xtol * (hi[1] - lo[1])
+
+    def outer(t0: float) -> float:
+        _, val, _ = line(lambda t1: f([t0, t1]), lo[1], hi[1], xtol=inner_tol)
+        return val
+
+    x0, _, _ = line(outer, lo[0], hi[0], xtol=rel_xtol * (hi[0] - lo[0]))
+    x1, _, _ = line(lambda t1: f([x0, t1]), lo[1], hi[1], xtol=inner_tol)
+    return np.array([x0, x1])
+
+
 def minimize_convex(value: Callable[[np.ndarray], float], value_grad: Callable[[np.ndarray], tuple[float, np.ndarray]],
-                    lo: Sequence[float], hi: Sequence[float], *, rel_xtol: float = 1e-13) -> LowDimSolution:
+                    lo: Sequence[float], hi: Sequence[float], *, rel_xtol: float = 1e-13,
+                    target_rel_gap: float = 1e-10) -> LowDimSolution:
     """Minimise a convex function of 1 or 2 variables over an open box, with a lower bound.
+
+    Brent line searches (nested for two variables) are tried first; if the certified
+    relative gap is above ``target_rel_gap`` (a kinked minimum that Brent's ``sqrt(eps)``
+    tolerance cannot resolve), the search is redone with golden sections.
 
     Parameters
     ----------
@@ -122,32 +163,32 @@ def minimize_convex(value: Callable[[np.ndarray], float], value_grad: Callable[[
     lo, hi : sequence of float, length k (1 or 2)
         Open box.
     rel_xtol : float
-        Golden-section tolerance relative to the box width.
+        Line-search tolerance relative to the box width.
+    target_rel_gap : float
+        Gap below which the fast path is accepted.
     """
     lo = np.asarray(lo, dtype=float)
     hi = np.asarray(hi, dtype=float)
-    k = lo.size
+    if lo.size not in (1, 2):  # pragma: no cover - not used
+        raise ValueError("minimize_convex handles 1 or 2 variables")
     counter = [0]
 
     def f(z):
         counter[0] += 1
         return _safe(float(value(np.asarray(z, dtype=float))))
 
-    if k == 1:
-        x, fx, _ = golden_section(lambda t: f([t]), lo[0], hi[0], xtol=rel_xtol * (hi[0] - lo[0]))
-        z = np.array([x])
-    elif k == 2:
-        inner_tol = rel_xtol * (hi[1] - lo[1])
-
-        def outer(t0: float) -> float:
-            _, val, _ = golden_section(lambda t1: f([t0, t1]), lo[1], hi[1], xtol=inner_tol)
-            return val
-
-        x0, _, _ = golden_section(outer, lo[0], hi[0], xtol=rel_xtol * (hi[0] - lo[0]))
-        x1, fx, _ = golden_section(lambda t1: f([x0, t1]), lo[1], hi[1], xtol=inner_tol)
-        z = np.array([x0, x1])
-    else:  # pragma: no cover - not used
-        raise ValueError("minimize_convex handles 1 or 2 variables")
-    fx = f(z)
-    lb, cuts = cutting_plane_lower_bound(value_grad, z, lo, hi, steps=(1e-4, 1e-6, 1e-8))
-    return LowDimSolution(z=z, value=fx, lower_bound=min(lb, fx), evaluations=counter[0], cuts=cuts)
+    best = None
+    for line in (minimize_1d, golden_section):
+        z = _nested(f, lo, hi, rel_xtol, line)
+        fx = f(z)
+        lb, cuts = cutting_plane_lower_bound(value_grad, z, lo, hi, steps=(1e-4, 1e-6, 1e-8))
+        cand = LowDimSolution(z=z, value=fx, lower_bound=min(lb, fx), evaluations=counter[0], cuts=cuts)
+        if best is None or cand.value < best.value:
+            best = LowDimSolution(z=cand.z, value=cand.value, lower_bound=max(cand.lower_bound, best.lower_bound if best else -math.inf),
+                                  evaluations=counter[0], cuts=cand.cuts)
+        else:
+            best = LowDimSolution(z=best.z, value=best.value, lower_bound=max(best.lower_bound, cand.lower_bound),
+                                  evaluations=counter[0], cuts=best.cuts)
+        if (best.value - best.lower_bound) <= target_rel_gap * max(1.0, abs(best.value)):
+            break
+    return best

@@ -38,7 +38,7 @@ convex in ``(u, w)``. Every branch is non-increasing in every ``u_i`` and ``w_i`
   ``b_i = max(B, (1-B) e^{-eps_i}, 1 - B e^{eps_i})`` with ``B = min b``; AvgID to
   ``b_i = max(S e^{-eps_i/2}, 1 - S e^{eps_i/2})``; one variable each.
 
-The reduced problems are minimised by golden-section search and certified by a
+The reduced problems are minimised by Brent's bounded line search and certified by a
 cutting-plane lower bound (:mod:`solvers._lowdim`); :func:`solve_opt0_conic` solves the
 full exponential-cone program with CVXPY as an independent cross-check.
 """
@@ -356,7 +356,7 @@ def solve_idue(epsilons: Sequence[float], sizes: Sequence[int], *, model: str = 
     else:
         cert = Certificate(
             "cutting-plane lower bound on the exact convex reduction",
-            lower_bound=sol.lower_bound, upper_bound=objective,
+            lower_bound=min(sol.lower_bound, objective), upper_bound=objective,
             details={"reduced_dimension": dim, "evaluations": sol.evaluations, "cuts": sol.cuts,
                      "reduced_point": [float(x) for x in sol.z], "safety_margin": safety_margin},
         )

@@ -1,0 +1,238 @@
+"""PCKV runtime: exhaustive privacy check on tiny domains, estimator statistics, input handling."""
+import itertools
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mechanisms._sampling import to_grid
+from mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, estimate_from_counts
+from planner.pckv import composed_epsilon_exact
+from solvers import pckv as S
+
+
+def _ue(eps, d, L, method="optimized"):
+    pr = S.allocate("pckv-ue", eps, method=method, domain_size=d, padding_length=L)
+    return PCKVUE(0.5, to_grid(pr.b, "up"), to_grid(pr.p, "down"), d, L)
+
+
+def _grr(eps, d, L, method="optimized"):
+    pr = S.allocate("pckv-grr", eps, method=method, domain_size=d, padding_length=L)
+    a = to_grid(pr.a, "down")
+    return PCKVGRR(a, (1 - a) / (d + L - 1), to_grid(pr.p, "down"), d, L)
+
+
+def _sampled_distribution(S_pairs, d, L):
+    """Algorithm 1: probability of each sampled (k, v), k in 0..d+L-1, v in {+1,-1}."""
+    out = {}
+    s = len(S_pairs)
+    m = max(s, L)
+    for k, vstar in S_pairs:
+        for v in (1, -1):
+            out[(k, v)] = out.get((k, v), 0.0) + (1 / m) * (1 + v * vstar) / 2
+    for j in range(L):
+        for v in (1, -1):
+            out[(d + j, v)] = out.get((d + j, v), 0.0) + (1 - s / m) / L * 0.5
+    return out
+
+
+def _ue_output_probs(mech, S_pairs):
+    d, L = mech.domain_size, mech.padding_length
+    dp = d + L
+    a, b, p = mech.a, mech.b, mech.p
+    samp = _sampled_distribution(S_pairs, d, L)
+    outs = list(itertools.product((1, -1, 0), repeat=dp))
+    probs = np.zeros(len(outs))
+    for (k, v), w in samp.items():
+        for i, y in enumerate(outs):
+            pr = 1.0
+            for j, yj in enumerate(y):
+                if j == k:
+                    pr *= a * p if yj == v else (a * (1 - p) if yj == -v else 1 - a)
+                else:
+                    pr *= b / 2 if yj != 0 else 1 - b
+            probs[i] += w * pr
+    return probs
+
+
+def _grr_output_probs(mech, S_pairs):
+    d, L = mech.domain_size, mech.padding_length
+    dp = d + L
+    a, b, p = mech.a, mech.b, mech.p
+    samp = _sampled_distribution(S_pairs, d, L)
+    outs = [(k, v) for k in range(dp) for v in (1, -1)]
+    probs = np.zeros(len(outs))
+    for (k, v), w in samp.items():
+        for i, (k2, v2) in enumerate(outs):
+            probs[i] += w * ((a * p if v2 == v else a * (1 - p)) if k2 == k else b / 2)
+    return probs
+
+
+def _all_inputs(d):
+    """Every key set of a d-key domain with extreme and middle values (incl. the empty set)."""
+    sets = []
+    for size in range(d + 1):
+        for keys in itertools.combinations(range(d), size):
+            for vals in itertools.product((-1.0, 0.0, 1.0), repeat=size):
+                sets.append(list(zip(keys, vals)))
+    return sets
+
+
+@pytest.mark.parametrize("kind", ["ue", "grr"])
+@pytest.mark.parametrize("L", [1, 2])
+@pytest.mark.parametrize("eps,method", [(1.0, "optimized"), (2.0, "naive"), (0.7, "tight")])
+def test_exhaustive_ratio_bound_tiny_domain(kind, L, eps, method):
+    d = 3
+    mech = (_ue if kind == "ue" else _grr)(eps, d, L, method)
+    fn = _ue_output_probs if kind == "ue" else _grr_output_probs
+    table = np.array([fn(mech, s) for s in _all_inputs(d)])      # (inputs, outputs)
+    np.testing.assert_allclose(table.sum(axis=1), 1.0, rtol=1e-12)
+    worst = float(np.max(table.max(axis=0) / table.min(axis=0)))
+    bound = composed_epsilon_exact(mech.mechanism, mech.a, mech.b, mech.p, d, L)
+    assert worst <= float(bound) * (1 + 1e-9)
+    assert math.log(worst) <= eps * (1 + 1e-9)
+    if L == 1:   # Theorem 2/3 are tight when L = 1
+        assert worst == pytest.approx(float(bound), rel=1e-9)
+
+
+def test_grr_runtime_matches_exact_output_distribution():
+    d, L = 3, 2
+    mech = _grr(1.0, d, L)
+    user = [(0, 0.5), (2, -1.0)]
+    n = 200_000
+    users = KeyValueUsers(np.arange(0, 2 * n + 1, 2), np.tile([0, 2], n), np.tile([0.5, -1.0], n))
+    rep = mech.perturb(users, np.random.default_rng(3))
+    idx = rep[:, 0] * 2 + (rep[:, 1] < 0)
+    emp = np.bincount(idx, minlength=2 * (d + L)) / n
+    expected = _grr_output_probs(mech, user)
+    z = (emp - expected) / np.sqrt(expected * (1 - expected) / n)
+    assert np.max(np.abs(z)) < 5
+
+
+def test_ue_runtime_matches_exact_marginals():
+    d, L = 3, 1
+    mech = _ue(1.0, d, L)
+    n = 200_000
+    users = KeyValueUsers(np.arange(n + 1), np.full(n, 1), np.full(n, 0.5))
+    y = mech.perturb(users, np.random.default_rng(4))
+    assert y.shape == (n, d + L) and y.dtype == np.int8
+    a, b, p = mech.a, mech.b, mech.p
+    up = 0.75   # (1 + 0.5) / 2
+    for col in range(d + L):
+        for val in (1, -1):
+            if col == 1:
+                exp = a * (p * up + (1 - p) * (1 - up)) if val == 1 else a * (p * (1 - up) + (1 - p) * up)
+            else:
+                exp = b / 2
+            emp = np.mean(y[:, col] == val)
+            assert abs(emp - exp) < 5 * math.sqrt(exp * (1 - exp) / n)
+
+
+@pytest.mark.parametrize("kind", ["ue", "grr"])
+def test_estimators_bias_and_variance_vs_theorem4(kind):
+    d, L, n, trials = 5, 2, 20_000, 120
+    mech = (_ue if kind == "ue" else _grr)(2.0, d, L)
+    rng = np.random.default_rng(11)
+    # users hold 1 or 2 pairs (never more than L): Theorem 4 applies exactly
+    sizes = rng.integers(1, 3, size=n)
+    indptr = np.concatenate([[0], np.cumsum(sizes)])
+    keys = np.empty(indptr[-1], dtype=np.int64)
+    keys[indptr[:-1]] = rng.integers(0, d, size=n)
+    two = np.nonzero(sizes == 2)[0]
+    keys[indptr[two] + 1] = (keys[indptr[two]] + rng.integers(1, d, size=two.size)) % d
+    values = rng.uniform(-1, 1, size=keys.size) * 0.5 + 0.3
+    users = KeyValueUsers(indptr, keys, values)
+    f_true = np.bincount(keys, minlength=d) / n
+    m_true = np.bincount(keys, weights=values, minlength=d) / np.bincount(keys, minlength=d)
+    est_f, est_m = [], []
+    for _ in range(trials):
+        f, m = mech.estimate(mech.perturb(users, rng), raw=True)
+        est_f.append(f)
+        est_m.append(m)
+    est_f, est_m = np.array(est_f), np.array(est_m)
+    th_f, th_m = S.theorem4_mse(mech.a, mech.b, mech.p, L, n, f_true, m_true)
+    # (7) is unbiased with variance (9)
+    se = np.sqrt(th_f / trials)
+    assert np.all(np.abs(est_f.mean(axis=0) - f_true) < 5 * se)
+    ratio = est_f.var(axis=0, ddof=1) / th_f
+    assert np.all((ratio > 0.6) & (ratio < 1.5))      # chi-square with 119 dof: 5-sigma band
+    # (8): consistent, error within the (upper-bound) prediction of (10)-(11)
+    mse_m = ((est_m - m_true) ** 2).mean(axis=0)
+    assert np.all(mse_m < 1.5 * th_m)
+    assert np.all(np.abs(est_m.mean(axis=0) - m_true) < 5 * np.sqrt(th_m / trials))
+
+
+def test_lemma1_counts_unbiased_and_algorithm4_bounds():
+    a, b, p, L, n = 0.5, 0.2, 0.8, 1, 10_000
+    n1s, n2s = 3000, 1000    # true counts of sampled <k,1>, <k,-1>
+    rng = np.random.default_rng(5)
+    r1 = rng.multinomial(n1s, [a * p, a * (1 - p), 1 - a], size=4000)
+    r2 = rng.multinomial(n2s, [a * (1 - p), a * p, 1 - a], size=4000)
+    r3 = rng.multinomial(n - n1s - n2s, [b / 2, b / 2, 1 - b], size=4000)
+    c = r1 + r2 + r3
+    alpha, beta = a * p - b / 2, a * (1 - p) - b / 2
+    det = alpha ** 2 - beta ** 2
+    hat1 = (alpha * (c[:, 0] - n * b / 2) - beta * (c[:, 1] - n * b / 2)) / det
+    assert abs(hat1.mean() - n1s) < 5 * hat1.std() / math.sqrt(4000)
+    f, m = estimate_from_counts(n, c[:, 0], c[:, 1], a, b, p, L)
+    assert np.all((f >= 1 / n) & (f <= 1)) and np.all(np.abs(m) <= 1)
+    fr, mr = estimate_from_counts(n, c[:, 0], c[:, 1], a, b, p, L, raw=True)
+    # (14) equals (8) when no correction applies
+    hat2 = (alpha * (c[:, 1] - n * b / 2) - beta * (c[:, 0] - n * b / 2)) / det
+    cap = n * fr / L
+    unclipped = (fr > 1 / n) & (fr < 1) & (hat1 >= 0) & (hat1 <= cap) & (hat2 >= 0) & (hat2 <= cap)
+    assert unclipped.sum() > 3000
+    np.testing.assert_allclose(m[unclipped], mr[unclipped], rtol=1e-9)    # (14) == (8) without correction
+    assert abs(fr.mean() - (n1s + n2s) / n) < 5 * fr.std() / math.sqrt(4000)
+    assert abs(mr.mean() - 0.5) < 0.01    # true mean (3000 - 1000) / 4000
+
+
+def test_input_handling():
+    mech = _ue(1.0, 4, 1)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        mech.perturb([([0], [1.5])], rng=rng)
+    with pytest.raises(ValueError, match="0..3"):
+        mech.perturb([([7], [0.5])], rng=rng)
+    with pytest.raises(ValueError, match="distinct"):
+        mech.perturb([([1, 1], [0.5, 0.2])], rng=rng)
+    with pytest.raises(ValueError, match="NaN"):
+        mech.perturb([([1], [float("nan")])], rng=rng)
+    with pytest.raises(TypeError):
+        mech.perturb([([1], [0.5])], rng=np.random.RandomState(0))
+    clip = PCKVUE(mech.a, mech.b, mech.p, 4, 1, values="clip", keys="drop")
+    y = clip.perturb([([0, 9], [1.5, 0.0]), ([], []), ([0, 1, 2, 3], [0.1, 0.2, 0.3, 0.4])], rng=rng)
+    assert y.shape == (3, 5) and clip.last_dropped == 1
+    grr = _grr(1.0, 4, 2)
+    rep = grr.perturb([([0, 1, 2], [0.1, -0.2, 1.0])], rng=rng)   # more pairs than L: sampled 1/|S|
+    assert rep.shape == (1, 2) and 0 <= rep[0, 0] < 6 and rep[0, 1] in (-1, 1)
+    with pytest.raises(ValueError):
+        grr.aggregate(np.array([[9, 1]]))
+    with pytest.raises(ValueError):
+        mech.aggregate(np.zeros((2, 3)))
+
+
+def test_sequence_input_equals_csr_input():
+    mech = _grr(1.0, 6, 2)
+    users = [([0, 3], [0.5, -0.5]), ([5], [1.0]), ([], [])]
+    a = mech.perturb(users, rng=np.random.default_rng(9))
+    b = mech.perturb(KeyValueUsers.from_pairs(users), rng=np.random.default_rng(9))
+    np.testing.assert_array_equal(a, b)
+
+
+def test_runtime_rejects_off_grid_plans():
+    from mechanisms import PlanError
+
+    with pytest.raises(PlanError):
+        PCKVUE(0.5, 0.3, 0.7, 5, 1)          # 0.3 and 0.7 are not multiples of 2^-48
+    with pytest.raises(PlanError):
+        PCKVGRR(0.5, 0.2, 0.75, 5, 1)        # b != (1-a)/(d+L-1)
+
+
+def test_mechanisms_import_without_cvxpy_or_scipy():
+    code = ("import sys; sys.modules['cvxpy'] = None; sys.modules['scipy'] = None\n"
+            "import mechanisms, mechanisms.pckv\n"
+            "assert 'planner' not in sys.modules and 'solvers' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
