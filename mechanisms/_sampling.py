@@ -3,10 +3,11 @@
 Every probability that ldpplan writes into a plan file is a multiple of
 ``2**-48`` (rounded toward the safe side by the planner). For such a
 probability ``p = k / 2**48`` the sampler below draws a Bernoulli(p) bit
-*exactly*: a 16-bit uniform ``r`` decides when ``r != k >> 32`` and a further
-32-bit uniform breaks the tie (probability ``2**-16``). The realised output
-distribution is therefore exactly the one the verifier checked, and the common
-case costs two bytes of randomness per bit.
+*exactly*: an 8-bit uniform ``r`` decides when ``r != k >> 40`` (the bit is
+``r < k >> 40``) and a further 40-bit uniform ``s`` breaks the tie (probability
+``2**-8``) as ``s < k mod 2**40``, so ``Pr[1] = (k >> 40)/2**8 + 2**-8 (k mod 2**40)/2**40
+= k / 2**48``. The realised output distribution is therefore exactly the one the
+verifier checked, and the common case costs one byte of randomness per bit.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ __all__ = ["GRID_BITS", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_co
 
 GRID_BITS = 48
 GRID = float(2**GRID_BITS)
-_LO_MASK = np.int64(2**32 - 1)
+_HI_SHIFT = 40
+_LO_MASK = np.int64(2**_HI_SHIFT - 1)
 
 
 def check_rng(rng) -> np.random.Generator:
@@ -74,19 +76,20 @@ def _grid_ints(p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if not on_grid(x):
         raise ValueError("probabilities must be multiples of 2**-48 in [0, 1] (plan files written by ldpplan are)")
     k = (x * GRID).astype(np.int64)
-    hi = k >> 32  # 0 .. 65536
+    hi = k >> _HI_SHIFT  # 0 .. 256
     lo = (k & _LO_MASK).astype(np.uint64)
-    full = hi >= 65536
-    return np.minimum(hi, 65535).astype(np.uint16), lo, full
+    full = hi >= 256
+    return np.minimum(hi, 255).astype(np.uint8), lo, full
 
 
-def _uniform16(rng: np.random.Generator, size: int) -> np.ndarray:
-    words = (size + 3) // 4
-    return rng.bit_generator.random_raw(words).view(np.uint16)[:size]
+def _uniform8(rng: np.random.Generator, size: int) -> np.ndarray:
+    words = (size + 7) // 8
+    return rng.bit_generator.random_raw(words).view(np.uint8)[:size]
 
 
 def _refine(rng: np.random.Generator, count: int) -> np.ndarray:
-    return (rng.bit_generator.random_raw(count) >> np.uint64(32)).astype(np.uint64)
+    """``count`` uniform 40-bit integers (the top 40 bits of 64-bit draws)."""
+    return rng.bit_generator.random_raw(count) >> np.uint64(64 - _HI_SHIFT)
 
 
 def bernoulli(rng: np.random.Generator, p) -> np.ndarray:
@@ -110,7 +113,7 @@ def bernoulli(rng: np.random.Generator, p) -> np.ndarray:
     check_rng(rng)
     hi, lo, full = _grid_ints(p)
     shape = hi.shape
-    r = _uniform16(rng, hi.size).reshape(shape)
+    r = _uniform8(rng, hi.size).reshape(shape)
     out = r < hi
     ties = (r == hi) & ~full
     if np.any(ties):
@@ -137,13 +140,14 @@ def bernoulli_columns(rng: np.random.Generator, p_columns, n_rows: int) -> np.nd
     check_rng(rng)
     hi, lo, full = _grid_ints(p_columns)
     m = hi.shape[0]
-    r = _uniform16(rng, n_rows * m).reshape(n_rows, m)
+    r = _uniform8(rng, n_rows * m).reshape(n_rows, m)
     out = r < hi
-    ties = r == hi
     if full.any():
-        ties[:, full] = False
         out[:, full] = True
-    rows, cols = np.nonzero(ties)
-    if rows.size:
-        out[rows, cols] = _refine(rng, rows.size) < lo[cols]
+    flat = np.flatnonzero(r == hi)  # a 1-D search: 2-D np.nonzero dominated the cost
+    if flat.size:
+        cols = flat % m
+        keep = ~full[cols]
+        flat, cols = flat[keep], cols[keep]
+        out.reshape(-1)[flat] = _refine(rng, flat.size) < lo[cols]
     return out

@@ -351,7 +351,7 @@ def perturb_file(plan: Mapping[str, Any], input_path: str, output_path: str, rng
     inputs = load_inputs(plan, input_path, {}, rng)
     reports = mech.perturb(inputs.sets() if inputs.is_sets else inputs.items, rng=rng)
     buf = io.BytesIO()
-    np.savez_compressed(buf, bits=reports.bits, width=np.int64(reports.width), mechanism=np.array(plan["mechanism"]))
+    np.savez_compressed(buf, mechanism=np.array(plan["mechanism"]), **reports.to_arrays())
     write_bytes_atomic(output_path, buf.getvalue())
     return {"n": int(reports.bits.shape[0])}
 
@@ -360,27 +360,33 @@ def estimate_file(plan: Mapping[str, Any], reports_path: str) -> Table:
     """Estimate item frequencies from a reports file written by :func:`perturb_file`.
 
     Returns a Table with, per item: label, estimated frequency, estimated count
-    (``n * freq``) and the standard error of the frequency (eq. 8 at the estimate).
+    (``n * freq``) and the standard error of the frequency (eq. 8 at the estimate; for
+    IDUE-PS at the implied sampled-item frequencies ``freq / L``).
     """
     import mechanisms
     from mechanisms.idue import UnaryReports
 
     p = Path(reports_path)
+    mech = mechanisms.load(dict(plan))
     try:
         with np.load(p, allow_pickle=False) as z:
-            bits, width, mech_name = z["bits"], int(z["width"]), str(z["mechanism"])
+            mech_name = str(z["mechanism"])
+            reports = UnaryReports.from_arrays(z)
     except FileNotFoundError:
         raise InputDataError(f"{p}: reports file does not exist") from None
     except (OSError, KeyError, ValueError) as exc:
         raise InputDataError(f"{p}: not a reports file written by 'ldpplan perturb' ({exc})") from None
     if mech_name != plan["mechanism"]:
         raise InputDataError(f"{p}: reports are for mechanism {mech_name!r}, the plan is {plan['mechanism']!r}")
-    mech = mechanisms.load(dict(plan))
-    if width != mech.width or bits.ndim != 2 or bits.shape[1] != (width + 7) // 8:
-        raise InputDataError(f"{p}: report width {width} does not match the plan (width {mech.width})")
-    reports = UnaryReports(bits=bits, width=width)
+    if reports.width != mech.width:
+        raise InputDataError(f"{p}: report width {reports.width} does not match the plan (width {mech.width})")
+    n = reports.n
     freq = np.asarray(mech.estimate(reports))
-    n = bits.shape[0]
-    sd = np.sqrt(np.maximum(np.asarray(mech.variance(np.clip(freq, 0, 1), n))[: len(freq)], 0))
+    # IDUE-PS: variance() takes sampled-item frequencies, estimated by freq / L (E[f_hat] = L f')
+    scale = float(plan["params"].get("padding_length") or 1)
+    sampled = np.clip(freq / scale, 0, 1)
+    if mech.width > len(freq):
+        sampled = np.concatenate([sampled, np.full(mech.width - len(freq), max(0.0, 1 - sampled.sum()) / (mech.width - len(freq)))])
+    sd = np.sqrt(np.maximum(np.asarray(mech.variance(sampled, n))[: len(freq)], 0))
     rows = [[lab, float(fr), float(n * fr), float(s)] for lab, fr, s in zip(plan["items"], freq, sd)]
     return Table(f"Estimated frequencies from {n:,} reports", ["item", "frequency", "count", "std. error"], rows)

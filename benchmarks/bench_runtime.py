@@ -1,0 +1,193 @@
+"""Benchmark of the IDUE / IDUE-PS runtime (mechanisms.idue), issue 2.
+
+Run::
+
+    python benchmarks/bench_runtime.py            # full: includes n=10^6, m=10^4 via collect
+    python benchmarks/bench_runtime.py --quick    # skips the big case
+
+Figures are medians over ``--runs`` repetitions (wall clock, ``time.perf_counter``),
+printed next to the issue's targets and the reference timings of
+``../shared/notes/landscape-existing-ldp-systems.md`` (OUE, eps=1, n=1e5, d=1e3:
+pure-ldp 4.53 s, multi-freq-ldpy 2.19 s, a plain numpy baseline 0.39 s).
+
+Sampling is exact on the 2^-48 probability grid (``mechanisms._sampling``: one random
+byte per bit, ties with probability 2^-8 refined with 40 more bits).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import platform
+import resource
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import mechanisms  # noqa: E402
+from mechanisms._sampling import to_grid  # noqa: E402
+
+TARGET_PERTURB_ESTIMATE = 0.2  # s, n=1e5, m=1e3 (issue 2)
+TARGET_AGGREGATE_SIM = 0.010  # s, landscape note "under 10 ms in aggregate simulation mode"
+TARGET_BIG_MEMORY = 500e6  # bytes of extra peak memory, n=1e6, m=1e4 (brief)
+REFERENCE = "pure-ldp 4.53 s, multi-freq-ldpy 2.19 s (OUE, same size; landscape note)"
+
+
+def idue_plan(m: int, padding_length: int | None = None) -> dict:
+    """Three levels {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of the items (eps = 1), OUE-like a, b per level."""
+    labels = [f"item{k}" for k in range(m)]
+    cuts = [0, max(1, m // 20), max(2, m // 10), m]
+    levels = []
+    for j, factor in enumerate((1.0, 1.2, 2.0)):
+        e = factor * 1.0
+        levels.append({
+            "name": f"level{j}", "epsilon": e, "size": cuts[j + 1] - cuts[j], "items": labels[cuts[j]:cuts[j + 1]],
+            "a": to_grid(0.5, "down"), "b": to_grid(1 / (math.exp(e) + 1), "up"),
+        })
+    plan = {"format_version": "1.0", "mechanism": "idue" if padding_length is None else "idue-ps",
+            "items": labels, "params": {"levels": levels, "padding_length": padding_length}}
+    if padding_length is not None:
+        plan["params"]["dummy"] = {"epsilon": 1.0, "a": to_grid(0.5, "down"), "b": to_grid(1 / (math.e + 1), "up")}
+    return plan
+
+
+_CPU: list[float] = []  # CPU-time median of the last median_time call
+
+
+def median_time(fn, runs: int) -> tuple[float, list[float]]:
+    """Median wall time (perf_counter) of ``runs`` calls; the CPU-time median goes to ``_CPU``.
+
+    CPU time (``time.process_time``) is shown too because the benchmark machine may be
+    shared: for this single-threaded code it equals the wall time on an idle machine.
+    """
+    times, cpu = [], []
+    for _ in range(runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+    _CPU[:] = [float(np.median(cpu))]
+    return float(np.median(times)), times
+
+
+def bench_idue(n: int, m: int, runs: int) -> dict:
+    mech = mechanisms.load(idue_plan(m))
+    rng = np.random.default_rng(0)
+    items = np.minimum(rng.geometric(0.01, n) - 1, m - 1)  # skewed, as in the landscape note
+    truth = np.bincount(items, minlength=m) / n
+    out = {}
+
+    def run():
+        out["freq"] = mech.estimate(mech.perturb(items, rng=rng))
+
+    run()  # warm-up
+    med, times = median_time(run, runs)
+    mse = float(np.mean((out["freq"] - truth) ** 2))
+    return {"case": f"IDUE perturb+estimate n={n:,} m={m:,}", "median_s": med, "cpu_median_s": _CPU[0],
+            "runs_s": times, "target_s": TARGET_PERTURB_ESTIMATE, "mse": mse,
+            "mse_theory": float(mech.variance(truth, n).mean())}
+
+
+def bench_idue_ps(n: int, m: int, L: int, runs: int) -> dict:
+    mech = mechanisms.load(idue_plan(m, padding_length=L))
+    rng = np.random.default_rng(1)
+    sizes = np.minimum(rng.geometric(0.25, n), m)  # mean 4 items per user
+    indptr = np.concatenate([[0], np.cumsum(sizes)])
+    # user u holds the consecutive (mod m) items start_u, start_u + 1, ...: distinct within a set
+    offset = np.arange(indptr[-1]) - np.repeat(indptr[:-1], sizes)
+    indices = (np.repeat(rng.integers(0, m, n), sizes) + offset) % m
+    csr = (indptr, indices)
+
+    def run():
+        mech.estimate(mech.perturb(csr, rng=rng))
+
+    run()
+    med, times = median_time(run, runs)
+    return {"case": f"IDUE-PS perturb+estimate n={n:,} sets (mean 4 items) m={m:,} L={L}",
+            "median_s": med, "cpu_median_s": _CPU[0], "runs_s": times, "target_s": None}
+
+
+def bench_simulate(n: int, m: int, runs: int) -> dict:
+    mech = mechanisms.load(idue_plan(m))
+    rng = np.random.default_rng(2)
+    counts = np.bincount(np.minimum(rng.geometric(0.01, n) - 1, m - 1), minlength=m)
+
+    def run():
+        mech.estimate(mech.simulate_counts(counts, n, rng))
+
+    run()
+    med, times = median_time(run, max(runs, 20))
+    return {"case": f"IDUE aggregate simulation (simulate_counts+estimate) n={n:,} m={m:,}", "median_s": med, "cpu_median_s": _CPU[0], "runs_s": times, "target_s": TARGET_AGGREGATE_SIM}
+
+
+def bench_collect(n: int, m: int, runs: int) -> dict:
+    mech = mechanisms.load(idue_plan(m))
+    rng = np.random.default_rng(3)
+    items = np.minimum(rng.geometric(0.001, n) - 1, m - 1)
+    peaks = []
+
+    def run():
+        tracemalloc.start()
+        counts = mech.collect(items, rng=rng)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        mech.estimate(counts)
+
+    med, times = median_time(run, runs)
+    return {"case": f"IDUE collect (stream perturb+aggregate)+estimate n={n:,} m={m:,}",
+            "median_s": med, "cpu_median_s": _CPU[0], "runs_s": times, "target_s": None,
+            "peak_extra_bytes": int(max(peaks)), "target_peak_bytes": TARGET_BIG_MEMORY,
+            "ns_per_bit": med / (n * m) * 1e9}
+
+
+def fmt(row: dict) -> str:
+    target = f"target <= {row['target_s']:.3f} s" if row.get("target_s") else ""
+    if row.get("target_s"):
+        target += "  OK" if row["median_s"] <= row["target_s"] else "  MISSED"
+    text = (f"{row['case']:<72} median {row['median_s']:8.4f} s "
+            f"(CPU {row['cpu_median_s']:.4f} s)  {target}")
+    if "mse" in row:
+        text += f"\n{'':<73}MSE {row['mse']:.3e} (theory eq. 8: {row['mse_theory']:.3e})"
+    if "peak_extra_bytes" in row:
+        ok = "OK" if row["peak_extra_bytes"] <= row["target_peak_bytes"] else "MISSED"
+        text += (f"\n{'':<73}peak extra memory {row['peak_extra_bytes'] / 1e6:.1f} MB (tracemalloc; "
+                 f"target < {row['target_peak_bytes'] / 1e6:.0f} MB) {ok}; {row['ns_per_bit']:.2f} ns/bit")
+    return text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7, help="repetitions per case (median reported; >= 5)")
+    ap.add_argument("--big-runs", type=int, default=5, help="repetitions of the n=10^6, m=10^4 collect case")
+    ap.add_argument("--quick", action="store_true", help="skip the n=10^6, m=10^4 case")
+    ap.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    args = ap.parse_args()
+
+    print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
+          f"{__import__('os').cpu_count()} CPUs; medians of {args.runs} runs; single thread")
+    print(f"reference for the first case: {REFERENCE}")
+    rows = []
+    rows.append(bench_idue(100_000, 1_000, args.runs))
+    print(fmt(rows[-1]), flush=True)
+    rows.append(bench_idue_ps(100_000, 1_000, 5, args.runs))
+    print(fmt(rows[-1]), flush=True)
+    rows.append(bench_simulate(100_000, 1_000, args.runs))
+    print(fmt(rows[-1]), flush=True)
+    rows.append(bench_simulate(1_000_000, 10_000, args.runs))
+    print(fmt(rows[-1]), flush=True)
+    if not args.quick:
+        rows.append(bench_collect(1_000_000, 10_000, args.big_runs))
+        print(fmt(rows[-1]), flush=True)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"process max RSS over the whole benchmark: {rss:.0f} MB")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "max_rss_mb": rss}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
