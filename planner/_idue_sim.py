@@ -385,8 +385,6 @@ def estimate_file(plan: Mapping[str, Any], reports_path: str) -> Table:
     # IDUE-PS: variance() takes sampled-item frequencies, estimated by freq / L (E[f_hat] = L f')
     scale = float(plan["params"].get("padding_length") or 1)
     sampled = np.clip(freq / scale, 0, 1)
-    if mech.width > len(freq):
-        sampled = np.concatenate([sampled, np.full(mech.width - len(freq), max(0.0, 1 - sampled.sum()) / (mech.width - len(freq)))])
     sd = np.sqrt(np.maximum(np.asarray(mech.variance(sampled, n))[: len(freq)], 0))
     rows = [[lab, float(fr), float(n * fr), float(s)] for lab, fr, s in zip(plan["items"], freq, sd)]
     return Table(f"Estimated frequencies from {n:,} reports", ["item", "frequency", "count", "std. error"], rows)
