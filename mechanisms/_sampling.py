@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GRID_BITS", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_columns", "check_rng"]
+__all__ = ["GRID_BITS", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_columns", "bernoulli_iid", "check_rng"]
 
 GRID_BITS = 48
 GRID = float(2**GRID_BITS)
@@ -151,3 +151,20 @@ def bernoulli_columns(rng: np.random.Generator, p_columns, n_rows: int) -> np.nd
         flat, cols = flat[keep], cols[keep]
         out.reshape(-1)[flat] = _refine(rng, flat.size) < lo[cols]
     return out
+
+
+def bernoulli_iid(rng: np.random.Generator, p: float, size: int) -> np.ndarray:
+    """``size`` independent Bernoulli(``p``) draws for one grid probability ``p``.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    p : float
+        A multiple of ``2**-48`` in [0, 1].
+    size : int
+
+    Returns
+    -------
+    ndarray of bool, shape (size,)
+    """
+    return bernoulli_columns(rng, np.array([p], dtype=np.float64), int(size))[:, 0]

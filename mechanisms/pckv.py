@@ -38,7 +38,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ._plan import PlanError, require
-from ._sampling import _grid_ints, bernoulli, check_rng, on_grid
+from ._sampling import bernoulli, bernoulli_iid, check_rng, on_grid
 
 __all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "sample_pairs", "estimate_from_counts"]
 
@@ -191,24 +191,15 @@ _BLOCK_ROWS = 1 << 16
 def _ternary_rows(rng: np.random.Generator, b: float, n: int, m: int) -> np.ndarray:
     """``(n, m)`` int8 matrix of independent entries: +1 / -1 w.p. ``b/2`` each, else 0.
 
-    ``b`` is a multiple of ``2^-48`` and the Bernoulli(``b``) part is exact (same
-    16-bit + 32-bit tie-break scheme as :func:`mechanisms._sampling.bernoulli`);
+    ``b`` is a multiple of ``2^-48`` and the Bernoulli(``b``) part is exact
+    (:func:`mechanisms._sampling.bernoulli_iid`);
     the sign is a separate fair bit. Generated in blocks of rows.
     """
-    hi_a, lo_a, full_a = _grid_ints(np.array([b]))
-    hi, lo, full = np.uint16(hi_a[0]), np.uint64(lo_a[0]), bool(full_a[0])
     y = np.empty((n, m), dtype=np.int8)
     for start in range(0, n, _BLOCK_ROWS):
         stop = min(n, start + _BLOCK_ROWS)
         size = (stop - start) * m
-        if full:
-            hit = np.ones(size, dtype=bool)
-        else:
-            r = rng.bit_generator.random_raw((size + 3) // 4).view(np.uint16)[:size]
-            hit = r < hi
-            ties = np.flatnonzero(r == hi)
-            if ties.size:
-                hit[ties] = (rng.bit_generator.random_raw(ties.size) >> np.uint64(32)) < lo
+        hit = bernoulli_iid(rng, b, size)
         block = hit.view(np.int8)
         block *= _random_signs(rng, size)
         y[start:stop] = block.reshape(stop - start, m)

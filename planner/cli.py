@@ -55,6 +55,9 @@ def _fmt(cell) -> str:
     return str(cell)
 
 
+_LEFT_COLUMNS = ("level", "name", "mechanism", "item", "metric", "key", "allocation", "target", "estimator")
+
+
 def print_tables(tables, console=None) -> None:
     """Render planner Tables with rich."""
     from rich.table import Table as RichTable
@@ -63,7 +66,7 @@ def print_tables(tables, console=None) -> None:
     for t in tables:
         rt = RichTable(title=t.title, title_justify="left", show_lines=False)
         for col in t.columns:
-            rt.add_column(str(col), justify="right" if col not in ("level", "name", "mechanism", "item", "metric", "key") else "left")
+            rt.add_column(str(col), justify="right" if col not in _LEFT_COLUMNS else "left")
         for row in t.rows:
             rt.add_row(*[_fmt(c) for c in row])
         console.print(rt)
@@ -232,15 +235,26 @@ def perturb_cmd(plan_file, input_path, output, seed):
 @click.argument("reports", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write estimates as CSV (atomically).")
 @click.option("--json", "as_json", is_flag=True, help="Print estimates as JSON.")
+@click.option("--method", default=None, metavar="NAME",
+              help="Estimator, for families that offer several (RR/ULDP: empirical, threshold, em).")
 @handle_errors
-def estimate_cmd(plan_file, reports, output, as_json):
+def estimate_cmd(plan_file, reports, output, as_json, method):
     """Estimate frequencies (and means, for key-value plans) from a reports file."""
     from . import api
     from ._io import to_jsonable, write_bytes_atomic
     from .families import family_of_plan
 
     plan = api.read_plan(plan_file)
-    table = family_of_plan(plan).estimate_file(plan, reports)
+    family = family_of_plan(plan)
+    if method is None:
+        table = family.estimate_file(plan, reports)
+    else:
+        import inspect
+
+        if "method" not in inspect.signature(family.estimate_file).parameters:
+            from .errors import SpecError
+            raise SpecError("--method", f"mechanism {plan['mechanism']!r} has a single estimator", method)
+        table = family.estimate_file(plan, reports, method=method)
     if output:
         import csv
         import io
