@@ -21,7 +21,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["EMResult", "significance_threshold", "em_simplex", "project_simplex", "bonferroni_z"]
+__all__ = ["em_warm_start", "RRChannel", "EMResult", "significance_threshold", "em_simplex", "project_simplex", "bonferroni_z"]
 
 
 def bonferroni_z(alpha: float, k: int) -> float:
@@ -174,7 +174,33 @@ class EMResult:
         object.__setattr__(self, "freq", freq)
 
 
-def _log_likelihood(lik: np.ndarray, w: np.ndarray, p: np.ndarray) -> float:
+@dataclasses.dataclass(frozen=True)
+class RRChannel:
+    """The k-ary randomized-response channel without its dense matrix.
+
+    ``likelihood[y, x] = mu`` if ``y == x`` else ``nu`` (shape (k, k)), i.e.
+    ``nu * ones + (mu - nu) * I``. Passing it to :func:`em_simplex` makes each EM step
+    O(k) instead of O(k^2).
+    """
+
+    mu: float
+    nu: float
+    k: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(k, k)``."""
+        return (self.k, self.k)
+
+    def __matmul__(self, p: np.ndarray) -> np.ndarray:
+        return self.nu * float(np.sum(p)) + (self.mu - self.nu) * p
+
+    def rmatvec(self, r: np.ndarray) -> np.ndarray:
+        """``likelihood.T @ r``."""
+        return self.nu * float(np.sum(r)) + (self.mu - self.nu) * r
+
+
+def _log_likelihood(lik, w: np.ndarray, p: np.ndarray) -> float:
     mix = lik @ p
     pos = w > 0
     with np.errstate(divide="ignore"):
@@ -227,6 +253,12 @@ def em_simplex(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, 
         Bad shapes, negative or non-finite entries, all weights zero, or a report with
         positive weight that has likelihood 0 under every input.
     """
+    structured = isinstance(likelihood, RRChannel)
+    if structured:
+        if not (0 <= likelihood.nu and 0 < likelihood.mu and likelihood.k >= 1):
+            raise ValueError("RRChannel needs mu > 0, nu >= 0 and k >= 1")
+        return _em_loop(likelihood, likelihood.rmatvec, np.asarray(weights, dtype=np.float64),
+                        tol, max_iter, init, accelerate)
     lik = np.asarray(likelihood, dtype=np.float64)
     w = np.asarray(weights, dtype=np.float64)
     if lik.ndim != 2 or lik.shape[1] == 0:
@@ -241,6 +273,14 @@ def em_simplex(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, 
     lik, w = lik[keep], w[keep]
     if np.any(lik.max(axis=1) <= 0):
         raise ValueError("a report with positive weight has likelihood 0 under every input")
+    lik_t = np.ascontiguousarray(lik.T)
+    return _em_loop(lik, lambda r: lik_t @ r, w, tol, max_iter, init, accelerate)
+
+
+def _em_loop(lik, backward, w: np.ndarray, tol, max_iter, init, accelerate) -> EMResult:
+    """EM / SQUAREM iterations given ``lik @ p`` and ``backward(r) = lik.T @ r``."""
+    if w.shape != (lik.shape[0],) or not (np.all(np.isfinite(w)) and np.all(w >= 0)) or w.sum() <= 0:
+        raise ValueError(f"weights must be finite, >= 0, not all zero, shape ({lik.shape[0]},)")
     tol = float(tol)
     max_iter = int(max_iter)
     if tol < 0 or max_iter < 0:
@@ -256,10 +296,11 @@ def em_simplex(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, 
         if np.any(lik @ p <= 0):
             raise ValueError("init gives zero probability to an observed report")
     wn = w / w.sum()
-    lik_t = np.ascontiguousarray(lik.T)
 
     def step(q: np.ndarray) -> np.ndarray:
-        new = q * (lik_t @ (wn / (lik @ q)))
+        mix = lik @ q
+        ratio = np.divide(wn, mix, out=np.zeros_like(wn), where=wn > 0)
+        new = q * backward(ratio)
         return new / new.sum()
 
     converged = False
@@ -288,3 +329,14 @@ def em_simplex(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, 
         it += 1
         p = cand if _log_likelihood(lik, w, cand) >= _log_likelihood(lik, w, p2) else p2
     return EMResult(freq=p, iterations=it, converged=converged, log_likelihood=_log_likelihood(lik, w, p))
+
+
+def em_warm_start(freq_threshold) -> np.ndarray:
+    """Strictly positive EM starting point from an emp+thr estimate (ULDP Sec. 6.2).
+
+    ``max(freq, 0) + 1e-3/K``, renormalised: close to the thresholded estimate, with no
+    zero entries (EM cannot move an entry that starts at zero).
+    """
+    f = np.asarray(freq_threshold, dtype=np.float64)
+    init = np.maximum(f, 0.0) + 1e-3 / f.size
+    return init / init.sum()

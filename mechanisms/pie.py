@@ -36,7 +36,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ._estimators import EMResult, em_simplex, significance_threshold
+from ._estimators import EMResult, RRChannel, em_simplex, em_warm_start, significance_threshold
 from ._plan import PlanError, read_plan, require
 from ._sampling import bernoulli, check_rng, on_grid, to_grid
 
@@ -292,9 +292,14 @@ class RandomizedResponse(_KaryRR):
         raise ValueError(f"method must be one of {_METHODS} (got {method!r})")
 
     def estimate_em(self, reports, tol: float = 1e-10, max_iter: int = 100000) -> EMResult:
-        """EM reconstruction (ULDP paper Sec. 2.5) with the RR channel; returns iterations and convergence."""
+        """EM reconstruction (ULDP paper Sec. 2.5) with the RR channel; returns iterations and convergence.
+
+        Warm-started from the emp+thr estimate and SQUAREM-accelerated, like the ULDP runtimes.
+        """
         c = self.counts(reports)
-        return em_simplex(self.channel_matrix(), c, tol=tol, max_iter=max_iter)
+        init = em_warm_start(self.estimate(reports, "threshold"))
+        channel = RRChannel(mu=float(self.mu), nu=float(self.nu_other), k=self.domain_size)
+        return em_simplex(channel, c, tol=tol, max_iter=max_iter, init=init, accelerate=True)
 
 
 class GeneralizedLocalHashing(_KaryRR):
@@ -446,7 +451,8 @@ class GeneralizedLocalHashing(_KaryRR):
             raise ValueError(f"EM needs n*|X| = {r.size * k} likelihood entries (limit {EM_MAX_ENTRIES})")
         hit = hash_values(r["a"][:, None], r["b"][:, None], np.arange(k)[None, :], self.g) == r["y"][:, None]
         lik = np.where(hit, self.mu, self.nu_other)
-        return em_simplex(lik, np.ones(r.size), tol=tol, max_iter=max_iter)
+        init = em_warm_start(self.estimate(reports, "threshold"))
+        return em_simplex(lik, np.ones(r.size), tol=tol, max_iter=max_iter, init=init, accelerate=True)
 
 
 def _check_items(items, k: int, what: str = "items") -> np.ndarray:

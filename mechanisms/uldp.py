@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from . import _sampling
-from ._estimators import EMResult, em_simplex, significance_threshold
+from ._estimators import EMResult, em_simplex, em_warm_start, significance_threshold
 from ._plan import PlanError, read_plan, require
 
 __all__ = [
@@ -91,13 +91,6 @@ def _method(method: str) -> str:
     if method not in ESTIMATION_METHODS:
         raise ValueError(f"method must be one of {ESTIMATION_METHODS} (got {method!r})")
     return method
-
-
-def _em_init(freq_thr: np.ndarray) -> np.ndarray:
-    # warm start from emp+thr as in the paper (Sec. 6.2), kept strictly positive
-    k = freq_thr.size
-    init = np.maximum(freq_thr, 0.0) + 1e-3 / k
-    return init / init.sum()
 
 
 # --------------------------------------------------------------------------- uRR
@@ -240,7 +233,7 @@ class UtilityOptimizedRR:
         thr = significance_threshold(emp, int(round(n)), self.variance_per_user(), alpha)
         if method == "threshold":
             return thr, None
-        res = em_simplex(self.channel_matrix().T, counts, tol=tol, max_iter=max_iter, init=_em_init(thr),
+        res = em_simplex(self.channel_matrix().T, counts, tol=tol, max_iter=max_iter, init=em_warm_start(thr),
                          accelerate=True)
         return res.freq.copy(), res
 
@@ -459,7 +452,7 @@ class UtilityOptimizedRAPPOR:
             emp = self.empirical_from_counts(y.sum(axis=0), y.shape[0])
             init = significance_threshold(emp, y.shape[0], self.variance_per_user())
         lik, w = self.likelihood(y)
-        return em_simplex(lik, w, tol=tol, max_iter=max_iter, init=_em_init(np.asarray(init)), accelerate=True)
+        return em_simplex(lik, w, tol=tol, max_iter=max_iter, init=em_warm_start(np.asarray(init)), accelerate=True)
 
 
 class BasicRAPPOR(UtilityOptimizedRAPPOR):
