@@ -267,7 +267,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     for eps_min, p in plans.items():
         res, _ = _run(p, inputs, options.trials, options.seed, options.mode, top_k, tick=tick)
         if sweep:  # the other two models for the Fig. 3 comparison
-            for other in {"opt0", "opt1", "opt2"} - {p["model"]}:
+            for other in sorted({"opt0", "opt1", "opt2"} - {p["model"]}):
                 q = _rescaled(plan, eps_min, other)
                 r2, _ = _run(q, inputs, options.trials, options.seed, options.mode, top_k, tick=tick)
                 res[f"IDUE {other}"] = r2[f"IDUE {other}"]
