@@ -15,7 +15,6 @@ the GLH rows are reported against the n x |X| hash-evaluation count they need.
 from __future__ import annotations
 
 import argparse
-import math
 import platform
 import statistics
 import sys

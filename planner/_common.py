@@ -5,9 +5,10 @@ import json
 from importlib import resources
 from typing import Any, Mapping
 
-from .errors import PlanFormatError, SpecError
+from .errors import PlanFormatError, PrivacyViolation, SpecError
 
-__all__ = ["FORMAT_VERSION", "plan_header", "load_schema", "validate_plan_schema", "spec_from_pydantic"]
+__all__ = ["FORMAT_VERSION", "plan_header", "load_schema", "validate_plan_schema", "spec_from_pydantic",
+           "attach_verification"]
 
 #: Version of the plan file format written by this planner.
 FORMAT_VERSION = "1.0"
@@ -76,3 +77,24 @@ def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):
         if rule.startswith("Value error, "):
             rule = rule[len("Value error, "):]
         raise SpecError(field or "<spec>", rule, err.get("input")) from None
+
+
+def attach_verification(plan: dict[str, Any], check) -> dict[str, Any]:
+    """Record an independent re-check in ``plan["verification"]``, or refuse the plan.
+
+    Parameters
+    ----------
+    plan : dict
+        A freshly solved plan.
+    check : Verification
+        The family's ``verify_plan(plan)`` result.
+
+    Raises
+    ------
+    PrivacyViolation
+        If the check failed: a solved plan that fails its guarantee is never returned.
+    """
+    if not check.holds:
+        raise PrivacyViolation(f"solved {plan.get('mechanism')} plan failed verification: {check.message}", check.details)
+    plan["verification"] = {"holds": True, "message": check.message, **check.details}
+    return plan

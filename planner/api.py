@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from . import _io
 from ._report import SimulateOptions, SimulationReport, Table, Verification
-from .errors import PlanFormatError, PrivacyViolation, SpecError
+from .errors import PrivacyViolation, SpecError
 from .families import all_examples, family_for, family_of_plan
 
 __all__ = [

@@ -13,10 +13,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._common import plan_header, validate_plan_schema
+from ._common import attach_verification, plan_header, validate_plan_schema
 from ._idue_spec import parse_idue_spec
-from ._report import SimulateOptions, SimulationReport, Table, Verification
-from .errors import InputDataError, PlanFormatError, PrivacyViolation, SpecError
+from ._report import Table, Verification
+from .errors import PlanFormatError, SpecError
 
 __all__ = ["MECHANISMS", "EXAMPLES", "plan_from_spec", "verify_plan", "summarize", "simulate",
            "perturb_file", "estimate_file", "baseline_plan"]
@@ -140,11 +140,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
         p["worst_case_mse_per_user"] = worst_case_mse([p["a"]], [p["b"]], [m_total])
         plan["baselines"][name] = p
     plan["spec"] = dict(raw)
-    check = verify_plan(plan)
-    if not check.holds:
-        raise PrivacyViolation(f"solved plan failed verification: {check.message}", check.details)
-    plan["verification"] = {"holds": True, "message": check.message, **check.details}
-    return plan
+    return attach_verification(plan, verify_plan(plan))
 
 
 # ============================================================================ verification

@@ -68,7 +68,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 import numpy as np
 
-from ._common import plan_header, spec_from_pydantic, validate_plan_schema
+from ._common import attach_verification, plan_header, spec_from_pydantic, validate_plan_schema
 from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .errors import InputDataError, PlanFormatError, PrivacyViolation, SpecError
 
@@ -603,10 +603,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
     plan["solver"] = {"name": sol.solver, "status": sol.status, "time_seconds": time.perf_counter() - t0,
                       "certificate": sol.certificate.to_dict()}
     plan["spec"] = {k: v for k, v in dict(raw).items()}
-    ver = verify_plan(plan, _skip_schema=True)
-    if not ver.holds:
-        raise PrivacyViolation(f"solved PCKV plan failed its re-check: {ver.message}", ver.details)
-    plan["verification"] = {"holds": ver.holds, "message": ver.message, **ver.details}
+    attach_verification(plan, verify_plan(plan, _skip_schema=True))
     validate_plan_schema(plan, "pckv")
     return plan
 

@@ -35,9 +35,9 @@ from typing import Any, Literal, Mapping, Optional
 
 import numpy as np
 
-from ._common import plan_header, spec_from_pydantic, validate_plan_schema
+from ._common import attach_verification, plan_header, spec_from_pydantic, validate_plan_schema
 from ._report import SimulateOptions, SimulationReport, Table, Verification
-from .errors import InputDataError, PlanFormatError, PrivacyViolation, SpecError
+from .errors import InputDataError, PlanFormatError, SpecError
 
 __all__ = ["MECHANISMS", "EXAMPLES", "plan_from_spec", "verify_plan", "summarize", "simulate",
            "perturb_file", "estimate_file", "parse_pie_spec", "GSS_FIELDS", "gss_labels"]
@@ -325,11 +325,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
                    "objective": res.objective, "certificate": res.certificate.to_dict()},
         "spec": dict(raw),
     })
-    check = verify_plan(plan)
-    if not check.holds:
-        raise PrivacyViolation(f"solved plan failed verification: {check.message}", check.details)
-    plan["verification"] = {"holds": True, "message": check.message, **check.details}
-    return plan
+    return attach_verification(plan, verify_plan(plan))
 
 
 # ============================================================================ verification

@@ -29,9 +29,9 @@ from typing import Any, Literal, Mapping, Optional, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from ._common import plan_header, spec_from_pydantic, validate_plan_schema
+from ._common import attach_verification, plan_header, spec_from_pydantic, validate_plan_schema
 from ._report import SimulateOptions, SimulationReport, Table, Verification
-from .errors import InputDataError, PlanFormatError, PrivacyViolation, SpecError
+from .errors import InputDataError, PlanFormatError, SpecError
 
 __all__ = ["MECHANISMS", "EXAMPLES", "plan_from_spec", "verify_plan", "summarize", "simulate",
            "perturb_file", "estimate_file", "ULDPSpec", "grid_urr", "grid_urap", "runtime_of"]
@@ -246,7 +246,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
     else:
         for key in ("tags", "common", "background"):
             if getattr(spec, key) is not None:
-                raise SpecError(key, f"is only allowed for mechanism = 'pum'", getattr(spec, key))
+                raise SpecError(key, "is only allowed for mechanism = 'pum'", getattr(spec, key))
     if spec.theta is not None and kind != "urap":
         raise SpecError("theta", "is only used by the uRAP (mechanism 'urap' or common = 'urap')", spec.theta)
     kappa = len(spec.tags) if mech == "pum" else 0
@@ -310,11 +310,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
                    "certificate": wres.certificate.to_dict()},
     })
     plan["spec"] = dict(raw)
-    check = verify_plan(plan)
-    if not check.holds:
-        raise PrivacyViolation(f"solved plan failed verification: {check.message}", check.details)
-    plan["verification"] = {"holds": True, "message": check.message, **check.details}
-    return plan
+    return attach_verification(plan, verify_plan(plan))
 
 
 # ============================================================================ verification

@@ -1,7 +1,6 @@
 """Runtime of the k-ary RR and the GLH (mechanisms/pie.py)."""
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 

@@ -148,7 +148,7 @@ def test_rappor_is_eps_ldp_on_grid():
 
 
 def test_pum_preprocess_and_eq21():
-    k, sens, tags = 8, [0], ["home", "work"]
+    k, tags = 8, ["home", "work"]
     common = UtilityOptimizedRR(k + 2, [0, 8, 9], **grid_urr(3.0, 3))
     home = np.zeros(k)
     home[[4, 5]] = 0.5
