@@ -1,4 +1,4 @@
-"""Cheap structural checks of the committed IDUE notebooks (no execution; nbmake runs them).
+"""Cheap structural checks of the committed notebooks (no execution; nbmake runs them).
 
 Every notebook must (issue 5): open with a markdown cell naming the paper figure/table it reproduces,
 have exactly one code cell tagged ``parameters`` holding ``FULL = False`` and a fixed ``SEED``, be
@@ -19,6 +19,7 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = {
     "01-idue-planning": ["Table II", "Fig. 3", "Fig. 6"],
     "02-idue-itemsets": ["Fig. 7", "Fig. 8-9"],
+    "05-uldp": ["Table 3", "Fig. 5", "Fig. 6", "Table 1"],
     "06-tuning-with-the-api": ["no paper figure"],
 }
 PRIVATE_IMPORT = re.compile(r"^\s*(from\s+[\w.]*\b_\w+|import\s+[\w.]*\b_\w+)", re.MULTILINE)
