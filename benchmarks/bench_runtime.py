@@ -62,8 +62,8 @@ _CPU: list[float] = []  # CPU-time median of the last median_time call
 def median_time(fn, runs: int) -> tuple[float, list[float]]:
     """Median wall time (perf_counter) of ``runs`` calls; the CPU-time median goes to ``_CPU``.
 
-    CPU time (``time.process_time``) is shown too because the benchmark machine may be
-    shared: for this single-threaded code it equals the wall time on an idle machine.
+    CPU time (``time.process_time``, summed over threads) is shown too because the benchmark
+    machine may be shared.
     """
     times, cpu = [], []
     for _ in range(runs):
@@ -169,7 +169,8 @@ def main() -> None:
     args = ap.parse_args()
 
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
-          f"{__import__('os').cpu_count()} CPUs; medians of {args.runs} runs; single thread")
+          f"{__import__('os').cpu_count()} CPUs; medians of {args.runs} runs; "
+          f"perturbation on {__import__('mechanisms.idue').idue.WORKERS} thread(s)")
     print(f"reference for the first case: {REFERENCE}")
     rows = []
     rows.append(bench_idue(100_000, 1_000, args.runs))
