@@ -455,25 +455,26 @@ def _runtime(plan: Mapping[str, Any]):
         raise PlanFormatError(str(exc)) from None
 
 
-def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.ndarray, str]:
+def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.ndarray, str, list[str] | None]:
+    """Users' items, a description, and the data's labels when its domain differs from the plan's."""
     k = int(plan["params"]["domain_size"])
     if options.data:
         from .data import load_gss_vocab
 
         gss = load_gss_vocab(options.data)
         labels, index = gss.joint_categories(GSS_FIELDS)
-        if len(labels) != k:
-            raise InputDataError(f"{options.data}: {len(labels)} joint categories, the plan has domain_size {k}")
+        source = f"GSS {' x '.join(GSS_FIELDS)} ({len(index)} respondents, {gss.n_dropped} dropped)"
         plan_labels = plan["params"].get("domain")
-        if plan_labels and list(plan_labels) != labels:
-            raise InputDataError(f"{options.data}: the joint categories differ from the plan's domain labels")
-        return index, f"GSS {' x '.join(GSS_FIELDS)} ({len(index)} respondents, {gss.n_dropped} dropped)"
+        if len(labels) != k or (plan_labels and list(plan_labels) != labels):
+            # the plan's target is re-planned for the data's domain (and n) below
+            return index, source + f"; the plan's target re-planned for the data's |X| = {len(labels)}", labels
+        return index, source, None
     if k > 100_000:
         raise InputDataError(f"--data: needed for |X| = {k} (the synthetic default is limited to |X| <= 100000)")
     n = int(plan["guarantee"]["n"])
     rng = np.random.default_rng([int(options.seed), 7])
     w = 1.0 / np.arange(1, k + 1)
-    return rng.choice(k, size=n, p=w / w.sum()), f"synthetic Zipf(1) over {k} items, n = {n}"
+    return rng.choice(k, size=n, p=w / w.sum()), f"synthetic Zipf(1) over {k} items, n = {n}", None
 
 
 def _rr_aggregate_counts(mech, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -493,9 +494,14 @@ def _rr_aggregate_counts(mech, true_counts: np.ndarray, rng: np.random.Generator
     return out
 
 
-def _sim_plans(plan: Mapping[str, Any], n_data: int, options: SimulateOptions) -> list[tuple[str, dict]]:
-    """The plan itself plus its RR/GLH counterpart(s) re-planned for the data (and extra targets)."""
+def _sim_plans(plan: Mapping[str, Any], n_data: int, options: SimulateOptions,
+               domain: list[str] | None = None) -> list[tuple[str, dict]]:
+    """The plan's RR/GLH counterparts re-planned for the data's n (and, if given, its domain
+    labels) for the plan's target and any extra targets."""
     spec = dict(plan["spec"])
+    if domain is not None:
+        spec.pop("domain_size", None)
+        spec["domain"] = list(domain)
     targets = [None]
     extra = options.extra.get("bayes_errors")
     if extra:
@@ -528,21 +534,25 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     ``mode="aggregate"`` samples the RR report counts exactly in distribution; the GLH
     always runs the client runtime (its support counts have no simple joint law).
 
+    When the data's domain differs from the plan's (e.g. the paper-scale spec with
+    ``|X| = 10,500,393`` simulated on the 100 GSS categories), the plan's *target* is
+    re-planned for the data's domain and ``n``, and the table says so.
+
     Raises
     ------
     InputDataError
-        Data that does not match the plan's domain.
+        Unreadable data.
     """
-    items, source = _data_items(plan, options)
+    items, source, data_domain = _data_items(plan, options)
     n = int(items.size)
-    k = int(plan["params"]["domain_size"])
+    k = len(data_domain) if data_domain is not None else int(plan["params"]["domain_size"])
     truth = np.bincount(items, minlength=k) / n
     top = np.argsort(-truth)[:10]
     methods = [m.strip() for m in options.extra.get("methods", "empirical,threshold").split(",") if m.strip()]
     for m in methods:
         if m not in ("empirical", "threshold", "em"):
             raise SpecError("-O methods", "must be a comma-separated subset of empirical,threshold,em", m)
-    sims = _sim_plans(plan, n, options)
+    sims = _sim_plans(plan, n, options, data_domain)
     total_steps = len(sims) * int(options.trials)
     seeds = np.random.SeedSequence(int(options.seed)).spawn(len(sims))
     rows, results = [], []

@@ -745,7 +745,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     table = Table(f"TV and MSE vs epsilon (ULDP Fig. 5 / App. E.3): {desc}", cols, rows,
                   note=(f"Means over {trials} trials. TV = l1/2, MSE = l2^2/|X|. Theory: eq. (37) (asymptotic) and "
                         f"eqs. (46)/(48) (exact) for the empirical estimate. emp+thr: Bonferroni alpha = {alpha}. "
-                        f"EM: SQUAREM-accelerated, warm start emp+thr (RR: PIE runtime, uniform start), "
+                        f"EM: SQUAREM-accelerated, warm start emp+thr, "
                         f"tol {em_tol:g} (l1 step), at most {em_max_iter} EM steps. Users: {sample}. "
                         f"{time.perf_counter() - t0:.1f} s."))
     data = {
