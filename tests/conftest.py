@@ -16,3 +16,11 @@ def shared_data_dir() -> Path:
     if not (path / "movielens_ratings.csv").is_file():
         pytest.skip(f"real data not found in {path} (set LDPPLAN_DATA_DIR)")
     return path
+
+
+# Property tests: a fixed, reproducible example sequence on CI (derandomized), random locally.
+from hypothesis import settings as _hyp_settings  # noqa: E402
+
+_hyp_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+_hyp_settings.register_profile("dev", deadline=None, print_blob=True)
+_hyp_settings.load_profile("ci" if os.environ.get("CI") else "dev")

@@ -19,6 +19,7 @@ NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 EXPECTED = {
     "01-idue-planning": ["Table II", "Fig. 3", "Fig. 6"],
     "02-idue-itemsets": ["Fig. 7", "Fig. 8-9"],
+    "03-pckv": ["Fig. 4", "Fig. 6", "Fig. 9", "Fig. 10(d)"],
     "04-pie": ["Fig. 4", "Fig. 12"],
     "05-uldp": ["Table 3", "Fig. 5", "Fig. 6", "Table 1"],
     "06-tuning-with-the-api": ["no paper figure"],
