@@ -597,6 +597,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
                       "rho = E[min(s, L)]/E[s] (pairs spread over keys independently of set size)"),
             "candidates": [{k: (float(v) if isinstance(v, float) else v) for k, v in row.items()}
                            for row in sel.extra["candidates"]],
+            "at_search_bound": bool(L == spec.max_padding_length),
         }
     plan["prediction"] = _prediction(mech, q, L, model, info)
     plan["runtime"] = {"values": spec.values, "keys": spec.out_of_domain_keys}
@@ -718,8 +719,12 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
         sel = plan["padding_length_selection"]
         cands = sorted(sel["candidates"], key=lambda r: r["objective"])[:5]
         rows = [[c["padding_length"], c["objective"], c["mse_frequency"], c["mse_mean"]] for c in cands]
+        note = sel["model"]
+        if sel.get("at_search_bound"):
+            note += (f". WARNING: the chosen L equals max_padding_length = {sel['max_padding_length']}; "
+                     "the optimum may lie beyond it (raise max_padding_length)")
         tables.append(Table(f"Padding length L = \"auto\": chose L = {sel['chosen']} (best 5 of {len(sel['candidates'])})",
-                            ["L", "objective", "MSE frequency", "MSE mean"], rows, note=sel["model"]))
+                            ["L", "objective", "MSE frequency", "MSE mean"], rows, note=note))
     al = plan.get("allocation", {})
     if "gain_over_closed_form" in al:
         tables.append(Table("Numeric allocation vs closed form", ["item", "value"],

@@ -200,3 +200,13 @@ def test_load_key_value_data_generic(tmp_path):
 
     with pytest.raises(InputDataError, match="twice"):
         P.load_key_value_data(f)
+
+
+def test_auto_padding_flags_a_choice_at_the_search_bound():
+    spec = {"mechanism": "pckv", "epsilon": 2.0, "keys": 20, "padding_length": "auto",
+            "set_size_distribution": {"1": 0.2, "2": 0.3, "3": 0.3, "6": 0.2}, "users": 100_000}
+    capped = api.make_plan({**spec, "max_padding_length": 2})
+    assert capped["padding_length_selection"]["at_search_bound"] is True
+    assert any("WARNING" in t.note for t in api.summarize(capped))
+    free = api.make_plan({**spec, "max_padding_length": 10})
+    assert free["padding_length_selection"]["at_search_bound"] is (free["params"]["padding_length"] == 10)
