@@ -277,6 +277,19 @@ class _PCKV:
         return self.domain_size + self.padding_length
 
     @classmethod
+    def from_plan(cls, plan: Mapping[str, Any]):
+        """Build from a plan dict written by ``ldpplan plan`` (mechanism ``cls.mechanism``).
+
+        Raises
+        ------
+        PlanError
+            Missing/invalid fields or probabilities (naming the field).
+        """
+        q = cls._params(plan)
+        return cls(q["a"], q["b"], q["p"], q["domain_size"], q["padding_length"], values=q["values"],
+                   keys=q["keys"], key_labels=q["key_labels"])
+
+    @classmethod
     def _params(cls, plan: Mapping[str, Any]) -> dict[str, Any]:
         if plan.get("mechanism") != cls.mechanism:
             raise PlanError(f"mechanism: expected {cls.mechanism!r} (got {plan.get('mechanism')!r})")
@@ -351,13 +364,6 @@ class PCKVUE(_PCKV):
             raise PlanError("params: a, b and p must be multiples of 2**-48 in [0, 1]")
         if not (0 < self.b < self.a < 1 and 0.5 <= self.p < 1):
             raise PlanError("params: need 0 < b < a < 1 and 1/2 <= p < 1")
-
-    @classmethod
-    def from_plan(cls, plan: Mapping[str, Any]) -> "PCKVUE":
-        """Build from a plan dict written by ``ldpplan plan`` (mechanism ``"pckv-ue"``)."""
-        q = cls._params(plan)
-        return cls(q["a"], q["b"], q["p"], q["domain_size"], q["padding_length"], values=q["values"],
-                   keys=q["keys"], key_labels=q["key_labels"])
 
     def perturb(self, users, rng: np.random.Generator) -> np.ndarray:
         """Perturb every user's key-value set (Algorithms 1 and 2).
@@ -445,13 +451,6 @@ class PCKVGRR(_PCKV):
         self.b = exact_b
         if not (0 < self.b < self.a < 1 and 0.5 <= self.p < 1):
             raise PlanError("params: need 0 < b < a < 1 and 1/2 <= p < 1")
-
-    @classmethod
-    def from_plan(cls, plan: Mapping[str, Any]) -> "PCKVGRR":
-        """Build from a plan dict written by ``ldpplan plan`` (mechanism ``"pckv-grr"``)."""
-        q = cls._params(plan)
-        return cls(q["a"], q["b"], q["p"], q["domain_size"], q["padding_length"], values=q["values"],
-                   keys=q["keys"], key_labels=q["key_labels"])
 
     def perturb(self, users, rng: np.random.Generator) -> np.ndarray:
         """Perturb every user's key-value set (Algorithms 1 and 3).
