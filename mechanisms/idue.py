@@ -422,6 +422,23 @@ class _UnaryEncoding:
         counts = (hist @ _BYTE_BITS).reshape(-1)[: self.width]
         return UnaryCounts(counts, reports.n)
 
+    @classmethod
+    def _own_levels(cls, plan):
+        """Read ``plan``, check its mechanism is ``cls.MECHANISM`` and parse its levels."""
+        plan = read_plan(plan)
+        mech = require(plan, "mechanism")
+        if mech != cls.MECHANISM:
+            raise PlanError(f"mechanism: {cls.__name__} runs {cls.MECHANISM!r} plans (got {mech!r})")
+        return (plan, *_parse_levels(plan))
+
+    def _scaled_eq8(self, freq, n: int) -> np.ndarray:
+        """``s**2 (b(1-b)/(a-b)**2 + f (1-a-b)/(a-b)) / n`` over the real items, ``s`` = L or 1."""
+        f = _frequencies(freq, self.m)
+        n = _positive_n(n)
+        a, b = self.a[: self.m], self.b[: self.m]
+        s = float(self.padding_length or 1)
+        return s * s * (b * (1 - b) / (a - b) ** 2 + f * (1 - a - b) / (a - b)) / n
+
     def _eq7(self, reports) -> tuple[np.ndarray, int]:
         agg = self.aggregate(reports)
         if agg.n < 1:
@@ -464,11 +481,7 @@ class IDUE(_UnaryEncoding):
             probability off the 2^-48 grid or not ``0 < b < a < 1``), or a non-null
             ``params.padding_length``.
         """
-        plan = read_plan(plan)
-        mech = require(plan, "mechanism")
-        if mech != cls.MECHANISM:
-            raise PlanError(f"mechanism: {cls.__name__} runs {cls.MECHANISM!r} plans (got {mech!r})")
-        items, a, b, eps = _parse_levels(plan)
+        plan, items, a, b, eps = cls._own_levels(plan)
         padding = require(plan, "params").get("padding_length")
         if padding is not None:
             raise PlanError(f"params.padding_length: must be null for an 'idue' plan (got {padding!r})")
@@ -574,10 +587,7 @@ class IDUE(_UnaryEncoding):
         ValueError
             Wrong shape, a frequency outside [0, 1], or ``n < 1``.
         """
-        f = _frequencies(freq, self.m)
-        n = _positive_n(n)
-        a, b = self.a, self.b
-        return (b * (1 - b) / (a - b) ** 2 + f * (1 - a - b) / (a - b)) / n
+        return self._scaled_eq8(freq, n)
 
     def simulate_counts(self, true_counts, n: int, rng: np.random.Generator) -> UnaryCounts:
         """Sample the aggregated counts directly (exact in distribution, O(m)).
@@ -653,11 +663,7 @@ class IDUEPS(_UnaryEncoding):
             ``params.padding_length`` (integer >= 1) or ``params.dummy``
             (``epsilon``, ``a``, ``b`` with ``0 < b < a < 1`` on the grid).
         """
-        plan = read_plan(plan)
-        mech = require(plan, "mechanism")
-        if mech != cls.MECHANISM:
-            raise PlanError(f"mechanism: {cls.__name__} runs {cls.MECHANISM!r} plans (got {mech!r})")
-        items, a, b, eps = _parse_levels(plan)
+        plan, items, a, b, eps = cls._own_levels(plan)
         padding = require(plan, "params.padding_length")
         if isinstance(padding, bool) or not isinstance(padding, int) or padding < 1:
             raise PlanError(f"params.padding_length: must be an integer >= 1 for an 'idue-ps' plan (got {padding!r})")
@@ -929,11 +935,7 @@ class IDUEPS(_UnaryEncoding):
         ValueError
             Wrong shape, a frequency outside [0, 1], or ``n < 1``.
         """
-        f = _frequencies(freq, self.m)
-        n = _positive_n(n)
-        a, b = self.a[: self.m], self.b[: self.m]
-        L = self.padding_length
-        return L * L * (b * (1 - b) / (a - b) ** 2 + f * (1 - a - b) / (a - b)) / n
+        return self._scaled_eq8(freq, n)
 
     def simulate_counts(self, sampled_counts, n: int, rng: np.random.Generator) -> UnaryCounts:
         """Sample the aggregated counts directly (exact in distribution, O(m + L)).

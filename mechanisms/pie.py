@@ -122,6 +122,21 @@ def _realized_epsilon(mu: float, k: int) -> float:
 class _KaryRR:
     """Shared pieces: a k-ary RR over ``size`` symbols with keep probability ``mu``."""
 
+    @classmethod
+    def _from_plan_params(cls, plan, mechanism: str, *extra_int: str):
+        """``cls(epsilon, domain, *extra, mu=mu)`` from a plan of ``mechanism`` (raises PlanError)."""
+        data = read_plan(plan)
+        if data.get("mechanism") != mechanism:
+            raise PlanError(f"mechanism: expected {mechanism!r} (got {data.get('mechanism')!r})")
+        labels = require(data, "params").get("domain")
+        k = int(require(data, "params.domain_size"))
+        try:
+            extra = [int(require(data, f"params.{name}")) for name in extra_int]
+            return cls(float(require(data, "params.epsilon")), labels if labels else k, *extra,
+                       mu=float(require(data, "params.mu")))
+        except ValueError as exc:
+            raise PlanError(f"params: {exc}") from None
+
     def _init_channel(self, epsilon, size: int, mu) -> None:
         if mu is None:
             if epsilon is None or not (float(epsilon) > 0.0):
@@ -192,17 +207,7 @@ class RandomizedResponse(_KaryRR):
         PlanError
             Missing fields or unusable numbers.
         """
-        data = read_plan(plan)
-        if data.get("mechanism") != "rr":
-            raise PlanError(f"mechanism: expected 'rr' (got {data.get('mechanism')!r})")
-        params = require(data, "params")
-        k = int(require(data, "params.domain_size"))
-        labels = params.get("domain")
-        try:
-            return cls(float(require(data, "params.epsilon")), labels if labels else k,
-                       mu=float(require(data, "params.mu")))
-        except ValueError as exc:
-            raise PlanError(f"params: {exc}") from None
+        return cls._from_plan_params(plan, "rr")
 
     # -------------------------------------------------------------- client
     def perturb(self, items, rng: np.random.Generator) -> np.ndarray:
@@ -341,17 +346,7 @@ class GeneralizedLocalHashing(_KaryRR):
     @classmethod
     def from_plan(cls, plan: Mapping[str, Any]) -> "GeneralizedLocalHashing":
         """Build from a plan (mechanism ``"glh"``); raises :class:`PlanError`."""
-        data = read_plan(plan)
-        if data.get("mechanism") != "glh":
-            raise PlanError(f"mechanism: expected 'glh' (got {data.get('mechanism')!r})")
-        params = require(data, "params")
-        k = int(require(data, "params.domain_size"))
-        labels = params.get("domain")
-        try:
-            return cls(float(require(data, "params.epsilon")), labels if labels else k, int(require(data, "params.g")),
-                       mu=float(require(data, "params.mu")))
-        except ValueError as exc:
-            raise PlanError(f"params: {exc}") from None
+        return cls._from_plan_params(plan, "glh", "g")
 
     # -------------------------------------------------------------- client
     def perturb(self, items, rng: np.random.Generator) -> np.ndarray:

@@ -68,6 +68,8 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 import numpy as np
 
+from mechanisms.pckv import KeyValueUsers
+
 from ._common import attach_verification, plan_header, spec_from_pydantic, validate_plan_schema
 from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .errors import InputDataError, PlanFormatError, PrivacyViolation, SpecError
@@ -161,9 +163,9 @@ def _parse_spec(raw: Mapping[str, Any]):
 
 
 # ======================================================================= data
-@dataclasses.dataclass(frozen=True)
-class KeyValueData:
-    """Users' key-value sets read from a CSV (CSR form).
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class KeyValueData(KeyValueUsers):
+    """Users' key-value sets read from a CSV: the runtime's CSR :class:`KeyValueUsers` plus labels.
 
     Attributes
     ----------
@@ -179,14 +181,6 @@ class KeyValueData:
 
     labels: list
     user_ids: np.ndarray
-    indptr: np.ndarray
-    keys: np.ndarray
-    values: np.ndarray
-
-    @property
-    def n_users(self) -> int:
-        """Number of users."""
-        return int(self.indptr.shape[0] - 1)
 
     def set_sizes(self) -> np.ndarray:
         """Pairs per user, shape (n,)."""
@@ -256,7 +250,8 @@ def load_key_value_data(path: str | os.PathLike) -> KeyValueData:
             raise InputDataError(f"{p}: user {user_u[uid_sorted[i]]} lists key {labels[kid_sorted[i]]} twice")
     counts = np.bincount(user_idx, minlength=user_u.shape[0])
     indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return KeyValueData(labels, user_u, indptr, kid_sorted.astype(np.int64), values[order])
+    return KeyValueData(labels=labels, user_ids=user_u, indptr=indptr, keys=kid_sorted.astype(np.int64),
+                        values=values[order])
 
 
 def _resolve_path(text: str, base_dir: Path | None, field: str) -> Path:
@@ -821,7 +816,6 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
         Bad ``-O`` option.
     """
     import mechanisms
-    from mechanisms.pckv import KeyValueUsers
     from solvers.pckv import theorem4_mse
 
     ver = verify_plan(plan)
@@ -943,7 +937,6 @@ def perturb_file(plan: Mapping[str, Any], input_path, output_path, rng: np.rando
         values outside [-1, 1] (unless the plan clips them).
     """
     import mechanisms
-    from mechanisms.pckv import KeyValueUsers
 
     from ._io import write_bytes_atomic
 
