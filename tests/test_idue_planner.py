@@ -85,7 +85,6 @@ def test_verify_detects_violation_and_names_pair():
     # a violation by a hair (1e-13 nats) is still caught by the exact re-check
     hair = copy.deepcopy(plan)
     lv = hair["params"]["levels"]
-    e = lv[0]["epsilon"]
     a0, b0 = lv[0]["a"], lv[0]["b"]
     a1, b1 = lv[1]["a"], lv[1]["b"]
     lv[0]["epsilon"] = math.log(a0 * (1 - b1) / (b0 * (1 - a1))) - 1e-13
@@ -94,7 +93,6 @@ def test_verify_detects_violation_and_names_pair():
     with pytest.raises(PrivacyViolation):
         planner.write_plan(bad, "/tmp/never-written.json")
     assert not Path("/tmp/never-written.json").exists()
-    del e
 
 
 def test_verify_rejects_malformed_plans():
@@ -114,7 +112,7 @@ def test_idue_ps_plan_has_dummy_level_at_min_epsilon():
     d = plan["params"]["dummy"]
     assert d["epsilon"] == pytest.approx(min(x["epsilon"] for x in plan["params"]["levels"]))
     assert plan["params"]["padding_length"] == 2
-    assert "<dummy>" in json.dumps(plan["verification"]) or plan["verification"]["pairs_checked"] == 16
+    assert plan["verification"]["pairs_checked"] == 16  # 3 levels + the dummy level, all ordered pairs
 
 
 def test_share_assignment_matches_paper_setting():
