@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-import mechanisms
-from mechanisms.pckv import KeyValueUsers
-from planner import api
-from planner import pckv as P
+from ldpplan import mechanisms
+from ldpplan.mechanisms.pckv import KeyValueUsers
+from ldpplan.planner import api
+from ldpplan.planner import pckv as P
 
 
 def median_time(fn, repeats):

@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mechanisms.pie import GeneralizedLocalHashing, RandomizedResponse  # noqa: E402
-from solvers.pie import alpha_for_bayes_error, solve_glh, solve_rr  # noqa: E402
+from ldpplan.mechanisms.pie import GeneralizedLocalHashing, RandomizedResponse  # noqa: E402
+from ldpplan.solvers.pie import alpha_for_bayes_error, solve_glh, solve_rr  # noqa: E402
 
 REF_GRR = {"pure-ldp DEClient/DEServer": 0.090, "multi-freq-ldpy GRR + MI": 0.149}
 REF_GRR_IBU = 6.85

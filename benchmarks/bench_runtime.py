@@ -29,8 +29,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import mechanisms  # noqa: E402
-from mechanisms._sampling import to_grid  # noqa: E402
+import ldpplan.mechanisms  # noqa: E402
+from ldpplan.mechanisms._sampling import to_grid  # noqa: E402
 
 TARGET_PERTURB_ESTIMATE = 0.2  # s, n=1e5, m=1e3 (issue 2)
 TARGET_AGGREGATE_SIM = 0.010  # s, landscape note "under 10 ms in aggregate simulation mode"
@@ -170,7 +170,7 @@ def main() -> None:
 
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{__import__('os').cpu_count()} CPUs; medians of {args.runs} runs; "
-          f"perturbation on {__import__('mechanisms.idue').idue.WORKERS} thread(s)")
+          f"perturbation on {__import__('ldpplan.mechanisms.idue').idue.WORKERS} thread(s)")
     print(f"reference for the first case: {REFERENCE}")
     rows = []
     rows.append(bench_idue(100_000, 1_000, args.runs))

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from solvers.idue import solve_idue
+from ldpplan.solvers.idue import solve_idue
 
 
 def median_time(fn, repeats: int) -> tuple[float, list[float]]:
@@ -35,7 +35,7 @@ def main() -> None:
         res = solve_idue(e, m, model=model)
         med, _ = median_time(lambda: solve_idue(e, m, model=model), reps)
         rows.append((f"{model} minid, t = {t:,} distinct budgets", med, target, res.certificate.relative_gap))
-    cmd = [sys.executable, "-c", "import sys; from planner.cli import main; sys.argv=['ldpplan','--help']; main()"]
+    cmd = [sys.executable, "-c", "import sys; from ldpplan.planner.cli import main; sys.argv=['ldpplan','--help']; main()"]
     def help_once():
         subprocess.run(cmd, capture_output=True, check=False)
     help_once()

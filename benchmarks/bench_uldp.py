@@ -17,8 +17,8 @@ import time
 
 import numpy as np
 
-from mechanisms.uldp import UtilityOptimizedRAPPOR, UtilityOptimizedRR
-from planner.uldp import grid_urap, grid_urr
+from ldpplan.mechanisms.uldp import UtilityOptimizedRAPPOR, UtilityOptimizedRR
+from ldpplan.planner.uldp import grid_urap, grid_urr
 
 
 def _median(fn, repeat):

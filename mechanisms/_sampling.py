@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GRID_BITS", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_columns", "bernoulli_iid", "check_rng"]
+__all__ = ["GRID_BITS", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_columns", "bernoulli_iid", "check_rng",
+           "uniform_bytes", "uniform_bits"]
 
 GRID_BITS = 48
 GRID = float(2**GRID_BITS)
 _HI_SHIFT = 40
 _LO_MASK = np.int64(2**_HI_SHIFT - 1)
+_U64_MAX = np.uint64(2**64 - 1)
 
 
 def check_rng(rng) -> np.random.Generator:
@@ -82,14 +84,43 @@ def _grid_ints(p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.minimum(hi, 255).astype(np.uint8), lo, full
 
 
+def uniform_bytes(rng: np.random.Generator, size: int) -> np.ndarray:
+    """``size`` independent uniform bytes, whatever the width of the bit generator's words.
+
+    The bytes come from :meth:`numpy.random.Generator.integers` over the full
+    64-bit range, which numpy builds from ``next_uint64``: two 32-bit outputs for
+    32-bit generators such as MT19937, one 64-bit output for PCG64, Philox or SFC64.
+    (Reading ``bit_generator.random_raw()`` instead gives bytes that are always 0 in
+    the upper half of every word of a 32-bit generator; that broke epsilon-LDP
+    before release 0.2.)
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    size : int
+        Number of bytes.
+
+    Returns
+    -------
+    ndarray of uint8, shape (size,)
+    """
+    words = (int(size) + 7) // 8
+    draws = rng.integers(0, _U64_MAX, size=words, dtype=np.uint64, endpoint=True)
+    return draws.view(np.uint8)[:size]
+
+
+def uniform_bits(rng: np.random.Generator, size: int) -> np.ndarray:
+    """``size`` independent fair bits (uint8 0/1), eight per uniform byte."""
+    return np.unpackbits(uniform_bytes(rng, (int(size) + 7) // 8))[:size]
+
+
 def _uniform8(rng: np.random.Generator, size: int) -> np.ndarray:
-    words = (size + 7) // 8
-    return rng.bit_generator.random_raw(words).view(np.uint8)[:size]
+    return uniform_bytes(rng, size)
 
 
 def _refine(rng: np.random.Generator, count: int) -> np.ndarray:
-    """``count`` uniform 40-bit integers (the top 40 bits of 64-bit draws)."""
-    return rng.bit_generator.random_raw(count) >> np.uint64(64 - _HI_SHIFT)
+    """``count`` uniform 40-bit integers (exact for every bit generator)."""
+    return rng.integers(0, 1 << _HI_SHIFT, size=count, dtype=np.uint64)
 
 
 def bernoulli(rng: np.random.Generator, p) -> np.ndarray:

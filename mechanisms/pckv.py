@@ -38,7 +38,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ._plan import PlanError, require
-from ._sampling import bernoulli, bernoulli_iid, check_rng, on_grid
+from ._sampling import bernoulli, bernoulli_iid, check_rng, on_grid, uniform_bits
 
 __all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "sample_pairs", "estimate_from_counts"]
 
@@ -178,9 +178,8 @@ def sample_pairs(users: KeyValueUsers, domain_size: int, padding_length: int, rn
 
 
 def _random_signs(rng: np.random.Generator, size: int) -> np.ndarray:
-    """``size`` independent fair signs in {-1, +1} (int8), one raw bit each."""
-    words = (size + 63) // 64
-    bits = np.unpackbits(rng.bit_generator.random_raw(words).view(np.uint8))[:size]
+    """``size`` independent fair signs in {-1, +1} (int8), one uniform bit each."""
+    bits = uniform_bits(rng, size)
     return (bits.astype(np.int8) << 1) - 1
 
 

@@ -78,8 +78,8 @@ NB01 = [
     import matplotlib.ticker as mticker
     import numpy as np
 
-    import planner
-    from solvers import idue as idue_solvers
+    from ldpplan import planner
+    from ldpplan.solvers import idue as idue_solvers
     """ + DISPLAY_HELPERS),
     md("""
     ## 1 · Table II: the toy example (one HIV item at ε = ln 4, four common conditions at ln 6)
@@ -467,10 +467,10 @@ NB02 = [
     import matplotlib.pyplot as plt
     import numpy as np
 
-    import mechanisms
-    import planner
-    import planner.data
-    from solvers import idue as idue_solvers
+    from ldpplan import mechanisms
+    from ldpplan import planner
+    import ldpplan.planner.data
+    from ldpplan.solvers import idue as idue_solvers
 
     DATA_DIR = Path(os.environ.get("LDPPLAN_DATA_DIR", Path("..") / ".." / "shared" / "data"))
     RATINGS = DATA_DIR / "movielens_ratings.csv"
@@ -753,9 +753,9 @@ NB06 = [
     import matplotlib.ticker as mticker
     import numpy as np
 
-    import mechanisms
-    import planner
-    from solvers import idue as idue_solvers
+    from ldpplan import mechanisms
+    from ldpplan import planner
+    from ldpplan.solvers import idue as idue_solvers
 
     SWEEP_SCALES = np.geomspace(0.25, 4.0, SWEEP_POINTS)
     """ + DISPLAY_HELPERS),

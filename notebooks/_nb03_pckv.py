@@ -63,11 +63,11 @@ CELLS = [
     import matplotlib.pyplot as plt
     import numpy as np
 
-    import mechanisms
-    import planner
-    from mechanisms.pckv import KeyValueUsers, estimate_from_counts, sample_pairs
-    from planner.pckv import load_key_value_data
-    from solvers import pckv as pckv_solvers
+    from ldpplan import mechanisms
+    from ldpplan import planner
+    from ldpplan.mechanisms.pckv import KeyValueUsers, estimate_from_counts, sample_pairs
+    from ldpplan.planner.pckv import load_key_value_data
+    from ldpplan.solvers import pckv as pckv_solvers
 
     DATA_DIR = Path(os.environ.get("LDPPLAN_DATA_DIR", Path("..") / ".." / "shared" / "data"))
     RATINGS = DATA_DIR / "movielens_ratings.csv"

@@ -62,11 +62,11 @@ CELLS = [
     import matplotlib.pyplot as plt
     import numpy as np
 
-    import planner
-    import planner.data
-    import planner.pie
-    from mechanisms.pie import GeneralizedLocalHashing, RandomizedResponse
-    from solvers import pie as pie_solvers
+    from ldpplan import planner
+    import ldpplan.planner.data
+    import ldpplan.planner.pie
+    from ldpplan.mechanisms.pie import GeneralizedLocalHashing, RandomizedResponse
+    from ldpplan.solvers import pie as pie_solvers
 
     DATA_DIR = Path(os.environ.get("LDPPLAN_DATA_DIR", Path("..") / ".." / "shared" / "data"))
     GSS_CSV = DATA_DIR / "gss_vocab.csv"

@@ -61,11 +61,11 @@ CELLS = [
     import matplotlib.pyplot as plt
     import numpy as np
 
-    import mechanisms
-    import planner
-    import planner.data
-    from planner import uldp as uldp_planner
-    from solvers import uldp as uldp_solvers
+    from ldpplan import mechanisms
+    from ldpplan import planner
+    import ldpplan.planner.data
+    from ldpplan.planner import uldp as uldp_planner
+    from ldpplan.solvers import uldp as uldp_solvers
 
     DATA_DIR = Path(os.environ.get("LDPPLAN_DATA_DIR", Path("..") / ".." / "shared" / "data"))
     GSS = DATA_DIR / "gss_vocab.csv"

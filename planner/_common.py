@@ -1,61 +1,28 @@
-"""Pieces shared by the family modules: plan header, schema checks, spec parsing."""
+"""Pieces shared by the family packages: the spec base model, spec parsing, verification attachment."""
 from __future__ import annotations
 
-import json
-from importlib import resources
 from typing import Any, Mapping
 
-from .errors import PlanFormatError, PrivacyViolation, SpecError
+from pydantic import BaseModel, ConfigDict
 
-__all__ = ["FORMAT_VERSION", "plan_header", "load_schema", "validate_plan_schema", "spec_from_pydantic",
-           "attach_verification"]
+from .errors import PrivacyViolation, SpecError
 
-#: Version of the plan file format written by this planner.
-FORMAT_VERSION = "1.0"
-
-
-def tool_version() -> str:
-    """Installed ldpplan version (``"0+unknown"`` when running from a source tree)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("ldpplan")
-    except PackageNotFoundError:  # pragma: no cover - source checkout without install
-        return "0+unknown"
+__all__ = ["SpecBase", "spec_from_pydantic", "attach_verification", "plan_header", "load_schema",
+           "validate_plan_schema"]
 
 
-def plan_header(mechanism: str) -> dict[str, Any]:
-    """The fields every plan starts with."""
-    return {
-        "format_version": FORMAT_VERSION,
-        "mechanism": mechanism,
-        "created_by": {"tool": "ldpplan", "version": tool_version()},
-    }
+class SpecBase(BaseModel):
+    """Base of every family's spec model: unknown keys are errors, ``description`` is free text.
 
-
-def load_schema(family: str) -> dict[str, Any]:
-    """Load ``planner/schemas/<family>.schema.json`` shipped in the package."""
-    text = resources.files("planner").joinpath("schemas", f"{family}.schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
-
-
-def validate_plan_schema(plan: Mapping[str, Any], family: str) -> None:
-    """Validate a plan dict against its family's JSON Schema.
-
-    Raises
-    ------
-    PlanFormatError
-        Naming the first failing field (JSON path), the rule and the value.
+    Every family accepts the same names for the same things: ``mechanism``, ``description``,
+    ``domain`` (an int size or a list of labels) and ``users`` (the number of users n);
+    keys pinned by earlier releases stay accepted as aliases.
     """
-    import jsonschema
 
-    schema = load_schema(family)
-    validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(plan), key=lambda e: list(e.absolute_path))
-    if errors:
-        err = errors[0]
-        path = ".".join(str(p) for p in err.absolute_path) or "<plan>"
-        raise PlanFormatError(f"{path}: {err.message}")
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    mechanism: str
+    description: str = ""
 
 
 def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):
@@ -66,6 +33,8 @@ def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):
     """
     import pydantic
 
+    if not isinstance(raw, Mapping):
+        raise SpecError("<spec>", "must be a table/object", type(raw).__name__)
     try:
         return model_cls.model_validate(dict(raw))
     except pydantic.ValidationError as exc:
@@ -76,6 +45,9 @@ def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):
         rule = err.get("msg", "is invalid")
         if rule.startswith("Value error, "):
             rule = rule[len("Value error, "):]
+        if err.get("type") == "extra_forbidden":
+            allowed = sorted(model_cls.model_fields)
+            rule = f"is not a key of this spec (valid keys: {', '.join(allowed)})"
         raise SpecError(field or "<spec>", rule, err.get("input")) from None
 
 
@@ -85,9 +57,9 @@ def attach_verification(plan: dict[str, Any], check) -> dict[str, Any]:
     Parameters
     ----------
     plan : dict
-        A freshly solved plan.
+        A freshly solved plan 2.0 dict (without ``verification``).
     check : Verification
-        The family's ``verify_plan(plan)`` result.
+        The family's verification of the plan (numbers and spec).
 
     Raises
     ------
@@ -98,3 +70,29 @@ def attach_verification(plan: dict[str, Any], check) -> dict[str, Any]:
         raise PrivacyViolation(f"solved {plan.get('mechanism')} plan failed verification: {check.message}", check.details)
     plan["verification"] = {"holds": True, "message": check.message, **check.details}
     return plan
+
+
+# ----------------------------------------------------------------------------------------------
+# Transitional (format 1.0) helpers, removed once every family writes plan format 2.0.
+def plan_header(mechanism: str) -> dict[str, Any]:  # pragma: no cover - transitional
+    from ._plan_format import tool_version
+
+    return {"format_version": "1.0", "mechanism": mechanism, "created_by": {"tool": "ldpplan", "version": tool_version()}}
+
+
+def load_schema(family: str) -> dict[str, Any]:  # pragma: no cover - transitional
+    from ._plan_format import load_schema as _load
+
+    return _load(family)
+
+
+def validate_plan_schema(plan: Mapping[str, Any], family: str) -> None:  # pragma: no cover - transitional
+    import jsonschema
+
+    from .errors import PlanFormatError
+
+    errors = sorted(jsonschema.Draft202012Validator(load_schema(family)).iter_errors(plan),
+                    key=lambda e: list(e.absolute_path))
+    if errors:
+        err = errors[0]
+        raise PlanFormatError(f"{'.'.join(str(p) for p in err.absolute_path) or '<plan>'}: {err.message}")

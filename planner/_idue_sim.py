@@ -165,7 +165,7 @@ def theoretical_mse(a: np.ndarray, b: np.ndarray, f: np.ndarray, f_sampled: np.n
 
 # ----------------------------------------------------------------------------- simulation
 def _mechanisms(plan: Mapping[str, Any]) -> dict[str, Any]:
-    import mechanisms
+    from ldpplan import mechanisms
     from .idue import baseline_plan
 
     out = {f"IDUE {plan['model']}": mechanisms.load(dict(plan))}
@@ -343,7 +343,7 @@ def perturb_file(plan: Mapping[str, Any], input_path: str, output_path: str, rng
     """
     import io
 
-    import mechanisms
+    from ldpplan import mechanisms
 
     from ._io import write_bytes_atomic
 
@@ -363,8 +363,8 @@ def estimate_file(plan: Mapping[str, Any], reports_path: str) -> Table:
     (``n * freq``) and the standard error of the frequency (eq. 8 at the estimate; for
     IDUE-PS at the implied sampled-item frequencies ``freq / L``).
     """
-    import mechanisms
-    from mechanisms.idue import UnaryReports
+    from ldpplan import mechanisms
+    from ldpplan.mechanisms.idue import UnaryReports
 
     p = Path(reports_path)
     mech = mechanisms.load(dict(plan))

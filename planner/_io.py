@@ -44,10 +44,16 @@ def read_spec_file(path: str | os.PathLike) -> dict[str, Any]:
         raise SpecError("<file>", "spec file must be readable UTF-8 text", str(exc), str(p)) from None
     try:
         if p.suffix.lower() == ".json":
-            data = json.loads(text)
+            from ldpplan.mechanisms import PlanError, loads_strict
+
+            try:
+                data = loads_strict(text, what="spec")
+            except PlanError as exc:
+                raise SpecError("<file>", "spec must be strict JSON (finite numbers, bounded size and depth)",
+                                str(exc), str(p)) from None
         else:
             data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError, RecursionError) as exc:
         kind = "JSON" if p.suffix.lower() == ".json" else "TOML"
         raise SpecError("<file>", f"spec must be valid {kind}", str(exc), str(p)) from None
     if not isinstance(data, dict):
@@ -110,20 +116,20 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
 
 
 def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a plan JSON file.
+    """Read a plan JSON file strictly (no NaN/Infinity, bounded size and depth).
 
     Raises
     ------
     PlanFormatError
-        If the file is missing, not JSON, or not an object with a ``mechanism``.
+        If the file is missing, not strict JSON, too large or deep, or not an object
+        with a ``mechanism`` field.
     """
-    p = Path(path)
+    from ldpplan.mechanisms import PlanError, read_plan
+
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise PlanFormatError(f"{p}: plan file does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise PlanFormatError(f"{p}: plan file must be valid JSON ({exc})") from None
-    if not isinstance(data, dict) or "mechanism" not in data:
-        raise PlanFormatError(f"{p}: plan must be a JSON object with a 'mechanism' field")
+        data = read_plan(path, check_version=False)
+    except PlanError as exc:
+        raise PlanFormatError(str(exc)) from None
+    if "mechanism" not in data:
+        raise PlanFormatError(f"{path}: plan must be a JSON object with a 'mechanism' field")
     return data

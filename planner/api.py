@@ -1,14 +1,15 @@
-"""The planner's Python API: spec -> plan -> verify -> simulate.
+"""The planner's Python API: spec -> plan -> verify -> simulate, for every family.
 
 Examples
 --------
->>> import planner
+>>> from ldpplan import planner
 >>> plan = planner.make_plan(planner.example_spec("health"))
 >>> planner.verify_plan(plan).holds
 True
 """
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -25,12 +26,12 @@ __all__ = [
 
 
 def load_spec(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a spec file (TOML or JSON) into a dict; see :func:`planner._io.read_spec_file`."""
+    """Read a spec file (TOML or JSON) into a dict; see :func:`ldpplan.planner._io.read_spec_file`."""
     return _io.read_spec_file(path)
 
 
 def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os.PathLike | None = None) -> dict:
-    """Solve a spec and return a verified plan dict.
+    """Solve a spec and return a verified plan (format 2.0) dict.
 
     Parameters
     ----------
@@ -44,7 +45,7 @@ def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os
     Returns
     -------
     dict
-        The plan (JSON-serialisable), already re-verified.
+        The plan (JSON-serialisable), already re-verified against its numbers and its spec.
 
     Raises
     ------
@@ -60,7 +61,7 @@ def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os
         spec = _io.read_spec_file(spec)
     try:
         family = family_for(spec.get("mechanism"))
-        return family.plan_from_spec(spec, base_dir=Path(base_dir) if base_dir is not None else None)
+        return family.plan(spec, base_dir=Path(base_dir) if base_dir is not None else None)
     except SpecError as exc:
         if source and not exc.source:
             raise exc.with_source(source) from None
@@ -68,26 +69,27 @@ def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os
 
 
 def read_plan(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a plan JSON file (raises PlanFormatError)."""
+    """Read a plan JSON file strictly (raises PlanFormatError)."""
     return _io.read_plan_file(path)
 
 
 def verify_plan(plan: Mapping[str, Any] | str | os.PathLike) -> Verification:
-    """Independently re-check a plan from the numbers it contains.
+    """Independently re-check a plan: its numbers, exactly, and that they are what its spec asked for.
 
     Returns
     -------
     Verification
-        ``holds`` is False when a privacy constraint fails (the message names it).
+        ``holds`` is False when a privacy constraint fails or the plan does not match its
+        embedded spec (the message names the field, the rule and the amount).
 
     Raises
     ------
     PlanFormatError
-        Unreadable or schema-invalid plan.
+        Unreadable, non-strict JSON, of another format version, or schema-invalid plan.
     """
     if not isinstance(plan, Mapping):
         plan = _io.read_plan_file(plan)
-    return family_of_plan(plan).verify_plan(plan)
+    return family_of_plan(plan).verify(plan)
 
 
 def write_plan(plan: Mapping[str, Any], path: str | os.PathLike) -> Verification:
@@ -112,7 +114,7 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
 
 def simulate(plan: Mapping[str, Any] | str | os.PathLike, options: SimulateOptions | None = None,
              progress=None) -> SimulationReport:
-    """Run a plan's simulation (see the family's ``simulate`` for the data it expects)."""
+    """Run a plan's simulation (see the family's ``options_model`` for its ``-O`` options)."""
     if not isinstance(plan, Mapping):
         plan = _io.read_plan_file(plan)
     return family_of_plan(plan).simulate(plan, options or SimulateOptions(), progress=progress)
@@ -131,8 +133,6 @@ def example_spec(name: str) -> dict[str, Any]:
     SpecError
         If no example has that name.
     """
-    import copy
-
     examples = all_examples()
     if name not in examples:
         raise SpecError("--example", f"must be one of {sorted(examples)}", name)
@@ -140,22 +140,9 @@ def example_spec(name: str) -> dict[str, Any]:
 
 
 def plan_schema(mechanism: str | None = None) -> dict[str, Any]:
-    """The JSON Schema of plan files (one family's, or all of them combined)."""
-    from ._common import load_schema
-    from .families import FAMILY_MODULES
+    """The JSON Schema of plan format 2.0 (or one family's part: a family or mechanism name)."""
+    from ._plan_format import load_schema
 
-    families = sorted({m.split(".")[-1] for m in FAMILY_MODULES.values()})
-    if mechanism is not None:
-        family = family_for(mechanism, field="--mechanism").__name__.split(".")[-1]
-        return load_schema(family)
-    schemas = []
-    for fam in families:
-        try:
-            schemas.append(load_schema(fam))
-        except FileNotFoundError:
-            continue
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "ldpplan plan file",
-        "oneOf": schemas,
-    }
+    if mechanism is None:
+        return load_schema("plan-2.0")
+    return load_schema(family_for(mechanism, field="--mechanism").name)

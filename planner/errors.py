@@ -12,8 +12,16 @@ from typing import Any
 __all__ = ["LdpplanError", "SpecError", "PlanFormatError", "PrivacyViolation", "InputDataError"]
 
 
+def _plain(value: Any) -> Any:
+    """numpy scalars as Python numbers, so messages say ``1.5``, not ``np.float64(1.5)``."""
+    item = getattr(value, "item", None)
+    if callable(item) and getattr(value, "ndim", None) == 0:
+        return item()
+    return value
+
+
 def _show(value: Any) -> str:
-    text = repr(value)
+    text = repr(_plain(value))
     return text if len(text) <= 80 else text[:77] + "..."
 
 

@@ -1,85 +1,138 @@
-"""Registry of mechanism families.
+"""The family protocol and the one registry of mechanism families.
 
-Each family is a module of :mod:`planner` implementing the same functions:
+A *family* is one paper's mechanisms (IDUE, PCKV, PIE, ULDP). Each is a package
+``ldpplan.planner.<family>`` (one module per concern: ``spec``, ``plan``, ``verify``,
+``tables``, ``simulate``) whose ``__init__`` exposes ``FAMILY``, an object implementing
+:class:`Family`. A new family is one solver module, one runtime module, one planner
+package and **one line** in :data:`REGISTRY`; the conformance test
+(``tests/test_conformance.py``) then runs it through spec -> plan -> verify -> load ->
+perturb -> aggregate -> merge -> estimate -> simulate.
 
-``MECHANISMS``
-    tuple of spec ``mechanism`` names the module handles.
-``EXAMPLES``
-    mapping of example name -> raw spec dict (embedded examples for ``plan --example``).
-``plan_from_spec(raw, *, base_dir=None) -> dict``
-    validate the raw spec (raise :class:`~planner.errors.SpecError`), solve, build the
-    plan dict, re-verify it independently and raise
-    :class:`~planner.errors.PrivacyViolation` rather than return a failing plan.
-``verify_plan(plan) -> Verification``
-    independent re-check from the numbers in the file (raise
-    :class:`~planner.errors.PlanFormatError` for a malformed plan).
-``summarize(plan) -> list[Table]``
-    what ``ldpplan plan`` shows.
-``simulate(plan, options, progress=None) -> SimulationReport``
-    ``progress`` is ``None`` or a callable ``progress(advance: int, total: int)``.
-``perturb_file(plan, input_path, output_path, rng) -> dict`` and
-``estimate_file(plan, reports_path) -> Table``
-    the runtime from the command line (reports are ``.npz`` files).
-
-Family modules are imported lazily so that ``ldpplan --help`` stays fast.
+Family packages are imported lazily so that ``ldpplan --help`` stays fast.
 """
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Mapping, Protocol, runtime_checkable
 
 from .errors import PlanFormatError, SpecError
 
-__all__ = ["FAMILY_MODULES", "family_for", "all_examples", "family_of_plan"]
+__all__ = ["Family", "REGISTRY", "family_names", "spec_mechanisms", "family_for", "family_of_plan",
+           "all_families", "all_examples"]
 
-#: spec/plan mechanism name -> family module
-FAMILY_MODULES: dict[str, str] = {
-    "idue": "planner.idue",
-    "idue-ps": "planner.idue",
-    "pckv": "planner.pckv",
-    "pckv-ue": "planner.pckv",
-    "pckv-grr": "planner.pckv",
-    "pie": "planner.pie",
-    "rr": "planner.pie",
-    "glh": "planner.pie",
-    "urr": "planner.uldp",
-    "urap": "planner.uldp",
-    "pum": "planner.uldp",
+
+@runtime_checkable
+class Family(Protocol):
+    """What every mechanism family implements.
+
+    Attributes
+    ----------
+    name : str
+        Family name (``"idue"``, ``"pckv"``, ``"pie"``, ``"uldp"``); also accepted by
+        ``ldpplan schema --mechanism`` and ``ldpplan options``.
+    spec_mechanisms : tuple of str
+        Values of the spec's ``mechanism`` key this family plans (e.g. ``"pckv"``
+        chooses between ``"pckv-ue"`` and ``"pckv-grr"``).
+    plan_mechanisms : tuple of str
+        Values of a plan's ``mechanism`` it writes: keys of ``ldpplan.mechanisms.RUNTIMES``.
+    examples : Mapping[str, dict]
+        Embedded example specs (``ldpplan plan --example NAME``).
+    options_model : type
+        Pydantic model of the simulate options (``-O KEY=VALUE``), ``extra="forbid"``;
+        field descriptions and defaults are what ``ldpplan options`` prints.
+    input_doc : str
+        The CSV columns ``ldpplan perturb --input`` reads for this family (one paragraph).
+    """
+
+    name: str
+    spec_mechanisms: tuple[str, ...]
+    plan_mechanisms: tuple[str, ...]
+    examples: Mapping[str, dict]
+    options_model: type
+    input_doc: str
+
+    def plan(self, raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
+        """Validate the raw spec (SpecError), solve, build a plan 2.0 dict, verify it, attach
+        ``verification`` (PrivacyViolation instead of returning a failing plan)."""
+
+    def verify(self, plan: Mapping[str, Any]) -> Any:
+        """Independent exact re-check of the numbers **and** of the plan against its embedded
+        spec; derived claims are recomputed. Returns ``Verification`` (PlanFormatError if malformed)."""
+
+    def summarize(self, plan: Mapping[str, Any]) -> list:
+        """Tables that ``ldpplan plan`` prints (list of ``Table``)."""
+
+    def simulate(self, plan: Mapping[str, Any], options: Any, progress: Any = None) -> Any:
+        """Run the plan over real or synthetic data (``SimulationReport``)."""
+
+    def read_inputs(self, plan: Mapping[str, Any], path: str | Path) -> Any:
+        """Read a CSV of users' true inputs into what the runtime's ``perturb`` accepts."""
+
+
+#: family name -> (package, spec mechanisms). The single source of mechanism names:
+#: plan mechanism names are each family's ``plan_mechanisms`` (checked against the runtime's
+#: ``RUNTIMES`` by the conformance test).
+REGISTRY: dict[str, tuple[str, tuple[str, ...]]] = {
+    "idue": ("ldpplan.planner.idue", ("idue", "idue-ps")),
+    "pckv": ("ldpplan.planner.pckv", ("pckv", "pckv-ue", "pckv-grr")),
+    "pie": ("ldpplan.planner.pie", ("pie", "rr", "glh")),
+    "uldp": ("ldpplan.planner.uldp", ("urr", "urap", "pum")),
 }
 
 
-def family_for(mechanism: Any, *, field: str = "mechanism") -> ModuleType:
-    """Return the family module for a mechanism name.
+def family_names() -> list[str]:
+    """The registered family names."""
+    return list(REGISTRY)
+
+
+def spec_mechanisms() -> dict[str, str]:
+    """Spec ``mechanism`` value -> family name (plan mechanisms map to their family too)."""
+    out: dict[str, str] = {}
+    for fam, (_, names) in REGISTRY.items():
+        for n in names:
+            out[n] = fam
+    return out
+
+
+def _load(name: str) -> Family:
+    return importlib.import_module(REGISTRY[name][0]).FAMILY
+
+
+def family_for(mechanism: Any, *, field: str = "mechanism") -> Family:
+    """The family of a spec ``mechanism`` value or of a family name.
 
     Raises
     ------
     SpecError
-        If the name is not one of :data:`FAMILY_MODULES`.
+        If the name is neither (the message lists the valid names).
     """
-    if not isinstance(mechanism, str) or mechanism not in FAMILY_MODULES:
-        raise SpecError(field, f"must be one of {sorted(FAMILY_MODULES)}", mechanism)
-    return importlib.import_module(FAMILY_MODULES[mechanism])
+    names = spec_mechanisms()
+    if isinstance(mechanism, str) and mechanism in REGISTRY:
+        return _load(mechanism)
+    if not isinstance(mechanism, str) or mechanism not in names:
+        raise SpecError(field, f"must be one of {sorted(names)}", mechanism)
+    return _load(names[mechanism])
 
 
-def family_of_plan(plan: Mapping[str, Any]) -> ModuleType:
-    """Family module of a plan dict (raises PlanFormatError for unknown mechanisms)."""
-    mech = plan.get("mechanism")
-    if not isinstance(mech, str) or mech not in FAMILY_MODULES:
-        raise PlanFormatError(f"mechanism: must be one of {sorted(FAMILY_MODULES)} (got {mech!r})")
-    return importlib.import_module(FAMILY_MODULES[mech])
+def family_of_plan(plan: Mapping[str, Any]) -> Family:
+    """Family of a plan dict (PlanFormatError for unknown mechanisms)."""
+    mech = plan.get("mechanism") if isinstance(plan, Mapping) else None
+    names = spec_mechanisms()
+    if not isinstance(mech, str) or mech not in names:
+        raise PlanFormatError(f"mechanism: must be one of {sorted(names)} (got {mech!r})")
+    return _load(names[mech])
 
 
-def all_examples() -> dict[str, tuple[ModuleType, dict]]:
-    """Every embedded example: name -> (family module, raw spec)."""
-    out: dict[str, tuple[ModuleType, dict]] = {}
-    for modname in dict.fromkeys(FAMILY_MODULES.values()):
-        try:
-            mod = importlib.import_module(modname)
-        except ModuleNotFoundError as exc:  # family not implemented yet
-            if exc.name == modname:
-                continue
-            raise
-        for name, spec in getattr(mod, "EXAMPLES", {}).items():
-            out[name] = (mod, spec)
+def all_families() -> list[Family]:
+    """Every registered family object (imports them)."""
+    return [_load(n) for n in REGISTRY]
+
+
+def all_examples() -> dict[str, tuple[Family, dict]]:
+    """Every embedded example: name -> (family, raw spec)."""
+    out: dict[str, tuple[Family, dict]] = {}
+    for fam in all_families():
+        for name, spec in fam.examples.items():
+            out[name] = (fam, spec)
     return out

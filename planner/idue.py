@@ -59,14 +59,14 @@ EXAMPLES: dict[str, dict] = {
 
 # ============================================================================ planning
 def _grid(a, b):
-    from mechanisms._sampling import to_grid
+    from ldpplan.mechanisms._sampling import to_grid
 
     # a down and b up lower every ratio a_i(1-b_j)/(b_i(1-a_j)): the safe direction.
     return np.asarray(to_grid(a, "down")), np.asarray(to_grid(b, "up"))
 
 
 def _baseline_params(epsilon: float) -> dict[str, dict[str, float]]:
-    from solvers.idue import oue, rappor
+    from ldpplan.solvers.idue import oue, rappor
 
     out = {}
     for name, res in (("rappor", rappor(epsilon)), ("oue", oue(epsilon))):
@@ -101,7 +101,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
     PrivacyViolation
         The independent re-check failed (the plan is not returned).
     """
-    from solvers.idue import solve_idue, worst_case_mse
+    from ldpplan.solvers.idue import solve_idue, worst_case_mse
 
     spec, levels = parse_idue_spec(raw, base_dir)
     try:
@@ -207,7 +207,7 @@ def verify_plan(plan: Mapping[str, Any]) -> Verification:
         k = int(np.argmax(bad))
         return Verification(False, f"level {names[k]!r}: probabilities must satisfy 0 < b < a < 1 (a={a[k]}, b={b[k]})",
                             {"worst_pair": [names[k], names[k]]})
-    from solvers.idue import log_ratio_slack  # O(t) float reduction
+    from ldpplan.solvers.idue import log_ratio_slack  # O(t) float reduction
 
     slack, i, j = log_ratio_slack(a, b, e, notion)
     exact = _exact_pair_slack(a[i], b[i], a[j], b[j], _pair_budget(e[i], e[j], notion))

@@ -68,7 +68,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 import numpy as np
 
-from mechanisms.pckv import KeyValueUsers
+from ldpplan.mechanisms.pckv import KeyValueUsers
 
 from ._common import attach_verification, plan_header, spec_from_pydantic, validate_plan_schema
 from ._report import SimulateOptions, SimulationReport, Table, Verification
@@ -311,7 +311,7 @@ def _data_model(indptr, keys, values, d: int):
 # ================================================================ plan build
 def _grid_params(mechanism: str, pr: Mapping[str, float], d: int, L: int) -> dict[str, float]:
     """Round to the 2^-48 grid toward the safe side (a, p down; UE b up; GRR b derived)."""
-    from mechanisms._sampling import to_grid
+    from ldpplan.mechanisms._sampling import to_grid
 
     if mechanism == "pckv-ue":
         a, b, p = to_grid(pr["a"], "down"), to_grid(pr["b"], "up"), to_grid(pr["p"], "down")
@@ -329,7 +329,7 @@ def _budgets(mechanism: str, a: float, b: float, p: float) -> tuple[float, float
 
 def _solve_params(mechanism: str, epsilon: float, method: str, d: int, L: int, model, weights):
     """Allocate at a budget shrunk by SAFETY and round to the grid; returns (SolveResult, grid params)."""
-    from solvers import pckv as S
+    from ldpplan.solvers import pckv as S
 
     sol = S.allocate(mechanism, epsilon * (1.0 - SAFETY), method=method, domain_size=d, padding_length=L,
                      model=model, weights=weights)
@@ -387,7 +387,7 @@ def _guarantee_epsilon(ratio: Fraction, target: float) -> float:
 
 def _build_model(spec, d: int, labels, base_dir):
     """KeyModel, data summary and set sizes for predictions; returns (model, info)."""
-    from solvers.pckv import KeyModel
+    from ldpplan.solvers.pckv import KeyModel
 
     info: dict[str, Any] = {}
     if spec.data is not None:
@@ -453,7 +453,7 @@ def _build_model(spec, d: int, labels, base_dir):
 
 
 def _prediction(mechanism: str, q: Mapping[str, float], L: int, model, info) -> dict[str, Any]:
-    from solvers.pckv import approximate_mse, theorem4_mse
+    from ldpplan.solvers.pckv import approximate_mse, theorem4_mse
 
     keys = model.objective_keys
     fs = model.sampled(L)
@@ -499,8 +499,8 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
     PrivacyViolation
         The rounded parameters fail the independent check (never returned).
     """
-    from solvers import SolverError
-    from solvers import pckv as S
+    from ldpplan.solvers import SolverError
+    from ldpplan.solvers import pckv as S
 
     t0 = time.perf_counter()
     spec = _parse_spec(raw)
@@ -543,7 +543,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
 
     choice = None
     if spec.mechanism == "pckv":
-        from solvers._result import Certificate, SolveResult
+        from ldpplan.solvers._result import Certificate, SolveResult
 
         fake = {m: SolveResult("closed_form", v["objective"], {}, Certificate("n/a", -math.inf, v["objective"]), "", 0.0)
                 for m, v in per_mech.items()}
@@ -635,7 +635,7 @@ def verify_plan(plan: Mapping[str, Any], _skip_schema: bool = False) -> Verifica
     PlanFormatError
         Schema-invalid or malformed plan.
     """
-    from mechanisms._sampling import on_grid
+    from ldpplan.mechanisms._sampling import on_grid
 
     if not _skip_schema:
         validate_plan_schema(plan, "pckv")
@@ -754,7 +754,7 @@ def _synthetic(d: int, n: int, distribution: str, rng: np.random.Generator):
 
 def _aggregate_counts(mech: str, q, d: int, L: int, users, rng):
     """Exact-in-distribution per-key counts (n1, n2) without building reports."""
-    from mechanisms.pckv import sample_pairs
+    from ldpplan.mechanisms.pckv import sample_pairs
 
     n = users.n_users
     k, v = sample_pairs(users, d, L, rng)
@@ -815,8 +815,8 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     SpecError
         Bad ``-O`` option.
     """
-    import mechanisms
-    from solvers.pckv import theorem4_mse
+    from ldpplan import mechanisms
+    from ldpplan.solvers.pckv import theorem4_mse
 
     ver = verify_plan(plan)
     if not ver.holds:
@@ -936,7 +936,7 @@ def perturb_file(plan: Mapping[str, Any], input_path, output_path, rng: np.rando
         Unreadable input, keys outside the domain (unless the plan drops them) or
         values outside [-1, 1] (unless the plan clips them).
     """
-    import mechanisms
+    from ldpplan import mechanisms
 
     from ._io import write_bytes_atomic
 
@@ -974,7 +974,7 @@ def estimate_file(plan: Mapping[str, Any], reports_path) -> Table:
     InputDataError
         Unreadable file, or reports made with a different plan.
     """
-    import mechanisms
+    from ldpplan import mechanisms
 
     try:
         with np.load(reports_path, allow_pickle=False) as z:

@@ -161,7 +161,7 @@ def _prior_bits(spec_or_guarantee_n: int, max_prior: float | None) -> float:
 # ============================================================================ planning
 def _target_alpha(spec) -> tuple[float | None, float | None]:
     """(alpha budget in bits, epsilon target) after the safe-side shrink."""
-    from solvers.pie import alpha_for_bayes_error
+    from ldpplan.solvers.pie import alpha_for_bayes_error
 
     t = spec.target
     if t.epsilon is not None:
@@ -180,7 +180,7 @@ def _target_alpha(spec) -> tuple[float | None, float | None]:
 
 
 def _solve(spec, mechanism: str):
-    from solvers.pie import solve_glh, solve_rr
+    from ldpplan.solvers.pie import solve_glh, solve_rr
 
     alpha, eps = _target_alpha(spec)
     if mechanism == "rr":
@@ -197,7 +197,7 @@ def _report_bits(mechanism: str, k: int, g: int | None) -> int:
 
 
 def _predictions(mechanism: str, epsilon: float, k: int, n: int, g: int | None, theta: float) -> dict[str, Any]:
-    from solvers.pie import l2_loss_glh, l2_loss_glh_limit, l2_loss_rr, total_l2_loss_glh, total_l2_loss_rr
+    from ldpplan.solvers.pie import l2_loss_glh, l2_loss_glh_limit, l2_loss_rr, total_l2_loss_glh, total_l2_loss_rr
 
     if mechanism == "rr":
         zero, one = l2_loss_rr(epsilon, k, n, 0.0), l2_loss_rr(epsilon, k, n, 1.0)
@@ -248,8 +248,8 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
     PrivacyViolation
         The solved plan failed the independent re-check (never returned).
     """
-    from mechanisms._sampling import to_grid
-    from solvers import SolverError
+    from ldpplan.mechanisms._sampling import to_grid
+    from ldpplan.solvers import SolverError
 
     spec = parse_pie_spec(raw)
     k = spec.domain_size
@@ -278,7 +278,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
     m = Fraction(mu)
     theta_exact = (size * m - 1) / (size - 1)
     eps_real = math.log1p(float((size * m - 1) / (1 - m)))
-    from solvers.pie import alpha_glh, alpha_rr, bits_to_nats
+    from ldpplan.solvers.pie import alpha_glh, alpha_rr, bits_to_nats
 
     bound_design = alpha_rr(eps_claim, spec.n, k, spec.releases) if chosen == "rr" else \
         alpha_glh(eps_claim, g, spec.n, k, spec.releases)
@@ -345,7 +345,7 @@ def verify_plan(plan: Mapping[str, Any]) -> Verification:
     PlanFormatError
         Schema violation or unusable numbers (mu off the grid, wrong sizes).
     """
-    from mechanisms._sampling import on_grid
+    from ldpplan.mechanisms._sampling import on_grid
 
     validate_plan_schema(plan, "pie")
     mech = plan["mechanism"]
@@ -447,7 +447,7 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
 
 # ============================================================================ simulation
 def _runtime(plan: Mapping[str, Any]):
-    import mechanisms
+    from ldpplan import mechanisms
 
     try:
         return mechanisms.load(dict(plan))
@@ -479,7 +479,7 @@ def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.n
 
 def _rr_aggregate_counts(mech, true_counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Exact-in-distribution RR report counts: Binomial keeps, uniform-over-others multinomials."""
-    from mechanisms._sampling import bernoulli
+    from ldpplan.mechanisms._sampling import bernoulli
 
     k = true_counts.size
     out = np.zeros(k, dtype=np.int64)
@@ -684,7 +684,7 @@ def perturb_file(plan: Mapping[str, Any], input_path, output_path, rng) -> dict:
 
 def estimate_file(plan: Mapping[str, Any], reports_path) -> Table:
     """Estimate frequencies from a reports ``.npz`` (empirical and with significance threshold)."""
-    from mechanisms.pie import REPORT_DTYPE
+    from ldpplan.mechanisms.pie import REPORT_DTYPE
 
     mech = _runtime(plan)
     try:

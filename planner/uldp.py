@@ -129,8 +129,8 @@ def grid_urr(epsilon: float, n_sensitive: int) -> dict[str, float]:
     SpecError
         If epsilon is so small that ``c3`` would not be positive on the grid.
     """
-    from mechanisms._sampling import to_grid
-    from solvers.uldp import urr_parameters
+    from ldpplan.mechanisms._sampling import to_grid
+    from ldpplan.solvers.uldp import urr_parameters
 
     res = urr_parameters(epsilon * (1 - SHRINK), n_sensitive)
     c2 = to_grid(res.parameters["c2"], "up")
@@ -148,8 +148,8 @@ def grid_urap(epsilon: float, theta: float | None = None) -> dict[str, float]:
     ``d2 = (theta/d1) / e^(epsilon (1 - 1e-12))`` rounded **up**, so that
     ``theta/d1 <= e^eps d2`` (the binding ratio of Def. 2 (5) over Y_P).
     """
-    from mechanisms._sampling import to_grid
-    from solvers.uldp import urap_parameters
+    from ldpplan.mechanisms._sampling import to_grid
+    from ldpplan.solvers.uldp import urap_parameters
 
     eps = epsilon * (1 - SHRINK)
     res = urap_parameters(eps, theta)
@@ -171,7 +171,7 @@ def _rr_grid(epsilon: float, k: int) -> dict[str, float]:
 
 def _rappor_grid(epsilon: float) -> dict[str, float]:
     """Basic one-time RAPPOR on the grid: ``psi`` (flip 0->1) up, ``theta = 1 - psi``."""
-    from mechanisms._sampling import to_grid
+    from ldpplan.mechanisms._sampling import to_grid
 
     h = math.exp(epsilon * (1 - SHRINK) / 2)
     psi = to_grid(1.0 / (h + 1.0), "up")
@@ -180,7 +180,7 @@ def _rappor_grid(epsilon: float) -> dict[str, float]:
 
 # ============================================================================ predicted losses
 def _losses(model, n: int | None) -> dict[str, Any]:
-    from solvers.uldp import worst_case_losses
+    from ldpplan.solvers.uldp import worst_case_losses
 
     res = worst_case_losses(model, 1)
     out = {
@@ -206,7 +206,7 @@ def _worst_case_kind(mech: str, epsilon: float, ks: int, kn: int, mass: float) -
 
 
 def _model(mech: str, params: Mapping[str, float], ks: int, kn: int):
-    from solvers.uldp import LinearMarginals
+    from ldpplan.solvers.uldp import LinearMarginals
 
     if mech == "urr":
         return LinearMarginals.urr(ks, kn, params["c1"], params["c2"], params["c3"])
@@ -231,7 +231,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
     ------
     SpecError, PrivacyViolation
     """
-    from solvers.uldp import LinearMarginals
+    from ldpplan.solvers.uldp import LinearMarginals
 
     t0 = time.perf_counter()
     spec = spec_from_pydantic(ULDPSpec, raw)
@@ -320,7 +320,7 @@ def _ratio_ok(hi: float, lo: float, epsilon: float) -> bool:
 
 
 def _verify_urr(p: Mapping[str, Any], k: int, sens: list[int], epsilon: float) -> tuple[bool, str, dict]:
-    from mechanisms._sampling import on_grid
+    from ldpplan.mechanisms._sampling import on_grid
 
     c1, c2, c3 = float(p["c1"]), float(p["c2"]), float(p["c3"])
     ks = len(sens)
@@ -337,7 +337,7 @@ def _verify_urr(p: Mapping[str, Any], k: int, sens: list[int], epsilon: float) -
     if not _ratio_ok(hi, lo, epsilon):
         return False, f"Def. 2 (5): Q(y|x)/Q(y|x') = {hi / lo if lo else math.inf:.17g} exceeds e^epsilon on Y_P", details
     if k <= ENUMERATE_MAX_DOMAIN:
-        from mechanisms.uldp import UtilityOptimizedRR
+        from ldpplan.mechanisms.uldp import UtilityOptimizedRR
 
         q = UtilityOptimizedRR(k, sens, c1, c2, c3).channel_matrix()
         s = np.zeros(k, dtype=bool)
@@ -370,7 +370,7 @@ def _urap_ratio_values(theta: float, d1: float, d2: float, ks: int, kn: int) -> 
 
 
 def _verify_urap(p: Mapping[str, Any], k: int, sens: list[int], epsilon: float) -> tuple[bool, str, dict]:
-    from mechanisms._sampling import on_grid
+    from ldpplan.mechanisms._sampling import on_grid
 
     theta, d1, d2 = float(p["theta"]), float(p["d1"]), float(p["d2"])
     ks, kn = len(sens), k - len(sens)
@@ -389,7 +389,7 @@ def _verify_urap(p: Mapping[str, Any], k: int, sens: list[int], epsilon: float) 
         eff = max(eff, math.log(hi / lo))
     details.update({"epsilon_effective": eff, "slack_nats": epsilon - eff})
     if ks <= ENUMERATE_MAX_SENSITIVE_BITS and k <= ENUMERATE_MAX_DOMAIN:
-        from mechanisms.uldp import UtilityOptimizedRAPPOR
+        from ldpplan.mechanisms.uldp import UtilityOptimizedRAPPOR
 
         bp = UtilityOptimizedRAPPOR(k, sens, theta, d1, d2).bit_probabilities()
         s = np.zeros(k, dtype=bool)
@@ -501,7 +501,7 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
 # ============================================================================ runtime helpers
 def runtime_of(plan: Mapping[str, Any]):
     """The :mod:`mechanisms.uldp` runtime of a plan."""
-    import mechanisms
+    from ldpplan import mechanisms
 
     return mechanisms.load(plan)
 
@@ -639,9 +639,9 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     "aggregate" mode (same distribution); RAPPOR and uRAP always perturb every user with the
     runtime (EM needs the individual reports).
     """
-    from mechanisms.pie import RandomizedResponse
-    from mechanisms.uldp import BasicRAPPOR, UtilityOptimizedRAPPOR, UtilityOptimizedRR
-    from solvers.uldp import LinearMarginals
+    from ldpplan.mechanisms.pie import RandomizedResponse
+    from ldpplan.mechanisms.uldp import BasicRAPPOR, UtilityOptimizedRAPPOR, UtilityOptimizedRR
+    from ldpplan.solvers.uldp import LinearMarginals
 
     extra = dict(options.extra)
     root = np.random.SeedSequence(options.seed)

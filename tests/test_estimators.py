@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechanisms._estimators import (
+from ldpplan.mechanisms._estimators import (
     EMResult,
     bonferroni_z,
     em_simplex,
@@ -177,7 +177,7 @@ def test_em_accelerated_matches_plain_and_is_monotone():
 
 
 def test_structured_rr_channel_matches_dense_em():
-    from mechanisms._estimators import RRChannel, em_simplex
+    from ldpplan.mechanisms._estimators import RRChannel, em_simplex
 
     k, mu = 7, 0.55
     nu = (1 - mu) / (k - 1)

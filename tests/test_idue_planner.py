@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import planner
-from mechanisms._sampling import on_grid
-from planner.cli import main
-from planner.errors import PlanFormatError, PrivacyViolation, SpecError
+from ldpplan import planner
+from ldpplan.mechanisms._sampling import on_grid
+from ldpplan.planner.cli import main
+from ldpplan.planner.errors import PlanFormatError, PrivacyViolation, SpecError
 
 HEALTH_TOML = """
 mechanism = "idue"          # "idue" (single item) or "idue-ps"
@@ -186,7 +186,7 @@ def test_cli_bad_spec_exit_2_one_line_no_output(tmp_path, text, needle):
     spec = tmp_path / "bad.toml"
     spec.write_text(text)
     out = tmp_path / "plan.json"
-    proc = subprocess.run([sys.executable, "-m", "planner.cli", "plan", str(spec), "-o", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "ldpplan.planner.cli", "plan", str(spec), "-o", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert needle in proc.stderr
@@ -195,7 +195,7 @@ def test_cli_bad_spec_exit_2_one_line_no_output(tmp_path, text, needle):
 
 
 def test_cli_missing_spec_file(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "planner.cli", "plan", str(tmp_path / "nope.toml")],
+    proc = subprocess.run([sys.executable, "-m", "ldpplan.planner.cli", "plan", str(tmp_path / "nope.toml")],
                           capture_output=True, text=True)
     assert proc.returncode == 2 and "must exist" in proc.stderr and "Traceback" not in proc.stderr
 

@@ -20,10 +20,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-import mechanisms
-from mechanisms import PlanError
-from mechanisms._sampling import GRID, to_grid
-from mechanisms.idue import IDUE, IDUEPS, UnaryCounts, UnaryReports
+from ldpplan import mechanisms
+from ldpplan.mechanisms import PlanError
+from ldpplan.mechanisms._sampling import GRID, to_grid
+from ldpplan.mechanisms.idue import IDUE, IDUEPS, UnaryCounts, UnaryReports
 
 REPO = Path(__file__).resolve().parents[1]
 Z = 5.0  # standard errors allowed in statistical checks

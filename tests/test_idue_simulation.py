@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-import planner
-from planner import SimulateOptions
-from planner.cli import main
+from ldpplan import planner
+from ldpplan.planner import SimulateOptions
+from ldpplan.planner.cli import main
 
 
 def movielens_spec(data_dir, mechanism="idue", **extra):

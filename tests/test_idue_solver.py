@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solvers import SolverError
-from solvers.idue import (log_ratio_slack, model_objective, oue, rappor, solve_idue, solve_opt0_conic,
+from ldpplan.solvers import SolverError
+from ldpplan.solvers.idue import (log_ratio_slack, model_objective, oue, rappor, solve_idue, solve_opt0_conic,
                           ue_from_uw, worst_case_mse)
 
 LN4, LN6 = math.log(4), math.log(6)

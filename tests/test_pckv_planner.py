@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
-import mechanisms
-from planner import api
-from planner import pckv as P
-from planner.cli import main
-from planner.errors import SpecError
-from planner._report import SimulateOptions
+from ldpplan import mechanisms
+from ldpplan.planner import api
+from ldpplan.planner import pckv as P
+from ldpplan.planner.cli import main
+from ldpplan.planner.errors import SpecError
+from ldpplan.planner._report import SimulateOptions
 
 ISSUE_SPEC = {"mechanism": "pckv-ue", "epsilon": 1.0, "keys": 100, "padding_length": 1, "allocation": "optimized"}
 
@@ -76,7 +76,7 @@ def test_verifier_catches_tampering():
     bad = copy.deepcopy(plan)
     bad["params"]["padding_length"] = 1                             # less amplification than claimed
     assert not api.verify_plan(bad).holds
-    from planner.errors import PlanFormatError
+    from ldpplan.planner.errors import PlanFormatError
 
     bad = copy.deepcopy(plan)
     del bad["params"]["b"]
@@ -196,7 +196,7 @@ def test_load_key_value_data_generic(tmp_path):
     assert kv.labels == ["9", "10"] and kv.n_users == 2
     assert kv.set_sizes().tolist() == [1, 2]
     f.write_text("user_id,key,value\n1,9,0.5\n1,9,0.1\n")
-    from planner.errors import InputDataError
+    from ldpplan.planner.errors import InputDataError
 
     with pytest.raises(InputDataError, match="twice"):
         P.load_key_value_data(f)

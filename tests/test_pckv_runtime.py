@@ -7,10 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from mechanisms._sampling import to_grid
-from mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, estimate_from_counts
-from planner.pckv import composed_epsilon_exact
-from solvers import pckv as S
+from ldpplan.mechanisms._sampling import to_grid
+from ldpplan.mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, estimate_from_counts
+from ldpplan.planner.pckv import composed_epsilon_exact
+from ldpplan.solvers import pckv as S
 
 
 def _ue(eps, d, L, method="optimized"):
@@ -223,7 +223,7 @@ def test_sequence_input_equals_csr_input():
 
 
 def test_runtime_rejects_off_grid_plans():
-    from mechanisms import PlanError
+    from ldpplan.mechanisms import PlanError
 
     with pytest.raises(PlanError):
         PCKVUE(0.5, 0.3, 0.7, 5, 1)          # 0.3 and 0.7 are not multiples of 2^-48

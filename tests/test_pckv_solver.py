@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from solvers import pckv as S
+from ldpplan.solvers import pckv as S
 
 EPS = [0.1, 0.5, 1.0, 2.0, 4.0, 8.0]
 

@@ -11,12 +11,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mechanisms
-import planner
-from planner import pie
-from planner._report import SimulateOptions
-from planner.cli import main
-from planner.errors import PlanFormatError, PrivacyViolation, SpecError
+from ldpplan import mechanisms
+from ldpplan import planner
+from ldpplan.planner import pie
+from ldpplan.planner._report import SimulateOptions
+from ldpplan.planner.cli import main
+from ldpplan.planner.errors import PlanFormatError, PrivacyViolation, SpecError
 
 N_LOC, X_LOC = 1370637, 10500393
 

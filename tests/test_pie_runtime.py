@@ -7,12 +7,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from mechanisms._estimators import project_simplex
-from mechanisms._sampling import on_grid
-from mechanisms.pie import (
+from ldpplan.mechanisms._estimators import project_simplex
+from ldpplan.mechanisms._sampling import on_grid
+from ldpplan.mechanisms.pie import (
     HASH_PRIME, GeneralizedLocalHashing, RandomizedResponse, collision_probability, hash_values,
 )
-from solvers.pie import l2_loss_glh, l2_loss_rr
+from ldpplan.solvers.pie import l2_loss_glh, l2_loss_rr
 
 
 def test_rr_channel_matches_eq2_and_is_on_grid():
@@ -189,8 +189,8 @@ def test_from_plan_round_trip():
     rr = RandomizedResponse.from_plan(plan)
     assert rr.mu == 0.5 and list(rr.domain) == ["x", "y", "z"]
     assert rr.epsilon_realized == pytest.approx(math.log(2.0))  # mu/nu = 0.5/0.25
-    import mechanisms
-    from mechanisms import PlanError
+    from ldpplan import mechanisms
+    from ldpplan.mechanisms import PlanError
 
     with pytest.raises(PlanError):
         mechanisms.load({**plan, "params": {"epsilon": 1.0, "domain_size": 3, "mu": 0.1}})

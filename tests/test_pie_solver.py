@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solvers import SolverError
-from solvers.pie import (
+from ldpplan.solvers import SolverError
+from ldpplan.solvers.pie import (
     alpha_for_bayes_error, alpha_ldp_bound, alpha_rr, bayes_error_lower_bound, bits_to_nats,
     epsilon_for_alpha, l2_loss_glh, l2_loss_glh_limit, l2_loss_rr, mi_loss_from_keep_probability, mi_loss_glh,
     mi_loss_rr, solve_glh, solve_pie, solve_rr, total_l2_loss_glh, total_l2_loss_rr,

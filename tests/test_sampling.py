@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mechanisms import _sampling as S
+from ldpplan.mechanisms import _sampling as S
 
 
 def reference_bits(rng: np.random.Generator, p_columns: np.ndarray, n_rows: int) -> np.ndarray:

@@ -11,12 +11,12 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner
-from mechanisms._sampling import on_grid
-from planner import uldp
-from planner.cli import main
-from planner.errors import PlanFormatError, PrivacyViolation, SpecError
-from solvers.uldp import prop5_l1, prop8_l1, prop16_l2, prop19_l2
+from ldpplan import planner
+from ldpplan.mechanisms._sampling import on_grid
+from ldpplan.planner import uldp
+from ldpplan.planner.cli import main
+from ldpplan.planner.errors import PlanFormatError, PrivacyViolation, SpecError
+from ldpplan.solvers.uldp import prop5_l1, prop8_l1, prop16_l2, prop19_l2
 
 
 def test_examples_plan_with_required_fields():
@@ -54,7 +54,7 @@ def test_tampered_plans_fail():
     plan = planner.make_plan(planner.example_spec("uldp-urr"))
     bad = copy.deepcopy(plan)
     # a larger c1/c2 ratio: move mass from the other sensitive outputs to the true one
-    from mechanisms._sampling import GRID
+    from ldpplan.mechanisms._sampling import GRID
 
     bad["params"]["c2"] -= 1000 / GRID  # ratio up by ~8e-9 relative, the slack is ~8e-12
     bad["params"]["c1"] += 75000 / GRID

@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-import mechanisms
-from mechanisms._estimators import project_simplex
-from mechanisms.uldp import BasicRAPPOR, PersonalizedULDP, UtilityOptimizedRAPPOR, UtilityOptimizedRR
-from planner.uldp import _rappor_grid, grid_urap, grid_urr
-from solvers.uldp import LinearMarginals
+from ldpplan import mechanisms
+from ldpplan.mechanisms._estimators import project_simplex
+from ldpplan.mechanisms.uldp import BasicRAPPOR, PersonalizedULDP, UtilityOptimizedRAPPOR, UtilityOptimizedRR
+from ldpplan.planner.uldp import _rappor_grid, grid_urap, grid_urr
+from ldpplan.solvers.uldp import LinearMarginals
 
 
 def make_urr(eps, k, sens):
@@ -133,7 +133,7 @@ def test_urap_likelihood_grouping_is_exact():
     y = m.perturb(rng.integers(0, k, 800), rng)
     bp = m.bit_probabilities()
     full = np.prod(np.where(y[:, None, :], bp[None], 1 - bp[None]), axis=2)  # (n, k)
-    from mechanisms._estimators import em_simplex
+    from ldpplan.mechanisms._estimators import em_simplex
 
     a = em_simplex(full, np.ones(len(y)), tol=1e-12).freq
     lik, w = m.likelihood(y)
@@ -181,7 +181,7 @@ def test_pum_estimate_recovers_distribution_with_true_background():
 
 
 def test_load_from_plan_roundtrip():
-    import planner
+    from ldpplan import planner
 
     for name, cls in (("uldp-urr", UtilityOptimizedRR), ("uldp-urap", UtilityOptimizedRAPPOR),
                       ("uldp-pum", PersonalizedULDP)):

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solvers.uldp import (
+from ldpplan.solvers.uldp import (
     LinearMarginals, prop5_l1, prop6_distribution, prop6_l1, prop8_l1, prop16_l2, prop17_l2, prop19_l2,
     rappor_parameters, rr_parameters, urap_parameters, urr_parameters, worst_case_losses,
 )
-from solvers import SolverError
+from ldpplan.solvers import SolverError
 
 
 def test_urr_def3_values():

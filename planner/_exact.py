@@ -1,0 +1,70 @@
+"""The one safety margin and the one exact-arithmetic helper every verifier uses.
+
+Solvers work in float64; plans must never promise more than their numbers give,
+not by one floating-point step. So (1) every family solves with its budgets shrunk
+by the relative :data:`SAFETY_MARGIN` and rounds probabilities on the 2^-48 grid
+toward the safe side; (2) verifiers decide the binding constraints exactly: the
+numbers in a plan are dyadic rationals (floats), so ratios of them are exact
+:class:`fractions.Fraction` objects, and ``ratio <= e^epsilon`` is decided with
+:func:`ratio_within` in high-precision decimal arithmetic with an error bound.
+"""
+from __future__ import annotations
+
+import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
+
+__all__ = ["SAFETY_MARGIN", "DIGITS", "exact", "log_exact", "ratio_within", "log_ratio_slack", "shrink"]
+
+#: Relative shrink of every budget before solving (e.g. epsilon -> epsilon (1 - 1e-10)).
+SAFETY_MARGIN = 1e-10
+#: Decimal digits of the exact checks (logs are correct to about 10^-45 nats).
+DIGITS = 50
+
+
+def shrink(epsilon: float) -> float:
+    """``epsilon (1 - SAFETY_MARGIN)``: the budget solvers aim at."""
+    return float(epsilon) * (1.0 - SAFETY_MARGIN)
+
+
+def exact(x: float | int | Fraction) -> Fraction:
+    """The exact rational value of a float (floats are dyadic rationals).
+
+    Raises
+    ------
+    ValueError
+        For NaN or infinity.
+    """
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, float) and not math.isfinite(x):
+        raise ValueError(f"exact: must be finite (got {x!r})")
+    return Fraction(x)
+
+
+def log_exact(r: Fraction) -> Decimal:
+    """``ln r`` to :data:`DIGITS` significant digits (``r > 0``)."""
+    if r <= 0:
+        raise ValueError(f"log_exact: must be > 0 (got {r})")
+    with localcontext() as ctx:
+        ctx.prec = DIGITS + 10
+        return (Decimal(r.numerator).ln() - Decimal(r.denominator).ln())
+
+
+def log_ratio_slack(ratio: Fraction, epsilon: float | Fraction) -> Decimal:
+    """``epsilon - ln(ratio)`` in nats, exact to about 10^-45 (positive: the constraint holds)."""
+    with localcontext() as ctx:
+        ctx.prec = DIGITS + 10
+        e = exact(epsilon)
+        return Decimal(e.numerator) / Decimal(e.denominator) - log_exact(ratio)
+
+
+def ratio_within(ratio: Fraction, epsilon: float | Fraction) -> bool:
+    """Decide ``ratio <= e^epsilon`` exactly for a rational ``ratio`` and float ``epsilon``.
+
+    Ties within 10^-40 nats count as violations (a plan must hold with slack >= 0;
+    the safety margin leaves about 10^-10 relative).
+    """
+    if ratio <= 0:
+        return True
+    return log_ratio_slack(ratio, epsilon) > Decimal("1e-40")

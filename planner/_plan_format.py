@@ -1,0 +1,153 @@
+"""Plan format 2.0: one envelope for every mechanism.
+
+A plan is a JSON object with these top-level fields (the contract other runtimes
+implement; fields are added in minor versions, never renamed):
+
+``format_version``  "2.0"
+``mechanism``       the runtime that runs it (a key of ``ldpplan.mechanisms.RUNTIMES``)
+``domain``          ``{"size": int, "labels": [str] * size | null}`` (null: a count domain 0..size-1)
+``params``          the mechanism's numbers (family-specific; see each family's schema)
+``guarantee``       ``{"notion": str, "epsilon": float, ...}``: what the numbers give; the
+                    runtime's privacy map recomputes it and refuses a plan that claims more
+``predicted``       metric name -> ``{"value": float, "unit": str, "source": str}``
+``baselines``       list of ``{"name": str, "predicted": {...}, ...}``: the papers' comparisons
+``planning_inputs`` list of ``{"what", "source", "private"}``: data read to plan (empty: none)
+``solver``          name, status, time_seconds, certificate
+``verification``    ``{"holds": true, "message": str, ...}``, written after an independent re-check
+``spec``            the spec the plan was solved from (``verify`` compares the plan with it)
+``provenance``      ``{"ldpplan_version": str, "created_at": UTC ISO-8601}``
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from importlib import resources
+from typing import Any, Mapping, Sequence
+
+from .errors import PlanFormatError
+
+__all__ = ["FORMAT_VERSION", "envelope", "predicted", "provenance", "tool_version", "load_schema",
+           "validate_plan", "plan_fingerprint"]
+
+#: Version of the plan file format written by this planner.
+FORMAT_VERSION = "2.0"
+
+
+def tool_version() -> str:
+    """Installed ldpplan version (``"0+unknown"`` when running from a source tree)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ldpplan")
+    except PackageNotFoundError:  # pragma: no cover - source checkout without install
+        return "0+unknown"
+
+
+def provenance() -> dict[str, str]:
+    """``{"ldpplan_version", "created_at"}`` (UTC, ISO-8601, seconds)."""
+    now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+    return {"ldpplan_version": tool_version(), "created_at": now.isoformat().replace("+00:00", "Z")}
+
+
+def predicted(value: float, unit: str, source: str, **extra: Any) -> dict[str, Any]:
+    """One ``predicted`` entry: ``{"value", "unit", "source"}`` (plus optional extra fields)."""
+    return {"value": float(value), "unit": str(unit), "source": str(source), **extra}
+
+
+def envelope(*, mechanism: str, domain_size: int, labels: Sequence[str] | None, params: Mapping[str, Any],
+             guarantee: Mapping[str, Any], predicted: Mapping[str, Any], baselines: Sequence[Mapping[str, Any]],
+             solver: Mapping[str, Any], spec: Mapping[str, Any],
+             planning_inputs: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """Assemble a plan 2.0 dict (``verification`` says "not verified yet" until the family re-checks it).
+
+    Raises
+    ------
+    ValueError
+        When ``labels`` is given with a length other than ``domain_size`` or the
+        guarantee lacks ``notion``/``epsilon`` (a programming error, not user input).
+    """
+    if labels is not None and len(labels) != int(domain_size):
+        raise ValueError(f"domain.labels has {len(labels)} entries for domain.size {domain_size}")
+    if "notion" not in guarantee or "epsilon" not in guarantee:
+        raise ValueError("guarantee needs 'notion' and 'epsilon'")
+    return {
+        "format_version": FORMAT_VERSION,
+        "mechanism": mechanism,
+        "domain": {"size": int(domain_size), "labels": None if labels is None else [str(x) for x in labels]},
+        "params": dict(params),
+        "guarantee": dict(guarantee),
+        "predicted": dict(predicted),
+        "baselines": [dict(b) for b in baselines],
+        "planning_inputs": [dict(p) for p in planning_inputs],
+        "solver": dict(solver),
+        # replaced by attach_verification() after the family's independent re-check
+        "verification": {"holds": False, "message": "not verified yet"},
+        "spec": dict(spec),
+        "provenance": provenance(),
+    }
+
+
+def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
+    """The JSON Schema of plan files (``"plan-2.0"``, composed) or one family's part.
+
+    ``plan-2.0`` is the envelope (``schemas/plan-2.0.schema.json``) plus, for each
+    registered family, ``if mechanism in family.plan_mechanisms then <family schema>``,
+    where ``schemas/<family>.schema.json`` constrains ``params``, ``guarantee`` and
+    ``predicted`` of that family's mechanisms.
+    """
+    def read(stem: str) -> dict[str, Any]:
+        text = resources.files("ldpplan.planner").joinpath("schemas", f"{stem}.schema.json").read_text(encoding="utf-8")
+        return json.loads(text)
+
+    if name != "plan-2.0":
+        return read(name)
+    from .families import REGISTRY, family_for
+
+    schema = read("plan-2.0")
+    parts = []
+    for fam in REGISTRY:
+        try:
+            part = read(fam)
+        except FileNotFoundError:  # pragma: no cover - a family without its own rules
+            continue
+        part.pop("$schema", None)
+        names = list(family_for(fam).plan_mechanisms)
+        parts.append({"if": {"properties": {"mechanism": {"enum": names}}, "required": ["mechanism"]}, "then": part})
+    schema["allOf"] = parts
+    schema["properties"]["mechanism"]["enum"] = sorted(
+        {m for fam in REGISTRY for m in family_for(fam).plan_mechanisms})
+    return schema
+
+
+def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
+    """Validate a plan dict against the JSON Schema of its format version.
+
+    Raises
+    ------
+    PlanFormatError
+        Naming the first failing field (JSON path), the rule and the value; a plan of
+        another format version gets a one-line error naming the version.
+    """
+    import jsonschema
+
+    version = plan.get("format_version") if isinstance(plan, Mapping) else None
+    if version != FORMAT_VERSION:
+        raise PlanFormatError(f"format_version: this ldpplan reads plan format {FORMAT_VERSION} (got {version!r}); "
+                              "re-plan the spec embedded in the old plan")
+    validator = jsonschema.Draft202012Validator(load_schema(schema))
+    errors = sorted(validator.iter_errors(plan), key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
+    if errors:
+        err = min(errors, key=lambda e: len(e.message))
+        path = ".".join(str(p) for p in err.absolute_path) or "<plan>"
+        raise PlanFormatError(f"{path}: {err.message}")
+
+
+def plan_fingerprint(plan: Mapping[str, Any]) -> str:
+    """``sha256`` of the canonical plan JSON (sorted keys, no spaces), hex.
+
+    Report and aggregate files record it so that a server cannot estimate with the wrong plan.
+    """
+    import hashlib
+
+    text = json.dumps(plan, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
