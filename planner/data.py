@@ -170,3 +170,18 @@ def load_gss_vocab(path: str | os.PathLike,
     kept = [r for r in rows if all(r[i] not in ("NA", "") for i in idx)]
     cols = {f: np.array([r[i] for r in kept]) for f, i in zip(fields, idx)}
     return GSSVocab(columns=cols, n_dropped=len(rows) - len(kept))
+
+
+# ============================================================================ generic readers (CLI/infra)
+
+
+# ============================================================================ IDUE / IDUE-PS inputs
+
+
+# ============================================================================ PCKV key-value inputs
+
+
+# ============================================================================ PIE inputs
+
+
+# ============================================================================ ULDP inputs
