@@ -7,7 +7,8 @@ from pydantic import BaseModel, ConfigDict
 
 from .errors import PrivacyViolation, SpecError
 
-__all__ = ["SpecBase", "spec_from_pydantic", "attach_verification", "plan_header", "load_schema",
+__all__ = ["SpecBase", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "plan_header",
+           "load_schema",
            "validate_plan_schema"]
 
 
@@ -96,3 +97,42 @@ def validate_plan_schema(plan: Mapping[str, Any], family: str) -> None:  # pragm
     if errors:
         err = errors[0]
         raise PlanFormatError(f"{'.'.join(str(p) for p in err.absolute_path) or '<plan>'}: {err.message}")
+
+
+def parse_options(model_cls, extra: Mapping[str, str]):
+    """Parse ``-O KEY=VALUE`` strings into a family's typed simulate-options model.
+
+    Parameters
+    ----------
+    model_cls : pydantic model class
+        The family's ``options_model`` (``extra="forbid"``; fields with defaults and
+        descriptions). Values arrive as strings; pydantic converts them (lax mode).
+    extra : mapping of str to str
+
+    Raises
+    ------
+    SpecError
+        ``-O KEY``: an unknown key (the message lists the valid keys) or a bad value.
+    """
+    import pydantic
+
+    valid = sorted(model_cls.model_fields)
+    for key in extra:
+        if key not in model_cls.model_fields:
+            raise SpecError(f"-O {key}", f"is not an option of this mechanism (valid: {', '.join(valid) or 'none'})", key)
+    try:
+        return model_cls.model_validate(dict(extra))
+    except pydantic.ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        key = ".".join(str(p) for p in err.get("loc", ())) or "<options>"
+        rule = err.get("msg", "is invalid").removeprefix("Value error, ")
+        raise SpecError(f"-O {key}", rule, err.get("input")) from None
+
+
+def options_help(model_cls) -> list[tuple[str, str, str]]:
+    """``(key, default, description)`` rows of an options model (for ``ldpplan options``)."""
+    rows = []
+    for name, f in model_cls.model_fields.items():
+        default = "required" if f.is_required() else repr(f.get_default(call_default_factory=True))
+        rows.append((name, default, f.description or ""))
+    return rows
