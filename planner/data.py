@@ -18,7 +18,7 @@ from .errors import InputDataError
 
 __all__ = [
     "MovieLensRatings", "load_movielens_ratings", "movielens_item_sets",
-    "GSSVocab", "load_gss_vocab",
+    "GSSVocab", "load_gss_vocab", "default_data_dir", "resolve_data_path",
 ]
 
 
@@ -173,6 +173,38 @@ def load_gss_vocab(path: str | os.PathLike,
 
 
 # ============================================================================ generic readers (CLI/infra)
+
+
+def default_data_dir() -> Path:
+    """Folder of the real data sets: ``$LDPPLAN_DATA_DIR`` if set, else the first of
+    ``../shared/data`` beside the source tree, ``./shared/data``, ``../shared/data`` (from the
+    working directory) that holds ``movielens_ratings.csv``; else the ``$LDPPLAN_DATA_DIR``-less
+    default ``../shared/data``.
+
+    Returns
+    -------
+    pathlib.Path
+    """
+    env = os.environ.get("LDPPLAN_DATA_DIR")
+    if env:
+        return Path(env)
+    here = Path(__file__).resolve().parent.parent  # the repository root in a source/editable install
+    candidates = [here.parent / "shared" / "data", Path.cwd() / "shared" / "data", Path.cwd().parent / "shared" / "data"]
+    for c in candidates:
+        if (c / "movielens_ratings.csv").is_file():
+            return c
+    return Path("..") / "shared" / "data"
+
+
+def resolve_data_path(text: str, base_dir: Path | None = None) -> Path:
+    """Resolve a data path from a spec: ``${LDPPLAN_DATA_DIR}`` expands to :func:`default_data_dir`,
+    other variables from the environment; relative paths are taken against ``base_dir``."""
+    expanded = text.replace("${LDPPLAN_DATA_DIR}", str(default_data_dir())).replace("$LDPPLAN_DATA_DIR", str(default_data_dir()))
+    expanded = os.path.expandvars(expanded)
+    path = Path(expanded)
+    if not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    return path
 
 
 # ============================================================================ IDUE / IDUE-PS inputs
