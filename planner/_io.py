@@ -137,6 +137,20 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def _non_finite(node: Any, prefix: str = "") -> str | None:
+    """Dotted path of the first non-finite float (``1e400`` parses to inf), or None."""
+    stack = [(prefix, node)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where or "<plan>"
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+    return None
+
+
 def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
     """Read a plan JSON file strictly (no NaN/Infinity, bounded size and depth).
 
@@ -155,6 +169,11 @@ def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
         data = read_plan(path, check_version=False)
     except PlanError as exc:
         raise PlanFormatError(str(exc)) from None
+    except ValueError as exc:  # e.g. an integer literal of more than 4300 digits
+        raise PlanFormatError(f"{path}: <json>: a plan must be valid JSON with numbers float64 can hold ({exc})") from None
+    where = _non_finite(data)
+    if where is not None:
+        raise PlanFormatError(f"{path}: {where}: must be a finite number (got a literal that overflows float64)")
     version = data.get("format_version")
     if version != FORMAT_VERSION:
         shown = version if isinstance(version, (str, int, float, type(None))) else type(version).__name__
