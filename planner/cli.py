@@ -62,7 +62,7 @@ def main() -> None:
     """
 
 
-@main.command("plan")
+@main.command("plan", short_help="Solve a spec into a verified plan.")
 @click.argument("spec", required=False, type=click.Path(dir_okay=False))
 @click.option("--example", "example", metavar="NAME", help="Plan an embedded example spec instead of SPEC.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
@@ -106,7 +106,7 @@ def plan_cmd(spec, example, output, as_json, list_examples):
         console().print(f"plan written to {output}", markup=False, highlight=False, soft_wrap=True)
 
 
-@main.command("verify")
+@main.command("verify", short_help="Re-check a plan (exit 0 holds, 1 violated, 2 invalid).")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the verification result as JSON.")
 def verify_cmd(plan_file, as_json):
@@ -145,7 +145,7 @@ def _parse_options(pairs) -> dict[str, str]:
     return out
 
 
-@main.command("simulate", epilog="Family options (-O KEY=VALUE): run `ldpplan options MECHANISM` "
+@main.command("simulate", short_help="Simulate a plan on real or synthetic data.", epilog="Family options (-O KEY=VALUE): run `ldpplan options MECHANISM` "
                                  "(e.g. `ldpplan options idue`) for the keys, defaults and descriptions.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--data", type=click.Path(dir_okay=False), help="Real data file (CSV). Without it: the family's synthetic default.")
@@ -207,7 +207,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
                     style="dim", markup=False, soft_wrap=True)
 
 
-@main.command("perturb")
+@main.command("perturb", short_help="Perturb users' inputs into a reports file.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False),
               help="Users' true inputs (CSV). The columns depend on the family: single items a column `item` "
@@ -236,7 +236,7 @@ def perturb_cmd(plan_file, input_path, output, seed):
                     highlight=False, soft_wrap=True)
 
 
-@main.command("estimate")
+@main.command("estimate", short_help="Estimate frequencies (and means) from reports.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.argument("reports", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write estimates as CSV (atomically).")
@@ -267,7 +267,7 @@ def estimate_cmd(plan_file, reports, output, as_json, method):
         print_tables([estimate_table(result)])
 
 
-@main.command("options")
+@main.command("options", short_help="A family's -O options and perturb input columns.")
 @click.argument("mechanism")
 @click.option("--json", "as_json", is_flag=True, help="Print the options and the input format as JSON.")
 def options_cmd(mechanism, as_json):
@@ -296,7 +296,7 @@ def options_cmd(mechanism, as_json):
                     soft_wrap=True)
 
 
-@main.command("schema")
+@main.command("schema", short_help="Print the JSON Schema of plan files.")
 @click.option("--mechanism", default=None, metavar="NAME",
               help="Only this family's part (a family name such as uldp, or a mechanism name such as urr).")
 def schema_cmd(mechanism):
