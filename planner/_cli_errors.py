@@ -36,6 +36,19 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+#: top-level module -> what to install when it is missing
+_EXTRAS = {"randomgen": "'ldpplan[secure]'"}
+
+
+def _import_error(exc: ImportError) -> tuple[int, str]:
+    """A missing third-party module is bad setup (exit 2, what to install); a broken ldpplan import is a bug."""
+    name = (getattr(exc, "name", None) or "").split(".")[0]
+    if name == "ldpplan" or (not name and "cannot import name" in str(exc)):
+        return EXIT_BAD_INPUT, one_line(f"internal error (please report): {_describe(exc)}")
+    hint = f" (pip install {_EXTRAS.get(name, name)})" if name and "pip install" not in str(exc) else ""
+    return EXIT_BAD_INPUT, one_line(f"a dependency is not installed: {exc}{hint}")
+
+
 def classify(exc: BaseException) -> tuple[int, str]:
     """``(exit code, one-line message)`` of an exception that reached the CLI.
 
@@ -57,10 +70,7 @@ def classify(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, LdpplanError):
         return EXIT_BAD_INPUT, one_line(str(exc))
     if isinstance(exc, ImportError):
-        name = getattr(exc, "name", None)
-        hint = f" (missing module {name!r}; install the matching extra, e.g. pip install 'ldpplan[secure]')" \
-            if name and name not in str(exc) else ""
-        return EXIT_BAD_INPUT, one_line(f"a dependency is not installed: {exc}{hint}")
+        return _import_error(exc)
     if isinstance(exc, RecursionError):
         return EXIT_BAD_INPUT, "input is nested too deeply to process (RecursionError)"
     if isinstance(exc, MemoryError):

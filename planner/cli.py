@@ -3,11 +3,13 @@
 Exit codes: 0 success; 1 a privacy guarantee does not hold (``verify``, or a plan that
 fails its re-check before ``perturb``/``estimate``); 2 bad input (spec, plan file, data or
 reports file, options), reported as one line on stderr without a traceback. Anything
-unexpected is reported as an internal error (exit 2), also on one line.
+unexpected is reported as an internal error (exit 2), also on one line; set ``LDPPLAN_DEBUG=1`` to get
+the traceback instead.
 """
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
@@ -34,6 +36,8 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             _fail("interrupted", 130)
         except Exception as exc:  # noqa: BLE001 - the point: every exception maps to an exit code
+            if os.environ.get("LDPPLAN_DEBUG"):  # developers: the full traceback
+                raise
             code, message = classify(exc)
             _fail(message, code)
 

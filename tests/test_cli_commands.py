@@ -102,7 +102,13 @@ def test_schema_family_and_mechanism_names_agree():
     (KeyError("levels"), 2, "internal error (please report): KeyError: 'levels'"),
     (AttributeError("x"), 2, "internal error (please report): AttributeError: x"),
     (ModuleNotFoundError("No module named 'randomgen'", name="randomgen"), 2,
-     "a dependency is not installed: No module named 'randomgen'"),
+     "a dependency is not installed: No module named 'randomgen' (pip install 'ldpplan[secure]')"),
+    (ModuleNotFoundError("No module named 'matplotlib.pyplot'", name="matplotlib.pyplot"), 2,
+     "a dependency is not installed: No module named 'matplotlib.pyplot' (pip install matplotlib)"),
+    (ImportError("secure_rng needs the package 'randomgen': pip install 'ldpplan[secure]'"), 2,
+     "a dependency is not installed: secure_rng needs the package 'randomgen': pip install 'ldpplan[secure]'"),
+    (ImportError("cannot import name 'FAMILY' from 'ldpplan.planner.idue'", name="ldpplan.planner.idue"), 2,
+     "internal error (please report): ImportError: cannot import name 'FAMILY' from 'ldpplan.planner.idue'"),
 ])
 def test_classify(exc, code, text):
     assert _cli_errors.classify(exc) == (code, text)
@@ -145,3 +151,15 @@ def test_no_ellipsis_in_piped_tables():
     text = buf.getvalue()
     assert "…" not in text
     assert "".join(ch for ch in text if ch == "x") == "x" * 500
+
+
+def test_ldpplan_debug_shows_the_real_exception(plan_file, monkeypatch, toy_family):
+    def boom(self, plan):
+        raise KeyError("levels")
+
+    monkeypatch.setattr(toy_family.ToyFamily, "verify", boom)
+    monkeypatch.setenv("LDPPLAN_DEBUG", "1")
+    result = run("verify", plan_file)
+    assert isinstance(result.exception, KeyError)
+    monkeypatch.delenv("LDPPLAN_DEBUG")
+    assert run("verify", plan_file).exit_code == 2
