@@ -13,10 +13,8 @@ Estimator ("empirical"): ``f_yes = (m_yes / n - (1 - p)) / (2p - 1)``, standard 
 from __future__ import annotations
 
 import contextlib
-import csv
 import math
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pydantic
@@ -28,7 +26,8 @@ from ldpplan.planner._common import SpecBase, attach_verification, parse_options
 from ldpplan.planner._exact import SAFETY_MARGIN, exact, log_ratio_slack, ratio_within
 from ldpplan.planner._plan_format import envelope, predicted, validate_plan
 from ldpplan.planner._report import SimulationReport, Table, Verification
-from ldpplan.planner.errors import InputDataError, PlanFormatError
+from ldpplan.planner.data import read_item_column
+from ldpplan.planner.errors import PlanFormatError
 
 MECHANISM = "toy-rr"
 LABELS = ["no", "yes"]
@@ -174,19 +173,7 @@ class ToyFamily:
         return SimulationReport([Table("toy simulation", ["mechanism", "MSE"], rows)], {"mse": mse})
 
     def read_inputs(self, plan, path):
-        p = Path(path)
-        if not p.is_file():
-            raise InputDataError(f"--input: file must exist (got {str(p)!r})")
-        with p.open(newline="", encoding="utf-8") as fh:
-            reader = csv.DictReader(fh)
-            if reader.fieldnames is None or "item" not in reader.fieldnames:
-                raise InputDataError(f"{p}: column 'item' is required (header is {reader.fieldnames})")
-            out = []
-            for i, row in enumerate(reader, start=2):
-                if row["item"] not in LABELS:
-                    raise InputDataError(f"{p}: line {i}: item must be one of {LABELS} (got {row['item']!r})")
-                out.append(LABELS.index(row["item"]))
-        return np.array(out, dtype=np.int64)
+        return read_item_column(path, plan["domain"]["labels"], plan["domain"]["size"])
 
 
 FAMILY = ToyFamily()
