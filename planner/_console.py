@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Iterable, TextIO
 
-__all__ = ["console", "print_tables", "fmt_cell", "print_message"]
+__all__ = ["interactive", "console", "print_tables", "fmt_cell", "print_message"]
 
 #: Width of the console when the stream is not a terminal (tables never need more).
 PLAIN_WIDTH = 10_000
@@ -22,6 +22,11 @@ def _is_tty(stream: TextIO) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
+
+
+def interactive(stderr: bool = False) -> bool:
+    """True when stdout (or stderr) is a terminal: progress bars are drawn only then."""
+    return _is_tty(sys.stderr if stderr else sys.stdout)
 
 
 def console(stderr: bool = False):

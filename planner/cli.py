@@ -173,14 +173,14 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
     import numpy as np
 
     from . import api
-    from ._console import console, print_tables
+    from ._console import console, interactive, print_tables
     from ._report import SimulateOptions
 
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
     opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=_parse_options(options))
     plan = api.read_plan(plan_file)
-    if as_json:
+    if as_json or not interactive(stderr=True):
         report = api.simulate(plan, opts)
     else:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn

@@ -163,3 +163,23 @@ def test_ldpplan_debug_shows_the_real_exception(plan_file, monkeypatch, toy_fami
     assert isinstance(result.exception, KeyError)
     monkeypatch.delenv("LDPPLAN_DEBUG")
     assert run("verify", plan_file).exit_code == 2
+
+
+def test_simulate_progress_only_on_a_terminal(plan_file, monkeypatch, toy_family):
+    piped = run("simulate", plan_file, "--trials", 2, "--seed", 1)
+    assert piped.exit_code == 0 and piped.stderr == "" and "seed=1 trials=2 mode=aggregate" in piped.stdout
+    from ldpplan.planner import _console
+
+    seen = []
+    real = toy_family.ToyFamily.simulate
+
+    def spy(self, plan, options, progress=None):
+        def wrapped(advance, total):
+            seen.append((advance, total))
+            progress(advance, total)
+        return real(self, plan, options, wrapped)
+
+    monkeypatch.setattr(_console, "interactive", lambda stderr=False: True)
+    monkeypatch.setattr(toy_family.ToyFamily, "simulate", spy)
+    result = run("simulate", plan_file, "--trials", 3, "--seed", 1)
+    assert result.exit_code == 0 and seen == [(1, 3)] * 3
