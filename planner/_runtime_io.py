@@ -120,8 +120,8 @@ def estimate_file(plan_path: str | os.PathLike, reports_path: str | os.PathLike,
         raise InputDataError(f"{reports_path}: was written for another plan (plan_fingerprint "
                              f"{content.meta['plan_fingerprint'][:16]}... != {fingerprint[:16]}... of {plan_path})")
     reports = mechanisms.Reports(plan["mechanism"], content.arrays)
-    aggregate = mech.aggregate(reports)
-    estimate = mech.estimate(aggregate, method=method)
+    mech.aggregate(reports)  # validates every column first (the file is untrusted): ValueError naming it
+    estimate = mech.estimate(reports, method=method)  # reports, not an aggregate: some methods need them (GLH em)
     labels = mech.labels if mech.labels is not None else [str(i) for i in range(mech.domain_size)]
     return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"])
 

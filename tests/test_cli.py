@@ -263,3 +263,19 @@ def test_estimate_garbage_reports_file(plan_file, tmp_path):
     junk.write_bytes(b"PK\x03\x04 not really a zip")
     result = run("estimate", plan_file, junk)
     assert result.exit_code == 2 and str(junk) in one_error_line(result)
+
+
+def test_estimate_passes_the_reports_to_the_runtime(plan_file, reports_file, monkeypatch, toy_family):
+    """Some estimators need each user's report (GLH's EM), so the CLI hands over the Reports."""
+    from ldpplan.mechanisms import Reports
+
+    seen = []
+    real = toy_family.ToyRR.estimate
+
+    def spy(self, reports_or_aggregate, method=None):
+        seen.append(type(reports_or_aggregate))
+        return real(self, reports_or_aggregate, method)
+
+    monkeypatch.setattr(toy_family.ToyRR, "estimate", spy)
+    assert run("estimate", plan_file, reports_file).exit_code == 0
+    assert seen == [Reports]
