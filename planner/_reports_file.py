@@ -117,6 +117,25 @@ def _meta(path: Path, archive) -> dict[str, Any]:
     return meta
 
 
+def _check_members(p: Path) -> None:
+    """Bound the arrays a file declares before numpy allocates them (headers are attacker-controlled)."""
+    total = 0
+    with zipfile.ZipFile(p) as zf:
+        for info in zf.infolist():
+            if not info.filename.endswith(".npy"):
+                raise _bad(p, f"{info.filename}: unexpected member (a reports file holds .npy arrays only)")
+            with zf.open(info) as fh:
+                version = np.lib.format.read_magic(fh)
+                reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
+                    np.lib.format.read_array_header_2_0
+                shape, _, dtype = reader(fh)
+            if dtype.hasobject:
+                raise _bad(p, f"{info.filename[:-4]}: object arrays are not allowed in a reports file")
+            total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+            if total > MAX_REPORTS_BYTES:
+                raise _bad(p, f"a reports file must hold at most {MAX_REPORTS_BYTES} bytes of arrays")
+
+
 def read_reports(path: str | os.PathLike) -> ReportsFile:
     """Read a report file written by :func:`write_reports`, strictly.
 
@@ -133,9 +152,7 @@ def read_reports(path: str | os.PathLike) -> ReportsFile:
     try:
         if p.stat().st_size > MAX_REPORTS_BYTES:
             raise _bad(p, f"a reports file must be at most {MAX_REPORTS_BYTES} bytes")
-        with zipfile.ZipFile(p) as zf:
-            if sum(info.file_size for info in zf.infolist()) > MAX_REPORTS_BYTES:
-                raise _bad(p, f"a reports file must hold at most {MAX_REPORTS_BYTES} bytes of arrays")
+        _check_members(p)
         with np.load(p, allow_pickle=False) as archive:
             meta = _meta(p, archive)
             arrays = {}

@@ -107,3 +107,15 @@ def test_reports_file_refuses_unexpected_members_and_bad_meta(tmp_path):
     np.savez(path, meta=np.array(json.dumps(meta).replace('"n": 2', '"n": NaN')), **{"column.y": np.zeros(2)})
     with pytest.raises(InputDataError, match="NaN"):
         _reports_file.read_reports(path)
+
+
+def test_reports_file_bounds_declared_array_sizes_before_allocating(tmp_path, monkeypatch):
+    path = tmp_path / "r.npz"   # a small compressed file declaring 10^6 bytes of arrays (a zip bomb)
+    np.savez_compressed(path, meta=np.array("{}"), **{"column.y": np.zeros(10**6, np.uint8)})
+    assert path.stat().st_size < 10_000
+    monkeypatch.setattr(_reports_file, "MAX_REPORTS_BYTES", 10_000)
+    with pytest.raises(InputDataError, match="at most 10000 bytes of arrays"):
+        _reports_file.read_reports(path)
+    np.savez(path, meta=np.array("{}"), **{"column.y": np.array([None, 1], dtype=object)})
+    with pytest.raises(InputDataError, match="object arrays are not allowed"):
+        _reports_file.read_reports(path)
