@@ -137,6 +137,17 @@ def test_fuzz_plan(spec):
 @FUZZ
 @given(text=plan_texts(), command=st.sampled_from(["verify", "perturb", "estimate", "simulate"]))
 def test_fuzz_plan_files(text, command):
+    _fuzz_plan_file(text, command)
+
+
+@pytest.mark.slow
+@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(text=plan_texts(), command=st.sampled_from(["verify", "perturb", "estimate", "simulate"]))
+def test_fuzz_plan_files_long(text, command):
+    _fuzz_plan_file(text, command)
+
+
+def _fuzz_plan_file(text: bytes, command: str) -> None:
     with _toy_family.registered(), tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         good = folder / "good.json"
