@@ -24,3 +24,9 @@ from hypothesis import settings as _hyp_settings  # noqa: E402
 _hyp_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 _hyp_settings.register_profile("dev", deadline=None, print_blob=True)
 _hyp_settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config) -> None:
+    """Register the tiers' markers (``pytest -m "not slow and not notebook"`` is the fast tier)."""
+    config.addinivalue_line("markers", "slow: takes more than about 2 s (excluded from the fast tier)")
+    config.addinivalue_line("markers", "notebook: executes a notebook (excluded from the fast tier)")
