@@ -25,6 +25,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
+from _family_helpers import example_runtime, read_inputs, small_example_per_family, subset, sum_aggregates
 from ldpplan.mechanisms import _sampling as S
 
 FAMILY_WISE_ALPHA = 1e-6
@@ -247,100 +248,9 @@ def test_old_byte_reader_fails_the_position_check_under_mt19937(monkeypatch, sam
 
 
 # --------------------------------------------------------------------------- (b) family runtimes
-def _family_cases():
-    """(family, example name) pairs; a registry that fails to load gives one failing case."""
-    try:
-        from ldpplan.planner.families import all_families
-
-        fams = all_families()
-    except Exception as exc:  # noqa: BLE001 - reported by the test that receives it
-        return [pytest.param(exc, None, id="family-registry")]
-    return [pytest.param(fam, name, id=f"{fam.name}-{name}") for fam in fams for name in fam.examples]
-
-
-def needs_real_data(spec) -> bool:
-    """True when an example spec reads a data file (it names a CSV or the data folder)."""
-    import json
-
-    text = json.dumps(spec, default=str)
-    return ".csv" in text or "LDPPLAN_DATA_DIR" in text
-
-
-def spec_domain_size(spec) -> float:
-    """The spec's common ``domain`` key as a size (int, or number of labels); inf if absent."""
-    dom = spec.get("domain") if isinstance(spec, dict) else None
-    if isinstance(dom, int) and not isinstance(dom, bool):
-        return dom
-    return len(dom) if isinstance(dom, list) else math.inf
-
-
-def _small_example_per_family():
-    """Per family, the example with the smallest domain that needs no real data (if any)."""
-    best: dict[str, tuple] = {}
-    for case in _family_cases():
-        fam, name = case.values
-        if isinstance(fam, Exception):
-            return [case]
-        spec = fam.examples[name]
-        key = (needs_real_data(spec), spec_domain_size(spec), name)
-        if fam.name not in best or key < best[fam.name][0]:
-            best[fam.name] = (key, case)
-    return [case for _, case in best.values()]
-
-
-_PLANS: dict[tuple[str, str], dict] = {}
-
-
-def example_plan(fam, name, request) -> dict:
-    """The plan of an embedded example (cached), or skip when it needs absent real data."""
-    import copy
-
-    import ldpplan
-
-    if isinstance(fam, Exception):
-        raise AssertionError(f"the family registry did not load: {type(fam).__name__}: {fam}")
-    spec = fam.examples[name]
-    if needs_real_data(spec):
-        request.getfixturevalue("shared_data_dir")  # skips when the real data is absent
-    key = (fam.name, name)
-    if key not in _PLANS:
-        _PLANS[key] = ldpplan.planner.make_plan(copy.deepcopy(spec))
-    return copy.deepcopy(_PLANS[key])
-
-
-def example_runtime(fam, name, request):
-    """(plan, runtime) of an example, through ``ldpplan.load``."""
-    import ldpplan
-
-    plan = example_plan(fam, name, request)
-    return plan, ldpplan.load(plan)
-
-
 def fixed_inputs(fam, plan, tmp_path, n: int):
-    """Read ``n`` users who all hold the first domain element, through the family's own reader.
-
-    The pinned CSV conventions (``input_doc``): single items ``item``, item sets
-    ``user,item``, key-value ``user,key,value``; the first format the family reads wins.
-    """
-    labels = plan["domain"]["labels"]
-    x = str(labels[0]) if labels else "0"
-    layouts = [("user,key,value", lambda u: f"{u},{x},0.5"), ("user,item", lambda u: f"{u},{x}"),
-               ("item", lambda u: x)]
-    errors = []
-    for header, row in layouts:
-        path = tmp_path / f"inputs-{header.replace(',', '-')}-{n}.csv"
-        path.write_text(header + "\n" + "\n".join(row(u) for u in range(n)) + "\n", encoding="utf-8")
-        try:
-            return fam.read_inputs(plan, path)
-        except Exception as exc:  # the family's InputDataError for a layout it does not read
-            errors.append(f"{header}: {exc}")
-    raise AssertionError(f"{fam.name}: no pinned CSV layout was readable: {errors}")
-
-
-def subset(reports, rows: np.ndarray):
-    """The reports of the given users (rows), through the pinned ``from_arrays``."""
-    arrays = {k: np.asarray(v)[rows] for k, v in reports.to_arrays().items()}
-    return type(reports).from_arrays(reports.mechanism, arrays)
+    """``n`` users who all hold the first domain element, read by the family's own reader."""
+    return read_inputs(fam, plan, tmp_path, n)
 
 
 def estimate_failures(mech, aggregates_by_group: dict[int, list], truth: np.ndarray) -> list:
@@ -354,9 +264,7 @@ def estimate_failures(mech, aggregates_by_group: dict[int, list], truth: np.ndar
     limit = z_threshold(n_tests)
     bad = []
     for g, parts in aggregates_by_group.items():
-        total = parts[0]
-        for part in parts[1:]:
-            total = total + part
+        total = sum_aggregates(parts)
         est = mech.estimate(total, method="empirical")
         assert est.frequency.shape == truth.shape and est.n == total.n
         if est.std_error is not None and np.all(np.isfinite(est.std_error)) and np.all(est.std_error > 0):
@@ -407,13 +315,13 @@ def family_batch_failures(fam, plan, mech, rng, tmp_path, modulus: int = 8) -> l
 
 @pytest.mark.slow
 @pytest.mark.parametrize("generator", list(GENERATORS))
-@pytest.mark.parametrize("fam,name", _small_example_per_family())
+@pytest.mark.parametrize("fam,name", small_example_per_family())
 def test_family_runtime_is_exact_at_every_position(fam, name, generator, request, tmp_path):
     plan, mech = example_runtime(fam, name, request)
     assert family_batch_failures(fam, plan, mech, GENERATORS[generator](SEED), tmp_path) == []
 
 
-@pytest.mark.parametrize("fam,name", _small_example_per_family())
+@pytest.mark.parametrize("fam,name", small_example_per_family())
 def test_family_runtime_is_exact_at_every_position_pcg64_mt19937(fam, name, request, tmp_path):
     # the fast tier's share of the matrix above: the default and the 32-bit generator
     plan, mech = example_runtime(fam, name, request)
@@ -423,7 +331,7 @@ def test_family_runtime_is_exact_at_every_position_pcg64_mt19937(fam, name, requ
 
 @pytest.mark.slow
 @pytest.mark.parametrize("generator", list(GENERATORS))
-@pytest.mark.parametrize("fam,name", _small_example_per_family())
+@pytest.mark.parametrize("fam,name", small_example_per_family())
 def test_family_runtime_one_user_per_call(fam, name, generator, request, tmp_path):
     plan, mech = example_runtime(fam, name, request)
     one = fixed_inputs(fam, plan, tmp_path, 1)
@@ -439,11 +347,7 @@ def test_family_runtime_one_user_per_call(fam, name, generator, request, tmp_pat
         size = len(mine) // FAMILY_SUBS
         parts = []
         for i in range(FAMILY_SUBS):
-            chunk = mine[i * size:(i + 1) * size]
-            total = chunk[0]
-            for a in chunk[1:]:
-                total = total + a
-            parts.append(total)
+            parts.append(sum_aggregates(mine[i * size:(i + 1) * size]))
         groups[g] = parts
     assert estimate_failures(mech, groups, truth) == []
 
@@ -453,7 +357,7 @@ def test_old_byte_reader_fails_a_family_runtime_under_mt19937(monkeypatch, reque
     # The same family check, with the pre-0.2 reader patched in: at least one family's
     # runtime must fail it under MT19937 (and, with the fixed reader, none does: see above).
     caught = []
-    for case in _small_example_per_family():
+    for case in small_example_per_family():
         fam, name = case.values
         plan, mech = example_runtime(fam, name, request)
         with monkeypatch.context() as m:
