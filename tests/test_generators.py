@@ -287,7 +287,7 @@ def _one_column_outputs(reports):
     return np.asarray(cols[0]) if len(reports.to_arrays()) == 1 and len(cols) == 1 else None
 
 
-FAMILY_USERS_PER_GROUP = 512
+FAMILY_USERS_PER_GROUP = 2000
 FAMILY_SUBS = 8
 
 
@@ -303,6 +303,7 @@ def family_batch_failures(fam, plan, mech, rng, tmp_path, modulus: int = 8) -> l
     for g in range(modulus):
         rows = np.flatnonzero(pos == g)
         groups[g] = [mech.aggregate(subset(reports, chunk)) for chunk in np.array_split(rows, FAMILY_SUBS)]
+    groups[-1] = [part for g in range(modulus) for part in groups[g]]  # all positions pooled: more power
     bad = estimate_failures(mech, groups, truth)
     outputs = _one_column_outputs(reports)
     channel = getattr(mech, "channel_matrix", None)
@@ -310,6 +311,7 @@ def family_batch_failures(fam, plan, mech, rng, tmp_path, modulus: int = 8) -> l
         q = np.asarray(channel())
         if q.ndim == 2 and q.shape[0] == mech.domain_size and outputs.max(initial=0) < q.shape[1]:
             bad += [("channel", g, s) for g, s in chi_square_failures(outputs, q[0], pos)]
+            bad += [("channel", "pooled", s) for _, s in chi_square_failures(outputs, q[0], np.zeros(n, int))]
     return bad
 
 
@@ -349,6 +351,7 @@ def test_family_runtime_one_user_per_call(fam, name, generator, request, tmp_pat
         for i in range(FAMILY_SUBS):
             parts.append(sum_aggregates(mine[i * size:(i + 1) * size]))
         groups[g] = parts
+    groups[-1] = [part for g in range(modulus) for part in groups[g]]  # all calls pooled
     assert estimate_failures(mech, groups, truth) == []
 
 
