@@ -92,4 +92,7 @@ def test_grid_rounding_directions():
         S.bernoulli(np.random.default_rng(0), [0.1])
     with pytest.raises(TypeError, match="Generator"):
         S.bernoulli(np.random.RandomState(0), [0.5])  # type: ignore[arg-type]
+    for draw in (S.uniform_bytes, S.uniform_bits):
+        with pytest.raises(TypeError, match="Generator"):
+            draw(np.random.RandomState(0), 8)  # type: ignore[arg-type]
     assert S.bernoulli_columns(np.random.default_rng(0), np.array([1.0, 0.0]), 50).tolist() == [[True, False]] * 50
