@@ -22,6 +22,7 @@ def family_cases(include_data: bool = True) -> list:
 
     A registry that fails to load yields a single case carrying the exception, which
     :func:`example_plan` turns into a failure (never a silent empty parametrization).
+    Examples that read real data are marked ``slow`` (large domains).
     """
     try:
         from ldpplan.planner.families import all_families
@@ -32,8 +33,11 @@ def family_cases(include_data: bool = True) -> list:
     out = []
     for fam in fams:
         for name, spec in fam.examples.items():
-            if include_data or not needs_real_data(spec):
-                out.append(pytest.param(fam, name, id=f"{fam.name}-{name}"))
+            data = needs_real_data(spec)
+            if include_data or not data:
+                # examples on real data have large domains: slow tier only
+                marks = [pytest.mark.slow] if data else []
+                out.append(pytest.param(fam, name, id=f"{fam.name}-{name}", marks=marks))
     return out
 
 

@@ -267,17 +267,19 @@ def estimate_failures(mech, aggregates_by_group: dict[int, list], truth: np.ndar
         total = sum_aggregates(parts)
         est = mech.estimate(total, method="empirical")
         assert est.frequency.shape == truth.shape and est.n == total.n
+        subs = np.array([mech.estimate(p, method="empirical").frequency for p in parts])
+        spread = subs.std(axis=0, ddof=1) / math.sqrt(len(parts))
+        dev = np.abs(est.frequency - truth)
         if est.std_error is not None and np.all(np.isfinite(est.std_error)) and np.all(est.std_error > 0):
-            z = (est.frequency - truth) / est.std_error
-            off = np.abs(z) > limit
+            # the estimator's own standard error (it may be a plug-in or f = 0 value: never below the spread)
+            se = np.maximum(est.std_error, spread)
+            off = dev > limit * se
         else:
-            subs = np.array([mech.estimate(p, method="empirical").frequency for p in parts])
-            se = subs.std(axis=0, ddof=1) / math.sqrt(len(parts))
-            dev = np.abs(subs.mean(axis=0) - truth)
-            off = dev > 1.5 * limit * se  # se == 0 with a deviation is a failure
-            z = np.where(se > 0, dev / np.where(se > 0, se, 1), np.inf)
+            se = spread
+            off = dev > 1.5 * limit * se  # t statistic on few parts: heavier tails; se == 0 with dev > 0 fails
+        z = np.where(se > 0, dev / np.where(se > 0, se, 1), np.where(dev > 0, np.inf, 0))
         if np.any(off):
-            bad.append((int(g), float(np.max(np.abs(z)))))
+            bad.append((int(g), float(np.max(z))))
     return bad
 
 
