@@ -310,7 +310,10 @@ def family_batch_failures(fam, plan, mech, rng, tmp_path, modulus: int = 8) -> l
     outputs = _one_column_outputs(reports)
     channel = getattr(mech, "channel_matrix", None)
     if outputs is not None and callable(channel):
-        q = np.asarray(channel())
+        try:
+            q = np.asarray(channel())
+        except ValueError:  # too large for a dense matrix: the estimate check above still applies
+            q = np.zeros((0, 0))
         if q.ndim == 2 and q.shape[0] == mech.domain_size and outputs.max(initial=0) < q.shape[1]:
             bad += [("channel", g, s) for g, s in chi_square_failures(outputs, q[0], pos)]
             bad += [("channel", "pooled", s) for _, s in chi_square_failures(outputs, q[0], np.zeros(n, int))]
