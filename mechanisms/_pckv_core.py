@@ -9,6 +9,8 @@ The public names are re-exported by :mod:`ldpplan.mechanisms.pckv`.
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal, localcontext
+from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
@@ -17,7 +19,7 @@ from ._protocol import Estimate
 from ._sampling import check_rng, uniform_bits
 
 __all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "composed_ratio", "key_budget",
-           "value_budget", "ESTIMATORS"]
+           "value_budget", "ESTIMATORS", "exact_ratios", "exceeds_exactly"]
 
 #: Estimators of :func:`estimate_from_counts` (first = default).
 ESTIMATORS = ("corrected", "empirical")
@@ -213,6 +215,43 @@ def composed_ratio(mechanism: str, a: float, b: float, p: float, domain_size: in
     upper = a * p / L + (1.0 - 1.0 / L) * b / 2.0
     lower = min(a * (1.0 - p) / L + (1.0 - 1.0 / L) * b / 2.0, b / 2.0)
     return upper / lower
+
+
+def exact_ratios(mechanism: str, a: float, b: float, p: float, domain_size: int,
+                 padding_length: int) -> dict[str, Fraction]:
+    """``e^epsilon``, ``e^{epsilon1}``, ``e^{epsilon2}`` of the numbers as exact rationals (floats are dyadic).
+
+    Same formulas as :func:`composed_ratio`, :func:`key_budget`, :func:`value_budget`; PCKV-GRR
+    uses ``b = (1-a)/(d+L-1)`` exactly.
+
+    References
+    ----------
+    PCKV, Theorems 2-3 (App. A-B), eq. (2), (5).
+    """
+    A, P, L = Fraction(a), Fraction(p), Fraction(int(padding_length))
+    if mechanism == "pckv-ue":
+        B = Fraction(b)
+        composed = (2 * P * A / B) / min((1 - A) / (1 - B), 2 * (1 - P) * A / B)
+        key = A * (1 - B) / (B * (1 - A))
+    else:
+        B = (1 - A) / (int(domain_size) + int(padding_length) - 1)
+        composed = (A * P / L + (1 - 1 / L) * B / 2) / min(A * (1 - P) / L + (1 - 1 / L) * B / 2, B / 2)
+        key = A / B
+    return {"epsilon": composed, "epsilon1": key, "epsilon2": P / (1 - P)}
+
+
+def exceeds_exactly(ratio: Fraction, claim: float) -> bool:
+    """True when ``ln(ratio) > claim`` by more than 1e-40 nats (50-digit decimal logarithms).
+
+    The runtime's float64 privacy map has a 1e-9 relative tolerance; this exact test
+    also catches a single 2^-48 grid step toward less privacy.
+    """
+    if ratio <= 1:
+        return False
+    with localcontext() as ctx:
+        ctx.prec = 60
+        log_ratio = Decimal(ratio.numerator).ln() - Decimal(ratio.denominator).ln()
+        return log_ratio - Decimal(float(claim)) > Decimal("1e-40")
 
 
 def estimate_from_counts(n: int, n1, n2, a: float, b: float, p: float, padding_length: int,

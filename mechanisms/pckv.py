@@ -42,7 +42,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ._pckv_core import (ESTIMATORS, KeyValueUsers, as_users, check_users, composed_ratio, estimate_from_counts,
-                         key_budget, random_signs, sample_pairs, value_budget)
+                         exact_ratios, exceeds_exactly, key_budget, random_signs, sample_pairs, value_budget)
 from ._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
 from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
 from ._sampling import bernoulli, bernoulli_iid, check_rng, on_grid, to_grid
@@ -175,9 +175,17 @@ class _PCKV(Frozen):
         pm = mech.privacy_map()
         check_claim(pm["epsilon"], require(data, "guarantee.epsilon"), "guarantee.epsilon",
                     "Theorem 2/3 recomputed from a, b, p, L, d gives")
+        claims = [("epsilon", "guarantee.epsilon")]
         for k in ("epsilon1", "epsilon2"):
             check_claim(pm[k], require(data, f"guarantee.{k}"), f"guarantee.{k}", "a, b, p give")
             check_claim(pm[k], require(data, f"params.{k}"), f"params.{k}", "a, b, p give")
+            claims += [(k, f"guarantee.{k}"), (k, f"params.{k}")]
+        ratios = exact_ratios(mech.mechanism, mech.a, mech.b, mech.p, d, L)
+        for k, field in claims:
+            claim = require(data, field)
+            if exceeds_exactly(ratios[k], claim):
+                raise PlanError(f"{field}: claims {claim!r} but a, b, p, L, d give more (exactly, {pm[k]!r} in float64); "
+                                "the runtime refuses a plan that claims more privacy than its numbers give")
         return mech
 
     def privacy_map(self) -> dict[str, Any]:
