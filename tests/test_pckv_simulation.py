@@ -106,6 +106,36 @@ def test_load_key_value_data_generic(tmp_path):
         load_key_value_data(f)
 
 
+def test_plan_from_a_data_file_is_rederived(tmp_path):
+    f = tmp_path / "kv.csv"
+    rng = np.random.default_rng(4)
+    rows = ["user,key,value"]
+    for u in range(300):
+        for k in rng.choice(8, size=1 + u % 4, replace=False):
+            rows.append(f"u{u},k{k},{rng.uniform(-1, 1):.3f}")
+    f.write_text("\n".join(rows) + "\n")
+    spec = {"mechanism": "pckv", "epsilon": 2.0, "domain": "data", "padding_length": "auto", "data": "kv.csv",
+            "max_padding_length": 6}
+    plan = api.make_plan(spec, base_dir=tmp_path)
+    assert plan["domain"]["labels"] == [f"k{i}" for i in range(8)]
+    assert {x["source"] for x in plan["planning_inputs"]} == {str(f)}
+    res = api.verify_plan(plan)
+    assert res.holds and any("recomputed from the planning inputs" in c for c in res.details["checks"])
+    bad = json.loads(json.dumps(plan))
+    bad["predicted"]["mse_mean"]["value"] *= 0.5                       # a claim about utility, recomputed
+    assert "predicted.mse_mean" in api.verify_plan(bad).message
+    bad = json.loads(json.dumps(plan))
+    other = [c for c in bad["solver"]["padding_length_selection"]["candidates"]
+             if c["padding_length"] != plan["params"]["padding_length"]][0]
+    other["objective"] = -1.0                                          # make another L look best
+    assert not api.verify_plan(bad).holds
+    f.write_text("user,key,value\nu1,k0,0.5\nu2,k1,0.5\n")           # the data changed since planning
+    assert not api.verify_plan(plan).holds
+    f.unlink()                                                         # the data is gone: privacy still checks
+    res = api.verify_plan(plan)
+    assert res.holds and any("not readable" in c for c in res.details["checks"])
+
+
 @pytest.fixture(scope="module")
 def movielens_plan(shared_data_dir):
     spec = {"mechanism": "pckv", "epsilon": 4.0, "domain": "data", "padding_length": "auto", "objective_keys": 50,

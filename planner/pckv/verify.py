@@ -17,6 +17,7 @@ r"""Independent re-check of a PCKV plan: its numbers exactly, and the plan again
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Mapping
 
 from ldpplan.mechanisms.pckv import on_grid
@@ -175,13 +176,42 @@ def _check_predictions(plan: Mapping[str, Any], model, weights, q, L: int) -> No
             raise _Fail(f"predicted.{k}: recomputed {entry['value']!r} from the spec's priors (got {got!r})")
 
 
-def _prior_model(spec: PCKVSpec, d: int):
-    """The model of a spec without a data file (None when predictions came from data)."""
-    if spec.data is not None:
-        return None
+def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
+    """The planning model rebuilt from the spec's priors or from the data file named in
+    ``planning_inputs`` (None when that file is no longer readable)."""
+    from ..data import load_key_value_data
+    from ..errors import InputDataError
     from .model import PlanningData, build_model
 
-    return build_model(spec, d, spec.labels(), PlanningData(None, None))[0]
+    if spec.data is None:
+        return build_model(spec, d, spec.labels(), PlanningData(None, None))[0]
+    sources = {x["source"] for x in plan["planning_inputs"]}
+    if len(sources) != 1:
+        raise _Fail(f"planning_inputs: a plan from a data file must name that one file (got {sorted(sources)})")
+    path = Path(sources.pop())
+    if not path.is_file():
+        return None
+    try:
+        data = load_key_value_data(path)
+        if spec.domain_value == "data" and list(data.labels) != plan["domain"]["labels"]:
+            raise _Fail(f"domain.labels: must be the distinct keys of {str(path)!r} ({len(data.labels)} keys)")
+        return build_model(spec, d, plan["domain"]["labels"], PlanningData(path, data))[0]
+    except (InputDataError, SpecError) as exc:
+        raise _Fail(f"planning_inputs: the data file {str(path)!r} no longer gives this plan's model ({exc})") from None
+
+
+def _check_auto(plan: Mapping[str, Any], spec: PCKVSpec, mech: str, d: int, model, weights) -> None:
+    """Re-run the ``"auto"`` search (closed-form allocations) and compare the chosen L."""
+    from ldpplan.solvers import pckv as S
+
+    from .._exact import shrink
+
+    sel = S.choose_padding_length(mech, shrink(spec.epsilon), domain_size=d, model=model, method=spec.allocation,
+                                  weights=weights, max_padding_length=spec.max_padding_length)
+    L = int(sel.parameters["padding_length"])
+    if L != plan["params"]["padding_length"]:
+        raise _Fail(f"params.padding_length: the \"auto\" search recomputed from its inputs chooses L = {L} "
+                    f"(got {plan['params']['padding_length']})")
 
 
 def verify(plan: Mapping[str, Any]) -> Verification:
@@ -219,7 +249,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
         _check_padding(plan, spec, L)
         _check_allocation(plan, spec, mech, a, b, p, d, L, budgets["epsilon"])
         weights = (spec.weights.frequency, spec.weights.mean)
-        model = _prior_model(spec, d)
+        model = _model(plan, spec, d)
         _check_choice(plan, spec, mech, model, weights)
         for k, want in (("values", spec.values), ("out_of_domain_keys", spec.out_of_domain_keys)):
             if plan["params"].get(k) != want:
@@ -229,9 +259,11 @@ def verify(plan: Mapping[str, Any]) -> Verification:
         checks.append("plan vs spec: mechanism, domain, padding_length, allocation, users, runtime options")
         if model is not None:
             _check_predictions(plan, model, weights, {"a": a, "b": b, "p": p}, L)
-            checks.append("predictions recomputed from the spec's priors (Theorem 4)")
+            if spec.padding_length == "auto" and spec.allocation != "numeric":
+                _check_auto(plan, spec, mech, d, model, weights)
+            checks.append("predictions, mechanism choice and the \"auto\" L recomputed from the planning inputs")
         else:
-            checks.append("predictions from the data file named in planning_inputs (not re-read)")
+            checks.append("predictions: the data file named in planning_inputs is not readable here (not re-derived)")
     except _Fail as exc:
         return Verification(False, str(exc), {"checks": checks})
     slack = float(spec.epsilon) - budgets["epsilon"]
