@@ -14,7 +14,7 @@ from ldpplan.planner._exact import ratio_within
 from ldpplan.planner._plan_format import validate_plan
 from ldpplan.planner.errors import PlanFormatError, PrivacyViolation, SpecError
 from ldpplan.planner.pckv import FAMILY
-from ldpplan.planner.pckv.allocation import composed_ratio_exact, solve_on_grid
+from ldpplan.planner.pckv.allocation import composed_ratio_exact
 
 from _pckv_helpers import only_families_with_FAMILY  # noqa: F401  (autouse fixture)
 

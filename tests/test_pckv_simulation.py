@@ -32,7 +32,7 @@ def test_simulate_synthetic_aggregate_and_runtime_agree_with_theory():
         assert naive["all keys"]["mse_mean"] > row["mse_mean"]      # optimized beats naive (Fig. 9)
 
 
-def test_simulate_options_are_typed():
+def test_simulate_options_are_typed(tmp_path):
     plan = api.make_plan({**ISSUE_SPEC, "users": 2000})
     with pytest.raises(SpecError, match="valid: distribution, top, users"):
         api.simulate(plan, SimulateOptions(trials=1, extra={"bogus": "1"}))
@@ -41,6 +41,9 @@ def test_simulate_options_are_typed():
     rep = api.simulate(plan, SimulateOptions(trials=1, seed=1, extra={"top": "5", "users": "3000",
                                                                       "distribution": "gaussian"}))
     assert rep.data["setting"]["users"] == 3000 and rep.data["setting"]["top"] == 5
+    png = tmp_path / "fig.png"
+    rep.plot(str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert any("top-5" in t.title for t in rep.tables)
     calls = []
     api.simulate(plan, SimulateOptions(trials=2, seed=1), progress=lambda adv, total: calls.append(total))

@@ -115,6 +115,73 @@ def _runtimes(plan, eps: float, d: int, L: int):
     return out
 
 
+def _run_row(rt, users, sets, freq, means, options, trial_seqs, tick):
+    """Trials of one runtime: mean squared errors per key set, and per-key squared errors (trial means)."""
+    err = {s: {k: [] for k in ("f", "fr", "m", "mr")} for s in sets}
+    per_key_m = np.zeros(freq.shape[0])
+    for t in range(options.trials):
+        rng = np.random.default_rng(trial_seqs[t])
+        agg = rt.aggregate(rt.perturb(users, rng)) if options.mode == "runtime" else aggregate_counts(rt, users, rng)
+        c, r = rt.estimate(agg, "corrected"), rt.estimate(agg, "empirical")
+        per_key_m += (c.mean - means) ** 2 / options.trials
+        for s, (fk, mk) in sets.items():
+            err[s]["f"].append(np.mean((c.frequency[fk] - freq[fk]) ** 2))
+            err[s]["fr"].append(np.mean((r.frequency[fk] - freq[fk]) ** 2))
+            err[s]["m"].append(np.mean((c.mean[mk] - means[mk]) ** 2) if mk.size else np.nan)
+            with np.errstate(invalid="ignore"):
+                err[s]["mr"].append(np.nanmean((r.mean[mk] - means[mk]) ** 2) if mk.size else np.nan)
+        tick()
+    return err, per_key_m
+
+
+def _row(name, method, rt, err, sets, th_f, th_m) -> dict[str, Any]:
+    pm = rt.privacy_map()
+    row = {"mechanism": name, "allocation": method, "epsilon1": pm["epsilon1"], "epsilon2": pm["epsilon2"],
+           "a": rt.a, "b": rt.b, "p": rt.p}
+    for s, (fk, mk) in sets.items():
+        row[s] = {"mse_frequency": float(np.mean(err[s]["f"])),
+                  "mse_frequency_empirical": float(np.mean(err[s]["fr"])),
+                  "mse_frequency_theory": float(np.mean(th_f[fk])),
+                  "mse_mean": float(np.nanmean(err[s]["m"])) if mk.size else None,
+                  "mse_mean_empirical": float(np.nanmean(err[s]["mr"])) if mk.size else None,
+                  "mse_mean_theory": float(np.mean(th_m[mk])) if mk.size else None}
+    return row
+
+
+def _tables(results, sets, setting) -> list[Table]:
+    tables = [Table("PCKV simulation setting", ["item", "value"], [
+        ["data", setting["data"]], ["users n", setting["users"]], ["keys d", setting["keys"]],
+        ["pairs", setting["pairs"]], ["padding_length L", setting["padding_length"]],
+        ["epsilon (nats)", setting["epsilon"]],
+        ["users with > L pairs", f"{100 * setting['users_truncated_fraction']:.1f}%"],
+        ["pairs dropped (outside the plan's keys)", setting["dropped_pairs"]], ["mode", setting["mode"]],
+        ["trials", setting["trials"]]])]
+    cols = ["mechanism", "allocation", "epsilon1", "epsilon2", "MSE freq (Alg. 4)", "MSE freq (7)", "MSE freq Thm 4",
+            "MSE mean (Alg. 4)", "MSE mean (8)", "MSE mean Thm 4"]
+    for s, (fk, mk) in sets.items():
+        tables.append(Table(
+            f"MSE over {s} ({fk.size} keys for frequency, {mk.size} with f > 0 for mean)", cols,
+            [[r["mechanism"], r["allocation"], r["epsilon1"], r["epsilon2"], r[s]["mse_frequency"],
+              r[s]["mse_frequency_empirical"], r[s]["mse_frequency_theory"], r[s]["mse_mean"], r[s]["mse_mean_empirical"],
+              r[s]["mse_mean_theory"]] for r in results],
+            note="squared frequency / squared value units; empirical means over trials; Thm 4: eq. (9)-(11) + "
+                 "bias (10)^2 + truncation bias of users with > L pairs"))
+    return tables
+
+
+def _plotter(curves_data, title):
+    def plot(path: str) -> None:
+        from ..plotting import Curve, plot_curves
+
+        curves = []
+        for i, (label, ranks, theory, empirical) in enumerate(curves_data):
+            curves.append(Curve(f"{label}: Theorem 4", ranks, theory, style="theory", color=i))
+            curves.append(Curve(f"{label}: simulated (Alg. 4)", ranks, empirical, style="empirical", color=i))
+        plot_curves(curves, path, title=title, xlabel="key rank (1 = most frequent)",
+                    ylabel="MSE of the mean estimate (value units^2)", logy=True)
+    return plot
+
+
 def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -> SimulationReport:
     """Empirical vs Theorem 4 MSE of frequency and mean (all keys and top-N keys).
 
@@ -134,7 +201,8 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     SimulationReport
         Per row, empirical MSE of Algorithm 4 (``corrected``) and of eq. (7)-(8)
         (``empirical``) averaged over trials, and Theorem 4's prediction (squared
-        frequency / squared value units).
+        frequency / squared value units); ``plot`` draws the per-key mean MSE over the
+        top-N keys (theory vs simulation) of the optimized rows.
 
     Raises
     ------
@@ -144,6 +212,10 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
         Unreadable data, keys outside the plan's domain.
     PrivacyViolation
         The plan fails verification.
+
+    References
+    ----------
+    PCKV, Theorem 4, Algorithm 4, Sec. 6.1 (synthetic data), Fig. 9.
     """
     from ldpplan.solvers.pckv import theorem4_mse
 
@@ -158,55 +230,24 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     root = np.random.SeedSequence(options.seed)
     data_seq, *trial_seqs = root.spawn(options.trials + 1)
     users, dropped, source = _load_users(plan, options, d, plan["domain"]["labels"], np.random.default_rng(data_seq), opts)
-    n = users.n_users
     freq, means, sampled, sizes = data_model(users.indptr, users.keys, users.values, d)
-    order = np.argsort(-freq, kind="stable")
-    top = order[: opts.top]
+    top = np.argsort(-freq, kind="stable")[: opts.top]
     sets = {"all keys": (np.arange(d), np.nonzero(freq > 0)[0]), f"top-{opts.top} keys": (top, top[freq[top] > 0])}
     rows = _runtimes(plan, eps, d, L)
-    total, results = len(rows) * options.trials, []
+    total = len(rows) * options.trials
+    results, curves = [], []
+    shown = top[freq[top] > 0]
     for name, method, rt in rows:
-        err = {s: {k: [] for k in ("f", "fr", "m", "mr")} for s in sets}
-        for t in range(options.trials):
-            rng = np.random.default_rng(trial_seqs[t])
-            agg = rt.aggregate(rt.perturb(users, rng)) if options.mode == "runtime" else aggregate_counts(rt, users, rng)
-            c, r = rt.estimate(agg, "corrected"), rt.estimate(agg, "empirical")
-            for s, (fk, mk) in sets.items():
-                err[s]["f"].append(np.mean((c.frequency[fk] - freq[fk]) ** 2))
-                err[s]["fr"].append(np.mean((r.frequency[fk] - freq[fk]) ** 2))
-                err[s]["m"].append(np.mean((c.mean[mk] - means[mk]) ** 2) if mk.size else np.nan)
-                with np.errstate(invalid="ignore"):
-                    err[s]["mr"].append(np.nanmean((r.mean[mk] - means[mk]) ** 2) if mk.size else np.nan)
-            if progress is not None:
-                progress(1, total)
-        th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, L, n, freq, means, sampled(L))
-        pm = rt.privacy_map()
-        row = {"mechanism": name, "allocation": method, "epsilon1": pm["epsilon1"], "epsilon2": pm["epsilon2"],
-               "a": rt.a, "b": rt.b, "p": rt.p}
-        for s, (fk, mk) in sets.items():
-            row[s] = {"mse_frequency": float(np.mean(err[s]["f"])),
-                      "mse_frequency_empirical": float(np.mean(err[s]["fr"])),
-                      "mse_frequency_theory": float(np.mean(th_f[fk])),
-                      "mse_mean": float(np.nanmean(err[s]["m"])) if mk.size else None,
-                      "mse_mean_empirical": float(np.nanmean(err[s]["mr"])) if mk.size else None,
-                      "mse_mean_theory": float(np.mean(th_m[mk])) if mk.size else None}
-        results.append(row)
-    truncated = float(np.mean(sizes > L)) if sizes.size else 0.0
-    tables = [Table("PCKV simulation setting", ["item", "value"], [
-        ["data", source], ["users n", n], ["keys d", d], ["pairs", int(users.keys.size)], ["padding_length L", L],
-        ["epsilon (nats)", eps], ["users with > L pairs", f"{100 * truncated:.1f}%"],
-        ["pairs dropped (outside the plan's keys)", dropped], ["mode", options.mode], ["trials", options.trials]])]
-    cols = ["mechanism", "allocation", "epsilon1", "epsilon2", "MSE freq (Alg. 4)", "MSE freq (7)", "MSE freq Thm 4",
-            "MSE mean (Alg. 4)", "MSE mean (8)", "MSE mean Thm 4"]
-    for s, (fk, mk) in sets.items():
-        tables.append(Table(
-            f"MSE over {s} ({fk.size} keys for frequency, {mk.size} with f > 0 for mean)", cols,
-            [[r["mechanism"], r["allocation"], r["epsilon1"], r["epsilon2"], r[s]["mse_frequency"],
-              r[s]["mse_frequency_empirical"], r[s]["mse_frequency_theory"], r[s]["mse_mean"], r[s]["mse_mean_empirical"],
-              r[s]["mse_mean_theory"]] for r in results],
-            note="squared frequency / squared value units; empirical means over trials; Thm 4: eq. (9)-(11) + "
-                 "bias (10)^2 + truncation bias of users with > L pairs"))
-    payload = {"setting": {"data": source, "users": n, "keys": d, "padding_length": L, "epsilon": eps,
-                           "users_truncated_fraction": truncated, "dropped_pairs": dropped, "top": opts.top},
-               "results": results}
-    return SimulationReport(tables=tables, data=payload, plot=None)
+        err, per_key_m = _run_row(rt, users, sets, freq, means, options, trial_seqs,
+                                  (lambda: progress(1, total)) if progress is not None else (lambda: None))
+        th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, L, users.n_users, freq, means, sampled(L))
+        results.append(_row(name, method, rt, err, sets, th_f, th_m))
+        if method != "naive" and shown.size:
+            curves.append((f"{name} / {method}", list(range(1, shown.size + 1)), th_m[shown].tolist(),
+                           per_key_m[shown].tolist()))
+    setting = {"data": source, "users": users.n_users, "keys": d, "pairs": int(users.keys.size), "padding_length": L,
+               "epsilon": eps, "users_truncated_fraction": float(np.mean(sizes > L)) if sizes.size else 0.0,
+               "dropped_pairs": dropped, "top": opts.top, "mode": options.mode, "trials": options.trials}
+    title = f"PCKV per-key mean MSE, top-{opts.top} keys (epsilon = {eps:g} nats, L = {L}, n = {users.n_users})"
+    return SimulationReport(tables=_tables(results, sets, setting), data={"setting": setting, "results": results},
+                            plot=_plotter(curves, title) if curves else None)
