@@ -39,7 +39,7 @@ def test_issue_spec_plans_and_verifies(mechanism, allocation):
     else:
         assert 1.0 - 1e-6 <= g["epsilon"] <= 1.0
     for k in ("mse_frequency", "mse_mean"):
-        assert plan["predicted"][k]["value"] > 0 and "squared" in plan["predicted"][k]["unit"]
+        assert plan["predicted"][k]["value"] > 0 and "^2" in plan["predicted"][k]["unit"]
         assert "Theorem 4" in plan["predicted"][k]["source"]
     assert plan["planning_inputs"] == []
     assert api.verify_plan(plan).holds and plan["verification"]["holds"] is True

@@ -30,8 +30,8 @@ from .spec import ALLOCATIONS, PCKVSpec, parse_spec
 __all__ = ["build_plan", "predictions", "domain_of", "choose", "COMPOSITION"]
 
 COMPOSITION = {"pckv-ue": "Theorem 2, eq. (3)", "pckv-grr": "Theorem 3, eq. (6)"}
-_MSE_F_UNIT = "squared frequency (fraction of users)^2 per key, mean over the objective keys"
-_MSE_M_UNIT = "squared value (values in [-1, 1])^2 per key, mean over the objective keys"
+_MSE_F_UNIT = "frequency^2 (frequency = fraction of users) per key, averaged over the objective keys"
+_MSE_M_UNIT = "value^2 (values in [-1, 1]) per key, averaged over the objective keys"
 
 
 def domain_of(spec: PCKVSpec, pdata: PlanningData) -> tuple[int, list[str] | None]:
