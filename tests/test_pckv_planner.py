@@ -64,6 +64,10 @@ def test_optimized_plan_numbers_match_lemma2():
     assert pr["p"] == pytest.approx(math.e / (math.e + 1), rel=1e-9)
     assert pr["epsilon2"] == pytest.approx(1.0, rel=1e-9)
     assert pr["epsilon1"] == pytest.approx(math.log((math.e + 1) / 2), rel=1e-9)
+    # eq. (16) with OUE key perturbation: g = 4b/(2p-1)^2, h = 4b(1-b)/(1-2b)^2
+    b, p = pr["b"], pr["p"]
+    assert plan["predicted"]["g"]["value"] == pytest.approx(4 * b / (2 * p - 1) ** 2, rel=1e-12)
+    assert plan["predicted"]["h"]["value"] == pytest.approx(4 * b * (1 - b) / (1 - 2 * b) ** 2, rel=1e-12)
 
 
 def test_optimized_grr_plan_matches_lemma3_eq23():

@@ -72,6 +72,10 @@ def predictions(q: Mapping[str, float], L: int, model, weights) -> dict[str, dic
                                "w_f * mse_frequency + w_m * mse_mean", "PCKV Theorem 4 (the planner's objective)",
                                **extra),
     }
+    out["g"] = predicted(b / (a * a * (2 * p - 1) ** 2), "1 (dimensionless)",
+                         "PCKV eq. (16): g = b / (a^2 (2p-1)^2), the value-noise factor of eq. (18)")
+    out["h"] = predicted((1 - b) * b / (a - b) ** 2, "1 (dimensionless)",
+                         "PCKV eq. (16): h = (1-b) b / (a-b)^2, the key-noise factor of eq. (17)-(18)")
     if model.set_sizes is not None:
         w = model.set_size_weights / model.set_size_weights.sum()
         out["users_truncated_fraction"] = predicted(float(w[model.set_sizes > L].sum()), "fraction of users",
