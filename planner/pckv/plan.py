@@ -120,8 +120,8 @@ def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights) -> tuple[
         raise SpecError("padding_length", f"\"auto\" must find an L with a finite predicted error ({exc})",
                         "auto") from None
     L = int(sel.parameters["padding_length"])
-    rows = [{k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in r.items()}
-            for r in sel.extra["candidates"]]
+    rows = _finite_or_none([{k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in r.items()}
+                            for r in sel.extra["candidates"]])
     return L, {"chosen": L, "max_padding_length": spec.max_padding_length, "at_search_bound": L == spec.max_padding_length,
                "model": "minimise w_f*MSE_f + w_m*MSE_m over L = 1..max: Theorem 4 at the sampled frequency f_s(L) "
                         "plus the truncation bias (f_s(L) - f)^2 of eq. (7); f_s exact from data, else rho(L) f",

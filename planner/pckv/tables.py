@@ -1,6 +1,7 @@
 """Tables ``ldpplan plan`` prints for a PCKV plan: parameters, predicted errors, choices made."""
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from .._report import Table
@@ -40,7 +41,7 @@ def _baselines(plan: Mapping[str, Any]) -> Table:
 
 
 def _padding(sel: Mapping[str, Any]) -> Table:
-    cands = sorted(sel["candidates"], key=lambda r: r["objective"])[:5]
+    cands = sorted(sel["candidates"], key=lambda r: math.inf if r["objective"] is None else r["objective"])[:5]
     rows = [[c["padding_length"], c["objective"], c["mse_frequency"], c["mse_mean"]] for c in cands]
     note = sel.get("model", "")
     if sel.get("at_search_bound"):

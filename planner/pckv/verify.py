@@ -110,8 +110,8 @@ def _check_domain(plan: Mapping[str, Any], spec: PCKVSpec, d: int) -> None:
 def _argmin(rows: list[dict], key: str) -> Any:
     best = None
     for r in rows:
-        v = r[key]
-        v = v if math.isfinite(v) else math.inf
+        v = r.get(key)
+        v = float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else math.inf
         if best is None or v < best[0]:
             best = (v, r)
     return None if best is None else best[1]
