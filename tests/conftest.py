@@ -53,3 +53,11 @@ from hypothesis import settings as _hyp_settings  # noqa: E402
 _hyp_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 _hyp_settings.register_profile("dev", deadline=None, print_blob=True)
 _hyp_settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config) -> None:
+    """Register the tiers' markers here too (pyproject.toml does; this keeps ``-c other.ini`` runs strict)."""
+    for line in ("unit: fast test (added automatically to tests without another tier marker)",
+                 "slow: takes more than ~2 s (excluded from the fast tier)",
+                 "notebook: a notebook executed by nbmake (excluded from the fast tier)"):
+        config.addinivalue_line("markers", line)
