@@ -210,8 +210,8 @@ def test_cli_end_to_end(tmp_path):
     assert r.exit_code == 0, r.output
     r = runner.invoke(main, ["estimate", str(plan_path), str(rep), "--json"])
     assert r.exit_code == 0, r.output
-    out = json.loads(r.output)["rows"]
-    assert [row["key"] for row in out] == ["a", "b", "c", "d"]
+    out = json.loads(r.output)
+    assert out["labels"] == ["a", "b", "c", "d"] and len(out["frequency"]) == len(out["mean"]) == 4
     r = runner.invoke(main, ["estimate", str(plan_path), str(rep), "--json", "--method", "empirical"])
     assert r.exit_code == 0, r.output
     r = runner.invoke(main, ["simulate", str(plan_path), "--data", str(data), "--trials", "2", "--seed", "3"])
