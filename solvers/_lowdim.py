@@ -112,21 +112,31 @@ def cutting_plane_lower_bound(value_grad: Callable[[np.ndarray], tuple[float, np
             p = z_star + h * d * (hi - lo)
             if np.all(p > lo) and np.all(p < hi):
                 points.append(p)
+    # The LP is solved in normalised variables (t in [0, 1]^k with z = lo + t (hi - lo)) and
+    # values divided by scale = max(1, |F(z_star)|): budgets from 1e-6 to 100 nats give boxes
+    # of width 1e-6 and objectives of 1e13, which HiGHS cannot handle unscaled.
+    width = hi - lo
+    v_star, _ = value_grad(z_star)
+    scale = max(1.0, abs(float(v_star))) if math.isfinite(v_star) else 1.0
     rows, rhs = [], []
     for p in points:
         val, grad = value_grad(p)
         if not (math.isfinite(val) and np.all(np.isfinite(grad))):
             continue
-        # s >= val + g.(z - p)   <=>   g.z - s <= g.p - val
-        rows.append(np.concatenate([grad, [-1.0]]))
-        rhs.append(float(grad @ p - val))
+        g_t = grad * width / scale
+        t_p = (p - lo) / width
+        # s >= val + g.(z - p)   <=>   g_t.t - s <= g_t.t_p - val  (all divided by scale)
+        rows.append(np.concatenate([g_t, [-1.0]]))
+        rhs.append(float(g_t @ t_p - val / scale))
+    if not rows:
+        return -math.inf, 0
     c = np.zeros(k + 1)
     c[-1] = 1.0
-    bounds = [(float(lo[i]), float(hi[i])) for i in range(k)] + [(None, None)]
+    bounds = [(0.0, 1.0)] * k + [(None, None)]
     res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=bounds, method="highs")
     if res.status != 0:
         return -math.inf, len(rows)
-    return float(res.fun), len(rows)
+    return float(res.fun) * scale, len(rows)
 
 
 def _nested(f, lo, hi, rel_xtol, line):
