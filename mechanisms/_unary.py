@@ -250,7 +250,10 @@ class UnaryEncoding(Frozen):
             set, another mechanism's reports, or a plain array that is not 0/1 of width ``width``.
         """
         if not isinstance(reports, Reports):
-            reports = UnaryReports.from_bool(self.mechanism, reports)
+            arr = np.asarray(reports)
+            if arr.ndim == 2 and arr.shape[1] != self.width:
+                raise ValueError(f"reports: width {arr.shape[1]} does not match the plan's report width {self.width}")
+            reports = UnaryReports.from_bool(self.mechanism, arr)
         if reports.mechanism != self.mechanism:
             raise ValueError(f"reports.mechanism: must be {self.mechanism!r} (got {reports.mechanism!r})")
         if set(reports.columns) != {"bits"}:

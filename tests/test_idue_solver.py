@@ -173,3 +173,26 @@ def test_result_is_frozen():
     with pytest.raises(ValueError):
         res.a[0] = 0.9
     assert isinstance(SolverError("x"), RuntimeError)
+
+
+SWEEP = [float(x) for x in np.logspace(-6, 2, 9)] + [3e-5, 30.0, 35.0, 50.0]
+
+
+@pytest.mark.parametrize("model", ["opt0", "opt1", "opt2"])
+@pytest.mark.parametrize("notion", ["minid", "avgid"])
+def test_solver_covers_budgets_from_1e_minus_6_to_100(model, notion):
+    # SolverError used to appear above ~30 nats (1 - a below float64 resolution) and below 3e-5
+    # (float noise in the check of (6), an unscaled cutting-plane LP)
+    for eps in SWEEP:
+        e = np.array([eps, 1.2 * eps, 2 * eps])
+        res = solve_idue(e, [5, 5, 90], model=model, notion=notion)
+        assert np.all((0 < res.b) & (res.b < res.a) & (res.a < 1)), eps
+        capped = np.minimum(e, 30.0)
+        assert brute_force_slack(res.a, res.b, capped, notion) >= -1e-6 * max(1.0, capped.max()), eps
+        assert res.certificate.relative_gap < 1e-6, eps
+    assert solve_idue([100.0], [3], model=model, notion=notion).extra["capped_levels"] == 1
+
+
+def test_log_ratio_slack_refuses_nan():
+    with pytest.raises(ValueError, match="finite"):
+        log_ratio_slack([0.6, np.nan], [0.3, 0.2], [1.0, 2.0])
