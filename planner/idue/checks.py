@@ -50,6 +50,7 @@ def _levels_match(plan: Mapping[str, Any], levels) -> str | None:
     for j, x in enumerate(lv):
         if x["epsilon"] != float(levels.epsilons[j]):
             return _differs(f"params.levels[{j}].epsilon", x["epsilon"], float(levels.epsilons[j]))
+    for j, x in enumerate(lv):
         for item in x["items"]:
             k = spec_level.get(repr(item))
             if k != j:
@@ -57,6 +58,7 @@ def _levels_match(plan: Mapping[str, Any], levels) -> str | None:
                                                          f"(epsilon {float(levels.epsilons[k])!r})")
                 return (f"params.levels[{j}].items: item {item!r} is in level {x['name']!r} (epsilon {x['epsilon']!r}) "
                         f"but the spec puts it {where}")
+    for j, x in enumerate(lv):
         if x["size"] != len(levels.items[j]):
             return _differs(f"params.levels[{j}].size", x["size"], len(levels.items[j]))
     return None
