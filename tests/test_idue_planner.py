@@ -249,3 +249,13 @@ def test_cli_schema_and_examples():
     assert "health" in run(["plan", "--list-examples"]).output.split()
     r = run(["plan", "--example", "health", "--json"])
     assert json.loads(r.output)["mechanism"] == "idue"
+
+
+def test_example_files_plan(shared_data_dir, monkeypatch):
+    repo = Path(__file__).resolve().parents[1]
+    health = planner.make_plan(repo / "examples" / "health.toml")
+    assert health["params"]["levels"] == planner.make_plan(example("health"))["params"]["levels"]
+    monkeypatch.setenv("LDPPLAN_DATA_DIR", str(shared_data_dir))
+    ml = planner.make_plan(repo / "examples" / "movielens-idue.toml")
+    assert ml["domain"]["size"] == 9066 and [x["size"] for x in ml["params"]["levels"]] == [453, 453, 8160]
+    assert FAMILY.verify(ml).holds
