@@ -619,3 +619,40 @@ def test_runtime_imports_and_runs_without_cvxpy_scipy_or_planner():
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok IDUEPS"
+
+
+# --------------------------------------------------------------------------- privacy map
+
+
+def test_privacy_map_matches_brute_force_over_all_pairs():
+    from ldpplan.mechanisms.idue import ldp_epsilon, level_privacy
+
+    rng = np.random.default_rng(70)
+    for _ in range(200):
+        t = int(rng.integers(1, 6))
+        b = rng.uniform(0.01, 0.45, t)
+        a = rng.uniform(b + 0.01, 0.99)
+        e = rng.uniform(0.5, 8.0, t)
+        sizes = rng.integers(1, 3, t)
+        u, w = np.log(a / b), np.log((1 - b) / (1 - a))
+        # MinID: level i is in pairs (i, j) and (j, i), each needing min(e_i, e_j) >= u_row + w_col
+        want = [max(max(u[i] + w[j], u[j] + w[i]) for j in range(t)) for i in range(t)]
+        np.testing.assert_allclose(level_privacy(e, a, b, "MinID-LDP"), want, rtol=1e-12)
+        # AvgID, other claims fixed: (e_i + e_j) / 2 >= u_i + w_j and >= u_j + w_i; (i, i): e_i >= u_i + w_i
+        want = [max([u[i] + w[i]] + [max(2 * (u[i] + w[j]), 2 * (u[j] + w[i])) - e[j] for j in range(t) if j != i])
+                for i in range(t)]
+        np.testing.assert_allclose(level_privacy(e, a, b, "AvgID-LDP"), want, rtol=1e-12)
+        # Lemma 1 exactly: distinct items only (a level of one item has no pair with itself)
+        item_level = np.repeat(np.arange(t), sizes)
+        pairs = [u[item_level[x]] + w[item_level[y]] for x in range(item_level.size) for y in range(item_level.size) if x != y]
+        assert ldp_epsilon(a, b, sizes) == pytest.approx(max(pairs, default=0.0), rel=1e-12)
+
+
+def test_runtime_is_immutable_with_a_useful_repr(mech, ps):
+    with pytest.raises(AttributeError):
+        mech.a = np.zeros(5)
+    assert "IDUE(domain_size=5" in repr(mech) and "padding_length=3" in repr(ps)
+    assert isinstance(mech, mechanisms.Runtime) and mech.methods == ("empirical",)
+    pm = mech.privacy_map()
+    assert pm["notion"] == "MinID-LDP" and set(pm["levels"]) == {"level0", "level1"}
+    assert pm["epsilon"] <= math.log(4) and pm["ldp_epsilon"] > 0
