@@ -137,6 +137,7 @@ def test_read_inputs_single_items_and_sets(tmp_path):
     assert "'item'" in FAMILY.input_doc and "'user,item'" in FAMILY.input_doc
 
 
+@pytest.mark.slow
 def test_cli_simulate_json_plot_and_seed(tmp_path):
     plan_path = tmp_path / "p.json"
     runner = CliRunner()

@@ -182,6 +182,7 @@ def test_result_is_frozen():
 SWEEP = [float(x) for x in np.logspace(-6, 2, 9)] + [3e-5, 30.0, 35.0, 50.0]
 
 
+@pytest.mark.slow  # the planner's sweep (test_idue_verify) runs in the fast tier
 @pytest.mark.parametrize("model", ["opt0", "opt1", "opt2"])
 @pytest.mark.parametrize("notion", ["minid", "avgid"])
 def test_solver_covers_budgets_from_1e_minus_6_to_100(model, notion):

@@ -2,6 +2,14 @@
 
 Source: Gu, Li, Xiong, Cao, ICDE 2020 (ID-LDP). Sec. V (IDUE, eq. 6-12), Sec. VI
 (IDUE-PS, Algorithms 1-2, Theorem 4), Lemma 1 (MinID-LDP implies LDP).
+
+Range of budgets: every budget in [1e-6, 100] nats plans (tested). At 1e-6 nats ``a - b`` is
+about 2.5e-7, some 7e7 steps of the 2^-48 grid, so the grid resolves it; ``u`` and ``w`` are
+computed as ``log1p`` of exact differences. Budgets above 30 nats are solved at 30
+(``solvers.idue.EPSILON_CAP``): ``1 - a`` and ``b`` must stay representable on the grid and
+in float64; the plan still states the requested budgets, which the capped parameters satisfy
+with room to spare. Where float64 cannot resolve ``1 - a`` (tens of nats) the next larger
+safety margin of :data:`MARGINS` is used; the exact verifier decides in every case.
 """
 from __future__ import annotations
 
