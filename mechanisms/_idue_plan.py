@@ -103,6 +103,18 @@ class ParsedPlan:
         self.__dict__.update(kw)
 
 
+def _refuse_non_finite(node: Any, path: str) -> None:
+    """Refuse NaN/infinity anywhere in the plan (a dict given in memory bypasses the strict JSON parser)."""
+    if isinstance(node, float) and not np.isfinite(node):
+        raise PlanError(f"{path or '<plan>'}: must be a finite number (got {node!r})")
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            _refuse_non_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list) and node and not isinstance(node[0], str):
+        for k, v in enumerate(node):
+            _refuse_non_finite(v, f"{path}[{k}]")
+
+
 def _labels(plan: Mapping[str, Any]) -> tuple[int, list[str] | None]:
     size = integer(require(plan, "domain.size"), "domain.size", low=1)
     labels = require(plan, "domain.labels")
@@ -199,6 +211,7 @@ def parse_plan(plan, mechanism: str) -> ParsedPlan:
     if mech != mechanism:
         raise PlanError(f"mechanism: this class runs {mechanism!r} plans (got {mech!r})")
     check_verified(plan)
+    _refuse_non_finite(plan, "")
     size, labels = _labels(plan)
     names, eps, a, b, sizes, owner = _levels(plan, size, labels)
     notion = require(plan, "guarantee.notion")

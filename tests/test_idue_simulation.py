@@ -176,3 +176,13 @@ def test_cli_perturb_estimate_roundtrip(tmp_path):
     (tmp_path / "bad.csv").write_text("item\nmalaria\n")
     r = runner.invoke(main, ["perturb", str(plan_path), "--input", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "x.npz")])
     assert r.exit_code == 2 and not (tmp_path / "x.npz").exists()
+
+
+def test_item_set_simulation_synthetic_runtime_mode():
+    plan = planner.make_plan(example("three-levels-itemsets"))
+    rep = FAMILY.simulate(plan, SimulateOptions(trials=4, seed=1, mode="runtime", extra={"n": "3000"}))
+    res = rep.data["points"][0]["mechanisms"]
+    assert set(res) == {"IDUE opt0", "RAPPOR", "OUE"} and rep.data["n"] == 3000
+    for name, r in res.items():
+        # 4 trials: a loose but variance-derived check (the MSE is a sum over 1,000 items)
+        assert abs(r["empirical_mse"] - r["theoretical_mse"]) < 6 * r["empirical_mse_se"] + 0.05 * r["theoretical_mse"], name

@@ -153,6 +153,8 @@ def test_nan_anywhere_is_refused():
         node[path[-1]] = float("nan")
         with pytest.raises(PlanFormatError, match="finite"):
             FAMILY.verify(bad)
+        with pytest.raises(PlanError, match="finite"):
+            mechanisms.load(bad)
 
 
 def test_violation_found_among_many_levels():
