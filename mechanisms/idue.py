@@ -22,8 +22,6 @@ multiples of ``2**-48`` and are sampled exactly.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from . import _sampling

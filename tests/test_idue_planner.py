@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from ldpplan import mechanisms, planner
 from ldpplan.mechanisms.idue import to_grid
 from ldpplan.planner.cli import main
-from ldpplan.planner.errors import PlanFormatError, PrivacyViolation, SpecError
+from ldpplan.planner.errors import PrivacyViolation, SpecError
 from ldpplan.planner.idue import FAMILY
 
 LN4, LN6 = math.log(4), math.log(6)

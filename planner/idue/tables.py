@@ -30,7 +30,7 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     title = (f"{plan['mechanism'].upper()} {params['model']} ({g['notion']})"
              + (f", padding length L = {L}" if L else ""))
     levels = Table(title, ["level", "epsilon", "size", "a", "b", "1-a", "coef n", "coef c"], rows,
-                   note=(f"Flip probabilities: 1->0 is 1-a, 0->1 is b. Var[c_hat_k] = n coef_n + c_k coef_c (eq. 8"
+                   note=("Flip probabilities: 1->0 is 1-a, 0->1 is b. Var[c_hat_k] = n coef_n + c_k coef_c (eq. 8"
                          + (", times L^2" if L else "") + f"). Plain LDP budget of the numbers (Lemma 1, exact): "
                          f"{g['ldp_epsilon']:.4f} nats (Lemma 1 bound {g.get('ldp_epsilon_lemma1', float('nan')):.4f}). "
                          f"Solver {plan['solver']['name']}, {plan['solver']['status']}, certified gap {cert['gap']:.2e}, "

@@ -20,7 +20,6 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any, Mapping
 
-import numpy as np
 
 from .._exact import DIGITS, exact, log_exact, ratio_within
 from .._plan_format import validate_plan
