@@ -114,6 +114,24 @@ class UnaryEncoding(Frozen):
     padding_length : int or None
     methods : tuple of str
         ``("empirical",)``: eq. (7), the paper's unbiased estimator.
+
+    Parameters
+    ----------
+    labels : list of str or None
+    domain_size : int
+        ``m``.
+    a, b, epsilon : array_like, shape (width,)
+        Per-bit probabilities (multiples of 2^-48, ``0 < b < a < 1``) and budgets (nats).
+    padding_length : int or None
+    level_names : sequence of str
+    privacy : mapping, optional
+        The privacy map (``from_plan`` computes it from the numbers; direct construction is
+        for trusted code such as baselines in simulations).
+
+    Raises
+    ------
+    ValueError
+        Shapes differ, or probabilities off the grid or not ``0 < b < a < 1``.
     """
 
     MECHANISM = ""

@@ -21,10 +21,12 @@ class IDUEFamily:
 
     @property
     def examples(self) -> Mapping[str, dict]:
-        """Embedded example specs: ``health`` (Table II), ``three-levels``, ``three-levels-itemsets``."""
+        """Embedded example specs (copies): ``health`` (Table II), ``three-levels``, ``three-levels-itemsets``."""
+        import copy
+
         from .plan import EXAMPLES
 
-        return EXAMPLES
+        return copy.deepcopy(EXAMPLES)
 
     @property
     def options_model(self) -> type:
