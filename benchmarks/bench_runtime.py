@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import ldpplan.mechanisms  # noqa: E402
+from ldpplan import mechanisms  # noqa: E402
 from ldpplan.mechanisms._sampling import to_grid  # noqa: E402
 
 TARGET_PERTURB_ESTIMATE = 0.2  # s, n=1e5, m=1e3 (issue 2)
@@ -39,7 +39,8 @@ REFERENCE = "pure-ldp 4.53 s, multi-freq-ldpy 2.19 s (OUE, same size; landscape 
 
 
 def idue_plan(m: int, padding_length: int | None = None) -> dict:
-    """Three levels {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of the items (eps = 1), OUE-like a, b per level."""
+    """Plan format 2.0 (in memory): three levels {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of the items
+    (eps = 1), every level with OUE's a = 1/2, b = 1/(e + 1): u_i + w_j = ln((1-b)/b) = 1 <= min(E)."""
     labels = [f"item{k}" for k in range(m)]
     cuts = [0, max(1, m // 20), max(2, m // 10), m]
     levels = []
@@ -47,12 +48,16 @@ def idue_plan(m: int, padding_length: int | None = None) -> dict:
         e = factor * 1.0
         levels.append({
             "name": f"level{j}", "epsilon": e, "size": cuts[j + 1] - cuts[j], "items": labels[cuts[j]:cuts[j + 1]],
-            "a": to_grid(0.5, "down"), "b": to_grid(1 / (math.exp(e) + 1), "up"),
+            "a": to_grid(0.5, "down"), "b": to_grid(1 / (math.exp(1.0) + 1), "up"),
         })
-    plan = {"format_version": "1.0", "mechanism": "idue" if padding_length is None else "idue-ps",
-            "items": labels, "params": {"levels": levels, "padding_length": padding_length}}
+    b0 = levels[0]["b"]
+    plan = {"format_version": "2.0", "mechanism": "idue" if padding_length is None else "idue-ps",
+            "domain": {"size": m, "labels": labels},
+            "params": {"model": "opt0", "levels": levels, "padding_length": padding_length},
+            "guarantee": {"notion": "MinID-LDP", "epsilon": 1.0, "levels": {lv["name"]: lv["epsilon"] for lv in levels}},
+            "verification": {"holds": True, "message": "benchmark plan (OUE at epsilon = 1 on every level)"}}
     if padding_length is not None:
-        plan["params"]["dummy"] = {"epsilon": 1.0, "a": to_grid(0.5, "down"), "b": to_grid(1 / (math.e + 1), "up")}
+        plan["params"]["dummy"] = {"epsilon": 1.0, "a": to_grid(0.5, "down"), "b": b0}
     return plan
 
 
@@ -83,7 +88,7 @@ def bench_idue(n: int, m: int, runs: int) -> dict:
     out = {}
 
     def run():
-        out["freq"] = mech.estimate(mech.perturb(items, rng=rng))
+        out["freq"] = mech.estimate(mech.perturb(items, rng=rng)).frequency
 
     run()  # warm-up
     med, times = median_time(run, runs)
@@ -170,7 +175,7 @@ def main() -> None:
 
     print(f"python {platform.python_version()}, numpy {np.__version__}, {platform.machine()}, "
           f"{__import__('os').cpu_count()} CPUs; medians of {args.runs} runs; "
-          f"perturbation on {__import__('ldpplan.mechanisms.idue').idue.WORKERS} thread(s)")
+          f"perturbation on {__import__('ldpplan.mechanisms._unary', fromlist=['WORKERS']).WORKERS} thread(s)")
     print(f"reference for the first case: {REFERENCE}")
     rows = []
     rows.append(bench_idue(100_000, 1_000, args.runs))

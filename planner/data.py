@@ -20,6 +20,7 @@ __all__ = [
     "MovieLensRatings", "load_movielens_ratings", "movielens_item_sets",
     "GSSVocab", "load_gss_vocab", "default_data_dir", "resolve_data_path",
     "KeyValueData", "load_key_value_data", "map_key_value_data",
+    "read_idue_items", "read_idue_item_sets",
 ]
 
 
@@ -352,6 +353,103 @@ def read_item_sets(path: str | os.PathLike, labels: list[str] | None, domain_siz
 
 
 # ============================================================================ IDUE / IDUE-PS inputs
+
+
+def _idue_columns(path: str | os.PathLike, sets: bool) -> tuple[Path, np.ndarray | None, np.ndarray]:
+    """``(path, user column or None, item column)`` of an IDUE input CSV (strings)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputDataError(f"--input: file must exist (got {str(p)!r})")
+    with p.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = [h.strip() for h in next(reader, [])]
+        rows = [r for r in reader if r]
+    if "item" in header:
+        ui, ii = (header.index("user") if "user" in header else None), header.index("item")
+    elif "userId" in header and "movieId" in header:  # MovieLens ratings
+        ui, ii = header.index("userId"), header.index("movieId")
+    else:
+        need = "'user,item'" if sets else "'item'"
+        raise InputDataError(f"{p}: needs column {need} (or MovieLens 'userId,movieId'; header is {header})")
+    if sets and ui is None:
+        raise InputDataError(f"{p}: item sets need rows 'user,item' (a column 'user'; header is {header})")
+    width = max(ii, ui if ui is not None else 0) + 1
+    for k, r in enumerate(rows, start=2):
+        if len(r) < width:
+            raise InputDataError(f"{p} line {k}: needs {width} fields (got {len(r)})")
+    items = np.array([r[ii].strip() for r in rows], dtype=str)
+    users = np.array([r[ui].strip() for r in rows], dtype=str) if ui is not None else None
+    return p, users, items
+
+
+def _idue_index(p: Path, items: np.ndarray, labels: list[str] | None, size: int) -> np.ndarray:
+    """Map item labels (or 0-based index strings when ``labels`` is None) to indices."""
+    if labels is None:
+        ok = np.char.isdigit(items) if items.size else np.zeros(0, bool)
+        idx = np.array([int(x) if good else -1 for x, good in zip(items, ok)], dtype=np.int64)
+        bad = (idx < 0) | (idx >= size)
+    else:
+        lookup = {lab: k for k, lab in enumerate(labels)}
+        uniq, inv = np.unique(items, return_inverse=True)
+        mapped = np.array([lookup.get(u, -1) for u in uniq], dtype=np.int64)
+        idx = mapped[inv] if items.size else np.zeros(0, np.int64)
+        bad = idx < 0
+    if bad.any():
+        k = int(np.argmax(bad))
+        rule = "a label of the plan's domain.labels" if labels is not None else f"a 0-based index in [0, {size})"
+        raise InputDataError(f"{p} line {k + 2}: item must be {rule} (got {str(items[k])!r}; "
+                             f"{int(bad.sum())} bad row(s))")
+    return idx
+
+
+def read_idue_items(path: str | os.PathLike, labels: list[str] | None, size: int) -> np.ndarray:
+    """Single items for IDUE: CSV column ``item`` (one row per user).
+
+    ``item`` holds a label of ``domain.labels``, or a 0-based index when ``labels`` is None.
+    MovieLens ratings (``userId,movieId``) are read as one report per rating.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Item indices.
+
+    Raises
+    ------
+    InputDataError
+        Missing file or column, short row, or an item outside the plan's domain (line named).
+    """
+    p, _, items = _idue_columns(path, sets=False)
+    return _idue_index(p, items, labels, size)
+
+
+def read_idue_item_sets(path: str | os.PathLike, labels: list[str] | None,
+                        size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Item sets for IDUE-PS: CSV rows ``user,item`` (one row per item a user holds).
+
+    Users are taken in order of first appearance; repeated ``(user, item)`` rows count once
+    (a set holds an item once). MovieLens ``userId,movieId`` works as is.
+
+    Returns
+    -------
+    indptr : ndarray of int64, shape (n_users + 1,)
+    indices : ndarray of int64, shape (n_pairs,)
+        User ``u``'s items are ``indices[indptr[u]:indptr[u+1]]`` (sorted).
+
+    Raises
+    ------
+    InputDataError
+        As :func:`read_idue_items`, or no column ``user``.
+    """
+    p, users, items = _idue_columns(path, sets=True)
+    idx = _idue_index(p, items, labels, size)
+    _, first, uinv = np.unique(users, return_index=True, return_inverse=True)
+    rank = np.argsort(np.argsort(first))  # users in order of first appearance
+    u = rank[uinv].astype(np.int64)
+    pairs = np.unique(u * size + idx)
+    u_sorted, i_sorted = pairs // size, pairs % size
+    counts = np.bincount(u_sorted, minlength=first.size)
+    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), i_sorted.astype(np.int64)
+
 
 
 # ============================================================================ PCKV key-value inputs

@@ -112,21 +112,34 @@ def cutting_plane_lower_bound(value_grad: Callable[[np.ndarray], tuple[float, np
             p = z_star + h * d * (hi - lo)
             if np.all(p > lo) and np.all(p < hi):
                 points.append(p)
-    rows, rhs = [], []
+    values = []
     for p in points:
         val, grad = value_grad(p)
-        if not (math.isfinite(val) and np.all(np.isfinite(grad))):
-            continue
-        # s >= val + g.(z - p)   <=>   g.z - s <= g.p - val
-        rows.append(np.concatenate([grad, [-1.0]]))
-        rhs.append(float(grad @ p - val))
-    c = np.zeros(k + 1)
-    c[-1] = 1.0
-    bounds = [(float(lo[i]), float(hi[i])) for i in range(k)] + [(None, None)]
-    res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=bounds, method="highs")
-    if res.status != 0:
-        return -math.inf, len(rows)
-    return float(res.fun), len(rows)
+        if math.isfinite(val) and np.all(np.isfinite(grad)):
+            values.append((p, float(val), np.asarray(grad, dtype=float)))
+    if not values:
+        return -math.inf, 0
+    # First the LP as posed; if HiGHS fails (budgets of 1e-6 nats give boxes of width 1e-6 and
+    # objectives of 1e13), again in normalised variables t in [0, 1]^k (z = lo + t (hi - lo)) with
+    # values divided by max(1, |F(z_star)|).
+    for scaled in (False, True):
+        width = (hi - lo) if scaled else np.ones(k)
+        origin = lo if scaled else np.zeros(k)
+        scale = max(1.0, abs(values[0][1])) if scaled else 1.0
+        rows, rhs = [], []
+        for p, val, grad in values:
+            g_t = grad * width / scale
+            t_p = (p - origin) / width
+            # s >= val + g.(z - p)   <=>   g_t.t - s <= g_t.t_p - val / scale
+            rows.append(np.concatenate([g_t, [-1.0]]))
+            rhs.append(float(g_t @ t_p - val / scale))
+        c = np.zeros(k + 1)
+        c[-1] = 1.0
+        box = [((float(lo[i]) - origin[i]) / width[i], (float(hi[i]) - origin[i]) / width[i]) for i in range(k)]
+        res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=box + [(None, None)], method="highs")
+        if res.status == 0 and math.isfinite(res.fun):
+            return float(res.fun) * scale, len(rows)
+    return -math.inf, len(values)
 
 
 def _nested(f, lo, hi, rel_xtol, line):

@@ -54,7 +54,7 @@ from ._lowdim import minimize_convex
 from ._result import STATUS_CLOSED_FORM, STATUS_OPTIMAL, Certificate, SolveResult, SolverError
 
 __all__ = [
-    "MODELS", "NOTIONS", "solve_idue", "solve_opt0_conic", "rappor", "oue",
+    "MODELS", "NOTIONS", "EPSILON_CAP", "solve_idue", "solve_opt0_conic", "rappor", "oue",
     "worst_case_mse", "model_objective", "log_ratio_slack", "ue_from_uw",
 ]
 
@@ -64,6 +64,14 @@ NOTIONS = ("minid", "avgid")
 #: Budgets are shrunk by this relative amount before solving, so that the
 #: returned probabilities satisfy (6) with a margin far above float64 rounding.
 SAFETY_MARGIN = 1e-10
+#: Budgets above this many nats are solved at it. ``1 - a`` and ``b`` then stay above
+#: ``e^-30 ~ 9e-14``: representable on the 2^-48 probability grid (3.6e-15) and in float64
+#: near 1. Parameters that satisfy (6) at the capped budgets satisfy it a fortiori at the
+#: larger ones; the variance given up is below ``m e^-15`` counts^2 per user.
+EPSILON_CAP = 30.0
+#: The solver's own float check of (6) tolerates this much (nats, relative to max(1, eps)):
+#: float64 cannot resolve ``1 - a`` near 1 better; planners re-check exactly on the grid.
+FLOAT_CHECK_TOLERANCE = 1e-6
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -117,8 +125,11 @@ def log_ratio_slack(a, b, epsilons, notion: str = "minid") -> tuple[float, int, 
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     e = np.asarray(epsilons, dtype=float)
-    u = np.log(a) - np.log(b)
-    w = np.log1p(-b) - np.log1p(-a)
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b)) and np.all(np.isfinite(e))):
+        raise ValueError("log_ratio_slack: a, b and epsilons must be finite (a NaN would make argmin pick it)")
+    d = a - b  # exact (Sterbenz) when a and b are close: accurate u, w at tiny budgets
+    u = np.log1p(d / b)
+    w = np.log1p(d / (1.0 - a))
     if notion == "minid":
         # min_{i,j} min(e_i, e_j) - u_i - w_j
         j1 = int(np.argmax(w))
@@ -316,7 +327,8 @@ def solve_idue(epsilons: Sequence[float], sizes: Sequence[int], *, model: str = 
         ``r = min`` (MinID-LDP, Def. 3) or ``r = average`` (AvgID-LDP, Sec. VIII).
     safety_margin : float
         Budgets are multiplied by ``1 - safety_margin`` before solving so that (6) holds
-        with slack at the returned float probabilities.
+        with slack at the returned float probabilities. Budgets above :data:`EPSILON_CAP`
+        (30 nats) are solved at the cap (float64 cannot represent ``1 - a`` below ~1e-16).
 
     Returns
     -------
@@ -335,11 +347,14 @@ def solve_idue(epsilons: Sequence[float], sizes: Sequence[int], *, model: str = 
         Invalid epsilons (<= 0, NaN), sizes (< 1), model or notion.
     SolverError
         If the certified gap is not small (relative gap > 1e-6) or the returned
-        probabilities do not satisfy (6) — never returned silently.
+        probabilities violate (6) by more than float64 can resolve
+        (:data:`FLOAT_CHECK_TOLERANCE`); planners round onto the 2^-48 grid toward the safe
+        side and decide (6) exactly.
     """
     t0 = time.perf_counter()
     e, m = _validate(epsilons, sizes, model, notion)
-    uniq, inverse = np.unique(e, return_inverse=True)
+    capped = np.minimum(e, EPSILON_CAP)
+    uniq, inverse = np.unique(capped, return_inverse=True)
     msum = np.bincount(inverse, weights=m)
     shrunk = uniq * (1.0 - safety_margin)
     a_u, b_u, sol, dim = _solve_reduced(shrunk, msum, model, notion)
@@ -347,7 +362,7 @@ def solve_idue(epsilons: Sequence[float], sizes: Sequence[int], *, model: str = 
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b)) and np.all((0 < b) & (b < a) & (a < 1))):
         raise SolverError(f"IDUE {model}/{notion}: reduced solve produced probabilities outside 0 < b < a < 1")
     slack, _, _ = log_ratio_slack(a_u, b_u, uniq, notion)
-    if slack < 0:
+    if slack < -FLOAT_CHECK_TOLERANCE * max(1.0, float(uniq.max())):
         raise SolverError(f"IDUE {model}/{notion}: solution violates constraint (6) by {-slack:.3g} nats")
     objective = model_objective(model, a_u, b_u, msum)
     if sol is None:
@@ -371,7 +386,8 @@ def solve_idue(epsilons: Sequence[float], sizes: Sequence[int], *, model: str = 
         solver=f"ldpplan-reduced-{model}-{notion}",
         time_seconds=time.perf_counter() - t0,
         extra={"worst_case_mse": worst_case_mse(a_u, b_u, msum), "min_log_ratio_slack": slack,
-               "merged_levels": int(uniq.size), "model": model, "notion": notion},
+               "merged_levels": int(uniq.size), "model": model, "notion": notion,
+               "capped_levels": int(np.count_nonzero(e > EPSILON_CAP)), "epsilon_cap": EPSILON_CAP},
     )
 
 

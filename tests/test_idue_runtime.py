@@ -23,21 +23,23 @@ from scipy import stats
 from ldpplan import mechanisms
 from ldpplan.mechanisms import PlanError
 from ldpplan.mechanisms._sampling import GRID, to_grid
-from ldpplan.mechanisms.idue import IDUE, IDUEPS, UnaryCounts, UnaryReports
+from ldpplan.mechanisms import Aggregate, Estimate
+from ldpplan.mechanisms.idue import COUNTS, IDUE, IDUEPS, UnaryReports
 
 REPO = Path(__file__).resolve().parents[1]
 Z = 5.0  # standard errors allowed in statistical checks
 
 
-def make_plan(levels, *, padding_length=None, dummy=None, labels=None):
-    """levels: list of (epsilon, [item labels], a, b) with a, b rounded onto the 2^-48 grid."""
+def make_plan(levels, *, padding_length=None, dummy=None, labels=None, notion="MinID-LDP"):
+    """levels: list of (epsilon, [item labels], a, b) with a, b rounded onto the 2^-48 grid (format 2.0)."""
     if labels is None:
         labels = [lab for _, labs, _, _ in levels for lab in labs]
     plan = {
-        "format_version": "1.0",
+        "format_version": "2.0",
         "mechanism": "idue" if padding_length is None else "idue-ps",
-        "items": list(labels),
+        "domain": {"size": len(labels), "labels": list(labels)},
         "params": {
+            "model": "opt0",
             "levels": [
                 {"name": f"level{j}", "epsilon": e, "size": len(labs), "items": list(labs),
                  "a": to_grid(a, "down"), "b": to_grid(b, "up")}
@@ -45,6 +47,9 @@ def make_plan(levels, *, padding_length=None, dummy=None, labels=None):
             ],
             "padding_length": padding_length,
         },
+        "guarantee": {"notion": notion, "epsilon": min(e for e, _, _, _ in levels),
+                      "levels": {f"level{j}": e for j, (e, _, _, _) in enumerate(levels)}},
+        "verification": {"holds": True, "message": "test plan"},
     }
     if padding_length is not None:
         e, a, b = dummy
@@ -122,11 +127,20 @@ def _mutate(path, value):
     [
         ("mechanism", "idue-ps", "padding_length"),  # idue-ps needs padding_length >= 1
         ("mechanism", KeyError, "mechanism"),
-        ("format_version", "2.0", "format_version"),
-        ("items", KeyError, "items"),
-        ("items", [], "items"),
-        ("items.1", 7, "items[1]"),
-        ("items.1", "anemia", "items[1]"),
+        ("format_version", "1.0", "format_version"),
+        ("domain.labels", KeyError, "domain.labels"),
+        ("domain.labels", [], "domain.labels"),
+        ("domain.labels.1", 7, "domain.labels[1]"),
+        ("domain.labels.1", "anemia", "domain.labels[1]"),
+        ("domain.size", 6, "domain.labels"),
+        ("verification.holds", False, "verification.holds"),
+        ("guarantee.notion", "LDP", "guarantee.notion"),
+        ("guarantee.epsilon", 0.5, "guarantee.epsilon"),
+        ("guarantee.levels.level0", 1.0, "guarantee.levels.level0"),
+        ("guarantee.levels", {"level0": 2.0}, "guarantee.levels"),
+        ("params.levels.1.epsilon", 1.5, "params.levels[1].epsilon"),  # numbers give 1.652 nats
+        ("params.levels.0.a", to_grid(1 - 1e-6, "down"), "params.levels[0].epsilon"),  # (6) violated by ~13 nats
+        ("params.levels.0.b", float("nan"), "params.levels[0].b"),
         ("params.levels", KeyError, "params.levels"),
         ("params.levels.0.a", 0.5 + 2.0**-50, "params.levels[0].a"),  # off the 2^-48 grid
         ("params.levels.0.a", 0.2, "params.levels[0]"),  # a < b
@@ -181,65 +195,88 @@ def test_wrong_class_for_mechanism():
 def test_packbits_round_trip_and_layout(mech):
     rng = np.random.default_rng(1)
     y = rng.random((37, 13)) < 0.4
-    rep = UnaryReports.from_bool(y)
-    assert rep.bits.shape == (37, 2) and rep.width == 13 and rep.n == 37
-    np.testing.assert_array_equal(rep.bits, np.packbits(y, axis=1))  # big bit order, as np.packbits
-    np.testing.assert_array_equal(rep.unpack(), y)
-    assert UnaryReports.from_bool(y.astype(np.int8)).bits.tobytes() == rep.bits.tobytes()
+    rep = UnaryReports.from_bool("idue", y)
+    assert rep.bits.shape == (37, 2) and rep.n == 37 == len(rep)
+    np.testing.assert_array_equal(rep.bits, np.packbits(y, axis=1, bitorder="little"))  # little bit order
+    np.testing.assert_array_equal(rep.unpack(13), y)
+    assert UnaryReports.from_bool("idue", y.astype(np.int8)).bits.tobytes() == rep.bits.tobytes()
     with pytest.raises(ValueError):
         rep.bits[0, 0] = 1
     # perturb output: padding bits are zero, unpack/pack round trip is the identity
     out = mech.perturb(rng.integers(0, 5, 1000), rng)
     assert out.bits.shape == (1000, 1) and out.bits.dtype == np.uint8
-    assert not np.any(out.bits & np.uint8(0b111))
-    np.testing.assert_array_equal(UnaryReports.from_bool(out.unpack()).bits, out.bits)
+    assert not np.any(out.bits & np.uint8(0b11100000))  # padding bits 5..7 (little order) are zero
+    np.testing.assert_array_equal(UnaryReports.from_bool("idue", out.unpack(5)).bits, out.bits)
     # npz round trip (the format of reports files)
     buf = io.BytesIO()
     np.savez(buf, **out.to_arrays())
     buf.seek(0)
     with np.load(buf) as z:
-        back = UnaryReports.from_arrays(z)
-    assert back.width == 5 and back.bits.tobytes() == out.bits.tobytes()
-    with pytest.raises(ValueError, match="'width' is missing"):
-        UnaryReports.from_arrays({"bits": out.bits})
-    with pytest.raises(ValueError, match="shape"):
-        UnaryReports.from_arrays({"bits": out.bits, "width": np.int64(9)})
+        back = UnaryReports.from_arrays("idue", dict(z))
+    assert back.bits.tobytes() == out.bits.tobytes()
+    np.testing.assert_array_equal(mech.aggregate(back)[COUNTS], mech.aggregate(out)[COUNTS])
+    # attacker-controlled report columns are validated by aggregate(), naming the column
+    with pytest.raises(ValueError, match="reports.bits"):
+        mech.aggregate(UnaryReports("idue", {"bits": out.bits.astype(np.int16)}))
+    with pytest.raises(ValueError, match="reports.bits"):
+        mech.aggregate(UnaryReports("idue", {"bits": np.zeros((3, 2), np.uint8)}))
+    with pytest.raises(ValueError, match="padding bits"):
+        mech.aggregate(UnaryReports("idue", {"bits": np.full((3, 1), 0b10000000, np.uint8)}))
+    with pytest.raises(ValueError, match="reports.mechanism"):
+        mech.aggregate(UnaryReports("idue-ps", {"bits": out.bits}))
 
 
 def test_estimate_accepts_reports_counts_and_plain_arrays(mech):
     rng = np.random.default_rng(2)
     rep = mech.perturb(rng.integers(0, 5, 999), rng)
-    y = rep.unpack()
+    y = rep.unpack(5)
     counts = mech.aggregate(rep)
-    np.testing.assert_array_equal(counts.counts, y.sum(axis=0))
+    np.testing.assert_array_equal(counts[COUNTS], y.sum(axis=0))
     assert counts.n == 999
     expected = (y.sum(axis=0) / 999 - mech.b) / (mech.a - mech.b)  # eq. (7) / n
     for x in (rep, counts, y, y.astype(np.uint8), y.astype(float)):
-        np.testing.assert_allclose(mech.estimate(x), expected, rtol=1e-13, atol=1e-15)
-    assert mech.aggregate(counts) is counts
+        est = mech.estimate(x)
+        assert isinstance(est, Estimate) and est.method == "empirical" and est.n == 999 and est.mean is None
+        np.testing.assert_allclose(est.frequency, expected, rtol=1e-13, atol=1e-15)
+    # std_error: eq. (8) at the clipped estimate
+    f = np.clip(expected, 0, 1)
+    se = np.sqrt((mech.b * (1 - mech.b) / (mech.a - mech.b) ** 2 + f * (1 - mech.a - mech.b) / (mech.a - mech.b)) / 999)
+    np.testing.assert_allclose(mech.estimate(counts).std_error, se, rtol=1e-12)
+    with pytest.raises(ValueError, match="empirical"):
+        mech.estimate(counts, method="em")
+    # aggregates merge and round-trip through JSON
+    again = Aggregate.from_dict(json.loads(json.dumps(counts.to_dict())))
+    assert again == counts and (again + counts).n == 1998
 
 
 def test_aggregate_of_wide_reports_matches_unpacked_sum():
     labels = [f"i{k}" for k in range(1003)]
-    m = mechanisms.load(make_plan([(1.0, labels[:500], 0.6, 0.3), (2.0, labels[500:], 0.8, 0.2)]))
+    m = mechanisms.load(make_plan([(5.0, labels[:500], 0.6, 0.3), (6.0, labels[500:], 0.8, 0.2)]))
     rng = np.random.default_rng(3)
     rep = m.perturb(rng.integers(0, 1003, 3000), rng)
     assert rep.bits.shape == (3000, 126)
-    np.testing.assert_array_equal(m.aggregate(rep).counts, rep.unpack().sum(axis=0))
+    np.testing.assert_array_equal(m.aggregate(rep)[COUNTS], rep.unpack(1003).sum(axis=0))
 
 
-def test_counts_validation_and_merge():
-    c = UnaryCounts(np.array([1, 2, 3]), 5) + UnaryCounts(np.array([0, 4, 1]), 4)
-    np.testing.assert_array_equal(c.counts, [1, 6, 4])
-    assert c.n == 9 and c.width == 3
+def test_aggregate_validation_and_merge(mech):
+    c = Aggregate("idue", 5, {COUNTS: [1, 2, 3, 0, 0]}) + Aggregate("idue", 4, {COUNTS: [0, 4, 1, 0, 0]})
+    np.testing.assert_array_equal(c[COUNTS], [1, 6, 4, 0, 0])
+    assert c.n == 9
+    mech.estimate(c)
+    with pytest.raises(ValueError, match="<= n"):
+        mech.estimate(Aggregate("idue", 5, {COUNTS: [1, 6, 0, 0, 0]}))
+    with pytest.raises(ValueError, match="shape"):
+        mech.estimate(Aggregate("idue", 5, {COUNTS: [1, 2]}))
+    with pytest.raises(ValueError, match="aggregate.mechanism"):
+        mech.estimate(Aggregate("idue-ps", 5, {COUNTS: [1, 2, 0, 0, 0]}))
+    with pytest.raises(ValueError, match="aggregate.counts"):
+        mech.estimate(Aggregate("idue", 5, {"ones": [1, 2, 0, 0, 0]}))
     with pytest.raises(ValueError):
-        UnaryCounts(np.array([1, 6]), 5)
+        Aggregate("idue", 5, {COUNTS: [-1, 0, 0, 0, 0]})
     with pytest.raises(ValueError):
-        UnaryCounts(np.array([-1, 0]), 5)
+        Aggregate("idue", 5, {COUNTS: [0.5, 1.0, 0, 0, 0]})
     with pytest.raises(ValueError):
-        UnaryCounts(np.array([0.5, 1.0]), 5)
-    with pytest.raises(ValueError):
-        c + UnaryCounts(np.array([1]), 1)
+        c + Aggregate("idue", 1, {COUNTS: [1]})
 
 
 # --------------------------------------------------------------------------- exact perturbation
@@ -251,7 +288,7 @@ def test_perturb_per_bit_probabilities(mech):
     n_per = 40000
     items = np.repeat(np.arange(5), n_per)
     rng.shuffle(items)
-    y = mech.perturb(items, rng).unpack()
+    y = mech.perturb(items, rng).unpack(5)
     for x in range(5):
         rows = y[items == x]
         p = np.where(np.arange(5) == x, mech.a, mech.b)
@@ -264,7 +301,7 @@ def test_perturb_joint_distribution_is_product(mech):
     """All 2^5 report vectors for holders of item 1: chi-square against the product law."""
     rng = np.random.default_rng(5)
     n = 100000
-    y = mech.perturb(np.full(n, 1), rng).unpack()
+    y = mech.perturb(np.full(n, 1), rng).unpack(5)
     codes = y.astype(np.int64) @ (1 << np.arange(5))
     observed = np.bincount(codes, minlength=32)
     p = np.where(np.arange(5) == 1, mech.a, mech.b)
@@ -277,12 +314,12 @@ def test_perturb_joint_distribution_is_product(mech):
 def test_sampling_is_exact_at_fine_grid_resolution():
     """b = 2^-40 and a = 1 - 2^-40 are sampled at that resolution, not rounded to 2^-16."""
     labels = [f"i{k}" for k in range(50)]
-    plan = make_plan([(30.0, labels, 1 - 2.0**-40, 2.0**-40)])
+    plan = make_plan([(56.0, labels, 1 - 2.0**-40, 2.0**-40)])  # u + w = 55.45 nats
     assert plan["params"]["levels"][0]["b"] * GRID == 2**8
     m = mechanisms.load(plan)
     rng = np.random.default_rng(6)
     items = rng.integers(0, 50, 40000)
-    y = m.perturb(items, rng).unpack()  # 2e6 bits: Pr[any wrong bit] ~ 2e6 * 2^-40 ~ 2e-6
+    y = m.perturb(items, rng).unpack(50)  # 2e6 bits: Pr[any wrong bit] ~ 2e6 * 2^-40 ~ 2e-6
     expected = np.zeros_like(y)
     expected[np.arange(items.size), items] = True
     np.testing.assert_array_equal(y, expected)
@@ -321,11 +358,11 @@ def test_idue_estimator_unbiased_with_eq8_variance(mech, path):
     est = np.empty((trials, 5))
     for t in range(trials):
         if path == "perturb":
-            est[t] = mech.estimate(mech.perturb(items, rng))
+            est[t] = mech.estimate(mech.perturb(items, rng)).frequency
         elif path == "collect":
-            est[t] = mech.estimate(mech.collect(items, rng, chunk_size=333))
+            est[t] = mech.estimate(mech.collect(items, rng, chunk_size=333)).frequency
         else:
-            est[t] = mech.estimate(mech.simulate_counts(true_counts, n, rng))
+            est[t] = mech.estimate(mech.simulate_counts(true_counts, n, rng)).frequency
     var = mech.variance(truth, n)
     a, b = mech.a, mech.b
     # eq. (8) in its first form: (c a (1-a) + (n-c) b (1-b)) / (a-b)^2, divided by n^2
@@ -339,7 +376,7 @@ def test_collect_equals_aggregate_of_perturb(mech):
     for chunk in (None, 7, 1000, 10**6):
         c = mech.collect(items, np.random.default_rng(12), chunk_size=chunk)
         r = mech.aggregate(mech.perturb(items, np.random.default_rng(12), chunk_size=chunk))
-        np.testing.assert_array_equal(c.counts, r.counts)
+        np.testing.assert_array_equal(c[COUNTS], r[COUNTS])
         assert c.n == r.n == 7777
 
 
@@ -348,7 +385,7 @@ def test_simulate_counts_moments(mech):
     rng = np.random.default_rng(13)
     c = np.array([10, 0, 300, 90, 600])
     n = 1000
-    draws = np.array([mech.simulate_counts(c, n, rng).counts for _ in range(3000)])
+    draws = np.array([mech.simulate_counts(c, n, rng)[COUNTS] for _ in range(3000)])
     mean = c * mech.a + (n - c) * mech.b
     var = c * mech.a * (1 - mech.a) + (n - c) * mech.b * (1 - mech.b)
     assert np.all(np.abs(draws.mean(0) - mean) < Z * np.sqrt(var / 3000))
@@ -415,7 +452,7 @@ def test_ps_estimator_unbiased_with_variance(ps):
             want[k] += 1 / max(len(s), 3)
     np.testing.assert_allclose(expected, want / len(base), rtol=1e-12)
     trials = 400
-    est = np.array([ps.estimate(ps.perturb(sets, rng)) for _ in range(trials)])
+    est = np.array([ps.estimate(ps.perturb(sets, rng)).frequency for _ in range(trials)])
     var = ps.variance(expected, n) + 9 * spread / n
     _check_mean_and_variance(est, 3 * expected, var)
     # item 0 is only in sets no longer than L: L f^s equals its true set frequency 2/5; item 2 is also
@@ -430,8 +467,8 @@ def test_ps_simulate_counts_matches_collect_in_distribution(ps):
     trials = 300
     sampled = ps.sample_items(sets, rng)
     sc = np.bincount(sampled, minlength=8)
-    full = np.array([ps.simulate_counts(sc, n, rng).counts for _ in range(trials)])
-    real_only = np.array([ps.simulate_counts(sc[:5], n, rng).counts for _ in range(trials)])
+    full = np.array([ps.simulate_counts(sc, n, rng)[COUNTS] for _ in range(trials)])
+    real_only = np.array([ps.simulate_counts(sc[:5], n, rng)[COUNTS] for _ in range(trials)])
     mean = sc * ps.a + (n - sc) * ps.b
     var = sc * ps.a * (1 - ps.a) + (n - sc) * ps.b * (1 - ps.b)
     assert np.all(np.abs(full.mean(0) - mean) < Z * np.sqrt(var / trials))
@@ -439,7 +476,7 @@ def test_ps_simulate_counts_matches_collect_in_distribution(ps):
     assert np.all(np.abs(real_only.mean(0) - mean) < Z * np.sqrt(2 * var / trials + 1))
     np.testing.assert_allclose(real_only[:, :5].mean(0), mean[:5], atol=Z * np.sqrt(var[:5].max() / trials))
     # collect with the same sampled items (perturb_sampled path) agrees in distribution
-    coll = np.array([ps.aggregate(ps.perturb_sampled(sampled, rng)).counts for _ in range(trials)])
+    coll = np.array([ps.aggregate(ps.perturb_sampled(sampled, rng))[COUNTS] for _ in range(trials)])
     assert np.all(np.abs(coll.mean(0) - mean) < Z * np.sqrt(var / trials))
 
 
@@ -448,8 +485,8 @@ def test_ps_collect_equals_aggregate_of_perturb(ps):
     sets = [rng.choice(5, size=k, replace=False) for k in rng.integers(0, 6, 3000)]
     c = ps.collect(sets, np.random.default_rng(61), chunk_size=100)
     r = ps.aggregate(ps.perturb(sets, np.random.default_rng(61), chunk_size=100))
-    np.testing.assert_array_equal(c.counts, r.counts)
-    assert c.width == 8 and ps.estimate(c).shape == (5,)
+    np.testing.assert_array_equal(c[COUNTS], r[COUNTS])
+    assert c[COUNTS].shape == (8,) and ps.estimate(c).frequency.shape == (5,)
 
 
 def test_ps_errors(ps):
@@ -501,12 +538,12 @@ def test_idue_errors(mech):
         mech.simulate_counts(np.array([1, 0, 0, 0, 0]), 2, rng)
     with pytest.raises(ValueError, match="shape"):
         mech.variance(np.zeros(4), 10)
-    with pytest.raises(ValueError, match="n must be"):
+    with pytest.raises(ValueError, match="n: must be"):
         mech.variance(np.zeros(5), 0)
     with pytest.raises(ValueError, match="chunk_size"):
         mech.perturb(np.array([0]), rng, chunk_size=0)
     empty = mech.perturb([], rng)
-    assert empty.n == 0 and empty.bits.shape == (0, 1)
+    assert len(empty) == 0 and empty.bits.shape == (0, 1)
 
 
 # --------------------------------------------------------------------------- properties
@@ -524,7 +561,7 @@ def small_plans(draw):
     for j in range(len(bounds) - 1):
         b = draw(st.floats(0.01, 0.49))
         a = draw(st.floats(b + 0.01, 0.99))
-        levels.append((float(j + 1), perm[bounds[j]:bounds[j + 1]], a, b))
+        levels.append((100.0 + j, perm[bounds[j]:bounds[j + 1]], a, b))  # u + w <= 2 ln 99 < 100
     return make_plan(levels, labels=labels)
 
 
@@ -536,10 +573,10 @@ def test_property_reports_shape_and_estimator_formula(plan, seed, n):
     items = rng.integers(0, m.m, n)
     rep = m.perturb(items, rng)
     assert rep.bits.shape == (n, (m.width + 7) // 8)
-    y = rep.unpack()
-    pad = np.unpackbits(rep.bits, axis=1)[:, m.width:]
+    y = rep.unpack(m.width)
+    pad = np.unpackbits(rep.bits, axis=1, bitorder="little")[:, m.width:]
     assert not pad.any()
-    freq = m.estimate(rep)
+    freq = m.estimate(rep).frequency
     np.testing.assert_allclose(freq * (m.a - m.b) + m.b, y.mean(axis=0), rtol=1e-12, atol=1e-12)
     # level structure: every item's (a, b) is its level's pair
     for level in plan["params"]["levels"]:
@@ -570,14 +607,52 @@ def test_property_ps_duplicates_rejected_exactly_when_present(ps, sets, seed):
 def test_runtime_imports_and_runs_without_cvxpy_scipy_or_planner():
     code = (
         "import sys\n"
-        "for name in ('cvxpy', 'scipy', 'planner', 'solvers'):\n"
+        "for name in ('cvxpy', 'scipy', 'ldpplan.planner', 'ldpplan.solvers', 'pydantic'):\n"
         "    sys.modules[name] = None\n"
-        "import json, numpy as np, mechanisms\n"
+        "import json, numpy as np\n"
+        "from ldpplan import mechanisms\n"
         f"mech = mechanisms.load(json.loads({json.dumps(json.dumps(PS_PLAN))}))\n"
-        "f = mech.estimate(mech.perturb([np.array([0, 1]), np.array([2])], rng=np.random.default_rng(0)))\n"
+        "f = mech.estimate(mech.perturb([np.array([0, 1]), np.array([2])], rng=np.random.default_rng(0))).frequency\n"
         "assert f.shape == (5,)\n"
         "print('ok', type(mech).__name__)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok IDUEPS"
+
+
+# --------------------------------------------------------------------------- privacy map
+
+
+def test_privacy_map_matches_brute_force_over_all_pairs():
+    from ldpplan.mechanisms.idue import ldp_epsilon, level_privacy
+
+    rng = np.random.default_rng(70)
+    for _ in range(200):
+        t = int(rng.integers(1, 6))
+        b = rng.uniform(0.01, 0.45, t)
+        a = rng.uniform(b + 0.01, 0.99)
+        e = rng.uniform(0.5, 8.0, t)
+        sizes = rng.integers(1, 3, t)
+        u, w = np.log(a / b), np.log((1 - b) / (1 - a))
+        # MinID: level i is in pairs (i, j) and (j, i), each needing min(e_i, e_j) >= u_row + w_col
+        want = [max(max(u[i] + w[j], u[j] + w[i]) for j in range(t)) for i in range(t)]
+        np.testing.assert_allclose(level_privacy(e, a, b, "MinID-LDP"), want, rtol=1e-12)
+        # AvgID, other claims fixed: (e_i + e_j) / 2 >= u_i + w_j and >= u_j + w_i; (i, i): e_i >= u_i + w_i
+        want = [max([u[i] + w[i]] + [max(2 * (u[i] + w[j]), 2 * (u[j] + w[i])) - e[j] for j in range(t) if j != i])
+                for i in range(t)]
+        np.testing.assert_allclose(level_privacy(e, a, b, "AvgID-LDP"), want, rtol=1e-12)
+        # Lemma 1 exactly: distinct items only (a level of one item has no pair with itself)
+        item_level = np.repeat(np.arange(t), sizes)
+        pairs = [u[item_level[x]] + w[item_level[y]] for x in range(item_level.size) for y in range(item_level.size) if x != y]
+        assert ldp_epsilon(a, b, sizes) == pytest.approx(max(pairs, default=0.0), rel=1e-12)
+
+
+def test_runtime_is_immutable_with_a_useful_repr(mech, ps):
+    with pytest.raises(AttributeError):
+        mech.a = np.zeros(5)
+    assert "IDUE(domain_size=5" in repr(mech) and "padding_length=3" in repr(ps)
+    assert isinstance(mech, mechanisms.Runtime) and mech.methods == ("empirical",)
+    pm = mech.privacy_map()
+    assert pm["notion"] == "MinID-LDP" and set(pm["levels"]) == {"level0", "level1"}
+    assert pm["epsilon"] <= math.log(4) and pm["ldp_epsilon"] > 0

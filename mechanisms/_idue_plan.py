@@ -1,0 +1,273 @@
+"""Strict reading of IDUE / IDUE-PS plans and their privacy map (numpy only).
+
+The privacy map re-derives, from the probabilities alone, the smallest budget each
+level can claim under constraint (6) of Gu et al. (ICDE 2020),
+``a_i (1 - b_j) / (b_i (1 - a_j)) <= e^{r(eps_i, eps_j)}`` for every ordered pair of
+levels (the dummy items of IDUE-PS are one more level, Theorem 4), with
+``u = ln(a/b)`` and ``w = ln((1-b)/(1-a))`` computed as ``log1p`` of exact float
+differences (accurate at tiny budgets):
+
+* MinID-LDP (``r = min``): level ``i`` needs ``max(u_i + max_j w_j, max_j u_j + w_i)``;
+* AvgID-LDP (``r = average``): given the other levels' claims ``e_j``, level ``i`` needs
+  ``max(2 u_i + max_{j != i}(2 w_j - e_j), 2 w_i + max_{j != i}(2 u_j - e_j), u_i + w_i)``;
+* plain LDP (Lemma 1, exact): ``max`` of ``u_i + w_j`` over distinct items ``i != j``.
+
+All of it is O(t) in the number of levels.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from . import _sampling
+from ._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
+
+__all__ = ["NOTIONS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map"]
+
+#: guarantee.notion values and their pair budget ``r``.
+NOTIONS = ("MinID-LDP", "AvgID-LDP")
+
+
+def _max_others(v: np.ndarray) -> np.ndarray:
+    """For each ``i``, ``max_{j != i} v_j`` (``-inf`` when there is no other entry)."""
+    t = v.size
+    if t < 2:
+        return np.full(t, -np.inf)
+    order = np.argsort(v, kind="stable")
+    out = np.full(t, v[order[-1]])
+    out[order[-1]] = v[order[-2]]
+    return out
+
+
+def log_ratios(a, b) -> tuple[np.ndarray, np.ndarray]:
+    """``u = ln(a/b)`` and ``w = ln((1-b)/(1-a))`` (``log1p`` of exact differences)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    d = a - b  # exact for grid values (both multiples of 2^-48 in (0, 1))
+    return np.log1p(d / b), np.log1p(d / (1.0 - a))
+
+
+def level_privacy(epsilon, a, b, notion: str) -> np.ndarray:
+    """Smallest budget (nats) each level can claim under constraint (6).
+
+    Parameters
+    ----------
+    epsilon : array_like, shape (t,)
+        The claimed budgets (used by AvgID-LDP only, where the levels are coupled).
+    a, b : array_like, shape (t,)
+    notion : {"MinID-LDP", "AvgID-LDP"}
+
+    Returns
+    -------
+    ndarray of float64, shape (t,)
+
+    References
+    ----------
+    Gu et al., ICDE 2020, eq. (6), Def. 3 (MinID) and Sec. VIII (AvgID).
+    """
+    e = np.asarray(epsilon, dtype=np.float64)
+    u, w = log_ratios(a, b)
+    if notion == "MinID-LDP":
+        return np.maximum(u + w.max(), u.max() + w)
+    return np.maximum(np.maximum(2 * u + _max_others(2 * w - e), 2 * w + _max_others(2 * u - e)), u + w)
+
+
+def ldp_epsilon(a, b, sizes) -> float:
+    """Plain LDP budget of the numbers (Lemma 1, exact): max of ``u_i + w_j`` over distinct items.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (t,)
+        Per-level probabilities.
+    sizes : array_like of int, shape (t,)
+        Items per level (a level of one item has no distinct pair with itself).
+
+    Returns
+    -------
+    float
+        Nats (0 for a domain of one item).
+    """
+    u, w = log_ratios(a, b)
+    sizes = np.asarray(sizes)
+    cross = u + _max_others(w)
+    own = np.where(sizes >= 2, u + w, -np.inf)
+    best = float(np.max(np.maximum(cross, own)))
+    return max(best, 0.0)
+
+
+class ParsedPlan:
+    """The numbers of an IDUE / IDUE-PS plan, validated (see :func:`parse_plan`)."""
+
+    def __init__(self, **kw: Any) -> None:
+        self.__dict__.update(kw)
+
+
+def _refuse_non_finite(node: Any, path: str) -> None:
+    """Refuse NaN/infinity anywhere in the plan (a dict given in memory bypasses the strict JSON parser)."""
+    if isinstance(node, float) and not np.isfinite(node):
+        raise PlanError(f"{path or '<plan>'}: must be a finite number (got {node!r})")
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            _refuse_non_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list) and node and not isinstance(node[0], str):
+        for k, v in enumerate(node):
+            _refuse_non_finite(v, f"{path}[{k}]")
+
+
+def _labels(plan: Mapping[str, Any]) -> tuple[int, list[str] | None]:
+    size = integer(require(plan, "domain.size"), "domain.size", low=1)
+    labels = require(plan, "domain.labels")
+    if labels is None:
+        return size, None
+    if not isinstance(labels, list) or len(labels) != size:
+        raise PlanError(f"domain.labels: must be null or a list of {size} labels (domain.size)")
+    seen: set[str] = set()
+    for k, lab in enumerate(labels):
+        if not isinstance(lab, str):
+            raise PlanError(f"domain.labels[{k}]: must be a string (got {lab!r})")
+        if lab in seen:
+            raise PlanError(f"domain.labels[{k}]: label {lab!r} appears twice")
+        seen.add(lab)
+    return size, list(labels)
+
+
+def _pair(node: Mapping[str, Any], where: str) -> tuple[float, float, float]:
+    if not isinstance(node, Mapping):
+        raise PlanError(f"{where}: must be an object")
+    e = number(node.get("epsilon"), f"{where}.epsilon", low=0.0, low_open=True)
+    a = number(node.get("a"), f"{where}.a", low=0.0, high=1.0, low_open=True, high_open=True)
+    b = number(node.get("b"), f"{where}.b", low=0.0, high=1.0, low_open=True, high_open=True)
+    for key, v in (("a", a), ("b", b)):
+        if not _sampling.on_grid(v):
+            raise PlanError(f"{where}.{key}: must be a probability that is a multiple of 2**-48 (got {v!r})")
+    if not b < a:
+        raise PlanError(f"{where}: unary encoding needs 0 < b < a < 1 (got a={a!r}, b={b!r})")
+    return e, a, b
+
+
+def _levels(plan: Mapping[str, Any], size: int, labels: list[str] | None):
+    levels = require(plan, "params.levels")
+    if not isinstance(levels, list) or not levels:
+        raise PlanError("params.levels: must be a non-empty list of levels")
+    index = {lab: k for k, lab in enumerate(labels)} if labels is not None else None
+    owner = np.full(size, -1, dtype=np.int64)
+    names, eps, a, b, sizes = [], [], [], [], []
+    for j, level in enumerate(levels):
+        where = f"params.levels[{j}]"
+        e, aj, bj = _pair(level, where)
+        name = level.get("name")
+        if not isinstance(name, str) or not name or name in names:
+            raise PlanError(f"{where}.name: must be a non-empty string not used by another level (got {name!r})")
+        items = level.get("items")
+        if not isinstance(items, list) or not items:
+            raise PlanError(f"{where}.items: must be a non-empty list of items (got {items!r})")
+        count = integer(level.get("size"), f"{where}.size", low=1)
+        if count != len(items):
+            raise PlanError(f"{where}.size: must equal the number of the level's items, {len(items)} (got {count})")
+        for item in items:
+            if index is not None:
+                k = index.get(item, -1) if isinstance(item, str) else -1
+            else:
+                ok = isinstance(item, int) and not isinstance(item, bool) and 0 <= item < size
+                k = int(item) if ok else -1
+            if k < 0:
+                raise PlanError(f"{where}.items: {item!r} is not an item of the domain "
+                                + ("(domain.labels)" if labels is not None else f"(indices 0..{size - 1})"))
+            if owner[k] >= 0:
+                raise PlanError(f"{where}.items: item {item!r} is already in params.levels[{owner[k]}]")
+            owner[k] = j
+        names.append(name)
+        eps.append(e)
+        a.append(aj)
+        b.append(bj)
+        sizes.append(count)
+    if np.any(owner < 0):
+        k = int(np.argmax(owner < 0))
+        missing = labels[k] if labels is not None else k
+        raise PlanError(f"params.levels: item {missing!r} is in no level (every item needs exactly one)")
+    return names, np.array(eps), np.array(a), np.array(b), np.array(sizes), owner
+
+
+def parse_plan(plan, mechanism: str) -> ParsedPlan:
+    """Read a plan strictly (path or dict) for ``mechanism`` ("idue" or "idue-ps").
+
+    Returns
+    -------
+    ParsedPlan
+        ``labels``, ``size``, ``names``, per-level ``epsilon``, ``a``, ``b``, ``sizes``,
+        ``owner`` (level of each item), ``padding_length``, ``dummy`` (epsilon, a, b) or None,
+        ``notion`` and the ``privacy`` map (already checked against every claim).
+
+    Raises
+    ------
+    PlanError
+        Naming field, rule and value: wrong mechanism, unverified plan, malformed or
+        non-finite number, off-grid probability, inconsistent sizes, or a claim smaller
+        than what the numbers give.
+    """
+    plan = read_plan(plan)
+    mech = require(plan, "mechanism")
+    if mech != mechanism:
+        raise PlanError(f"mechanism: this class runs {mechanism!r} plans (got {mech!r})")
+    check_verified(plan)
+    _refuse_non_finite(plan, "")
+    size, labels = _labels(plan)
+    names, eps, a, b, sizes, owner = _levels(plan, size, labels)
+    notion = require(plan, "guarantee.notion")
+    if notion not in NOTIONS:
+        raise PlanError(f"guarantee.notion: must be one of {list(NOTIONS)} (got {notion!r})")
+    padding = require(plan, "params").get("padding_length", None)
+    dummy = None
+    if mechanism == "idue":
+        if padding is not None:
+            raise PlanError(f"params.padding_length: must be null for an 'idue' plan (got {padding!r})")
+    else:
+        padding = integer(require(plan, "params.padding_length"), "params.padding_length", low=1)
+        if notion != "MinID-LDP":
+            raise PlanError(f"guarantee.notion: IDUE-PS is proved for MinID-LDP only (Theorem 4) (got {notion!r})")
+        dummy = _pair(require(plan, "params.dummy"), "params.dummy")
+    pm = privacy_map(names, eps, a, b, sizes, notion, padding, dummy)
+    _check_claims(plan, pm, names, eps, dummy)
+    return ParsedPlan(labels=labels, size=size, names=names, epsilon=eps, a=a, b=b, sizes=sizes, owner=owner,
+                      padding_length=padding, dummy=dummy, notion=notion, privacy=pm)
+
+
+def privacy_map(names, epsilon, a, b, sizes, notion: str, padding_length=None, dummy=None) -> dict[str, Any]:
+    """``{"notion", "epsilon", "levels": {name: nats}, "ldp_epsilon", ["dummy_epsilon"]}`` from the numbers.
+
+    ``epsilon`` is the smallest recomputed level budget; the dummy items of IDUE-PS are
+    included in every pair (Theorem 4) and in ``ldp_epsilon``.
+    """
+    e, aa, bb, ss = (np.asarray(x, dtype=np.float64) for x in (epsilon, a, b, sizes))
+    if dummy is not None:
+        e, aa, bb = np.append(e, dummy[0]), np.append(aa, dummy[1]), np.append(bb, dummy[2])
+        ss = np.append(ss, padding_length)
+    need = level_privacy(e, aa, bb, notion)
+    t = len(names)
+    out: dict[str, Any] = {"notion": notion, "epsilon": float(np.min(need[:t])),
+                           "levels": {n: float(x) for n, x in zip(names, need[:t])},
+                           "ldp_epsilon": ldp_epsilon(aa, bb, ss)}
+    if dummy is not None:
+        out["dummy_epsilon"] = float(need[t])
+    return out
+
+
+def _check_claims(plan: Mapping[str, Any], pm: Mapping[str, Any], names, eps, dummy) -> None:
+    rule = "constraint (6) with the plan's a, b gives"
+    for j, name in enumerate(names):
+        check_claim(pm["levels"][name], float(eps[j]), f"params.levels[{j}].epsilon", rule)
+    if dummy is not None:
+        check_claim(pm["dummy_epsilon"], dummy[0], "params.dummy.epsilon", rule)
+        if dummy[0] > float(np.min(eps)):
+            raise PlanError(f"params.dummy.epsilon: must be <= the smallest level epsilon {float(np.min(eps))!r} "
+                            f"(Theorem 4) (got {dummy[0]!r})")
+    check_claim(pm["epsilon"], require(plan, "guarantee.epsilon"), "guarantee.epsilon", rule)
+    claimed = require(plan, "guarantee.levels")
+    if not isinstance(claimed, Mapping) or set(claimed) != set(names):
+        raise PlanError(f"guarantee.levels: must map every level name {names} to its epsilon")
+    for name in names:
+        check_claim(pm["levels"][name], claimed[name], f"guarantee.levels.{name}", rule)
+    if "ldp_epsilon" in plan["guarantee"]:
+        check_claim(pm["ldp_epsilon"], plan["guarantee"]["ldp_epsilon"], "guarantee.ldp_epsilon",
+                    "Lemma 1 with the plan's a, b gives")
