@@ -16,18 +16,26 @@
 # # 02 · IDUE-PS on item sets: RE(top-k) and precision vs padding length L and ε (ID-LDP Fig. 7-9 analogues)
 #
 # **Paper:** Gu, Li, Xiong, Cao, ICDE 2020 (ID-LDP), Sec. VI (IDUE-PS, Algorithms 1-2, Theorem 4) and
-# Sec. VII-B. The paper evaluates item-set data on Clothing (n = 105,508 users, m = 5,850 items, ~2 items
-# per user) and Kosarak (n = 990,002, m = 41,270, ~8 items per user). Those files are not available here;
-# we use the **MovieLens** item sets (each user's set of rated movies, `../shared/data`), which are very
-# different: only n = 671 users, m = 9,066 movies and about 149 movies per user (median 71, 90th
-# percentile 323). The figures are therefore *analogues*: same questions, same metrics, other data.
+# Sec. VII-B.
 #
-# | section | analogue of | paper's finding | ours | why they differ |
-# |---|---|---|---|---|
-# | 1 | - | - | real n = 671 through `planner.simulate`: RE(top-20) ≈ 0.9 for every mechanism even at ε = 4 | 671 users are far too few for LDP frequency estimation over 9,066 items |
-# | 2 | **Fig. 8-9** (RE vs L for several ε) | the best L grows with ε (small L: bias, large L: variance); L ≈ mean set size at large ε | the best L grows with ε, from 20-50 at ε = 1 to 200-400 at ε = 8 (tables) | population replicated to n = 100,650 (Clothing's scale); MovieLens sets are ~20-70× larger than Clothing's/Kosarak's, so L is larger and ε must be larger |
-# | 3 | **Fig. 7** (precision and RE of top-k vs ε and vs k, L fixed) | IDUE-PS has the smallest RE; its precision can trail OUE-PS at small ε or k, and is the highest at larger ε and k | same pattern: at ε = 4 IDUE-PS's precision is below OUE-PS's for k = 10-20 and above for k = 50-100; smallest RE at ε ≤ 4 and smallest total MSE | same caveats; L = 100 instead of the paper's 2; below ε = 4 no mechanism finds the top-20 at this n |
+# **Reproduces:** analogues of Fig. 7 and Fig. 8-9 on the MovieLens item sets.
+
+# %% [markdown]
+# ## What this shows
 #
+# The paper evaluates item-set data on Clothing (n = 105,508 users, m = 5,850 items, ~2 items per user)
+# and Kosarak (n = 990,002, m = 41,270, ~8 items per user). Those files are not available here; we use
+# the **MovieLens** item sets (each user's set of rated movies, from the data folder
+# `ldpplan.planner.data.default_data_dir()`), which are very different (few users, large sets: section 1
+# prints the numbers). The figures are therefore *analogues*: same questions, same metrics, other data.
+#
+# | section | analogue of | paper's finding | why ours differs |
+# |---|---|---|---|
+# | 1 | - | - | 671 users are far too few for LDP frequency estimation over thousands of items |
+# | 2 | **Fig. 8-9** (RE vs L for several ε) | the best L grows with ε (small L: bias, large L: variance); L ≈ mean set size at large ε | population replicated to Clothing's scale; MovieLens sets are much larger than Clothing's/Kosarak's, so L is larger and ε must be larger |
+# | 3 | **Fig. 7** (precision and RE of top-k vs ε and vs k, L fixed) | IDUE-PS has the smallest RE; its precision can trail OUE-PS at small ε or k, and is the highest at larger ε and k | same caveats; L = 100 instead of the paper's 2 |
+#
+# Our numbers are computed below and collected in the **Paper vs ours** table at the end.
 # Privacy levels are the paper's default: budgets {ε, 1.2ε, 2ε} on {5 %, 5 %, 90 %} of the movies
 # (seeded random assignment); RAPPOR-PS and OUE-PS run at ε = min(E); the dummy items of IDUE-PS use
 # ε* = min(E) (Theorem 4). RE(k) = mean over the true top-k movies of |f̂ − f| / f (Sec. VII);
@@ -37,6 +45,22 @@
 # Simulation is in *aggregate* mode: each user's item is drawn by the runtime's padding-and-sampling
 # (`IDUEPS.sample_items`, Algorithm 1) and the aggregated bit counts are sampled exactly in distribution
 # (`simulate_counts`), identical in law to perturbing every user's m + L bits.
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import ldpplan.planner.data
+from ldpplan import mechanisms, planner
+from ldpplan.solvers import idue as idue_solvers
+from nbhelpers import PaperVsOurs, show_planner_table, show_table
+
+DATA_DIR = ldpplan.planner.data.default_data_dir()
+RATINGS = DATA_DIR / "movielens_ratings.csv"
+assert RATINGS.is_file(), f"MovieLens ratings not found in {DATA_DIR} (set LDPPLAN_DATA_DIR)"
+summary = PaperVsOurs()
 
 # %% tags=["parameters"]
 # Parameters: the only cell to edit. FULL = True: Kosarak-scale n, the paper's ten repeats, finer grids.
@@ -54,55 +78,37 @@ FIG7_KS = [10, 20, 50, 100]
 FIG7_EPSILON = 4.0                 # epsilon of the "vs k" panel
 REAL_TRIALS = 10
 
+# %% [markdown]
+# **Plan and runtime accessors.** Every read of a plan field or of a runtime result goes through
+# these functions, so a change of the plan format or of the runtime API touches this cell only.
+
 # %%
-import os
-import time
-from pathlib import Path
-
-import matplotlib.pyplot as plt
-import numpy as np
-
-from ldpplan import mechanisms
-from ldpplan import planner
-import ldpplan.planner.data
-from ldpplan.solvers import idue as idue_solvers
-
-DATA_DIR = Path(os.environ.get("LDPPLAN_DATA_DIR", Path("..") / ".." / "shared" / "data"))
-RATINGS = DATA_DIR / "movielens_ratings.csv"
-assert RATINGS.is_file(), f"MovieLens ratings not found in {DATA_DIR} (set LDPPLAN_DATA_DIR)"
-
-from IPython.display import Markdown, display
+def plan_labels(plan):
+    """The plan's item labels (list of str), in the order of the runtime's estimates."""
+    return plan["items"]
 
 
-def fmt(x, digits=4):
-    """Format a table cell: floats with `digits` significant digits."""
-    if isinstance(x, float):
-        return f"{x:.{digits}g}"
-    return str(x)
+def plan_levels(plan):
+    """The plan's privacy levels: list of {name, epsilon, size, items, a, b}."""
+    return plan["params"]["levels"]
 
 
-def show_table(columns, rows, title=None, note=None, digits=4):
-    """Display a markdown table (columns: list of str, rows: list of lists)."""
-    lines = [f"**{title}**", ""] if title else []
-    lines.append("| " + " | ".join(columns) + " |")
-    lines.append("|" + "---|" * len(columns))
-    lines += ["| " + " | ".join(fmt(c, digits) for c in row) + " |" for row in rows]
-    if note:
-        lines += ["", f"*{note}*"]
-    display(Markdown("\n".join(lines)))
+def estimate_frequency(mech, counts):
+    """Frequency estimate, shape (m,), from the aggregated bit counts of ``mech.simulate_counts``."""
+    return mech.estimate(counts)
 
 
-def show_planner_table(table, digits=4):
-    """Display a planner.Table (what `ldpplan plan` / `ldpplan simulate` print)."""
-    show_table(table.columns, table.rows, table.title, table.note, digits)
+def simulation_table(report):
+    """The first table of a ``planner.simulate`` report (a planner Table)."""
+    return report.tables[0]
 
 
 # %% [markdown]
 # ## 1 · The data, and what 671 users can and cannot do
 
 # %%
-ratings = planner.data.load_movielens_ratings(RATINGS)
-movies, indptr, indices = planner.data.movielens_item_sets(ratings)
+ratings = ldpplan.planner.data.load_movielens_ratings(RATINGS)
+movies, indptr, indices = ldpplan.planner.data.movielens_item_sets(ratings)
 n_real, m = indptr.size - 1, movies.size
 set_sizes = np.diff(indptr)
 f_true = np.bincount(indices, minlength=m) / n_real          # share of users who rated each movie
@@ -125,20 +131,22 @@ def itemset_spec(epsilon, L, model="opt0", levels=LEVEL_SHAPE):
 
 
 plan = planner.make_plan(itemset_spec(4.0, 10))
-assert plan["items"] == [str(x) for x in movies]    # estimates are indexed like `movies`
+assert plan_labels(plan) == [str(x) for x in movies]    # estimates are indexed like `movies`
 t0 = time.perf_counter()
 real = planner.simulate(plan, planner.SimulateOptions(data=str(RATINGS), trials=REAL_TRIALS, seed=SEED,
                                                       mode="aggregate", extra={"top_k": str(TOP_K)}))
 print(f"simulate on the real users: {time.perf_counter() - t0:.1f} s")
-show_planner_table(real.tables[0])
-real_re = {row[0]: row[-1] for row in real.tables[0].rows}
+show_planner_table(simulation_table(real))
+real_re = {row[0]: row[-1] for row in simulation_table(real).rows}
 assert all(0.5 < v < 1.5 for v in real_re.values())          # no usable signal at n = 671
+summary.add("1", f"RE(top-{TOP_K}) at the real n = {n_real}, ε = 4, L = 10 (every mechanism)", "-",
+            f"{min(real_re.values()):.2f} ~ {max(real_re.values()):.2f}", "no signal at this n")
 
 
 # %% [markdown]
-# Even at ε = 4 (budgets 4 / 4.8 / 8 nats) the RE of the top-20 movies is about 0.9 for every mechanism:
+# Even at ε = 4 (budgets 4 / 4.8 / 8 nats) the RE of the top-20 movies is close to 1 for every mechanism:
 # with L = 10 the estimates are dominated by the truncation bias (a user with 149 movies reports each
-# one with probability 1/149, so L·f^s is about a tenth of f) and, at larger L, by the perturbation noise
+# one with probability 1/(set size), so L·f^s is a small fraction of f) and, at larger L, by the perturbation noise
 # of only 671 reports. IDUE-PS still has the smallest MSE, as in the paper. To study the paper's questions
 # at the paper's scale, the next sections **replicate the population**: each user appears 150 times
 # (n = 100,650, close to Clothing's 105,508; `FULL = True`: 1,500 times, n = 1,006,500, Kosarak's scale);
@@ -182,7 +190,7 @@ def runtimes(epsilon, L):
              "RAPPOR-PS": planner.make_plan(itemset_spec(epsilon, L, "opt1", one)),
              "OUE-PS": planner.make_plan(itemset_spec(epsilon, L, "opt2", one))}
     for name, closed in (("RAPPOR-PS", idue_solvers.rappor(epsilon)), ("OUE-PS", idue_solvers.oue(epsilon))):
-        lv = plans[name]["params"]["levels"][0]
+        lv = plan_levels(plans[name])[0]
         assert abs(lv["a"] - closed.a) < 1e-9 and abs(lv["b"] - closed.b) < 1e-9
     return {name: mechanisms.load(p) for name, p in plans.items()}
 
@@ -206,7 +214,7 @@ for j, L in enumerate(PADDING_LENGTHS):
         hist = sampled_histogram(sampler, rng)    # common sampled items for every mechanism and ε
         for e, mechs in mechs_by_eps.items():
             for name, mech in mechs.items():
-                est = mech.estimate(mech.simulate_counts(hist, n_sim, rng))
+                est = estimate_frequency(mech, mech.simulate_counts(hist, n_sim, rng))
                 results.setdefault((e, L, name), []).append(est)
     for e, mechs in mechs_by_eps.items():
         var = mechs["IDUE-PS"].variance(expected, n_sim) + L * L * spread / n_sim
@@ -257,6 +265,11 @@ print(f"mean set size {set_sizes.mean():.0f}; 90th percentile (the rule of [7] f
 # The paper's finding (Fig. 8-9): the best L does not decrease as epsilon grows.
 assert all(best_L_theory[a] <= best_L_theory[b] for a, b in zip(EPSILONS, EPSILONS[1:]))
 assert best_L_theory[EPSILONS[0]] < best_L_theory[EPSILONS[-1]]
+summary.add("2", "best L (theory) at the smallest / largest ε", "grows with ε (L = 2-4 on Clothing)",
+            f"{best_L_theory[EPSILONS[0]]} at ε = {EPSILONS[0]:g} / {best_L_theory[EPSILONS[-1]]} at ε = {EPSILONS[-1]:g}",
+            f"MovieLens sets: mean {set_sizes.mean():.0f} movies")
+summary.add("2", "best L (simulated RE) at the smallest / largest ε", "grows with ε",
+            f"{best_L[EPSILONS[0]]} / {best_L[EPSILONS[-1]]}", f"{TRIALS} trials")
 
 # %% [markdown]
 # **Paper vs ours.** The paper finds (Fig. 8-9) that the best L depends on both the data and ε and grows
@@ -264,9 +277,9 @@ assert best_L_theory[EPSILONS[0]] < best_L_theory[EPSILONS[-1]]
 # near the mean set size at large ε and smaller L at small ε. The MovieLens analogue shows the same
 # mechanism: the bias² curve falls with L and does not depend on ε, the variance curves rise as L² and
 # fall with ε, and the best L (theory, and the simulated RE up to trial noise) grows with ε (asserted).
-# The values differ from the paper's (L = 2-4 for Clothing) because MovieLens sets are ~70× larger: L must
-# reach the hundreds to remove the bias, and only large ε (≥ 4) can afford the variance that comes with it
-# at n = 100,650. The rule of [7] (90th percentile of set sizes, 323) is only right at the largest ε.
+# The values differ from the paper's (L = 2-4 for Clothing) because MovieLens sets are far larger: L must
+# reach the hundreds to remove the bias, and only large ε can afford the variance that comes with it.
+# The rule of [7] (90th percentile of set sizes, printed above) is only right at the largest ε.
 
 # %% [markdown]
 # ## 3 · Fig. 7 analogue: precision and RE of the top-k movies vs ε and vs k (L fixed)
@@ -317,7 +330,7 @@ def total_mse(e, L, name):
 mse_rows = [[e, L] + [total_mse(e, L, name) for name in MECHS] for e in EPSILONS for L in (10, FIG7_L)
             if L in PADDING_LENGTHS]
 show_table(["ε", "L"] + [f"{name} MSE" for name in MECHS], mse_rows, digits=4,
-           title="Total MSE over all 9,066 movies (counts² per user, Sec. VII)")
+           title=f"Total MSE over all {m:,} movies (counts² per user, Sec. VII)")
 # Where the perturbation variance matters, IDUE-PS is strictly better; where the truncation bias (common
 # to all mechanisms) dominates, the three tie. IDUE-PS is never worse by more than 2 %.
 ratio = {(e, L): total_mse(e, L, "IDUE-PS") / min(total_mse(e, L, "OUE-PS"), total_mse(e, L, "RAPPOR-PS"))
@@ -326,18 +339,35 @@ ties = [(e, L, round(r, 4)) for (e, L), r in ratio.items() if r >= 1]
 print(f"(ε, L, IDUE-PS / best baseline) where IDUE-PS's total MSE is not the smallest: {ties or 'none'}")
 assert max(ratio.values()) < 1.02
 assert ratio[(EPSILONS[0], FIG7_L)] < 0.9
+summary.add("3", f"IDUE-PS total MSE / best baseline, ε = {EPSILONS[0]:g}, L = {FIG7_L}", "smallest (Fig. 7)",
+            f"{ratio[(EPSILONS[0], FIG7_L)]:.3f}", "")
+summary.add("3", "IDUE-PS total MSE / best baseline, worst (ε, L)", "smallest", f"{max(ratio.values()):.4f}",
+            "ties where the common truncation bias dominates")
+by_k = {(r[0], r[1]): r[2] for r in rows_k}
+summary.add("3", f"precision@k at ε = {FIG7_EPSILON:g}, IDUE-PS − OUE-PS, k = {FIG7_KS[0]} / {FIG7_KS[-1]}",
+            "can trail at small k, leads at larger k",
+            f"{by_k[('IDUE-PS', FIG7_KS[0])] - by_k[('OUE-PS', FIG7_KS[0])]:+.2f} / "
+            f"{by_k[('IDUE-PS', FIG7_KS[-1])] - by_k[('OUE-PS', FIG7_KS[-1])]:+.2f}", f"{TRIALS} trials, L = {FIG7_L}")
 
 # %% [markdown]
 # **Paper vs ours.** The paper reports (Fig. 7, Clothing, L = 2) that IDUE-PS has the smallest RE, while
 # its top-k precision can fall below OUE-PS at small ε or small k because the 5 % most sensitive items
 # get noisier estimates (Sec. V-E). On the MovieLens analogue: (i) IDUE-PS has the smallest *total* MSE over
-# all movies wherever the perturbation variance matters (e.g. 36 % below OUE-PS at ε = 1, L = 100), which
+# all movies wherever the perturbation variance matters (ratio at ε = 1, L = 100 in the table below), which
 # is what opt0 optimises; where the truncation bias common to all mechanisms dominates (small L, large ε)
 # the three tie within 2 % (asserted; the printed list names those (ε, L)); (ii) its RE(top-20) is the smallest for ε ≤ 4 and ties at ε = 8, where the bias of L = 100
 # dominates every mechanism's error; (iii) the precision pattern is the paper's: at ε = 4 IDUE-PS trails
 # OUE-PS for k = 10-20 and leads for k = 50-100, because a few of the most popular movies sit in the
 # sensitive 5 % levels and get noisier estimates; (iv) below ε = 4 no mechanism identifies the top-20 at
-# this n (precision near 0), and at ε = 8 IDUE-PS and OUE-PS approach the noise-free precision (0.90),
+# this n (precision near 0), and at ε = 8 IDUE-PS and OUE-PS approach the noise-free precision,
 # the limit set by truncation at L = 100. With 3 trials the precision values carry a standard error of
 # about 0.05; absolute values are not comparable with the paper's (different data, set sizes, L and a
 # replicated population).
+
+# %% [markdown]
+# ## Paper vs ours
+#
+# The paper's findings as stated; ours as computed by the cells above.
+
+# %%
+summary.show()
