@@ -12,10 +12,10 @@ __all__ = ["fmt", "show_table", "show_planner_table", "PaperVsOurs"]
 
 
 def fmt(x, digits=4):
-    """Format a table cell: floats with ``digits`` significant digits, anything else with ``str``."""
+    """Format a markdown table cell: floats with ``digits`` significant digits, anything else with ``str``."""
     if isinstance(x, float):
         return f"{x:.{digits}g}"
-    return str(x)
+    return str(x).replace("|", "\\|")   # a literal | (as in |X|) must not split the markdown cell
 
 
 def show_table(columns, rows, title=None, note=None, digits=4):
