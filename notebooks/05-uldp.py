@@ -17,21 +17,48 @@
 #
 # **Paper:** Murakami, Kawamoto. *Utility-Optimized Local Differential Privacy Mechanisms for
 # Distribution Estimation*, USENIX Security 2019, full version
-# (`/work/shared/papers/uldp-murakami-kawamoto-2019-full.txt`). Only the sensitive categories X_S get
+# (`shared/papers/uldp-murakami-kawamoto-2019-full.txt`). Only the sensitive categories X_S get
 # ε-LDP ((X_S, Y_P, ε)-ULDP, Def. 2); the uRR (Def. 3) and uRAP (Def. 4) let non-sensitive answers
 # through more often.
 #
-# | section | reproduces | paper's number | ours | why they differ |
-# |---|---|---|---|---|
-# | 1 | **Table 3** (worst-case l1 loss, ε ≈ 0 and ε = ln\|X\|) at the paper's US Census setting \|X\| = 400, \|X_S\| = 76 | closed-form approximations (×√n): at ε = ln\|X\| RR 31.88, RAPPOR 71.28, uRR 15.94, uRAP 29.48; at ε = 0.1 RR 63,751, RAPPOR 6,383, uRR 5,252, uRAP 1,213 | exact worst case of the planner (Props. 5-8): at ln 400 RR 31.92, RAPPOR 76.79, uRR 18.97, uRAP 28.99; at ε = 0.1 RR 60,632, RAPPOR 6,382, uRR 5,383, uRAP 1,278 (at ε = 0.1 all within 6 % of Table 3) | Table 3 is approximate: first order in ε for ε ≈ 0, and for uRR/uRAP at ln\|X\| it assumes \|X_S\| ≪ \|X\| (76/400 is not; the uRR's exact value is Prop. 6, eq. 14) |
-# | 2 | **Fig. 5** (TV vs ε, RR / RAPPOR / uRR / uRAP, emp / emp+thr / EM) | curves only: uRR/uRAP beat RR/RAPPOR "by one or two orders of magnitude"; uRR ≈ no privacy at ε = ln\|X\|; emp+thr and EM ≪ emp; EM ≈ emp+thr | on the GSS data (\|X\| = 100, \|X_S\| = 20, n = 28,629): the best utility-optimized TV is 1.9-5.2x below the best LDP one for every estimator and ε ≤ ln\|X\| (≈ 1x at ε = 10, all at the no-privacy level); uRR at ε = ln\|X\| is 1.22x the non-private TV (RR 2.27x, eq. 37); empirical TV within 20 % of eq. (37); EM above emp+thr for RR at ε ≤ 1 and RAPPOR at ε = 0.1 | other data (Foursquare / US Census are not available): 20 % of the domain is sensitive (like Census 76/400, unlike Foursquare's 2.4 %) and n is 43x smaller; default 1 realization instead of 100; EM capped at 300 steps (the paper states no stopping rule) |
-# | 3 | **Fig. 6** (\|X_S\| vs TV at ε = 0.1 and ln\|X\|, X_S drawn at random) | curves only: uRAP best at ε = 0.1, uRR best at ln\|X\|; uRR ≈ no privacy at ln\|X\| while \|X_S\| < 100, uRAP while \|X_S\| < 20 (≪ \|X\|^(3/4)) | theory (eq. 37) for every \|X_S\| and simulations: at ε = ln\|X\| uRR ≤ uRAP for every \|X_S\|; within 25 % of no privacy up to \|X_S\| = 21 (uRR) and 6 (uRAP); at ε = 0.1 uRAP beats uRR from \|X_S\| = 4 on (emp; from 2 on with emp+thr) | \|X\| = 100 (\|X\|^(3/4) = 32) instead of 400/625; default: emp and emp+thr with 4 random X_S per size, `FULL = True`: EM and 100 random X_S (the paper) |
-# | 4 | **PUM** (Sec. 5) with two semantic tags: **Table 1** (l1 loss and the two terms of Thm. 1) and **Fig. 8** (TV vs ε for background knowledge (I) none, (II) proxy, (III) true) | Table 1 (Foursquare, ε = ln\|X\|, EM): l1 = 6.73e-2 (I) > 4.24e-2 (II) > 2.62e-2 (III) for the uRR; Thm. 1's bound holds | on GSS (users 2000-2016, tags "foreign-born" and "60+"), uRR: l1 = 2.38e-1 (I) > 7.7e-2 (II) > 4.0e-2 (III), first term 4.2e-2 (uRAP alike); the bound holds in every realization; at ε = 0.1 the three cases coincide (as in the paper's Fig. 8) | other data and tags; the proxy (II) is the older GSS waves (1978-1998) instead of a POI distribution |
+# **Reproduces:** Table 3, Fig. 5 and Fig. 6 (analogues on the GSS data), and the PUM's Table 1 and
+# Fig. 8 (analogues with two semantic tags).
+
+# %% [markdown]
+# ## What this shows
 #
+# | section | reproduces | paper's number | why ours differs |
+# |---|---|---|---|
+# | 1 | **Table 3** (worst-case l1 loss, ε ≈ 0 and ε = ln\|X\|) at the paper's US Census setting \|X\| = 400, \|X_S\| = 76 | closed-form approximations (×√n): at ε = ln\|X\| RR 31.88, RAPPOR 71.28, uRR 15.94, uRAP 29.48; at ε = 0.1 RR 63,751, RAPPOR 6,383, uRR 5,252, uRAP 1,213 | Table 3 is approximate: first order in ε for ε ≈ 0, and for uRR/uRAP at ln\|X\| it assumes \|X_S\| ≪ \|X\| (76/400 is not; the uRR's exact value is Prop. 6, eq. 14) |
+# | 2 | **Fig. 5** (TV vs ε, RR / RAPPOR / uRR / uRAP, emp / emp+thr / EM) | curves only: uRR/uRAP beat RR/RAPPOR "by one or two orders of magnitude"; uRR ≈ no privacy at ε = ln\|X\|; emp+thr and EM ≪ emp; EM ≈ emp+thr | other data (Foursquare / US Census are not available): 20 % of the GSS domain is sensitive (like Census 76/400, unlike Foursquare's 2.4 %) and n is 43x smaller; default 1 realization instead of 100; EM capped at 300 steps (the paper states no stopping rule) |
+# | 3 | **Fig. 6** (\|X_S\| vs TV at ε = 0.1 and ln\|X\|, X_S drawn at random) | curves only: uRAP best at ε = 0.1, uRR best at ln\|X\|; uRR ≈ no privacy at ln\|X\| while \|X_S\| < 100, uRAP while \|X_S\| < 20 (≪ \|X\|^(3/4)) | \|X\| = 100 (\|X\|^(3/4) = 32) instead of 400/625; default: emp and emp+thr with 4 random X_S per size, `FULL = True`: EM and 100 random X_S (the paper) |
+# | 4 | **PUM** (Sec. 5) with two semantic tags: **Table 1** (l1 loss and the two terms of Thm. 1) and **Fig. 8** (TV vs ε for background knowledge (I) none, (II) proxy, (III) true) | Table 1 (Foursquare, ε = ln\|X\|, EM): l1 = 6.73e-2 (I) > 4.24e-2 (II) > 2.62e-2 (III) for the uRR; Thm. 1's bound holds | other data and tags (GSS users 2000-2016, tags "foreign-born" and "60+"); the proxy (II) is the older GSS waves (1978-1998) instead of a POI distribution |
+#
+# Our numbers are computed below and collected in the **Paper vs ours** table at the end.
 # Units: ε in nats; TV = l1 / 2 (frequencies, i.e. fractions of users), losses scale as 1/√n.
-# The notebook uses only the public API (`planner`, `planner.data`, `planner.uldp`, `solvers.uldp`,
-# `mechanisms`). Set `FULL = True` in the next cell for the paper's procedure (100 realizations,
-# EM everywhere, 100 random X_S per size); that takes hours, mostly EM for RAPPOR/uRAP at small ε.
+# The notebook uses only the public API (`ldpplan.planner`, `ldpplan.planner.data`, `ldpplan.planner.uldp`,
+# `ldpplan.solvers.uldp`, `ldpplan.mechanisms`). Set `FULL = True` in the parameter cell for the paper's
+# procedure (100 realizations, EM everywhere, 100 random X_S per size); that takes hours, mostly EM for
+# RAPPOR/uRAP at small ε.
+
+# %%
+import math
+import time
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+import ldpplan.planner.data
+from ldpplan import mechanisms, planner
+from ldpplan.planner import uldp as uldp_planner
+from ldpplan.solvers import uldp as uldp_solvers
+from nbhelpers import PaperVsOurs, show_planner_table, show_table
+
+DATA_DIR = ldpplan.planner.data.default_data_dir()
+GSS = DATA_DIR / "gss_vocab.csv"
+assert GSS.is_file(), f"gss_vocab.csv not found in {DATA_DIR} (set LDPPLAN_DATA_DIR)"
+T_START = time.perf_counter()
+summary = PaperVsOurs()
 
 # %% tags=["parameters"]
 # Parameters: the only cell to edit. FULL = True switches to the paper's full procedure.
@@ -53,66 +80,47 @@ PUM_EPSILONS = [0.1, 0.5, 1.0, 2.0, 3.0, "ln", 6.0, 10.0] if FULL else [0.1, 1.0
 PUM_SWEEP_METHOD = "em" if FULL else "threshold"
 PUM_TABLE_TRIALS = 100 if FULL else 20   # Table 1: one hundred realizations of Y
 
+# %% [markdown]
+# **Plan, simulation and runtime accessors.** Every read of a plan field, of a simulation result or of
+# a runtime result goes through these functions, so a change of the plan format or of the runtime API
+# touches this cell only.
+
 # %%
-import math
-import os
-import time
-from pathlib import Path
-
-import matplotlib.pyplot as plt
-import numpy as np
-
-from ldpplan import mechanisms
-from ldpplan import planner
-import ldpplan.planner.data
-from ldpplan.planner import uldp as uldp_planner
-from ldpplan.solvers import uldp as uldp_solvers
-
-DATA_DIR = Path(os.environ.get("LDPPLAN_DATA_DIR", Path("..") / ".." / "shared" / "data"))
-GSS = DATA_DIR / "gss_vocab.csv"
-assert GSS.is_file(), f"gss_vocab.csv not found in {DATA_DIR} (set LDPPLAN_DATA_DIR)"
-T_START = time.perf_counter()
-
-from IPython.display import Markdown, display
+def plan_worst_l1(plan):
+    """The plan's predicted worst-case E[l1] · √n of the empirical estimate."""
+    return plan["predicted"]["l1_worst_times_sqrt_n"]
 
 
-def fmt(x, digits=4):
-    """Format a table cell: floats with `digits` significant digits."""
-    if isinstance(x, float):
-        return f"{x:.{digits}g}"
-    return str(x)
+def plan_baselines_worst_l1(plan):
+    """{mechanism name: worst-case E[l1] · √n} of the comparison mechanisms at the plan's ε."""
+    return {row["mechanism"]: row["l1_worst_times_sqrt_n"] for row in plan["comparison"]}
 
 
-def show_table(columns, rows, title=None, note=None, digits=4):
-    """Display a markdown table (columns: list of str, rows: list of lists)."""
-    lines = [f"**{title}**", ""] if title else []
-    lines.append("| " + " | ".join(columns) + " |")
-    lines.append("|" + "---|" * len(columns))
-    lines += ["| " + " | ".join(fmt(c, digits) for c in row) + " |" for row in rows]
-    if note:
-        lines += ["", f"*{note}*"]
-    display(Markdown("\n".join(lines)))
+def simulation_data(report):
+    """``planner.simulate`` payload: dict with dataset, domain_size, n, n_sensitive, epsilons, results,
+    theory_empirical."""
+    return report.data
 
 
-def show_planner_table(table, digits=4):
-    """Display a planner.Table (what `ldpplan plan` / `ldpplan simulate` print)."""
-    show_table(table.columns, table.rows, table.title, table.note, digits)
+def perturb(runtime, items, rng, **kwargs):
+    """Client side: the runtime's reports for the users' items (0-based category indices)."""
+    return runtime.perturb(items, rng, **kwargs)
 
 
-def escape_bars(value):
-    """Escape '|' in a markdown table cell (labels such as |X| or ageGroup|educGroup|...)."""
-    return value.replace("|", "\\|") if isinstance(value, str) else value
+def estimate_distribution(runtime, reports, method):
+    """The runtime's estimate of the distribution over X, shape (|X|,), by ``method``."""
+    return runtime.estimate(reports, method, tol=EM_TOL, max_iter=EM_MAX_ITER)
 
 
-def show(columns, rows, title=None, note=None, digits=4):
-    """show_table with the cells escaped."""
-    show_table([escape_bars(c) for c in columns], [[escape_bars(v) for v in row] for row in rows],
-               title, note, digits)
+def estimate_intermediate(runtime, reports, method):
+    """PUM: the estimate r̂ over Z = X + one bot per tag, shape (|X| + #tags,)."""
+    kwargs = {"tol": EM_TOL, "max_iter": EM_MAX_ITER} if method == "em" else {}
+    return runtime.estimate_intermediate(reports, method, **kwargs)
 
 
-def show_plan(table, digits=4):
-    """show_planner_table with the cells escaped."""
-    show(table.columns, table.rows, table.title, table.note, digits)
+def combine(runtime, r_hat, background):
+    """PUM eq. (21): p̂ over X from r̂ and the background knowledge π̂_k (None: proportional fallback)."""
+    return runtime.combine(r_hat, background)
 
 
 # %% [markdown]
@@ -128,7 +136,7 @@ def show_plan(table, digits=4):
 urap_plan = planner.make_plan(planner.example_spec("uldp-urap"))     # |X| = 400, |X_S| = 76, eps = 1
 print(planner.verify_plan(urap_plan).message)
 for table in planner.summarize(urap_plan):
-    show_plan(table)
+    show_planner_table(table)
 
 # %% [markdown]
 # Table 3 of the paper lists the worst-case l1 loss in closed form (×√n below): a first-order
@@ -147,9 +155,9 @@ def planned_l1(epsilon):
     out = {}
     for mech, name in (("urr", "uRR"), ("urap", "uRAP")):
         plan = planner.make_plan({"mechanism": mech, "epsilon": epsilon, "domain": K, "sensitive": KS})
-        out[name] = plan["predicted"]["l1_worst_times_sqrt_n"]
-        for row in plan["comparison"]:
-            out.setdefault(row["mechanism"], row["l1_worst_times_sqrt_n"])
+        out[name] = plan_worst_l1(plan)
+        for mech_name, value in plan_baselines_worst_l1(plan).items():
+            out.setdefault(mech_name, value)
     return out
 
 
@@ -166,7 +174,7 @@ for name, (approx_small, approx_large) in table3.items():
     rows.append([name, approx_small(small), ours_small[name], f"{ours_small[name] / approx_small(small) - 1:+.1%}",
                  approx_large, ours_large[name], f"{ours_large[name] / approx_large - 1:+.1%}"])
 rows.append(["no privacy", "-", "-", "", c * math.sqrt(K - 1), c * math.sqrt(K - 1), ""])
-show(["mechanism", "Table 3, ε ≈ 0 (at 0.1)", "ours, ε = 0.1", "diff.",
+show_table(["mechanism", "Table 3, ε ≈ 0 (at 0.1)", "ours, ε = 0.1", "diff.",
             "Table 3, ε = ln|X|", "ours, ε = ln 400", "diff."], rows,
            title="Worst-case E[l1] · √n, |X| = 400, |X_S| = 76 (ULDP Table 3 vs the planner's exact worst case)")
 
@@ -186,13 +194,19 @@ assert abs(ours_large["uRAP"] / table3["uRAP"][1] - 1) < 0.10
 assert ours_large["uRR"] > 1.1 * table3["uRR"][1]
 print(f"uRR / RR at eps = ln 400: {ours_large['uRR'] / ours_large['RR']:.3f}; "
       f"uRAP / RAPPOR at eps = 0.1: {ours_small['uRAP'] / ours_small['RAPPOR']:.3f} (= |X_S|/|X| = {KS / K})")
+paper_t3 = {"RR": ("63,751", "31.88"), "RAPPOR": ("6,383", "71.28"), "uRR": ("5,252", "15.94"),
+            "uRAP": ("1,213", "29.48")}                      # Table 3 as printed (×√n)
+for name, (p_small, p_large) in paper_t3.items():
+    summary.add("1", f"Table 3, {name}: worst-case E[l1]·√n at ε = 0.1 / ln 400", f"{p_small} / {p_large}",
+                f"{ours_small[name]:,.0f} / {ours_large[name]:.2f}", "Table 3 is a first-order / |X_S| ≪ |X| approximation")
 
 # %% [markdown]
 # **Paper vs ours.** At ε = 0.1 every mechanism is within 6 % of Table 3's first-order (1/ε) approximation,
-# and at ε = ln 400 the RR agrees within 0.2 %. The other ε = ln|X| entries of Table 3 are approximations
-# too: RAPPOR's is 7.7 % below the exact worst case, and the uRR's (15.94, the non-private value) assumes
-# |X_S| ≪ |X|, which 76/400 is not: the exact worst case of the uRR there is Prop. 6 (eq. 14, 18.97),
-# reproduced by the planner's maximisation (asserted above, as are Props. 5 and 8 at ε = 0.1, 1, 2).
+# and at ε = ln 400 the RR agrees within 0.5 % (asserted; the differences are in the table above). The
+# other ε = ln|X| entries of Table 3 are approximations too: RAPPOR's is below the exact worst case, and the
+# uRR's (15.94, the non-private value) assumes |X_S| ≪ |X|, which 76/400 is not: the exact worst case of
+# the uRR there is Prop. 6 (eq. 14), reproduced by the planner's maximisation (asserted above, as are
+# Props. 5 and 8 at ε = 0.1, 1, 2).
 #
 # ## 2 · Fig. 5 analogue: TV vs ε on the GSS data (common mechanism)
 #
@@ -212,7 +226,7 @@ fig5 = planner.simulate(urr_plan, planner.SimulateOptions(
     extra={"epsilons": FIG5_EPSILONS, "methods": "emp,thr,em", "em_tol": str(EM_TOL),
            "em_max_iter": str(EM_MAX_ITER)}))
 print(f"Fig. 5 simulation: {time.perf_counter() - t0:.1f} s, {FIG5_TRIALS} trial(s) per epsilon")
-data5 = fig5.data
+data5 = simulation_data(fig5)
 print(data5["dataset"])
 K5, N5 = data5["domain_size"], data5["n"]
 EPS5 = data5["epsilons"]
@@ -222,7 +236,7 @@ tv5 = {(r["mechanism"], r["epsilon"], r["method"]): r["tv"] for r in data5["resu
 th5 = {(r["mechanism"], r["epsilon"]): r["tv"] for r in data5["theory_empirical"]}
 
 # "no privacy": the TV of the empirical distribution of n i.i.d. users (eq. 37 with Q = identity)
-gss = planner.data.load_gss_vocab(GSS)
+gss = ldpplan.planner.data.load_gss_vocab(GSS)
 labels, x_all = gss.joint_categories()
 p_true = np.bincount(x_all, minlength=len(labels)) / x_all.size
 no_noise = uldp_solvers.LinearMarginals(len(labels), 0, 0.0, 1.0, 0.0, 1.0)
@@ -260,10 +274,10 @@ for e in EPS5:
     rows.append([f"{e:.3g}" + (" (ln|X|)" if abs(e - math.log(K5)) < 1e-9 else "")]
                 + [tv5[(m, e, "thr")] for m in MECHS] + [tv5[(m, e, "em")] for m in MECHS]
                 + [f"{gains[e][meth]:.1f}x" for meth in METHODS])
-show(["ε"] + [f"{m} emp+thr" for m in MECHS] + [f"{m} EM" for m in MECHS]
+show_table(["ε"] + [f"{m} emp+thr" for m in MECHS] + [f"{m} EM" for m in MECHS]
            + ["gain emp", "gain emp+thr", "gain EM"], rows, digits=3,
            title="TV per mechanism; gain = best of RR/RAPPOR ÷ best of uRR/uRAP, same estimator")
-show_plan(fig5.tables[0], digits=4)
+show_planner_table(fig5.tables[0], digits=4)
 
 # Checks (fail if the reproduction drifts):
 ln_k = math.log(K5)
@@ -284,18 +298,23 @@ gain_range = [g for e in EPS5 if e <= ln_k + 1e-9 for g in gains[e].values()]
 print(f"gain of the utility-optimized mechanisms for eps <= ln|X|: {min(gain_range):.1f}x - {max(gain_range):.1f}x")
 print(f"at eps = ln|X|: uRR / no privacy = {th5[('uRR', ln_k)] / tv_no_privacy:.2f}, "
       f"RR / no privacy = {th5[('RR', ln_k)] / tv_no_privacy:.2f} (eq. 37)")
+summary.add("2", "Fig. 5: best LDP TV ÷ best utility-optimized TV, ε ≤ ln|X|", "10-100× (\"one or two orders\")",
+            f"{min(gain_range):.1f}-{max(gain_range):.1f}×", "20 % of GSS categories sensitive vs 2.4 %")
+summary.add("2", "Fig. 5: TV ÷ no-privacy TV at ε = ln|X|, uRR / RR (eq. 37)", "uRR ≈ no privacy",
+            f"{th5[('uRR', ln_k)] / tv_no_privacy:.2f} / {th5[('RR', ln_k)] / tv_no_privacy:.2f}", "")
+summary.add("2", "Fig. 5: largest |empirical TV ÷ eq. (37) − 1|", "-", f"{dev:.1%}", f"{FIG5_TRIALS} realization(s)")
 
 # %% [markdown]
 # **Paper vs ours.** The shape of the paper's Fig. 5 is reproduced: uRR and uRAP are below RR and RAPPOR
 # at every ε up to ln|X| and for every estimator, uRAP is the best mechanism in the high-privacy regime and
-# uRR at ε = ln|X|, where it is close to the non-private TV (1.22x) while RR is 2.27 times it; emp+thr and EM
+# uRR at ε = ln|X|, where it is close to the non-private TV while RR is about twice it; emp+thr and EM
 # are far below emp at small ε (the empirical estimate is not on the simplex and its TV exceeds 1). The
 # paper's "one or two orders of magnitude" is for its data: Foursquare has only 2.4 % sensitive regions;
-# with 20 % of the GSS categories sensitive the gain is about 2-5x (for emp, uRAP vs RR is 20x at ε = 0.1,
-# but RAPPOR is the better baseline). At ε = 10 every mechanism is at the no-privacy level. The empirical TV
+# with 20 % of the GSS categories sensitive the gain is a few times (printed above; for emp, uRAP vs RR
+# is much larger at ε = 0.1, but RAPPOR is the better baseline). At ε = 10 every mechanism is at the no-privacy level. The empirical TV
 # follows eq. (37) (dotted). Unlike the paper ("EM ≈ emp+thr"), EM is worse than emp+thr for the RR at ε ≤ 1
 # and for RAPPOR at ε = 0.1: there the MLE itself is noisy (the RR's EM, which `simulate` runs with the PIE runtime from the
-# uniform start, converges to a near-degenerate MLE with TV 0.98 at ε = 0.1; RAPPOR's stops at the 300-step
+# uniform start, converges to a near-degenerate MLE at ε = 0.1; RAPPOR's stops at the 300-step
 # cap); the paper states no stopping rule and no start for the RR. With `FULL = True` every point is the
 # mean of 100 realizations.
 #
@@ -345,9 +364,9 @@ for lab, e in EPS6.items():
             for mech, name in (("urr", "uRR"), ("urap", "uRAP")):
                 runtime = mechanisms.load(planner.make_plan(
                     {"mechanism": mech, "epsilon": e, "domain": labels, "sensitive": sens_labels}))
-                reports = runtime.perturb(x, rng6)
+                reports = perturb(runtime, x, rng6)
                 for meth in FIG6_METHODS:
-                    est = runtime.estimate(reports, meth, tol=EM_TOL, max_iter=EM_MAX_ITER)
+                    est = estimate_distribution(runtime, reports, meth)
                     sim6.setdefault((lab, name, meth, s), []).append(0.5 * np.abs(est - p_true).sum())
 print(f"Fig. 6 simulation: {time.perf_counter() - t0:.1f} s ({FIG6_CASES} random X_S per size)")
 
@@ -383,7 +402,7 @@ for s in FIG6_SIZES:
         row += [theory6[(lab, "uRR")][s - 1], theory6[(lab, "uRAP")][s - 1]]
         row += [np.mean(sim6[(lab, n, "threshold", s)]) for n in ("uRR", "uRAP")]
     rows.append(row)
-show(["|X_S|", "uRR eq.37, ε=0.1", "uRAP eq.37, ε=0.1", "uRR emp+thr, ε=0.1", "uRAP emp+thr, ε=0.1",
+show_table(["|X_S|", "uRR eq.37, ε=0.1", "uRAP eq.37, ε=0.1", "uRR emp+thr, ε=0.1", "uRAP emp+thr, ε=0.1",
             "uRR eq.37, ln|X|", "uRAP eq.37, ln|X|", "uRR emp+thr, ln|X|", "uRAP emp+thr, ln|X|"], rows, digits=3,
            title="Fig. 6 (ours): TV, theory (mean over random X_S) and simulation")
 
@@ -406,19 +425,23 @@ for lab in EPS6:
         for s in FIG6_SIZES:
             if s >= 5:
                 assert abs(np.mean(sim6[(lab, name, "empirical", s)]) / theory6[(lab, name)][s - 1] - 1) < 0.25
+summary.add("3", "Fig. 6, ε = ln|X|: largest |X_S| within 25 % of no privacy, uRR / uRAP",
+            "< 100 / < 20 (|X| = 400, 625)", f"{close_urr} / {close_urap}", f"|X| = {K}: |X|^(3/4) = {K ** 0.75:.0f}")
+summary.add("3", "Fig. 6, ε = 0.1: uRAP below uRR from |X_S| =", "uRAP best", f"{first_urap_better}",
+            "the paper does not comment on tiny X_S")
 
 # %% [markdown]
 # **Paper vs ours.** As in the paper, the uRR is the best choice at ε = ln|X| for every |X_S| and stays
-# close to the non-private TV for small X_S (within 25 % up to |X_S| = 21), while the uRAP is within 25 % only
-# up to |X_S| = 6, well below |X|^(3/4) = 32 (the paper's "uRAP ≈ no privacy for |X_S| < 20" is for
-# |X|^(3/4) = 89/125). At ε = 0.1 the uRAP wins except for very few sensitive categories (|X_S| ≤ 3 for the
-# empirical estimate, only |X_S| = 1 with emp+thr), where the uRR's channel to X_N is the cheaper one
+# close to the non-private TV for small X_S, while the uRAP stays within 25 % only up to a much smaller
+# |X_S|, well below |X|^(3/4) = 32 (both sizes printed above; the paper's "uRAP ≈ no privacy for |X_S| < 20"
+# is for |X|^(3/4) = 89/125). At ε = 0.1 the uRAP wins except for very few sensitive categories (the
+# threshold is printed above), where the uRR's channel to X_N is the cheaper one
 # (c3 = (e^ε − 1)/(|X_S| + e^ε − 1) vs the uRAP's 1 − d2 = 1 − e^(−ε/2)); the paper's Fig. 6 starts at
-# |X_S| = 1 but does not comment on this end. emp+thr saturates at the uniform distribution's TV (0.425)
+# |X_S| = 1 but does not comment on this end. emp+thr saturates at the uniform distribution's TV
 # when nothing is significant (RR/RAPPOR at ε = 0.1). With `FULL = True` the markers also show EM and
 # average 100 random X_S per size.
 #
-# **For a privacy engineer:** with this data, |X_S| ≤ 3 → uRR at both ends of the ε range; otherwise uRAP in the high-privacy
+# **For a privacy engineer:** with this data, very small X_S → uRR at both ends of the ε range; otherwise uRAP in the high-privacy
 # regime and uRR from moderate ε on; the crossover ε for a given X_S can be read from the planner's
 # `comparison` block (`ldpplan plan`), which predicts both mechanisms' worst case.
 #
@@ -460,7 +483,7 @@ for t, cats in zip(TAGS, (foreign_cat, senior_cat)):
     counts = np.bincount(x_old, minlength=K) * cats
     pi_proxy[t] = counts / counts.sum()
 BACKGROUND = {"(I) none": None, "(II) proxy: 1978-1998 waves": pi_proxy, "(III) true": pi_true}
-show(["tag", "users who tagged", "share r(⊥)", "l1(proxy π̂, true π)"],
+show_table(["tag", "users who tagged", "share r(⊥)", "l1(proxy π̂, true π)"],
            [[t, int(np.sum(private_tags == j)), r_true[K + j], float(np.abs(pi_proxy[t] - pi_true[t]).sum())]
             for j, t in enumerate(TAGS)],
            title=f"PUM users: n = {n_pum:,} (GSS 2000-2016), |X| = {K}, common |X_S| = {common_sensitive.sum()}")
@@ -475,24 +498,23 @@ def pum_plan(epsilon, common):
 plan_pum = pum_plan(math.log(K), "urr")
 print(planner.verify_plan(plan_pum).message)
 for table in planner.summarize(plan_pum):
-    show_plan(table)
+    show_planner_table(table)
 
 
 def pum_run(runtime, method, rng):
     """One realization: r_hat over Z and, per background case, (l1(p_hat, p), first term, second term)."""
-    reports = runtime.perturb(x_pum, rng, private_tags=private_tags)     # only Q_cmn(f_pre(x)) is sent
-    kwargs = {"tol": EM_TOL, "max_iter": EM_MAX_ITER} if method == "em" else {}
-    r_hat = runtime.estimate_intermediate(reports, method, **kwargs)
+    reports = perturb(runtime, x_pum, rng, private_tags=private_tags)    # only Q_cmn(f_pre(x)) is sent
+    r_hat = estimate_intermediate(runtime, reports, method)
     first = float(np.abs(r_hat - r_true).sum())
     out = {}
     for case, bg in BACKGROUND.items():
-        p_hat = runtime.combine(r_hat, bg)                                  # eq. (21)
+        p_hat = combine(runtime, r_hat, bg)                                 # eq. (21)
         second = 0.0
         for j, t in enumerate(TAGS):    # the pi_hat_k that eq. (21) used (fallback for case I)
             unit = np.zeros(K + len(TAGS))
             unit[:K] = r_hat[:K]
             unit[K + j] = 1.0
-            pi_hat = runtime.combine(unit, bg) - r_hat[:K]
+            pi_hat = combine(runtime, unit, bg) - r_hat[:K]
             second += r_hat[K + j] * float(np.abs(pi_hat - pi_true[t]).sum())
         out[case] = (float(np.abs(p_hat - p_pum).sum()), first, second)
     return out
@@ -519,13 +541,19 @@ for (common, case), (l1, first, second) in table1.items():
     paper = paper_t1[(common, case.split(" ")[0])]
     rows.append([f"u{'RR' if common == 'urr' else 'RAP'} {case}", f"{paper[0]:.2e}", f"{l1:.2e}",
                  f"{paper[1]:.2e}", f"{first:.2e}", f"{paper[2]:.2e}", f"{second:.2e}"])
-show(["method", "l1(p̂, p) paper", "ours", "first term paper", "ours", "second term paper", "ours"], rows,
+show_table(["method", "l1(p̂, p) paper", "ours", "first term paper", "ours", "second term paper", "ours"], rows,
            title="ULDP Table 1: l1 loss and the two terms of Thm. 1 (eq. 22), ε = ln|X|, EM "
                  "(paper: Foursquare, ours: GSS)")
 for common in ("urr", "urap"):    # the paper's ordering (I) > (II) > (III)
     l1s = [table1[(common, case)][0] for case in BACKGROUND]
     assert l1s[0] > l1s[1] > l1s[2], (common, l1s)
     assert table1[(common, "(III) true")][2] < 1e-12     # exact background: no second term
+for common in ("urr", "urap"):
+    name = "uRR" if common == "urr" else "uRAP"
+    summary.add("4", f"Table 1, {name}: l1(p̂, p) for (I) / (II) / (III)",
+                " / ".join(f"{paper_t1[(common, c)][0]:.3g}" for c in ("(I)", "(II)", "(III)")),
+                " / ".join(f"{table1[(common, case)][0]:.3g}" for case in BACKGROUND),
+                f"GSS, n = {n_pum:,}; proxy = older waves")
 
 # %%
 t0 = time.perf_counter()
@@ -564,8 +592,8 @@ print(f"whole notebook: {time.perf_counter() - T_START:.1f} s")
 # largest, a proxy distribution (II) recovers part of the gap, and the true π_k (III) leaves only the first
 # term; Thm. 1's bound l1(p̂, p) ≤ first + second term holds in every realization (it is a triangle
 # inequality, so this checks our eq. (21) and the bookkeeping). Our absolute values differ from the paper's
-# (other data, n = 11,770 instead of 179,527, 14 % of our users tag their category vs 7 % in Foursquare,
-# and our proxy is older survey waves, l1 = 0.30-0.38 away from the true π_k). Here p is the distribution of
+# (other data, n = 11,770 instead of 179,527, more of our users tag their category than in Foursquare,
+# and our proxy is older survey waves, far from the true π_k: table above). Here p is the distribution of
 # these users themselves (no sampling error), so with the true π_k the TV keeps falling with ε. As in the paper's Fig. 8, the three cases coincide at small ε,
 # where the common mechanism's noise (first term) dominates, and separate as ε grows, since the second
 # term does not depend on ε.
@@ -576,3 +604,11 @@ print(f"whole notebook: {time.perf_counter() - T_START:.1f} s")
 #   `ldpplan simulate plan.json --data gss_vocab.csv` runs section 2 from the command line.
 # * The planner's `comparison` block predicts the worst case of uRR, uRAP, RR and RAPPOR at the plan's ε
 #   (section 1), which is the quickest way to choose between them for a given |X_S|.
+
+# %% [markdown]
+# ## Paper vs ours
+#
+# The paper's numbers as printed; ours as computed by the cells above.
+
+# %%
+summary.show()

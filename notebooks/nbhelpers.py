@@ -33,7 +33,7 @@ def show_table(columns, rows, title=None, note=None, digits=4):
         Significant digits of float cells.
     """
     lines = [f"**{title}**", ""] if title else []
-    lines.append("| " + " | ".join(columns) + " |")
+    lines.append("| " + " | ".join(fmt(c) for c in columns) + " |")
     lines.append("|" + "---|" * len(columns))
     lines += ["| " + " | ".join(fmt(c, digits) for c in row) + " |" for row in rows]
     if note:
