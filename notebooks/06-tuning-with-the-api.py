@@ -16,22 +16,21 @@
 # # 06 · Tuning with the Python API: spec → solve → inspect → sweep → export → verify → run
 #
 # **Reproduces:** no paper figure; this is the workflow a privacy engineer follows with ldpplan's Python
-# API, on the ID-LDP mechanism (Gu et al., ICDE 2020, IDUE eq. 6-12). Every number below is computed
-# by the public API (`planner`, `solvers.idue`, `mechanisms`); the CLI commands that do the same are
-# given alongside (`ldpplan plan`, `ldpplan verify`, `ldpplan simulate`).
+# API, on the ID-LDP mechanism (Gu et al., ICDE 2020, IDUE eq. 6-12).
+
+# %% [markdown]
+# ## What this shows
+#
+# Every number below is computed by the public API (`ldpplan.planner`, `ldpplan.solvers.idue`,
+# `ldpplan.mechanisms`); the CLI commands that do the same are given alongside (`ldpplan plan`,
+# `ldpplan verify`, `ldpplan simulate`). There is no paper to compare with, hence no "paper vs ours" table.
 #
 # Scenario: a clinic survey asks each patient for their main condition among 40 conditions. Two are
 # highly sensitive (HIV, hepatitis C: ε = 0.7 nats), six are moderately sensitive (ε = 1.0), the rest
 # are common conditions (ε = 1.6). We want the smallest error for the estimated frequencies with
-# n = 20,000 patients, and a plan file the app can ship.
-
-# %% tags=["parameters"]
-# Parameters: the only cell to edit. FULL = True uses more users and finer sweeps.
-FULL = False
-SEED = 7
-
-N_PATIENTS = 200_000 if FULL else 20_000     # survey size
-SWEEP_POINTS = 17 if FULL else 9              # budget scales from 1/4 to 4 times the policy
+# n = 20,000 patients, and a plan file the app can ship. Sections: 1 write the spec, 2 solve and inspect,
+# 3 sweep ε and the models, 4 find budgets the optimum does not use, 5 export, verify and tamper,
+# 6 load the plan in the runtime, perturb and estimate.
 
 # %%
 import json
@@ -42,43 +41,69 @@ import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
 import numpy as np
 
-from ldpplan import mechanisms
-from ldpplan import planner
+from ldpplan import mechanisms, planner
 from ldpplan.solvers import idue as idue_solvers
+from nbhelpers import show_planner_table, show_table
 
+# %% tags=["parameters"]
+# Parameters: the only cell to edit. FULL = True uses more users and finer sweeps.
+FULL = False
+SEED = 7
+
+N_PATIENTS = 200_000 if FULL else 20_000     # survey size
+SWEEP_POINTS = 17 if FULL else 9              # budget scales from 1/4 to 4 times the policy
 SWEEP_SCALES = np.geomspace(0.25, 4.0, SWEEP_POINTS)
 
-from IPython.display import Markdown, display
+# %% [markdown]
+# **Plan and runtime accessors.** Every read of a plan field or of a runtime result goes through these
+# functions, so a change of the plan format or of the runtime API touches this cell only.
+
+# %%
+def plan_levels(plan):
+    """The plan's privacy levels: list of {name, epsilon, size, items, a, b} (the plan's own objects)."""
+    return plan["params"]["levels"]
 
 
-def fmt(x, digits=4):
-    """Format a table cell: floats with `digits` significant digits."""
-    if isinstance(x, float):
-        return f"{x:.{digits}g}"
-    return str(x)
+def plan_labels(plan):
+    """The plan's item labels, in the order of the runtime's estimates."""
+    return plan["items"]
 
 
-def show_table(columns, rows, title=None, note=None, digits=4):
-    """Display a markdown table (columns: list of str, rows: list of lists)."""
-    lines = [f"**{title}**", ""] if title else []
-    lines.append("| " + " | ".join(columns) + " |")
-    lines.append("|" + "---|" * len(columns))
-    lines += ["| " + " | ".join(fmt(c, digits) for c in row) + " |" for row in rows]
-    if note:
-        lines += ["", f"*{note}*"]
-    display(Markdown("\n".join(lines)))
+def plan_model_objective(plan):
+    """The optimum of the plan's model (eq. 9 for opt0; counts² per user)."""
+    return plan["model_objective"]
 
 
-def show_planner_table(table, digits=4):
-    """Display a planner.Table (what `ldpplan plan` / `ldpplan simulate` print)."""
-    show_table(table.columns, table.rows, table.title, table.note, digits)
+def plan_worst_case(plan):
+    """Eq. (9): the plan's worst-case MSE per user (counts²)."""
+    return plan["worst_case_mse_per_user"]
+
+
+def runtime_labels(mech):
+    """The runtime's item labels (index k of an estimate is label k)."""
+    return mech.items
+
+
+def report_shape(reports):
+    """(number of reports, bits per report, bytes held) of a batch of reports."""
+    return reports.bits.shape[0], reports.width, reports.bits.nbytes
+
+
+def estimate_frequency(mech, reports):
+    """Server side: estimated frequencies, shape (m,) (counts = n · frequency; eq. 7)."""
+    return mech.estimate(reports)
+
+
+def frequency_variance(mech, frequencies, n):
+    """Var[f̂] per item, shape (m,), for true frequencies ``frequencies`` and n users (eq. 8)."""
+    return mech.variance(frequencies, n)
 
 
 # %% [markdown]
 # ## 1 · Write the spec in Python
 #
-# The spec is a plain dict with the same keys as a TOML/JSON spec file (see `planner/_idue_spec.py`'s
-# docstring): the mechanism, the optimisation model (opt0 = eq. 9, the worst-case MSE; the default), the
+# The spec is a plain dict with the same keys as a TOML/JSON spec file (`planner.example_spec("health")` returns one;
+# `ldpplan plan --help` lists the keys): the mechanism, the optimisation model (opt0 = eq. 9, the worst-case MSE; the default), the
 # notion (MinID-LDP: a pair of inputs is protected at the smaller of their budgets), and the levels with
 # their items. Invalid specs raise `planner.SpecError` naming the field, rule and value.
 
@@ -140,7 +165,7 @@ for table in planner.summarize(plan):      # what `ldpplan plan clinic.toml` pri
 # `sqrt(coef_n + f · coef_c) / sqrt(n)`:
 
 # %%
-for lv in plan["params"]["levels"]:
+for lv in plan_levels(plan):
     a, b = lv["a"], lv["b"]
     se = np.sqrt(b * (1 - b) / (a - b) ** 2) / np.sqrt(N_PATIENTS)
     print(f"{lv['name']:>17}: ε = {lv['epsilon']:.2f}, std. error of a rare item's frequency with "
@@ -156,7 +181,7 @@ for lv in plan["params"]["levels"]:
 # items, for n patients: `sqrt(eq. 9 / (m · n))`.
 
 # %%
-m = len(plan["items"])
+m = len(plan_labels(plan))
 variants = {"IDUE opt0 (MinID)": ("opt0", "minid"), "IDUE opt1 (MinID)": ("opt1", "minid"),
             "IDUE opt2 (MinID)": ("opt2", "minid"), "IDUE opt0 (AvgID)": ("opt0", "avgid")}
 curves = {name: [] for name in list(variants) + ["OUE at min(E)", "RAPPOR at min(E)"]}
@@ -248,13 +273,13 @@ show_table(["level", "budget in the spec (nats)", "smallest budget with the same
 final_spec = {**spec, "levels": [{**lv, "epsilon": e} for lv, e in zip(spec["levels"], tightened)]}
 final_plan = planner.make_plan(final_spec)
 print(f"optimum with the spec's budgets {current:.6f}; with the tightened budgets "
-      f"{final_plan['model_objective']:.6f}")
-assert final_plan["model_objective"] <= current * (1 + 2e-6)
+      f"{plan_model_objective(final_plan):.6f}")
+assert plan_model_objective(final_plan) <= current * (1 + 2e-6)
 assert all(t <= e for t, e in zip(tightened, epsilons))
 plan = final_plan          # the plan we ship
 
 # %% [markdown]
-# The common conditions' budget 1.6 buys nothing over about 1.0 here: the app can promise a stronger
+# The common conditions' budget 1.6 buys nothing over the smaller value in the table: the app can promise a stronger
 # guarantee for them with the same accuracy. Whether to do so is a policy decision; the planner only
 # shows that the extra budget is unused. The rest of the notebook ships the tightened plan.
 #
@@ -274,10 +299,10 @@ check = planner.verify_plan(plan_path)
 print(f"wrote {plan_path.name} ({plan_path.stat().st_size:,} bytes); verify: holds = {check.holds}")
 print("  ", check.message)
 print("   plan keys:", sorted(loaded))
-print("   a of the first level on the 2^-48 grid:", loaded["params"]["levels"][0]["a"] * 2**48 % 1 == 0)
+print("   a of the first level on the 2^-48 grid:", plan_levels(loaded)[0]["a"] * 2**48 % 1 == 0)
 
 tampered = json.loads(json.dumps(loaded))
-lv = tampered["params"]["levels"][2]           # make the common conditions more accurate by hand ...
+lv = plan_levels(tampered)[2]                  # make the common conditions more accurate by hand ...
 lv["a"] = min(lv["a"] + 0.02, 1 - 2**-48)
 bad = planner.verify_plan(tampered)
 print(f"tampered plan: holds = {bad.holds}")
@@ -299,27 +324,29 @@ assert not (Path(workdir.name) / "tampered.json").exists()
 
 # %%
 mech = mechanisms.load(plan_path)
-print(mech, "| items:", mech.items[:3], "...")
+print(mech, "| items:", runtime_labels(mech)[:3], "...")
 rng = np.random.default_rng(SEED)
 
 # A synthetic population: common conditions are frequent, the sensitive ones rare.
-level_of_item = {x: lv["name"] for lv in plan["params"]["levels"] for x in lv["items"]}
-weights = np.array([0.5 if level_of_item[x] != "common" else 3.0 for x in mech.items])
+level_of_item = {x: lv["name"] for lv in plan_levels(plan) for x in lv["items"]}
+labels = runtime_labels(mech)
+weights = np.array([0.5 if level_of_item[x] != "common" else 3.0 for x in labels])
 truth_items = rng.choice(m, size=N_PATIENTS, p=weights / weights.sum())
 
 reports = mech.perturb(truth_items, rng)              # client side: one packed report per patient
-print(f"reports: {reports.bits.shape[0]:,} x {reports.width} bits ({reports.bits.nbytes:,} bytes packed)")
-freq_hat = mech.estimate(reports)                     # server side: frequencies (counts = n * freq)
+n_reports, width, nbytes = report_shape(reports)
+print(f"reports: {n_reports:,} x {width} bits ({nbytes:,} bytes packed)")
+freq_hat = estimate_frequency(mech, reports)          # server side: frequencies (counts = n * freq)
 f = np.bincount(truth_items, minlength=m) / N_PATIENTS
-sd = np.sqrt(mech.variance(f, N_PATIENTS))
+sd = np.sqrt(frequency_variance(mech, f, N_PATIENTS))
 z = (freq_hat - f) / sd
 show_table(["item", "level", "true frequency", "estimate", "std. error (eq. 8)", "z"],
-           [[mech.items[k], level_of_item[mech.items[k]], f[k], freq_hat[k], sd[k], f"{z[k]:+.2f}"]
+           [[labels[k], level_of_item[labels[k]], f[k], freq_hat[k], sd[k], f"{z[k]:+.2f}"]
             for k in [0, 1, 2, 3, 8, 9, 10]], digits=4,
            title=f"Estimated frequencies from {N_PATIENTS:,} perturbed reports")
 print(f"over all {m} items: mean z = {z.mean():+.3f}, sd of z = {z.std(ddof=1):.3f} (expected 0 and 1)")
 print(f"total squared error: {N_PATIENTS * np.sum((freq_hat - f) ** 2):.1f} counts² per user; "
-      f"expected (eq. 8): {N_PATIENTS * np.sum(sd ** 2):.1f}; worst case (eq. 9): {plan['worst_case_mse_per_user']:.1f}")
+      f"expected (eq. 8): {N_PATIENTS * np.sum(sd ** 2):.1f}; worst case (eq. 9): {plan_worst_case(plan):.1f}")
 assert abs(z.mean()) < 4 / np.sqrt(m) and 0.6 < z.std(ddof=1) < 1.4
 workdir.cleanup()
 
