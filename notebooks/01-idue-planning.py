@@ -91,6 +91,11 @@ def plan_baseline(plan, name):
     return plan["baselines"][name]
 
 
+def baseline_worst_case(plan, name):
+    """Eq. (9) for the baseline ``name`` ("rappor", "oue") at the plan's min(E) (counts² per user)."""
+    return plan["baselines"][name]["worst_case_mse_per_user"]
+
+
 def plan_certificate_gap(plan):
     """The solver's certified optimality gap."""
     return plan["solver"]["certificate"]["gap"]
@@ -309,7 +314,7 @@ for share in FIG6_SHARES:
         extra={"n": str(N_USERS), "synthetic": "powerlaw", "top_k": str(FIG6_TOP_K)}))
     res = simulation_points(sim)[0]["mechanisms"]
     fig6.append({"share": share, "worst_case": plan_worst_case(plan),
-                 "worst_case_oue": plan_baseline(plan, "oue")["worst_case_mse_per_user"],
+                 "worst_case_oue": baseline_worst_case(plan, "oue"),
                  "levels": plan_levels(plan), "oue": plan_baseline(plan, "oue"), **res})
 print(f"Fig. 6 simulations: {time.perf_counter() - t0:.1f} s")
 

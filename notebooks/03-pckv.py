@@ -119,7 +119,7 @@ def simulation_results(report):
 
 def runtime_counts(runtime, users, rng):
     """Perturb every user through the client runtime and aggregate: per-key counts (n, n1, n2)."""
-    n, n1, n2 = runtime.aggregate(runtime.perturb(users, rng))
+    n, n1, n2 = runtime.aggregate(runtime.perturb(users, rng=rng))
     return n, n1, n2
 
 

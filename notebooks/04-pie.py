@@ -123,6 +123,11 @@ def simulation_n(report):
     return report.data["n"]
 
 
+def simulation_table(report):
+    """The first table of a ``planner.simulate`` report (a planner Table)."""
+    return report.tables[0]
+
+
 def estimate_frequency(mech, reports, method):
     """The runtime's frequency estimate, shape (|X|,), by ``method`` ("empirical", "threshold", "em")."""
     return mech.estimate(reports, method)
@@ -340,7 +345,7 @@ for n in (10**3, 10**4, 10**5, 10**6, 10**7, 10**8):
         try:
             p = planner.make_plan(stated_spec("rr", b, n=n))
             cells.append(f"{plan_epsilon(p):.3f}")
-        except planner.SpecError as exc:
+        except planner.SpecError:
             cells.append(f"impossible (largest certifiable β: {1 - 1 / math.log2(n):.4f})")
     rows.append(cells)
 show_table(["stated n", "RR ε for β ≥ 0.5", "β ≥ 0.8", "β ≥ 0.9"], rows,
@@ -385,7 +390,7 @@ lt_top = np.argsort(-lt_truth, kind="stable")[:TOP_PAPER]
 rr_lt = RandomizedResponse(eps_rr_half, DOMAIN_LT)
 lt_meas = {"emp": [], "emp+thr": [], "emp top": [], "emp+thr top": []}
 for _ in range(FIG12_LT_TRIALS):
-    reports = rr_lt.perturb(lt_items, rng)
+    reports = rr_lt.perturb(lt_items, rng=rng)
     for method, key in (("empirical", "emp"), ("threshold", "emp+thr")):
         err2 = (estimate_frequency(rr_lt, reports, method) - lt_truth) ** 2
         lt_meas[key].append(err2.sum())
@@ -488,7 +493,7 @@ def measure(mech, trials, seed_seq):
     """Mean and standard error over trials of the summed squared errors: {(method, phi): (mean, se)}."""
     acc = {}
     for rng in (np.random.default_rng(s) for s in seed_seq.spawn(trials)):
-        reports = mech.perturb(gss_items, rng)
+        reports = mech.perturb(gss_items, rng=rng)
         for method in ("empirical", "threshold"):
             err2 = (estimate_frequency(mech, reports, method) - p_gss) ** 2
             acc.setdefault((method, "all"), []).append(err2.sum())
@@ -589,7 +594,7 @@ report = planner.simulate(gss_plan, planner.SimulateOptions(
     data=str(GSS_CSV), trials=GSS_TRIALS, seed=SEED, mode="runtime",
     extra={"bayes_errors": ",".join(map(str, GSS_TARGETS)), "methods": GSS_METHODS}))
 print(f"simulated {len(simulation_results(report))} plans × {GSS_TRIALS} trials in {time.perf_counter() - t0:.1f} s")
-show_planner_table(report.tables[0])
+show_planner_table(simulation_table(report))
 
 # %%
 res = simulation_results(report)

@@ -102,9 +102,14 @@ def simulation_data(report):
     return report.data
 
 
+def simulation_table(report):
+    """The first table of a ``planner.simulate`` report (a planner Table)."""
+    return report.tables[0]
+
+
 def perturb(runtime, items, rng, **kwargs):
     """Client side: the runtime's reports for the users' items (0-based category indices)."""
-    return runtime.perturb(items, rng, **kwargs)
+    return runtime.perturb(items, rng=rng, **kwargs)
 
 
 def estimate_distribution(runtime, reports, method):
@@ -277,7 +282,7 @@ for e in EPS5:
 show_table(["ε"] + [f"{m} emp+thr" for m in MECHS] + [f"{m} EM" for m in MECHS]
            + ["gain emp", "gain emp+thr", "gain EM"], rows, digits=3,
            title="TV per mechanism; gain = best of RR/RAPPOR ÷ best of uRR/uRAP, same estimator")
-show_planner_table(fig5.tables[0], digits=4)
+show_planner_table(simulation_table(fig5), digits=4)
 
 # Checks (fail if the reproduction drifts):
 ln_k = math.log(K5)

@@ -333,7 +333,7 @@ labels = runtime_labels(mech)
 weights = np.array([0.5 if level_of_item[x] != "common" else 3.0 for x in labels])
 truth_items = rng.choice(m, size=N_PATIENTS, p=weights / weights.sum())
 
-reports = mech.perturb(truth_items, rng)              # client side: one packed report per patient
+reports = mech.perturb(truth_items, rng=rng)              # client side: one packed report per patient
 n_reports, width, nbytes = report_shape(reports)
 print(f"reports: {n_reports:,} x {width} bits ({nbytes:,} bytes packed)")
 freq_hat = estimate_frequency(mech, reports)          # server side: frequencies (counts = n * freq)
