@@ -87,12 +87,16 @@ def plan_worst_case(plan):
 
 
 def plan_baseline(plan, name):
-    """The baseline ``name`` ("rappor", "oue") of the plan: dict with a, b, worst_case_mse_per_user."""
+    """The baseline ``name`` ("rappor", "oue") of the plan: dict with a, b, worst_case_mse_per_user.
+
+    Plan format 2.0: ``next(b for b in plan["baselines"] if b["name"] == name)``."""
     return plan["baselines"][name]
 
 
 def baseline_worst_case(plan, name):
-    """Eq. (9) for the baseline ``name`` ("rappor", "oue") at the plan's min(E) (counts² per user)."""
+    """Eq. (9) for the baseline ``name`` ("rappor", "oue") at the plan's min(E) (counts² per user).
+
+    Plan format 2.0: the baseline object of ``plan["baselines"]`` named ``name``."""
     return plan["baselines"][name]["worst_case_mse_per_user"]
 
 

@@ -84,7 +84,9 @@ REAL_TRIALS = 10
 
 # %%
 def plan_labels(plan):
-    """The plan's item labels (list of str), in the order of the runtime's estimates."""
+    """The plan's item labels (list of str), in the order of the runtime's estimates.
+
+    Plan format 2.0: ``plan["domain"]["labels"]``."""
     return plan["items"]
 
 
@@ -94,8 +96,35 @@ def plan_levels(plan):
 
 
 def estimate_frequency(mech, counts):
-    """Frequency estimate, shape (m,), from the aggregated bit counts of ``mech.simulate_counts``."""
+    """Frequency estimate, shape (m,), from the aggregated bit counts of ``simulated_counts``.
+
+    Runtime 2.0: ``mech.estimate(...)`` returns an ``Estimate``; take ``.frequency``."""
     return mech.estimate(counts)
+
+
+def report_width(mech):
+    """Number of report positions m + L of an IDUE-PS runtime."""
+    return mech.width
+
+
+def sampled_positions(mech, item_sets, rng):
+    """Algorithm 1 (padding and sampling): one report position per user, shape (n,)."""
+    return mech.sample_items(item_sets, rng)
+
+
+def simulated_counts(mech, histogram, n, rng):
+    """Aggregated bit counts of n reports whose sampled positions have ``histogram``, sampled exactly."""
+    return mech.simulate_counts(histogram, n, rng)
+
+
+def sampling_probabilities(mech, item_sets):
+    """(expected f^s per item, sampling spread per item) of Algorithm 1 for these users."""
+    return mech.sampling_probabilities(item_sets)
+
+
+def frequency_variance(mech, frequencies, n):
+    """Perturbation variance of each estimated frequency, shape (m,), for n users (Theorem 4)."""
+    return mech.variance(frequencies, n)
 
 
 def simulation_table(report):
@@ -166,9 +195,9 @@ summary.add("1", f"RE(top-{TOP_K}) at the real n = {n_real}, ε = 4, L = 10 (eve
 def sampled_histogram(mech, rng):
     """Histogram over the m + L report positions of the n = n_real * REPLICAS users' sampled items.
     Loops over replicas (671 users each, vectorised inside the runtime), not over users."""
-    hist = np.zeros(mech.width, dtype=np.int64)
+    hist = np.zeros(report_width(mech), dtype=np.int64)
     for _ in range(REPLICAS):
-        hist += np.bincount(mech.sample_items((indptr, indices), rng), minlength=mech.width)
+        hist += np.bincount(sampled_positions(mech, (indptr, indices), rng), minlength=report_width(mech))
     return hist
 
 
@@ -207,17 +236,17 @@ top = true_order[:TOP_K]
 for j, L in enumerate(PADDING_LENGTHS):
     mechs_by_eps = {e: runtimes(e, L) for e in EPSILONS}
     sampler = mechs_by_eps[EPSILONS[0]]["IDUE-PS"]   # Algorithm 1 does not depend on epsilon
-    expected, spread = sampler.sampling_probabilities((indptr, indices))
+    expected, spread = sampling_probabilities(sampler, (indptr, indices))
     noise_free[L] = L * expected
     for seq in root.spawn(len(PADDING_LENGTHS))[j].spawn(TRIALS):
         rng = np.random.default_rng(seq)
         hist = sampled_histogram(sampler, rng)    # common sampled items for every mechanism and ε
         for e, mechs in mechs_by_eps.items():
             for name, mech in mechs.items():
-                est = estimate_frequency(mech, mech.simulate_counts(hist, n_sim, rng))
+                est = estimate_frequency(mech, simulated_counts(mech, hist, n_sim, rng))
                 results.setdefault((e, L, name), []).append(est)
     for e, mechs in mechs_by_eps.items():
-        var = mechs["IDUE-PS"].variance(expected, n_sim) + L * L * spread / n_sim
+        var = frequency_variance(mechs["IDUE-PS"], expected, n_sim) + L * L * spread / n_sim
         theory[(e, L)] = {"bias2": float(np.mean((L * expected[top] - f_true[top]) ** 2)),
                           "var": float(np.mean(var[top]))}
 print(f"{len(results) * TRIALS:,} simulated collections of n = {n_sim:,} users in {time.perf_counter() - t0:.1f} s")

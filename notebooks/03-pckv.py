@@ -98,7 +98,9 @@ def plan_mechanism(plan):
 
 
 def plan_g_h(plan):
-    """(g, h) of eq. (16) as the plan predicts them."""
+    """(g, h) of eq. (16) as the plan predicts them.
+
+    Plan format 2.0: presumably ``plan["predicted"]["g"]["value"]``, ``plan["predicted"]["h"]["value"]``."""
     return plan["prediction"]["g"], plan["prediction"]["h"]
 
 
@@ -118,7 +120,9 @@ def simulation_results(report):
 
 
 def runtime_counts(runtime, users, rng):
-    """Perturb every user through the client runtime and aggregate: per-key counts (n, n1, n2)."""
+    """Perturb every user through the client runtime and aggregate: per-key counts (n, n1, n2).
+
+    Runtime 2.0: ``aggregate`` returns an ``Aggregate`` object; read its per-key counts here."""
     n, n1, n2 = runtime.aggregate(runtime.perturb(users, rng=rng))
     return n, n1, n2
 

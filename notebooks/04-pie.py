@@ -104,7 +104,9 @@ def plan_guarantee(plan, field):
 
 
 def plan_predicted_l2(plan):
-    """The plan's predicted total l2 loss Σ_x E[(p(x) − p̂(x))²] (frequency²)."""
+    """The plan's predicted total l2 loss Σ_x E[(p(x) − p̂(x))²] (frequency²).
+
+    Plan format 2.0: ``plan["predicted"]["l2_loss_total"]["value"]``."""
     return plan["predicted"]["l2_loss_total"]
 
 
@@ -129,8 +131,20 @@ def simulation_table(report):
 
 
 def estimate_frequency(mech, reports, method):
-    """The runtime's frequency estimate, shape (|X|,), by ``method`` ("empirical", "threshold", "em")."""
+    """The runtime's frequency estimate, shape (|X|,), by ``method`` ("empirical", "threshold", "em").
+
+    Runtime 2.0: ``mech.estimate(reports, method=method).frequency``."""
     return mech.estimate(reports, method)
+
+
+def keep_probability(mech):
+    """μ: probability that a report keeps the true value (RR) or its hash (GLH)."""
+    return mech.mu
+
+
+def variance_per_user(mech, frequencies):
+    """Exact n · Var[p̂(x)] of the empirical estimate for true frequencies ``frequencies``, shape like it."""
+    return mech.variance_per_user(frequencies)
 
 
 # %% [markdown]
@@ -397,7 +411,7 @@ for _ in range(FIG12_LT_TRIALS):
         lt_meas[key + " top"].append(err2[lt_top].sum())
 lt_meas = {k: float(np.mean(v)) for k, v in lt_meas.items()}
 rr_top_pred = float(np.sum(pie_solvers.l2_loss_rr(eps_rr_half, DOMAIN_LT, N_LT, lt_truth[lt_top])))
-print(f"RR at n = {N_LT:,}, |X| = {DOMAIN_LT:,} (μ = {rr_lt.mu:.9f}): {FIG12_LT_TRIALS} trials "
+print(f"RR at n = {N_LT:,}, |X| = {DOMAIN_LT:,} (μ = {keep_probability(rr_lt):.9f}): {FIG12_LT_TRIALS} trials "
       f"in {time.perf_counter() - t0:.1f} s")
 
 fig, ax = plt.subplots(figsize=(7.5, 4.5))
@@ -506,11 +520,11 @@ seeds = np.random.SeedSequence([SEED, 32]).spawn(len(FIG12_G) + 1)
 fig12 = []
 for g, ss in zip(FIG12_G, seeds):
     mech = GeneralizedLocalHashing(math.log1p(g), labels, g)
-    fig12.append({"g": g, "theta": (g * mech.mu - 1) / (g - 1), "meas": measure(mech, FIG12_TRIALS, ss),
+    fig12.append({"g": g, "theta": (g * keep_probability(mech) - 1) / (g - 1), "meas": measure(mech, FIG12_TRIALS, ss),
                   "eq23_all": pie_solvers.total_l2_loss_glh(math.log1p(g), g, n_gss, k_gss),
                   "eq23_top": float(np.sum(pie_solvers.l2_loss_glh(math.log1p(g), g, n_gss, p_gss[top_gss]))),
-                  "exact_all": float(np.sum(mech.variance_per_user(p_gss)) / n_gss),
-                  "exact_top": float(np.sum(mech.variance_per_user(p_gss[top_gss])) / n_gss)})
+                  "exact_all": float(np.sum(variance_per_user(mech, p_gss)) / n_gss),
+                  "exact_top": float(np.sum(variance_per_user(mech, p_gss[top_gss])) / n_gss)})
 rr_gss = RandomizedResponse(math.log1p(k_gss), labels)                  # theta_RR = 0.5
 rr_meas = measure(rr_gss, FIG12_TRIALS, seeds[-1])
 rr_pred = {"all": pie_solvers.total_l2_loss_rr(math.log1p(k_gss), k_gss, n_gss),

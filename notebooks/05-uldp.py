@@ -87,12 +87,16 @@ PUM_TABLE_TRIALS = 100 if FULL else 20   # Table 1: one hundred realizations of 
 
 # %%
 def plan_worst_l1(plan):
-    """The plan's predicted worst-case E[l1] · √n of the empirical estimate."""
+    """The plan's predicted worst-case E[l1] · √n of the empirical estimate.
+
+    Plan format 2.0: ``plan["predicted"]["l1_worst_times_sqrt_n"]["value"]``."""
     return plan["predicted"]["l1_worst_times_sqrt_n"]
 
 
 def plan_baselines_worst_l1(plan):
-    """{mechanism name: worst-case E[l1] · √n} of the comparison mechanisms at the plan's ε."""
+    """{mechanism name: worst-case E[l1] · √n} of the comparison mechanisms at the plan's ε.
+
+    Plan format 2.0: the list ``plan["baselines"]`` (objects with ``name``)."""
     return {row["mechanism"]: row["l1_worst_times_sqrt_n"] for row in plan["comparison"]}
 
 
@@ -113,7 +117,9 @@ def perturb(runtime, items, rng, **kwargs):
 
 
 def estimate_distribution(runtime, reports, method):
-    """The runtime's estimate of the distribution over X, shape (|X|,), by ``method``."""
+    """The runtime's estimate of the distribution over X, shape (|X|,), by ``method``.
+
+    Runtime 2.0: ``runtime.estimate(reports, method=method, ...)`` returns an ``Estimate``; take ``.frequency``."""
     return runtime.estimate(reports, method, tol=EM_TOL, max_iter=EM_MAX_ITER)
 
 

@@ -65,7 +65,9 @@ def plan_levels(plan):
 
 
 def plan_labels(plan):
-    """The plan's item labels, in the order of the runtime's estimates."""
+    """The plan's item labels, in the order of the runtime's estimates.
+
+    Plan format 2.0: ``plan["domain"]["labels"]``."""
     return plan["items"]
 
 
@@ -80,7 +82,7 @@ def plan_worst_case(plan):
 
 
 def runtime_labels(mech):
-    """The runtime's item labels (index k of an estimate is label k)."""
+    """The runtime's item labels (index k of an estimate is label k). Runtime 2.0: ``mech.labels``."""
     return mech.items
 
 
@@ -90,7 +92,9 @@ def report_shape(reports):
 
 
 def estimate_frequency(mech, reports):
-    """Server side: estimated frequencies, shape (m,) (counts = n · frequency; eq. 7)."""
+    """Server side: estimated frequencies, shape (m,) (counts = n · frequency; eq. 7).
+
+    Runtime 2.0: ``mech.estimate(reports).frequency``."""
     return mech.estimate(reports)
 
 

@@ -38,7 +38,8 @@ ABSOLUTE_PATH = re.compile(r"""(?:^|[\s"'`(=])(?:/(?:work|tmp|home|Users|root|mn
 PLAN_OR_RESULT_ACCESS = re.compile(
     r"""\[\s*["'](params|baselines|predicted|prediction|guarantee|comparison|solver|selection|"""
     r"""padding_length_selection|worst_case_mse_per_user|model_objective)["']\s*\]"""
-    r"""|\breport\.data\b|\.data\[|\.tables\[|\.estimate(_intermediate)?\(|\.aggregate\(|\.combine\(""")
+    r"""|\breport\.data\b|\.data\[|\.tables\[|\.estimate(_intermediate)?\(|\.aggregate\(|\.combine\("""
+    r"""|\.variance(_per_user)?\(|\.simulate_counts\(|\.sampling_probabilities\(|\.sample_items\(|\.mu\b|\.width\b""")
 ALLOWED_TOP_LEVEL = {"ldpplan", "nbhelpers", "numpy", "matplotlib", "IPython"}
 
 
