@@ -14,9 +14,9 @@ import re
 import sys
 from pathlib import Path
 
+import jupytext
+import nbformat
 import pytest
-
-jupytext = pytest.importorskip("jupytext")
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 HELPER = NOTEBOOK_DIR / "nbhelpers.py"
@@ -80,8 +80,6 @@ def test_ipynb_in_sync_with_source(stem):
 
 @pytest.mark.parametrize("stem", STEMS)
 def test_committed_with_outputs_and_no_errors(stem):
-    import nbformat
-
     nb = nbformat.read(NOTEBOOK_DIR / f"{stem}.ipynb", as_version=4)
     code = [c for c in nb.cells if c.cell_type == "code"]
     outputs = [o for c in code for o in c.outputs]
