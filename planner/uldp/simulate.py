@@ -21,6 +21,8 @@ from .options import METHOD_NAMES, GSS_SENSITIVE_CHOICES, ULDPSimOptions, parse_
 
 __all__ = ["simulate"]
 
+_NAMES = ("RR", "RAPPOR", "uRR", "uRAP")
+
 def _data(plan: Mapping[str, Any], options: SimulateOptions, opts: ULDPSimOptions, rng) -> tuple:
     if options.data:
         from ..data import load_gss_vocab
@@ -77,39 +79,17 @@ def _estimate(mech, source, method: str, opts: ULDPSimOptions):
         else mech.estimate(source, method)
 
 
-def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -> SimulationReport:
-    """Run a ULDP plan's simulation (see the module docstring and :class:`ULDPSimOptions`).
-
-    ``mode="aggregate"`` samples each mechanism's aggregate from the true counts (O(|X|)
-    per mechanism; uRAP/RAPPOR EM then uses the per-bit likelihood, ``em-bits``);
-    ``mode="runtime"`` perturbs every user with the client runtime (uRAP/RAPPOR EM with the
-    exact likelihood of eq. 8). TV = l1/2 and MSE = l2^2/|X| (App. E.3), means over trials.
-
-    Raises
-    ------
-    SpecError
-        Bad ``-O`` option (unknown key: the message lists the valid ones), or ``--data`` with a PUM plan.
-    """
-    opts = parse_options(ULDPSimOptions, options.extra)
-    if plan["mechanism"] == "pum":
-        return simulate_pum(plan, options, opts, progress)
-    methods = parse_methods(opts.methods)
-    data_seed, trial_seed = np.random.SeedSequence(options.seed).spawn(2)
-    k, x_data, sens, desc = _data(plan, options, opts, np.random.default_rng(data_seed))
-    n = int(x_data.size)
-    true_counts = np.bincount(x_data, minlength=k)
+def _trials(options: SimulateOptions, opts: ULDPSimOptions, k: int, sens: list[int], true_counts: np.ndarray,
+            eps_list: list[float], methods: list[str], seeds, progress) -> tuple[dict, dict, dict, dict]:
+    """TV, MSE and EM steps per (mechanism, epsilon, method), and the theory of the empirical estimate."""
+    n = int(true_counts.sum())
     p_true = true_counts / n
-    eps_list = parse_epsilons(opts.epsilons, k)
-    names = ["RR", "RAPPOR", "uRR", "uRAP"]
+    names = list(_NAMES)
     total = options.trials * len(eps_list)
-    if progress is not None:
-        progress(0, total)
     tv = {(m, e, meth): [] for m in names for e in eps_list for meth in methods}
     mse = {key: [] for key in tv}
     iters = {key: [] for key in tv if key[2] == "em"}
     theory = {}
-    seeds = trial_seed.spawn(total)
-    t0 = time.perf_counter()
     for ei, eps in enumerate(eps_list):
         mechs = _mechanisms(eps, k, sens)
         theory[eps] = _theory(mechs, p_true, sens, n)
@@ -129,6 +109,14 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
                         iters[(name, eps, meth)].append(int(est.iterations or 0))
             if progress is not None:
                 progress(1, total)
+    return tv, mse, iters, theory
+
+
+def _report(options: SimulateOptions, opts: ULDPSimOptions, desc: str, k: int, sens: list[int], n: int,
+            eps_list: list[float], methods: list[str], results: tuple, seconds: float) -> SimulationReport:
+    """Table, JSON data and figure of the Fig. 5 comparison."""
+    tv, mse, iters, theory = results
+    names = list(_NAMES)
     rows = []
     for eps in eps_list:
         for name in names:
@@ -147,7 +135,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
                   note=(f"Means over {options.trials} trials ({options.mode} mode, users {opts.sample}). TV = l1/2, "
                         f"MSE = l2^2/|X|. Theory: eq. (37) (asymptotic) and eqs. (46)/(48) for the empirical "
                         f"estimate. emp+thr: Bonferroni alpha = {opts.alpha}. {em_note}EM: warm start emp+thr, "
-                        f"tol {opts.em_tol:g}, at most {opts.em_max_iter} steps. {time.perf_counter() - t0:.1f} s."))
+                        f"tol {opts.em_tol:g}, at most {opts.em_max_iter} steps. {seconds:.1f} s."))
     data = {
         "dataset": desc, "sample": opts.sample, "domain_size": k, "n_sensitive": len(sens), "n": n,
         "epsilons": eps_list, "methods": methods,
@@ -170,3 +158,35 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
                     xlabel="epsilon (nats)", ylabel="TV (frequency)", logx=True, logy=True)
 
     return SimulationReport(tables=[table], data=data, plot=plot)
+
+
+def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -> SimulationReport:
+    """Run a ULDP plan's simulation (see the module docstring and :class:`ULDPSimOptions`).
+
+    ``mode="aggregate"`` samples each mechanism's aggregate from the true counts (O(|X|)
+    per mechanism; uRAP/RAPPOR EM then uses the per-bit likelihood, ``em-bits``);
+    ``mode="runtime"`` perturbs every user with the client runtime (uRAP/RAPPOR EM with the
+    exact likelihood of eq. 8). TV = l1/2 and MSE = l2^2/|X| (App. E.3), means over trials.
+
+    Raises
+    ------
+    SpecError
+        Bad ``-O`` option (unknown key: the message lists the valid ones), or ``--data`` with a PUM plan.
+    """
+    opts = parse_options(ULDPSimOptions, options.extra)
+    if plan["mechanism"] == "pum":
+        return simulate_pum(plan, options, opts, progress)
+    methods = parse_methods(opts.methods)
+    data_seed, trial_seed = np.random.SeedSequence(options.seed).spawn(2)
+    k, x_data, sens, desc = _data(plan, options, opts, np.random.default_rng(data_seed))
+    n = int(x_data.size)
+    true_counts = np.bincount(x_data, minlength=k)
+    eps_list = parse_epsilons(opts.epsilons, k)
+    total = options.trials * len(eps_list)
+    if progress is not None:
+        progress(0, total)
+    t0 = time.perf_counter()
+    tv, mse, iters, theory = _trials(options, opts, k, sens, true_counts, eps_list, methods, trial_seed.spawn(total),
+                                     progress)
+    return _report(options, opts, desc, k, sens, n, eps_list, methods, (tv, mse, iters, theory),
+                   time.perf_counter() - t0)

@@ -44,6 +44,27 @@ def _users(k: int, p: np.ndarray, owner: np.ndarray, n: int, rate: float, rng: n
     return x, np.where(private, owner[x], -1)
 
 
+def _one_trial(pum, eps, plan, options, opts, methods, backgrounds, x, tag, z_counts, p, rng, tv, mse) -> None:
+    """Perturb (or sample the aggregate of) one trial's users and record TV/MSE of eq. (21) per background."""
+    k, tags = pum.domain_size, pum.tags
+    true_bg = {name: np.bincount(x[tag == j], minlength=k) / max(1, int((tag == j).sum()))
+               for j, name in enumerate(tags) if (tag == j).any()}
+    bgs = {"none": {}, "true": true_bg, "plan": plan["params"].get("background") or {}}
+    source = (sample_aggregate(pum.common, z_counts, rng, mechanism="pum") if options.mode == "aggregate"
+              else pum.perturb({"item": x, "tag": tag}, rng))
+    for meth in methods:
+        method = METHOD_NAMES[meth]
+        if method == "em" and options.mode == "aggregate" and "em-bits" in pum.methods:
+            method = "em-bits"
+        kw = {"alpha": opts.alpha} if method == "threshold" else (
+            {"tol": opts.em_tol, "max_iter": opts.em_max_iter} if method.startswith("em") else {})
+        r_hat = pum.estimate_intermediate(source, method, **kw).frequency
+        for b in backgrounds:
+            est = pum.combine(r_hat, bgs[b])
+            tv[(eps, b, meth)].append(0.5 * float(np.abs(est - p).sum()))
+            mse[(eps, b, meth)].append(float(np.mean((est - p) ** 2)))
+
+
 def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progress=None) -> SimulationReport:
     """Run a PUM plan over synthetic tagged users (see the module docstring).
 
@@ -90,22 +111,7 @@ def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progre
                 zmask = np.zeros(kz, dtype=bool)
                 zmask[z_sens] = True
                 theory[eps] = model.expected_l1(np.concatenate([r[zmask], r[~zmask]]), z.size) / 2
-            true_bg = {name: np.bincount(x[tag == j], minlength=k) / max(1, int((tag == j).sum()))
-                       for j, name in enumerate(tags) if (tag == j).any()}
-            bgs = {"none": {}, "true": true_bg, "plan": plan["params"].get("background") or {}}
-            source = (sample_aggregate(common, z_counts, rng, mechanism="pum") if options.mode == "aggregate"
-                      else pum.perturb({"item": x, "tag": tag}, rng))
-            for meth in methods:
-                method = METHOD_NAMES[meth]
-                if method == "em" and options.mode == "aggregate" and "em-bits" in pum.methods:
-                    method = "em-bits"
-                kw = {"alpha": opts.alpha} if method == "threshold" else (
-                    {"tol": opts.em_tol, "max_iter": opts.em_max_iter} if method.startswith("em") else {})
-                r_hat = pum.estimate_intermediate(source, method, **kw).frequency
-                for b in backgrounds:
-                    est = pum.combine(r_hat, bgs[b])
-                    tv[(eps, b, meth)].append(0.5 * float(np.abs(est - p).sum()))
-                    mse[(eps, b, meth)].append(float(np.mean((est - p) ** 2)))
+            _one_trial(pum, eps, plan, options, opts, methods, backgrounds, x, tag, z_counts, p, rng, tv, mse)
             if progress is not None:
                 progress(1, total)
     rows = [[f"{e:.4g}", b] + [v for m in methods for v in (float(np.mean(tv[(e, b, m)])),
