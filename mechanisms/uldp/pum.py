@@ -156,6 +156,14 @@ class PersonalizedULDP(Frozen):
                 "user_sensitive": "each user's own items mapped to a semantic tag (X_S^(i); Prop. 9)",
                 "user_indistinguishability_epsilon": inner["epsilon"]}
 
+    def channel_matrix(self) -> np.ndarray:
+        """The common mechanism's ``Q_cmn[z, y]`` over ``Z = X + bots`` (rows: |X| items, then the bots).
+
+        A user's own channel is ``Q^(i)[x, y] = Q_cmn[f_pre^(i)(x), y]`` (eq. 19); it depends on
+        her private pre-processor, so only the common part is public.
+        """
+        return self.common.channel_matrix()
+
     # ------------------------------------------------------------------ client
     def preprocess(self, items, private_tags=None) -> np.ndarray:
         """Apply the users' pre-processors (eq. 19) on the client.

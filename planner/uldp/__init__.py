@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+from .numbers import grid_rappor, grid_urap, grid_urr
 from .options import ULDPSimOptions
 from .plan import plan_from_spec
 from .simulate import simulate as _simulate
@@ -21,7 +22,8 @@ from .spec import EXAMPLES, ULDPSpec
 from .tables import summarize as _summarize
 from .verify import verify as _verify
 
-__all__ = ["FAMILY", "ULDPFamily", "EXAMPLES", "ULDPSpec", "ULDPSimOptions", "plan_from_spec"]
+__all__ = ["FAMILY", "ULDPFamily", "EXAMPLES", "ULDPSpec", "ULDPSimOptions", "plan_from_spec", "grid_urr", "grid_urap",
+           "grid_rappor"]
 
 INPUT_DOC = ("CSV with a header and column `item`: a label of the plan's domain.labels, or a 0-based index "
              "when labels is null (one row per user). PUM plans also read an optional column `tag`: the name "

@@ -92,13 +92,15 @@ def grid_theta(theta: float) -> float:
     return min(max(round(float(theta) * GRID_DENOMINATOR), 2), GRID_DENOMINATOR - 1) / GRID_DENOMINATOR
 
 
-def grid_urap(epsilon: float, n_sensitive: int, n_nonsensitive: int, theta: float | None = None) -> dict[str, float]:
+def grid_urap(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
+              theta: float | None = None) -> dict[str, float]:
     """uRAP parameters (Def. 4) on the 2^-48 grid, rounded toward privacy, exactly within epsilon.
 
     ``theta`` to nearest (kept in (0, 1)); ``d1`` **up** (lowers ``theta/d1``, raises
     ``(1-theta)/(1-d1)``); ``d2 = (theta/d1) e^(-epsilon')`` **up** (``theta/d1 <= e^eps d2``).
     If float rounding leaves a ratio of :func:`urap_ratio` above ``e^epsilon``, the offending
-    number moves one grid step toward privacy (at most 64 times).
+    number moves one grid step toward privacy (at most 64 times). The defaults
+    (|X_S| = 2, |X_N| = 1) check every ratio class, so those numbers hold for every |X_S|, |X_N|.
 
     Raises
     ------
