@@ -111,6 +111,9 @@ class PersonalizedULDP(Frozen):
         data = read_plan(plan)
         check_verified(data)
         size, labels = read_domain(data)
+        params = require(data, "params")
+        if "domain_size" in params and params["domain_size"] != size:
+            raise PlanError(f"params.domain_size: must equal domain.size {size} (got {params['domain_size']!r})")
         tags = require(data, "params.tags")
         if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
             raise PlanError(f"params.tags: must be a non-empty list of strings (got {tags!r:.80})")

@@ -17,13 +17,12 @@ from .._exact import exact, log_ratio_slack, ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
+from .claims import baselines_of, guarantee_of
 from .numbers import GRID_DENOMINATOR, grid_theta, predicted_losses, urap_ratio, urr_ratio
 from .spec import parse_spec, resolve
 
-__all__ = ["verify", "check_numbers", "PROTECTED_URAP", "spec_mismatch"]
+__all__ = ["verify", "check_numbers", "spec_mismatch"]
 
-#: ``guarantee.protected_outputs`` of a uRAP (and of a PUM with a common uRAP): eq. (7).
-PROTECTED_URAP = "bit vectors whose non-sensitive bits are all 0 (eq. 7)"
 
 
 def _fail(message: str, **details: Any) -> Verification:
@@ -114,9 +113,6 @@ def spec_mismatch(plan: Mapping[str, Any]) -> str | None:
         ("guarantee.sensitive", guarantee.get("sensitive"), res.sensitive),
         ("guarantee.epsilon", guarantee.get("epsilon"), spec.epsilon),
         ("params.epsilon", params.get("epsilon", spec.epsilon), spec.epsilon),
-        ("guarantee.notion", guarantee.get("notion"), "ULDP"),
-        ("guarantee.protected_outputs", guarantee.get("protected_outputs"),
-         res.sensitive + list(range(res.size, res.common_size)) if res.kind == "urr" else PROTECTED_URAP),
     ]
     if spec.theta is not None:
         checks.append(("params.theta", params.get("theta"), grid_theta(spec.theta)))
@@ -125,13 +121,28 @@ def spec_mismatch(plan: Mapping[str, Any]) -> str | None:
         checks += [("params.common", params.get("common"), res.kind), ("params.tags", params.get("tags"), res.tags),
                    ("params.intermediate_size", params.get("intermediate_size"), res.common_size),
                    ("params.intermediate_sensitive", params.get("intermediate_sensitive"), res.sensitive + bots),
-                   ("guarantee.intermediate_sensitive", guarantee.get("intermediate_sensitive"), res.sensitive + bots),
-                   ("guarantee.user_indistinguishability_epsilon",
-                    guarantee.get("user_indistinguishability_epsilon"), spec.epsilon),
                    ("params.background", params.get("background", {}), res.background)]
+    want_guarantee = guarantee_of(res)
+    checks += [(f"guarantee.{key}", guarantee.get(key), value) for key, value in want_guarantee.items()]
+    checks += [(f"guarantee.{key}", value, None) for key, value in guarantee.items() if key not in want_guarantee]
     for field, got, want in checks:
         if got != want:
             return f"{field}: must match the embedded spec ({want!r:.80}) (got {got!r:.80})"
+    return _baselines_mismatch(plan["baselines"], baselines_of(res))
+
+
+def _baselines_mismatch(got: list, want: list) -> str | None:
+    """Baselines recomputed from the spec: names and numbers equal, predicted values within 1e-9 relative."""
+    if [b.get("name") for b in got] != [b["name"] for b in want]:
+        return f"baselines: must be {[b['name'] for b in want]} (got {[b.get('name') for b in got]})"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.get("params") != w["params"] or g.get("guarantee") != w["guarantee"]:
+            return f"baselines[{i}].params: must equal the numbers recomputed from the spec ({w['params']!r:.80})"
+        for key, entry in w["predicted"].items():
+            value = g.get("predicted", {}).get(key, {}).get("value")
+            if value is None or not math.isclose(value, entry["value"], rel_tol=1e-9):
+                return (f"baselines[{i}].predicted.{key}.value: must equal the value recomputed from the spec "
+                        f"({entry['value']!r}) (got {value!r})")
     return None
 
 
