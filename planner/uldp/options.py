@@ -11,13 +11,14 @@ from ..errors import SpecError
 __all__ = ["ULDPSimOptions", "GSS_SENSITIVE_CHOICES", "METHOD_NAMES", "parse_epsilons", "parse_methods"]
 
 GSS_SENSITIVE_CHOICES = {"lowed": ("educGroup", "<12 yrs"), "foreign": ("nativeBorn", "no")}
+#: Short names of ``-O methods`` -> runtime ``estimate`` methods.
 METHOD_NAMES = {"emp": "empirical", "thr": "threshold", "em": "em"}
 
 
 class ULDPSimOptions(BaseModel):
     """``-O KEY=VALUE`` options of ``ldpplan simulate`` for ULDP plans."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     epsilons: str = Field("0.1,0.5,1,2,4,ln", description="comma-separated epsilons (nats); 'ln' = ln|X|")
     methods: str = Field("emp,thr,em", description="comma-separated subset of emp,thr,em")
@@ -32,6 +33,13 @@ class ULDPSimOptions(BaseModel):
 
 
 def parse_epsilons(text: str, k: int) -> list[float]:
+    """The sorted distinct epsilons (nats) of ``-O epsilons=...``; ``ln`` stands for ``ln k`` (k = |X|).
+
+    Raises
+    ------
+    SpecError
+        ``-O epsilons``: not a number, outside (0, 100], or empty.
+    """
     out = []
     for part in (p.strip() for p in text.split(",")):
         if not part:
@@ -52,6 +60,13 @@ def parse_epsilons(text: str, k: int) -> list[float]:
 
 
 def parse_methods(text: str) -> list[str]:
+    """The short method names of ``-O methods=...`` (subset of ``emp, thr, em``; see :data:`METHOD_NAMES`).
+
+    Raises
+    ------
+    SpecError
+        ``-O methods``: empty or an unknown name.
+    """
     methods = [m.strip() for m in text.split(",") if m.strip()]
     if not methods or any(m not in METHOD_NAMES for m in methods):
         raise SpecError("-O methods", "must be a comma-separated subset of emp,thr,em", text)
