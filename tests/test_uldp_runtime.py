@@ -225,6 +225,17 @@ def test_rappor_is_eps_ldp_on_grid():
         assert rap.privacy_map() == {"notion": "LDP", "epsilon": pytest.approx(2 * math.log(g["theta"] / g["psi"]))}
 
 
+def test_basic_rappor_from_an_all_sensitive_urap_plan():
+    from ldpplan import planner
+    from ldpplan.mechanisms import PlanError
+
+    plan = planner.make_plan({"mechanism": "urap", "epsilon": 2.0, "domain": 8, "sensitive": 8})
+    rap = BasicRAPPOR.from_plan(plan)
+    assert rap.mechanism == "rappor" and rap.privacy_map()["epsilon"] <= 2.0
+    with pytest.raises(PlanError, match="every item"):
+        BasicRAPPOR.from_plan(_plan("uldp-urap"))
+
+
 def test_pum_preprocess_and_eq21():
     k, tags = 8, ["home", "work"]
     common = UtilityOptimizedRR(k + 2, [0, 8, 9], **grid_urr(3.0, 3))

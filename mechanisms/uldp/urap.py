@@ -377,6 +377,21 @@ class BasicRAPPOR(UtilityOptimizedRAPPOR):
         size, labels = domain_labels(domain)
         super().__init__(labels if labels is not None else size, np.arange(size), theta, psi, 0.5)
 
+    @classmethod
+    def from_plan(cls, plan) -> "BasicRAPPOR":
+        """A ``urap`` plan whose X_S is all of X, as the basic RAPPOR (``psi = d1``).
+
+        Raises
+        ------
+        PlanError
+            Anything :meth:`UtilityOptimizedRAPPOR.from_plan` refuses, or X_S smaller than X.
+        """
+        urap = UtilityOptimizedRAPPOR.from_plan(plan)
+        if urap.sensitive.size != urap.domain_size:
+            raise PlanError(f"params.sensitive: the basic RAPPOR protects every item (|X_S| = |X| = "
+                            f"{urap.domain_size}; got {urap.sensitive.size})")
+        return cls(urap.labels if urap.labels is not None else urap.domain_size, urap.theta, urap.d1)
+
     def privacy_map(self) -> dict[str, Any]:
         """``{"notion": "LDP", "epsilon"}``: ``ln(theta (1 - psi) / (psi (1 - theta))) = 2 ln(theta / psi)``."""
         out = super().privacy_map()
