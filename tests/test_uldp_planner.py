@@ -92,6 +92,29 @@ def test_examples_plan_with_paper_values():
     assert plan["guarantee"]["user_indistinguishability_epsilon"] == 1.0
 
 
+def _l1_worst(plan):
+    out = {b["name"]: b["predicted"]["l1_worst_times_sqrt_n"]["value"] for b in plan["baselines"]}
+    out[{"urr": "uRR", "urap": "uRAP"}[plan["mechanism"]]] = plan["predicted"]["l1_worst_times_sqrt_n"]["value"]
+    return out
+
+
+def test_table3_worst_case_l1_of_plans():
+    """Table 3 (n = 1): the eps ~ 0 column at eps = 1e-7 (plans this small now verify) and eps = ln|X|."""
+    k, ks, c = 400, 4, math.sqrt(2 / math.pi)
+    eps = 1e-7
+    got = _l1_worst(make({"mechanism": "urr", "epsilon": eps, "domain": k, "sensitive": ks}))
+    want = {"RR": c * k * math.sqrt(k - 1) / eps, "RAPPOR": c * 2 * k / eps, "uRR": c * ks * math.sqrt(ks - 1) / eps,
+            "uRAP": c * 2 * ks / eps}
+    for name, value in want.items():  # limits as eps -> 0 (relative corrections O(sqrt(eps |X|)))
+        assert got[name] == pytest.approx(value, rel=3e-3), name
+    eps = math.log(k)
+    got = _l1_worst(make({"mechanism": "urap", "epsilon": eps, "domain": k, "sensitive": ks}))
+    assert got["RR"] == pytest.approx(math.sqrt(8 * (k - 1) / math.pi), rel=1 / (k - 1))
+    # (*1): approximations for |X_S| << |X|, here |X_S| / |X| = 1%
+    assert got["uRR"] == pytest.approx(math.sqrt(2 * (k - 1) / math.pi), rel=0.03)
+    assert got["uRAP"] == pytest.approx(math.sqrt(2 * (k - 1) / math.pi) * (1 + ks / k**0.75), rel=0.03)
+
+
 def test_pum_sizes_agree_between_table_and_verify():
     plan = make("uldp-pum")
     table = {row[0]: row[1] for row in FAMILY.summarize(plan)[0].rows}
