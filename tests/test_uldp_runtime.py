@@ -6,11 +6,14 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ldpplan.mechanisms import Aggregate, Estimate, Reports
 from ldpplan.mechanisms._estimators import em_simplex, em_structured, project_simplex
 from ldpplan.mechanisms.uldp import (BasicRAPPOR, PersonalizedULDP, PreProcessor, UtilityOptimizedRAPPOR,
-                                     UtilityOptimizedRR, pack_bits, unpack_bits, urap_epsilon)
+                                     UtilityOptimizedRR, pack_bits, unpack_bits, urap_epsilon,
+                                     urr_epsilon)
 from ldpplan.planner._exact import SAFETY_MARGIN
 from ldpplan.planner.uldp.numbers import grid_rappor, grid_urap, grid_urr
 from ldpplan.solvers.uldp import LinearMarginals
@@ -369,3 +372,21 @@ def test_all_permutations_of_small_urr_perturb_are_exact_in_support():
         support = set(np.flatnonzero(m.channel_matrix()[x]).tolist())
         assert set(np.unique(y).tolist()) <= support
     assert list(itertools.islice(m.sensitive, 2)) == [1, 3]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 2**48 - 1), st.integers(1, 2**48 - 1), st.integers(1, 2**48 - 1), st.integers(1, 5),
+       st.integers(0, 3))
+def test_runtime_privacy_map_agrees_with_the_exact_ratio(kt, k1, k2, ks, kn):
+    """The runtime's numpy epsilon equals ln of the verifier's exact worst ratio (Def. 2 (5))."""
+    from ldpplan.planner.uldp.numbers import urap_ratio, urr_ratio
+
+    theta, d1, d2 = kt / 2**48, k1 / 2**48, k2 / 2**48
+    exact = urap_ratio(theta, d1, d2, ks, kn)
+    value = urap_epsilon(theta, d1, d2, ks, kn)
+    assert exact is not None
+    want = math.log(exact.numerator) - math.log(exact.denominator)
+    assert value == pytest.approx(want, rel=1e-9, abs=1e-12)
+    c = urr_ratio(theta, d1)
+    assert urr_epsilon(theta, d1) == pytest.approx(math.log(c.numerator) - math.log(c.denominator), rel=1e-9,
+                                                   abs=1e-12)
