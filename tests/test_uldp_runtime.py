@@ -203,6 +203,25 @@ def test_structured_channels_equal_dense_products():
     r2 = rng.random(2 * k)
     np.testing.assert_allclose(bch @ p, dense @ p, rtol=1e-13)
     np.testing.assert_allclose(bch.rmatvec(r2), dense.T @ r2, rtol=1e-13)
+    # exact grouped likelihood with 11 sensitive bits (two bytes per pattern) against eq. (8) row by row
+    big = make_urap(0.7, 14, list(range(11)))
+    rep = big.perturb(rng.integers(0, 14, 3000), rng)
+    pch, w = big.pattern_channel(rep)
+    assert w.sum() == 3000
+    bpb = big.bit_probabilities()
+    rows = []
+    for j in pch.revealed:  # invertible groups: a unit vector on the revealed item
+        rows.append(np.eye(14)[j])
+    for packed in pch.packed:
+        bits = np.zeros(14, dtype=bool)
+        bits[:11] = np.unpackbits(packed)[:11].astype(bool)
+        full = np.prod(np.where(bits[None, :], bpb, 1 - bpb), axis=1)  # Q(y | x), eq. (8)
+        base = np.prod(np.where(bits[:11], big.d1, 1 - big.d1))  # the dropped common factor
+        rows.append(full / base)
+    dense = np.array(rows)
+    p14, r14 = rng.dirichlet(np.ones(14)), rng.random(dense.shape[0])
+    np.testing.assert_allclose(pch @ p14, dense @ p14, rtol=1e-12)
+    np.testing.assert_allclose(pch.rmatvec(r14), dense.T @ r14, rtol=1e-12)
 
 
 def test_urap_grouped_likelihood_is_exact():
