@@ -41,9 +41,10 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     if mech == "pum":
         rows += [["semantic tags", ", ".join(p["tags"])],
                  ["background pi_k", ", ".join(p.get("background") or {}) or "none (proportional fallback, Sec. 5.3)"]]
+    pum_note = "; for a PUM, X_S plus each user's own tagged items (Prop. 9)" if mech == "pum" else ""
     params = Table(f"ULDP plan ({mech})", ["parameter", "value"], rows,
-                   note="Probabilities are multiples of 2^-48 rounded toward privacy. Guarantee: (X_S, Y_P, epsilon)-ULDP "
-                        "(Def. 2)" + ("; for a PUM, X_S plus each user's own tagged items (Prop. 9)" if mech == "pum" else ""))
+                   note="Probabilities are multiples of 2^-48 rounded toward privacy. Guarantee: "
+                        f"(X_S, Y_P, epsilon)-ULDP (Def. 2){pum_note}")
     pr = plan["predicted"]
     with_n = "l1_worst" in pr
     cols = ["mechanism", "guarantee", "worst E(l1)*sqrt(n)", "worst E(l2^2)*n"] + (

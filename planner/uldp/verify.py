@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from .._exact import exact, log_ratio_slack, ratio_within
+from .._exact import exact, log_exact, log_ratio_slack, ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
@@ -22,7 +22,6 @@ from .numbers import GRID_DENOMINATOR, grid_theta, predicted_losses, urap_ratio,
 from .spec import parse_spec, resolve
 
 __all__ = ["verify", "check_numbers", "spec_mismatch"]
-
 
 
 def _fail(message: str, **details: Any) -> Verification:
@@ -89,7 +88,7 @@ def check_numbers(kind: str, params: Mapping[str, Any], size: int, n_sensitive: 
     if ratio is None:
         return _fail(f"Def. 2 (5): a ratio {pair} is infinite (a probability is 0 or 1): epsilon = inf")
     slack = log_ratio_slack(ratio, epsilon)
-    effective = float(math.log(ratio.numerator) - math.log(ratio.denominator))
+    effective = float(log_exact(ratio))
     details = {"epsilon_effective": effective, "slack_nats": float(slack), "decisive": pair}
     if not ratio_within(ratio, epsilon):
         return _fail(f"Def. 2 (5): ln of the worst ratio ({pair}) is {effective!r} > epsilon {epsilon!r} "
@@ -188,9 +187,9 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     what = {"urr": "uRR (Def. 3)", "urap": "uRAP (Def. 4)"}[kind]
     where = (f"|X| = {size}, |X_S| = {len(sens)}" + (f", |Z| = {k} (with {k - size} bots), |Z_S| = {n_s}"
                                                        if plan["mechanism"] == "pum" else ""))
-    msg = (f"(X_S, Y_P, {epsilon:g})-ULDP of the {what}{' common to the PUM (Prop. 9)' if plan['mechanism'] == 'pum' else ''}"
-           f" holds exactly: ln(worst ratio) = {d['epsilon_effective']:.15g} <= {epsilon:g} nats "
-           f"(slack {d['slack_nats']:.3g}); {where}; plan matches its spec")
+    common = " common to the PUM (Prop. 9)" if plan["mechanism"] == "pum" else ""
+    msg = (f"(X_S, Y_P, {epsilon:g})-ULDP of the {what}{common} holds exactly: ln(worst ratio) = "
+           f"{d['epsilon_effective']:.15g} <= {epsilon:g} nats (slack {d['slack_nats']:.3g}); {where}; plan matches its spec")
     return Verification(True, msg, {**d, "domain_size": size, "n_sensitive": len(sens),
                                     **({"intermediate_size": k} if plan["mechanism"] == "pum" else {})})
 
@@ -201,5 +200,6 @@ def _predicted_mismatch(plan: Mapping[str, Any], kind: str, k: int, n_s: int) ->
     for key, entry in want.items():
         got = plan["predicted"].get(key, {}).get("value")
         if got is None or not math.isclose(got, entry["value"], rel_tol=1e-9, abs_tol=1e-300):
-            return f"predicted.{key}.value: must equal the value recomputed from the numbers ({entry['value']!r}) (got {got!r})"
+            return (f"predicted.{key}.value: must equal the value recomputed from the numbers ({entry['value']!r}) "
+                    f"(got {got!r})")
     return None
