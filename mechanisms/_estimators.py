@@ -340,3 +340,36 @@ def em_warm_start(freq_threshold) -> np.ndarray:
     f = np.asarray(freq_threshold, dtype=np.float64)
     init = np.maximum(f, 0.0) + 1e-3 / f.size
     return init / init.sum()
+
+
+def em_structured(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, init=None,
+                  accelerate: bool = False) -> EMResult:
+    """:func:`em_simplex` for a likelihood given by its products instead of a dense matrix.
+
+    Parameters
+    ----------
+    likelihood : object
+        Has ``shape == (G, K)``, ``likelihood @ p`` (shape (G,)) and ``likelihood.rmatvec(r)``
+        (``likelihood.T @ r``, shape (K,)), e.g. a channel with O(K) structure
+        (:class:`RRChannel` is one); entries must be >= 0.
+    weights, tol, max_iter, init, accelerate
+        As in :func:`em_simplex`.
+
+    Returns
+    -------
+    EMResult
+
+    Raises
+    ------
+    ValueError
+        Bad weights or an ``init`` that gives zero probability to an observed report.
+
+    References
+    ----------
+    Murakami & Kawamoto 2019, Sec. 2.5 (EM reconstruction); Agrawal & Aggarwal, PODS 2001.
+    """
+    return _em_loop(likelihood, likelihood.rmatvec, np.asarray(weights, dtype=np.float64), tol, max_iter, init,
+                    accelerate)
+
+
+__all__.append("em_structured")

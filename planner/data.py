@@ -597,3 +597,51 @@ def map_key_value_data(data: KeyValueData, labels: list[str] | None, domain_size
 
 
 # ============================================================================ ULDP inputs
+
+
+def read_uldp_inputs(plan, path: str | os.PathLike):
+    """Read users' true items for ``ldpplan perturb`` of a ULDP plan (uRR, uRAP, PUM).
+
+    The CSV has a header with column ``item``: a label of ``domain.labels``, or a 0-based
+    index when the plan's labels are null. A PUM plan also reads an optional column ``tag``:
+    the name of one of ``params.tags`` when the item is one of the user's own private items
+    under that semantic tag (eq. 19), empty otherwise.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,), or dict
+        Item indices; for a PUM ``{"item": (n,) int64, "tag": (n,) int64 (-1: none)}``.
+
+    Raises
+    ------
+    InputDataError
+        Missing file or column, or a value that is not a label/index/tag (naming row and value).
+    """
+    header, rows = _read_csv(path, ["item"])
+    labels = plan["domain"]["labels"]
+    size = int(plan["domain"]["size"])
+    pos = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
+    tags = list(plan["params"].get("tags", [])) if plan.get("mechanism") == "pum" else []
+    i_item = header.index("item")
+    i_tag = header.index("tag") if tags and "tag" in header else None
+    items = np.empty(len(rows), dtype=np.int64)
+    tag_idx = np.full(len(rows), -1, dtype=np.int64)
+    for r, row in enumerate(rows):
+        value = row[i_item].strip() if i_item < len(row) else ""
+        if pos is not None:
+            if value not in pos:
+                raise InputDataError(f"{path}: row {r + 2}: item must be a label of the plan's domain (got {value!r})")
+            items[r] = pos[value]
+        else:
+            if not value.isdigit() or int(value) >= size:
+                raise InputDataError(f"{path}: row {r + 2}: item must be an index in [0, {size}) (got {value!r})")
+            items[r] = int(value)
+        if i_tag is not None:
+            t = row[i_tag].strip() if i_tag < len(row) else ""
+            if t and t not in tags:
+                raise InputDataError(f"{path}: row {r + 2}: tag must be empty or one of {tags} (got {t!r})")
+            tag_idx[r] = tags.index(t) if t else -1
+    return {"item": items, "tag": tag_idx} if plan.get("mechanism") == "pum" else items
+
+
+__all__ += ["read_uldp_inputs"]

@@ -1,0 +1,182 @@
+"""Pieces shared by the ULDP runtimes: plan fields, input checks, linear estimators (numpy only).
+
+Every ULDP mechanism here (uRR, uRAP, and the RR / RAPPOR they generalise) has report
+"marginals" ``m_j = alpha_j + beta_j p_j`` (Murakami & Kawamoto 2019, eqs. 34 and 40), so
+the empirical estimate (eq. 3; closed forms 35 and 41) and the Bonferroni significance
+threshold (Sec. 2.5) are shared: :func:`linear_estimate`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from .. import _sampling
+from .._estimators import significance_threshold
+from .._plan import PlanError, check_claim, integer, number, require
+
+__all__ = ["EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
+           "sensitive_mask", "linear_estimate", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
+
+#: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
+EM_TOL = 1e-10
+EM_MAX_ITER = 100000
+#: Probabilities in plans are multiples of ``1 / GRID_DENOMINATOR``.
+GRID_DENOMINATOR = 2**48
+
+
+def domain_labels(domain) -> tuple[int, list[str] | None]:
+    """``(size, labels)`` of an int size (labels None) or a sequence of distinct labels.
+
+    Raises
+    ------
+    ValueError
+        Size < 2, or labels empty or repeated.
+    """
+    if isinstance(domain, (int, np.integer)) and not isinstance(domain, (bool, np.bool_)):
+        if int(domain) < 2:
+            raise ValueError(f"domain: must have at least 2 items (got {domain})")
+        return int(domain), None
+    labels = [str(v) for v in domain]
+    if len(labels) < 2 or len(set(labels)) != len(labels):
+        raise ValueError("domain: labels must be at least 2 distinct strings")
+    return len(labels), labels
+
+
+def read_domain(plan: Mapping[str, Any]) -> tuple[int, list[str] | None]:
+    """``domain.size`` and ``domain.labels`` of a plan, checked against each other.
+
+    Raises
+    ------
+    PlanError
+        Missing fields, a size < 2, labels that are not ``size`` distinct strings.
+    """
+    size = integer(require(plan, "domain.size"), "domain.size", low=2)
+    labels = require(plan, "domain.labels")
+    if labels is not None:
+        if (not isinstance(labels, list) or len(labels) != size or not all(isinstance(s, str) for s in labels)
+                or len(set(labels)) != size):
+            raise PlanError(f"domain.labels: must be null or {size} distinct strings (domain.size)")
+        labels = list(labels)
+    return size, labels
+
+
+def read_sensitive(value: Any, field: str, size: int) -> np.ndarray:
+    """Sorted distinct indices of X_S in ``[0, size)`` (at least one), int64.
+
+    Raises
+    ------
+    PlanError
+        Not a non-empty list of distinct in-range integers.
+    """
+    if not isinstance(value, list) or not value:
+        raise PlanError(f"{field}: must be a non-empty list of item indices (got {value!r:.80})")
+    idx = [integer(v, f"{field}[{i}]", low=0, high=size - 1) for i, v in enumerate(value)]
+    if len(set(idx)) != len(idx):
+        raise PlanError(f"{field}: indices must be distinct")
+    return np.array(sorted(idx), dtype=np.int64)
+
+
+def grid_probability(value: Any, field: str) -> float:
+    """A probability on the 2^-48 grid, or :class:`PlanError` naming the field."""
+    x = number(value, field, low=0.0, high=1.0)
+    if not _sampling.on_grid(x):
+        raise PlanError(f"{field}: must be a multiple of 2^-48 in [0, 1] (got {x!r})")
+    return x
+
+
+def sensitive_mask(size: int, sensitive) -> np.ndarray:
+    """Boolean mask of X_S, shape (size,).
+
+    Raises
+    ------
+    ValueError
+        Indices not distinct, out of range, or none.
+    """
+    idx = np.asarray(sensitive, dtype=np.int64).reshape(-1)
+    if idx.size == 0 or idx.min() < 0 or idx.max() >= size or np.unique(idx).size != idx.size:
+        raise ValueError(f"sensitive: must be distinct indices in [0, {size}) with at least one entry")
+    mask = np.zeros(size, dtype=bool)
+    mask[idx] = True
+    return mask
+
+
+def check_items(items: Any, size: int, field: str = "items") -> np.ndarray:
+    """A 1-D int64 array of indices in ``[0, size)``.
+
+    Raises
+    ------
+    ValueError
+        Another dtype or shape, or an index out of range (the message names ``field``).
+    """
+    x = np.asarray(items)
+    if x.ndim != 1 or (x.size and x.dtype.kind not in "iu"):
+        raise ValueError(f"{field}: must be a 1-D integer array of item indices (got dtype {x.dtype}, shape {x.shape})")
+    x = x.astype(np.int64, copy=False)
+    if x.size and (x.min() < 0 or x.max() >= size):
+        raise ValueError(f"{field}: must be item indices in [0, {size}) (got range [{x.min()}, {x.max()}])")
+    return x
+
+
+def linear_estimate(counts: np.ndarray, n: int, alpha: np.ndarray, beta: np.ndarray, method: str,
+                    significance: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical (eq. 3) or thresholded estimate from marginal counts, with plug-in standard errors.
+
+    Parameters
+    ----------
+    counts : ndarray, shape (K,)
+        Number of reports whose marginal ``j`` is on (uRR: report = j; uRAP: bit j set).
+    n : int
+        Number of reports (> 0).
+    alpha, beta : ndarray, shape (K,)
+        ``m_j = alpha_j + beta_j p_j`` (eqs. 34, 40), ``beta > 0``.
+    method : {"empirical", "threshold"}
+    significance : float
+        Family-wise level of the Bonferroni threshold.
+
+    Returns
+    -------
+    frequency : ndarray, shape (K,)
+        ``(counts / n - alpha) / beta`` (may be negative), or its thresholded version.
+    std_error : ndarray, shape (K,)
+        ``sqrt(m_hat (1 - m_hat) / n) / beta`` (frequency units).
+
+    References
+    ----------
+    Murakami & Kawamoto 2019, eqs. (3), (35), (41) and Sec. 2.5 (emp+thr).
+    """
+    if n <= 0:
+        raise ValueError("reports: an estimate needs at least one report (n = 0)")
+    m_hat = np.asarray(counts, dtype=np.float64) / n
+    emp = (m_hat - alpha) / beta
+    std = np.sqrt(np.clip(m_hat * (1.0 - m_hat), 0.0, None) / n) / beta
+    if method == "empirical":
+        return emp, std
+    variance = alpha * (1.0 - alpha) / beta**2  # n Var under the null p_j = 0
+    return significance_threshold(emp, n, variance, significance), std
+
+
+def check_guarantee(actual: dict[str, Any], plan: dict[str, Any]) -> None:
+    """Refuse a plan whose ``guarantee`` claims more than ``actual`` (a privacy map).
+
+    ``guarantee.epsilon`` (and every other ``*epsilon`` claim) must be >= the map's epsilon;
+    every item of ``guarantee.sensitive`` must be protected by the numbers.
+
+    Raises
+    ------
+    PlanError
+        Naming the claim, its value and what the numbers give.
+    """
+    guarantee = require(plan, "guarantee")
+    if not isinstance(guarantee, dict) or guarantee.get("notion") != actual["notion"]:
+        raise PlanError(f"guarantee.notion: must be {actual['notion']!r} (got {guarantee.get('notion')!r})")
+    for key, value in guarantee.items():
+        if key.endswith("epsilon"):
+            check_claim(actual.get(key, actual["epsilon"]), value, f"guarantee.{key}")
+    claimed = guarantee.get("sensitive", [])
+    if not isinstance(claimed, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in claimed):
+        raise PlanError(f"guarantee.sensitive: must be a list of item indices (got {claimed!r:.80})")
+    missing = sorted(set(claimed) - set(actual["sensitive"]), key=repr)
+    if missing:
+        raise PlanError(f"guarantee.sensitive: claims items {missing[:5]} are protected but params.sensitive does not "
+                        "protect them; the runtime refuses a plan that claims more privacy than its numbers give")

@@ -1,0 +1,279 @@
+"""The personalized ULDP mechanism with kappa semantic tags (PUM; ULDP Sec. 5), numpy only.
+
+``Q^(i) = Q_cmn o f_pre^(i)``: a per-user pre-processor (kept on the client) maps the user's
+own sensitive items to one of kappa bots (one per semantic tag), then a common uRR or uRAP
+over ``Z = X + bots`` (``Z_S = X_S + bots``) perturbs. Reports and aggregates are those of
+the common mechanism over Z (uRR: column ``y``; uRAP: column ``bits``), tagged ``"pum"``;
+the estimate is eq. (21) over X.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .._plan import PlanError, check_verified, integer, number, read_plan, require
+from .._protocol import Aggregate, Estimate, Frozen, Reports, readonly
+from ._base import check_guarantee, check_items, grid_probability, read_domain, read_sensitive
+from .urap import UtilityOptimizedRAPPOR
+from .urr import UtilityOptimizedRR
+
+__all__ = ["PersonalizedULDP", "PreProcessor"]
+
+
+class PreProcessor(Frozen):
+    """One user's private pre-processor ``f_pre`` (ULDP eq. 19), kept on the client.
+
+    Parameters
+    ----------
+    mapping : mapping of int -> int
+        The user's own sensitive items ``X_{S,k}`` -> tag index ``k`` (0-based).
+    """
+
+    def __init__(self, mapping: Mapping[int, int]) -> None:
+        self._set(mapping={int(x): int(t) for x, t in dict(mapping).items()})
+
+    def __repr__(self) -> str:
+        return f"PreProcessor({len(self.mapping)} private items)"
+
+    def tag_of(self, item: int) -> int:
+        """Tag index of ``item`` for this user, or -1 if it is not one of her sensitive items."""
+        return self.mapping.get(int(item), -1)
+
+
+class PersonalizedULDP(Frozen):
+    """PUM with kappa semantic tags (ULDP Sec. 5).
+
+    Parameters
+    ----------
+    common : UtilityOptimizedRR or UtilityOptimizedRAPPOR
+        The common mechanism over Z (``|X| + kappa`` symbols, bots last, every bot sensitive).
+    tags : sequence of str
+        The kappa semantic tags, in bot order.
+    background : mapping of str -> array (|X|,), optional
+        Background distributions ``pi_hat_k`` per tag for eq. (21); tags without one use the
+        proportional fallback of Sec. 5.3.
+
+    Raises
+    ------
+    ValueError
+        No tags, a bot that is not sensitive, a background that is not a distribution over X.
+
+    References
+    ----------
+    Murakami & Kawamoto 2019, Sec. 5: eq. (19) (pre-processor), Props. 9-10, eq. (21).
+    """
+
+    mechanism = "pum"
+
+    def __init__(self, common, tags: Sequence[str], background: Mapping[str, Any] | None = None,
+                 labels: Sequence[str] | None = None) -> None:
+        tags = [str(t) for t in tags]
+        if not tags or len(set(tags)) != len(tags):
+            raise ValueError(f"tags: PUM needs at least one distinct semantic tag (got {tags})")
+        size = common.domain_size - len(tags)
+        if size < 2 or not bool(np.all(common.sensitive_mask[size:])):
+            raise ValueError("common: must cover Z = X + bots with every bot sensitive (Prop. 9)")
+        if labels is not None and len(labels) != size:
+            raise ValueError(f"labels: must have |X| = {size} entries")
+        self._set(common=common, tags=tags, domain_size=size, labels=None if labels is None else list(labels),
+                  methods=common.methods, sensitive=readonly(common.sensitive[common.sensitive < size]))
+        self._set(background=self._background(background or {}))
+
+    def __repr__(self) -> str:
+        return f"PersonalizedULDP(|X|={self.domain_size}, tags={self.tags}, common={self.common!r})"
+
+    def _background(self, background: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        out = {}
+        for tag, dist in background.items():
+            if dist is None:
+                continue
+            if tag not in self.tags:
+                raise ValueError(f"background.{tag}: must be one of the tags {self.tags}")
+            d = np.asarray(dist, dtype=np.float64)
+            if d.shape != (self.domain_size,) or not np.all(np.isfinite(d)) or np.any(d < 0) or not math.isclose(
+                    float(d.sum()), 1.0, abs_tol=1e-9):
+                raise ValueError(f"background.{tag}: must be a distribution over the {self.domain_size} items")
+            out[tag] = readonly(d)
+        return out
+
+    @classmethod
+    def from_plan(cls, plan) -> "PersonalizedULDP":
+        """Build from a verified ``pum`` plan (format 2.0), refusing claims its numbers do not give.
+
+        Raises
+        ------
+        PlanError
+            Unverified plan, bad numbers, ``params.intermediate_sensitive`` other than
+            ``X_S + bots``, or a ``guarantee`` stronger than ``privacy_map()``.
+        """
+        data = read_plan(plan)
+        check_verified(data)
+        size, labels = read_domain(data)
+        params = require(data, "params")
+        if "domain_size" in params and params["domain_size"] != size:
+            raise PlanError(f"params.domain_size: must equal domain.size {size} (got {params['domain_size']!r})")
+        tags = require(data, "params.tags")
+        if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
+            raise PlanError(f"params.tags: must be a non-empty list of strings (got {tags!r:.80})")
+        z_size = size + len(tags)
+        integer(require(data, "params.intermediate_size"), "params.intermediate_size", low=z_size, high=z_size)
+        sens = read_sensitive(require(data, "params.sensitive"), "params.sensitive", size)
+        z_sens = read_sensitive(require(data, "params.intermediate_sensitive"), "params.intermediate_sensitive", z_size)
+        if z_sens.tolist() != sens.tolist() + list(range(size, z_size)):
+            raise PlanError("params.intermediate_sensitive: must be params.sensitive followed by every bot "
+                            f"{list(range(size, z_size))} (Prop. 9: Z_S = X_S + bots)")
+        kind = require(data, "params.common")
+        names = {"urr": ("c1", "c2", "c3"), "urap": ("theta", "d1", "d2")}
+        if kind not in names:
+            raise PlanError(f"params.common: must be 'urr' or 'urap' (got {kind!r})")
+        p = [grid_probability(require(data, f"params.{n}"), f"params.{n}") for n in names[kind]]
+        background = data["params"].get("background") or {}
+        if not isinstance(background, dict):
+            raise PlanError("params.background: must be an object tag -> distribution")
+        for tag, dist in background.items():
+            if not isinstance(dist, list):
+                raise PlanError(f"params.background.{tag}: must be a list of {size} probabilities")
+            for j, v in enumerate(dist):
+                number(v, f"params.background.{tag}[{j}]", low=0.0, high=1.0)
+        try:
+            common = (UtilityOptimizedRR if kind == "urr" else UtilityOptimizedRAPPOR)(z_size, z_sens, *p)
+            mech = cls(common, tags, background, labels)
+        except ValueError as exc:
+            raise PlanError(f"params.{exc}") from None
+        check_guarantee(mech.privacy_map(), data)
+        return mech
+
+    def privacy_map(self) -> dict[str, Any]:
+        """The PUM's guarantee recomputed from the common mechanism's numbers.
+
+        ``{"notion": "ULDP", "epsilon", "sensitive" (X_S), "intermediate_sensitive" (Z_S),
+        "user_sensitive", "user_indistinguishability_epsilon"}``: (X_S + X_S^(i), Y_P,
+        epsilon)-ULDP for every user i (Prop. 9), and ``Q^(i)(y|x) <= e^epsilon Q^(j)(y|x)`` for
+        every y in Y_P (Prop. 10), with epsilon the common mechanism's ULDP epsilon (nats).
+        """
+        inner = self.common.privacy_map()
+        return {"notion": "ULDP", "epsilon": inner["epsilon"], "sensitive": self.sensitive.tolist(),
+                "intermediate_sensitive": inner["sensitive"],
+                "user_sensitive": "each user's own items mapped to a semantic tag (X_S^(i); Prop. 9)",
+                "user_indistinguishability_epsilon": inner["epsilon"]}
+
+    def channel_matrix(self) -> np.ndarray:
+        """The common mechanism's ``Q_cmn[z, y]`` over ``Z = X + bots`` (rows: |X| items, then the bots).
+
+        A user's own channel is ``Q^(i)[x, y] = Q_cmn[f_pre^(i)(x), y]`` (eq. 19); it depends on
+        her private pre-processor, so only the common part is public.
+        """
+        return self.common.channel_matrix()
+
+    # ------------------------------------------------------------------ client
+    def preprocess(self, items, private_tags=None) -> np.ndarray:
+        """Apply the users' pre-processors (eq. 19) on the client.
+
+        Parameters
+        ----------
+        items : int array, shape (n,)
+        private_tags : int array, shape (n,), optional
+            ``f_pre^(i)`` at the user's own item: tag index ``k`` if the item is one of her
+            sensitive items with tag k, -1 otherwise. ``None``: nobody.
+
+        Returns
+        -------
+        int array, shape (n,): intermediate symbols in Z (bots are ``|X| + k``).
+        """
+        x = check_items(items, self.domain_size)
+        if private_tags is None:
+            return x
+        t = np.asarray(private_tags)
+        if t.shape != x.shape or (t.size and t.dtype.kind not in "iu"):
+            raise ValueError("tag: must be an int array with the shape of the items")
+        if t.size and (t.min() < -1 or t.max() >= len(self.tags)):
+            raise ValueError(f"tag: must be tag indices in [-1, {len(self.tags)}) (-1: not private)")
+        return np.where(t >= 0, self.domain_size + t, x)
+
+    @staticmethod
+    def tags_from_preprocessors(items, preprocessors: Sequence[PreProcessor]) -> np.ndarray:
+        """Evaluate per-user :class:`PreProcessor` objects on the users' items (client side)."""
+        return np.array([f.tag_of(x) for f, x in zip(preprocessors, np.asarray(items).tolist())], dtype=np.int64)
+
+    def perturb(self, data, rng: np.random.Generator) -> Reports:
+        """``Q_cmn(f_pre(x))``: only the obfuscated report leaves the client.
+
+        Parameters
+        ----------
+        data : int array (n,) or mapping {"item": int array (n,), "tag": int array (n,)}
+            Items, and optionally each user's private tag index (-1: none).
+        rng : numpy.random.Generator
+
+        Returns
+        -------
+        Reports
+            The common mechanism's columns over Z, mechanism ``"pum"``.
+        """
+        if isinstance(data, Mapping):
+            z = self.preprocess(data["item"], data.get("tag"))
+        else:
+            z = self.preprocess(data)
+        return Reports(self.mechanism, self.common.perturb(z, rng).columns)
+
+    # ------------------------------------------------------------------ server
+    def _inner(self, source):
+        if isinstance(source, Aggregate):
+            if source.mechanism != self.mechanism:
+                raise ValueError(f"aggregate: must be a pum aggregate (got {source.mechanism!r})")
+            return Aggregate(self.common.mechanism, source.n, source.counts)
+        if not isinstance(source, Reports) or source.mechanism != self.mechanism:
+            raise ValueError(f"reports: must be pum Reports (got {source!r:.80})")
+        return Reports(self.common.mechanism, source.columns)
+
+    def aggregate(self, reports: Reports) -> Aggregate:
+        """The common mechanism's counts over Z (see its ``aggregate``), mechanism ``"pum"``."""
+        inner = self.common.aggregate(self._inner(reports))
+        return Aggregate(self.mechanism, inner.n, inner.counts)
+
+    def combine(self, r_hat, background: Mapping[str, Any] | None = None) -> np.ndarray:
+        """Eq. (21): ``p_hat(x) = r_hat(x) + sum_k r_hat(bot_k) pi_hat_k(x)``, shape (|X|,).
+
+        Tags without a background distribution use ``pi_hat_k`` proportional to
+        ``max(r_hat, 0)`` over X_N (Sec. 5.3; the clipping at 0 is ours, so the fallback is a
+        distribution even for empirical estimates with negative entries).
+        """
+        r = np.asarray(r_hat, dtype=np.float64)
+        k = self.domain_size
+        bg = dict(self.background)
+        if background:
+            bg.update(self._background(background))
+        nonsens = ~self.common.sensitive_mask[:k]
+        fallback = np.where(nonsens, np.maximum(r[:k], 0.0), 0.0)
+        total = fallback.sum()
+        fallback = fallback / total if total > 0 else np.where(nonsens, 1.0, 0.0) / max(1, int(nonsens.sum()))
+        p = r[:k].copy()
+        for j, tag in enumerate(self.tags):
+            p += r[k + j] * bg.get(tag, fallback)
+        return p
+
+    def estimate(self, reports_or_aggregate, method: str | None = None, *, background=None,
+                 **kwargs) -> Estimate:
+        """Estimate p over X: ``r_hat`` over Z with the common mechanism's ``method``, then eq. (21).
+
+        Parameters
+        ----------
+        reports_or_aggregate : Reports or Aggregate (mechanism "pum")
+        method : str, optional
+            One of :attr:`methods` (the common mechanism's).
+        background : mapping of str -> array (|X|,), optional
+            Overrides the plan's background distributions for this estimate.
+
+        Returns
+        -------
+        Estimate
+            ``frequency`` shape (|X|,).
+        """
+        inner = self.common.estimate(self._inner(reports_or_aggregate), method, **kwargs)
+        return Estimate(self.combine(inner.frequency, background), None, inner.method, inner.n,
+                        log_likelihood=inner.log_likelihood, iterations=inner.iterations)
+
+    def estimate_intermediate(self, reports_or_aggregate, method: str | None = None, **kwargs) -> Estimate:
+        """``r_hat`` over Z = X + bots (shape (|X| + kappa,))."""
+        return self.common.estimate(self._inner(reports_or_aggregate), method, **kwargs)

@@ -1,0 +1,57 @@
+"""The claims of a ULDP plan that follow from its spec: the guarantee block and the baselines.
+
+Both the planner (to write them) and the verifier (to recompute and compare them) use these.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .numbers import grid_rappor, grid_urap, grid_urr, predicted_losses
+from .spec import Resolved
+
+__all__ = ["guarantee_of", "baselines_of", "PROTECTED_URAP"]
+
+#: ``guarantee.protected_outputs`` of a uRAP (and of a PUM with a common uRAP): eq. (7).
+PROTECTED_URAP = "bit vectors whose non-sensitive bits are all 0 (eq. 7)"
+
+
+def guarantee_of(res: Resolved) -> dict[str, Any]:
+    """The ``guarantee`` block: ``notion`` ULDP, ``epsilon``, ``sensitive`` (X_S) and Def. 2's Y_P.
+
+    uRR: ``protected_outputs`` lists Y_P = X_S (over Z = X + bots for a PUM); uRAP: eq. (7) in
+    words. PUM adds ``intermediate_sensitive`` (Z_S), ``user_sensitive`` (Prop. 9) and
+    ``user_indistinguishability_epsilon`` (Prop. 10).
+    """
+    eps = res.spec.epsilon
+    bots = list(range(res.size, res.common_size))
+    out: dict[str, Any] = {
+        "notion": "ULDP", "epsilon": eps, "sensitive": list(res.sensitive),
+        "protected_outputs": res.sensitive + bots if res.kind == "urr" else PROTECTED_URAP,
+        "invertible_outputs": ("reports equal to a non-sensitive item: reveal it (Y_I = X_N)" if res.kind == "urr" else
+                               "reports with a non-sensitive bit set: reveal that item"),
+    }
+    if res.spec.mechanism == "pum":
+        out.update({"intermediate_sensitive": res.sensitive + bots,
+                    "user_sensitive": "each user's own items mapped to a semantic tag (X_S^(i); Prop. 9)",
+                    "user_indistinguishability_epsilon": eps})
+    return out
+
+
+def baselines_of(res: Resolved) -> list[dict[str, Any]]:
+    """RR and RAPPOR (epsilon-LDP on the whole alphabet) and the other utility-optimized mechanism."""
+    eps, users = res.spec.epsilon, res.spec.users
+    ks, k = res.n_sensitive_common, res.common_size
+    rr = grid_urr(eps, k)
+    rap = grid_rappor(eps)
+    out = [
+        {"name": "RR", "guarantee": f"{eps:g}-LDP on all {k} symbols", "params": {"p": rr["c1"], "q": rr["c2"]},
+         "predicted": predicted_losses("urr", {**rr, "epsilon": eps}, k, 0, users)},
+        {"name": "RAPPOR", "guarantee": f"{eps:g}-LDP on all {k} symbols", "params": rap,
+         "predicted": predicted_losses("urap", {"theta": rap["theta"], "d1": rap["psi"], "d2": 0.5, "epsilon": eps},
+                                       k, 0, users)},
+    ]
+    other = "urap" if res.kind == "urr" else "urr"
+    numbers = grid_urr(eps, ks) if other == "urr" else grid_urap(eps, ks, k - ks)
+    out.append({"name": "uRR" if other == "urr" else "uRAP", "guarantee": f"ULDP, epsilon = {eps:g}",
+                "params": numbers, "predicted": predicted_losses(other, {**numbers, "epsilon": eps}, ks, k - ks, users)})
+    return out
