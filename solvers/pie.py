@@ -37,11 +37,20 @@ __all__ = [
     "alpha_ldp_bound", "alpha_rr", "alpha_glh", "PIEBound",
     "prior_bits", "bayes_error_lower_bound", "alpha_for_bayes_error",
     "l2_loss_rr", "l2_loss_glh", "l2_loss_glh_limit", "total_l2_loss_rr", "total_l2_loss_glh",
-    "epsilon_for_alpha", "solve_rr", "solve_glh", "solve_pie",
+    "epsilon_for_alpha", "solve_rr", "solve_glh", "solve_pie", "EPSILON_CEILING",
 ]
 
 #: log2(e): one nat in bits.
 LOG2_E = 1.0 / math.log(2.0)
+#: Largest epsilon (nats) the solvers return. The runtime's keep probability is capped at
+#: ``1 - 2**-48``, reached for every ``k <= 2**31`` once ``epsilon >= log(2**48 * 2**31) = 54.8``,
+#: so larger budgets cannot be realised and are capped here without loss.
+EPSILON_CEILING = 60.0
+
+
+def _inv_expm1(epsilon: float) -> float:
+    """``1/(e^eps - 1)`` without overflow for any ``eps > 0`` (``e^-eps/(1 - e^-eps)``)."""
+    return math.exp(-epsilon) / -math.expm1(-epsilon)
 
 
 def bits_to_nats(alpha_bits: float) -> float:
@@ -86,10 +95,7 @@ def mi_loss_rr(epsilon: float, domain_size: int) -> float:
     k = _check_int("domain_size", domain_size, 2)
     if math.isinf(epsilon):
         return 1.0
-    em1 = math.expm1(epsilon)
-    if math.isinf(em1):
-        return 1.0
-    return em1 / (k + em1)
+    return 1.0 / (1.0 + k * _inv_expm1(epsilon))
 
 
 def mi_loss_glh(epsilon: float, g: int) -> float:
@@ -349,8 +355,8 @@ def l2_loss_rr(epsilon: float, domain_size: int, n: int, p=0.0):
     epsilon = _check_epsilon(epsilon)
     k = _check_int("domain_size", domain_size, 2)
     n = _check_int("n", n, 1)
-    em1 = math.expm1(epsilon)
-    return (k + em1 - 1.0) / (n * em1 * em1) + p * (k - 2.0) / (n * em1)
+    inv = _inv_expm1(epsilon)  # 1/(e^eps - 1): overflow-free for every epsilon
+    return (inv + (k - 1.0) * inv * inv) / n + p * (k - 2.0) * inv / n
 
 
 def l2_loss_glh(epsilon: float, g: int, n: int, p=0.0):
@@ -367,9 +373,8 @@ def l2_loss_glh(epsilon: float, g: int, n: int, p=0.0):
     epsilon = _check_epsilon(epsilon)
     g = _check_int("g", g, 2)
     n = _check_int("n", n, 1)
-    em1 = math.expm1(epsilon)
-    e = em1 + 1.0
-    return (g + em1) ** 2 / (n * em1 * em1 * (g - 1.0)) + p * (g * g - 2.0 * g - e + 1.0) / (n * em1 * (g - 1.0))
+    inv = _inv_expm1(epsilon)  # 1/(e^eps - 1); (e - 1)/(e^eps - 1) = 1 in the p term
+    return (1.0 + g * inv) ** 2 / (n * (g - 1.0)) + p * ((g * g - 2.0 * g) * inv - 1.0) / (n * (g - 1.0))
 
 
 def l2_loss_glh_limit(theta: float, n: int, p=0.0):
@@ -487,11 +492,12 @@ def solve_rr(*, n: int, domain_size: int, alpha_bits: float | None = None, epsil
     n = _check_int("n", n, 2)
     t = _check_int("releases", releases, 1)
     if epsilon is not None:
-        eps, binding = float(epsilon), "epsilon target"
+        eps, binding = min(float(epsilon), EPSILON_CEILING), "epsilon target"
         unconstrained = eps
     else:
         unconstrained = epsilon_for_alpha(alpha_bits, n, k, t)
-        eps, binding = (unconstrained, "alpha target") if unconstrained <= epsilon_max else (float(epsilon_max), "epsilon_max")
+        cap = min(float(epsilon_max), EPSILON_CEILING)
+        eps, binding = (unconstrained, "alpha target") if unconstrained <= cap else (cap, "epsilon_max")
     bound = alpha_rr(eps, n, k, t)
     loss = total_l2_loss_rr(eps, k, n)
     cert = _certificate("closed form", loss, theorem="Thm. 4.2/4.3 and Prop. 4.1 inverted exactly; "
@@ -519,10 +525,10 @@ def _convex_g_candidates(epsilon: float, k: int, lo: int, hi: int) -> list[int]:
     """
     if lo > hi:
         return []
-    em1 = math.expm1(epsilon)
-    c1 = k / em1 ** 2 + 1.0 / em1
-    c2 = (em1 + 1.0) / em1 * (k * (em1 + 1.0) / em1 - 1.0)
-    u = math.sqrt(c2 / c1)
+    inv = _inv_expm1(epsilon)
+    c1 = k * inv * inv + inv
+    c2 = (1.0 + inv) * (k * (1.0 + inv) - 1.0)
+    u = min(math.sqrt(c2 / c1) if c1 > 0 else math.inf, float(hi))
     cands = {lo, hi}
     for gg in (math.floor(u) + 1, math.ceil(u) + 1):
         cands.add(min(hi, max(lo, int(gg))))
@@ -579,6 +585,9 @@ def solve_glh(*, n: int, domain_size: int, g_max: int, alpha_bits: float | None 
     if int(g_max) < g_min:
         raise SolverError(f"g_max must be >= {g_min} (got {g_max!r})")
     g_max = int(g_max)
+    epsilon_max = min(float(epsilon_max), EPSILON_CEILING)
+    if epsilon is not None:
+        epsilon = min(float(epsilon), EPSILON_CEILING)
 
     def eps_of(g: int) -> float:
         if epsilon is not None:
