@@ -111,6 +111,9 @@ class KaryRRBase(Frozen):
         n = integer(require(data, "guarantee.n"), "guarantee.n", low=2)
         t = integer(require(data, "guarantee.releases"), "guarantee.releases", low=1)
         max_prior = number(require(data, "guarantee.max_prior"), "guarantee.max_prior", low=0.0, high=1.0, low_open=True)
+        if max_prior < (1.0 / n) * (1.0 - RUNTIME_TOLERANCE):
+            raise PlanError(f"guarantee.max_prior: must be >= 1/n = {1.0 / n!r} (a prior cannot be flatter than "
+                            f"uniform; got {max_prior!r})")
         args = (epsilon, labels if labels is not None else k) + (() if g is None else (g,))
         expected = keep_probability(epsilon, k if g is None else g)
         if mu != expected:
@@ -162,7 +165,7 @@ class KaryRRBase(Frozen):
         max_prior = self.max_prior if self.max_prior is not None else 1.0 / self.n
         prior_bits = float(-np.log2(max_prior))
         bayes = 1.0 - (alpha["alpha_bits"] + 1.0) / prior_bits if prior_bits > 0 else -np.inf
-        out.update({"notion": NOTION, "alpha_bits": alpha["alpha_bits"], "alpha_nats": alpha["alpha_bits"] * np.log(2.0),
+        out.update({"notion": NOTION, "alpha_bits": alpha["alpha_bits"], "alpha_nats": float(alpha["alpha_bits"] * np.log(2.0)),
                     "bayes_error_lower_bound": float(bayes), "n": self.n, "releases": self.releases,
                     "max_prior": max_prior})
         return out

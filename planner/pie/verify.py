@@ -1,0 +1,258 @@
+"""Independent, exact re-check of a PIE plan: its numbers and its agreement with its spec.
+
+From ``params.mu`` (an exact dyadic rational) and the number of symbols ``k`` (``|X|`` for
+the RR, ``g`` for the GLH), in 60-digit decimal arithmetic (:mod:`ldpplan.planner._exact`):
+
+* ``e^eps = mu (k - 1)/(1 - mu)``: ``guarantee.epsilon`` and ``params.epsilon`` must bound it
+  (:func:`~ldpplan.planner._exact.ratio_within`);
+* ``theta = (k mu - 1)/(k - 1)`` (Thm. 4.2/4.4), ``alpha = min(t theta min(log2 n, log2|X|),
+  Prop. 4.1 for t eps)`` in bits (Thm. 4.3/4.5): ``guarantee.alpha_bits`` (and ``alpha_nats``)
+  must bound it;
+* Cor. 3.9: ``1 - (alpha + 1)/log2(1/max_prior)`` must be >= ``guarantee.bayes_error_lower_bound``.
+
+Derived claims are recomputed from the numbers, never read. Then the plan is compared
+with its embedded spec: mechanism, domain (size and labels), n, releases, max_prior (the
+spec's, or exactly ``1/n`` for the uniform prior), ``g <= g_max``, ``params.epsilon <=
+epsilon_max``, the target, and ``params.mu`` must be the grid rounding of ``params.epsilon``
+for ``k`` symbols (so editing ``g``, ``mu`` or the domain fails).
+"""
+from __future__ import annotations
+
+import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Any, Mapping
+
+from .._exact import DIGITS, exact, log_exact, ratio_within
+from .._plan_format import validate_plan
+from .._report import Verification
+from ..errors import PlanFormatError, SpecError
+from .spec import HASH_PRIME, parse_spec
+
+__all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]
+
+NOTION = "LDP+PIE"
+
+
+def _dec(x: Fraction) -> Decimal:
+    return Decimal(x.numerator) / Decimal(x.denominator)
+
+
+def exact_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,
+                    max_prior: float) -> dict[str, Any]:
+    """The guarantee of a grid channel, exactly (60 significant digits).
+
+    Parameters
+    ----------
+    mu : float
+        Keep probability (exact dyadic rational), ``1/symbols < mu < 1``.
+    symbols : int
+        ``|X|`` (RR) or ``g`` (GLH).
+    domain_size, n, releases : int
+    max_prior : float
+        ``max_u Pr(U = u)`` (``1/n`` for the uniform prior).
+
+    Returns
+    -------
+    dict
+        ``ratio`` (Fraction, ``e^eps``), ``epsilon`` (nats), ``theta``, ``mechanism_bits``,
+        ``ldp_bits``, ``alpha_bits``, ``alpha_nats``, ``prior_bits`` and ``bayes`` (Cor. 3.9,
+        raw, ``None`` when ``max_prior = 1``), all Decimal except ``ratio``.
+
+    References
+    ----------
+    Murakami & Takahashi (TDP 2021): Prop. 4.1, Thm. 4.2-4.5, Cor. 3.9.
+    """
+    m = exact(mu)
+    ratio = m * (symbols - 1) / (1 - m)
+    theta = (symbols * m - 1) / (symbols - 1)
+    eps = log_exact(ratio)
+    with localcontext() as ctx:
+        ctx.prec = DIGITS + 10
+        ln2 = Decimal(2).ln()
+        log2n = Decimal(n).ln() / ln2
+        log2k = Decimal(domain_size).ln() / ln2
+        th = _dec(theta)
+        te = releases * eps
+        mech = releases * th * min(log2n, log2k)
+        ldp = min(te / ln2, te * te / ln2, log2n, releases * log2k)
+        alpha = min(mech, ldp)
+        prior_bits = -log_exact(exact(max_prior)) / ln2 if max_prior < 1 else Decimal(0)
+        bayes = 1 - (alpha + 1) / prior_bits if prior_bits > 0 else None
+        return {"ratio": ratio, "epsilon": eps, "theta": th, "mechanism_bits": mech, "ldp_bits": ldp,
+                "alpha_bits": alpha, "alpha_nats": alpha * ln2, "prior_bits": prior_bits, "bayes": bayes}
+
+
+def float_up(d: Decimal) -> float:
+    """The smallest float >= ``d``."""
+    f = float(d)
+    return f if Decimal(f) >= d else math.nextafter(f, math.inf)
+
+
+def float_down(d: Decimal) -> float:
+    """The largest float <= ``d``."""
+    f = float(d)
+    return f if Decimal(f) <= d else math.nextafter(f, -math.inf)
+
+
+def _finite_numbers(node: Any, path: str) -> None:
+    if isinstance(node, bool) or node is None or isinstance(node, str):
+        return
+    if isinstance(node, (int, float)):
+        if isinstance(node, float) and not math.isfinite(node):
+            raise PlanFormatError(f"{path}: must be a finite number (got {node!r})")
+        return
+    if isinstance(node, Mapping):
+        for k, v in node.items():
+            _finite_numbers(v, f"{path}.{k}")
+    elif isinstance(node, (list, tuple)):
+        for i, v in enumerate(node):
+            _finite_numbers(v, f"{path}[{i}]")
+
+
+def _structure(plan: Mapping[str, Any]) -> tuple[int, int, float, float]:
+    """``(|X|, symbols, mu, epsilon)`` after the structural checks (PlanFormatError)."""
+    p, dom = plan["params"], plan["domain"]
+    k = int(p["domain_size"])
+    if int(dom["size"]) != k:
+        raise PlanFormatError(f"params.domain_size: must equal domain.size = {dom['size']} (got {k})")
+    labels = dom["labels"]
+    if labels is not None and (len(labels) != k or len(set(labels)) != k):
+        raise PlanFormatError(f"domain.labels: must be {k} distinct labels (domain.size)")
+    if plan["mechanism"] == "glh":
+        symbols = int(p["g"])
+    else:
+        symbols = k
+    if symbols > HASH_PRIME or k > HASH_PRIME:
+        raise PlanFormatError(f"params: g and domain_size must be <= {HASH_PRIME}")
+    mu = float(p["mu"])
+    if not (0.0 < mu < 1.0) or math.floor(mu * 2.0**48) != mu * 2.0**48:
+        raise PlanFormatError(f"params.mu: must be a multiple of 2^-48 in (0, 1) (got {mu!r})")
+    return k, symbols, mu, float(p["epsilon"])
+
+
+def _spec_checks(plan: Mapping[str, Any], ex: dict[str, Any], failures: list[str]) -> None:
+    try:
+        spec = parse_spec(plan["spec"], base_dir=None) if not _users_from_data(plan) else None
+    except SpecError as exc:
+        raise PlanFormatError(f"spec: the embedded spec is invalid ({exc})") from None
+    if spec is None:
+        spec = _parse_with_recorded_n(plan)
+    p, gu, mech = plan["params"], plan["guarantee"], plan["mechanism"]
+    model = spec.model
+    allowed = ("rr", "glh") if model.mechanism == "pie" else (model.mechanism,)
+    if mech not in allowed:
+        failures.append(f"mechanism: the spec asks for {model.mechanism!r}, the plan is {mech!r}")
+    if int(plan["domain"]["size"]) != spec.domain_size:
+        failures.append(f"domain.size: the spec gives {spec.domain_size}, the plan says {plan['domain']['size']}")
+    if plan["domain"]["labels"] != spec.labels:
+        failures.append("domain.labels: differ from the spec's domain labels")
+    if int(gu["n"]) != spec.n:
+        failures.append(f"guarantee.n: the spec gives n = {spec.n}, the plan says {gu['n']}")
+    if int(gu["releases"]) != model.releases:
+        failures.append(f"guarantee.releases: the spec gives {model.releases}, the plan says {gu['releases']}")
+    prior = spec.max_prior if spec.max_prior is not None else 1.0 / spec.n
+    if float(gu["max_prior"]) != prior:
+        what = "the spec's target.max_prior" if spec.max_prior is not None else "1/n (uniform prior)"
+        failures.append(f"guarantee.max_prior: must be {what} = {prior!r} (got {gu['max_prior']!r})")
+    if mech == "glh" and int(p["g"]) > model.g_max:
+        failures.append(f"params.g: {p['g']} exceeds the spec's g_max = {model.g_max}")
+    t = spec.target
+    if t.epsilon is None and float(p["epsilon"]) > model.epsilon_max:
+        failures.append(f"params.epsilon: {p['epsilon']!r} exceeds the spec's epsilon_max = {model.epsilon_max!r}")
+    if t.epsilon is not None and float(gu["epsilon"]) > t.epsilon:
+        failures.append(f"guarantee.epsilon: {gu['epsilon']!r} exceeds the target epsilon = {t.epsilon!r}")
+    if t.epsilon is not None and float(p["epsilon"]) > t.epsilon:
+        failures.append(f"params.epsilon: {p['epsilon']!r} exceeds the target epsilon = {t.epsilon!r}")
+    if t.alpha_bits is not None and ex["alpha_bits"] > _dec(exact(t.alpha_bits)):
+        failures.append(f"alpha: the numbers give {float(ex['alpha_bits'])!r} bits > the target alpha_bits = "
+                        f"{t.alpha_bits!r}")
+    if t.bayes_error is not None:
+        if ex["bayes"] is None or ex["bayes"] < _dec(exact(t.bayes_error)):
+            got = None if ex["bayes"] is None else float(ex["bayes"])
+            failures.append(f"Cor. 3.9: the numbers give a Bayes-error bound {got!r} < the target {t.bayes_error!r}")
+        if float(gu["bayes_error_lower_bound"]) < t.bayes_error:
+            failures.append(f"guarantee.bayes_error_lower_bound: {gu['bayes_error_lower_bound']!r} is below the "
+                            f"target {t.bayes_error!r}")
+
+
+def _users_from_data(plan: Mapping[str, Any]) -> bool:
+    users = plan["spec"].get("users") if isinstance(plan["spec"], Mapping) else None
+    return isinstance(users, Mapping)
+
+
+def _parse_with_recorded_n(plan: Mapping[str, Any]):
+    """Parse a spec whose n was read from a data file, with the n recorded in ``planning_inputs``."""
+    recorded = [pi for pi in plan["planning_inputs"] if pi.get("what") == "users (n)"]
+    if len(recorded) != 1 or isinstance(recorded[0].get("value"), bool) or not isinstance(recorded[0].get("value"), int):
+        raise PlanFormatError("planning_inputs: a spec with users = {data = ...} needs one 'users (n)' entry with "
+                              "an integer value")
+    raw = dict(plan["spec"])
+    raw["users"] = recorded[0]["value"]
+    try:
+        return parse_spec(raw)
+    except SpecError as exc:
+        raise PlanFormatError(f"spec: the embedded spec is invalid ({exc})") from None
+
+
+def verify(plan: Mapping[str, Any]) -> Verification:
+    """Re-check a PIE plan exactly from its numbers and against its embedded spec.
+
+    Returns
+    -------
+    Verification
+        ``holds`` False names the field, the rule and the amount (nats or bits).
+
+    Raises
+    ------
+    PlanFormatError
+        Schema violation, a non-finite number, or unusable numbers (mu off the grid, sizes).
+    """
+    from ldpplan.mechanisms.pie import keep_probability
+
+    validate_plan(plan)
+    for part in ("domain", "params", "guarantee", "predicted", "baselines", "planning_inputs"):
+        _finite_numbers(plan[part], part)
+    k, symbols, mu, eps_param = _structure(plan)
+    gu = plan["guarantee"]
+    failures: list[str] = []
+    if gu["notion"] != NOTION:
+        failures.append(f"guarantee.notion: must be {NOTION!r} (got {gu['notion']!r})")
+    expected_mu = keep_probability(eps_param, symbols)
+    if mu != expected_mu:
+        failures.append(f"params.mu: {mu!r} is not the 2^-48 grid rounding (down) of the keep probability of "
+                        f"params.epsilon = {eps_param!r} for {symbols} symbols ({expected_mu!r}); "
+                        "g, mu, epsilon or the domain were edited")
+    if not (mu * symbols > 1.0):
+        return Verification(False, f"params.mu = {mu!r} is not in (1/{symbols}, 1): epsilon would be <= 0",
+                            {"mu": mu})
+    n, t, max_prior = int(gu["n"]), int(gu["releases"]), float(gu["max_prior"])
+    ex = exact_guarantee(mu, symbols, k, n, t, max_prior)
+    for field in ("guarantee.epsilon", "params.epsilon"):
+        claim = float(gu["epsilon"]) if field == "guarantee.epsilon" else eps_param
+        if not ratio_within(ex["ratio"], claim):
+            failures.append(f"{field}: the channel's epsilon log(mu/nu) = {float(ex['epsilon'])!r} nats exceeds the "
+                            f"claim {claim!r} by {float(ex['epsilon'] - _dec(exact(claim))):.3g} nats")
+    for field, key in (("guarantee.alpha_bits", "alpha_bits"), ("guarantee.alpha_nats", "alpha_nats")):
+        claim = _dec(exact(float(gu[key])))
+        if ex[key] > claim:
+            failures.append(f"{field}: the numbers give alpha = {float(ex[key])!r} > the claim {float(gu[key])!r} "
+                            f"(by {float(ex[key] - claim):.3g}; Thm. 4.2/4.4, Prop. 4.1)")
+    bayes_claim = float(gu["bayes_error_lower_bound"])
+    bayes_true = ex["bayes"] if ex["bayes"] is not None else Decimal(0)
+    if _dec(exact(bayes_claim)) > max(bayes_true, Decimal(0)):
+        failures.append(f"guarantee.bayes_error_lower_bound: claims {bayes_claim!r} but Cor. 3.9 gives "
+                        f"{float(bayes_true)!r} from the numbers")
+    _spec_checks(plan, ex, failures)
+    details = {"epsilon_realized": float(ex["epsilon"]), "theta": float(ex["theta"]),
+               "alpha_bits_recomputed": float(ex["alpha_bits"]),
+               "bayes_error_bound_recomputed": None if ex["bayes"] is None else float(ex["bayes"]),
+               "slack_epsilon_nats": float(_dec(exact(float(gu["epsilon"]))) - ex["epsilon"]),
+               "slack_alpha_bits": float(_dec(exact(float(gu["alpha_bits"]))) - ex["alpha_bits"])}
+    if failures:
+        return Verification(False, "; ".join(failures), details)
+    mech = plan["mechanism"]
+    msg = (f"{mech.upper()} is {float(gu['epsilon']):.6g}-LDP and (U, {float(gu['alpha_bits']):.4g} bits)-PIE private "
+           f"(theta = {float(ex['theta']):.4g}, {t} release{'s' if t > 1 else ''}, n = {n}); Bayes error >= "
+           f"{bayes_claim:.4g} (Cor. 3.9); checked exactly and against the spec")
+    return Verification(True, msg, details)
