@@ -60,6 +60,8 @@ def keep_probability(epsilon: float, k: int) -> float:
         raise ValueError(f"epsilon: must be finite and > 0 (got {epsilon!r})")
     if isinstance(k, bool) or int(k) != k or int(k) < 2:
         raise ValueError(f"k: must be an integer >= 2 (got {k!r})")
+    # beyond 100 + ln k nats the value is 1 - 2**-48 already: (k-1)/(k + e^eps - 1) < e^-100
+    eps = min(eps, 100.0 + math.log(int(k)))
     with localcontext() as ctx:
         ctx.prec = 60
         e = Decimal(eps).exp()
