@@ -45,9 +45,14 @@ class KaryRRBase(Frozen):
             raise ValueError(f"domain: needs 2 .. {HASH_PRIME} items (got {k})")
         symbols = k if g is None else g
         expected = keep_probability(epsilon, symbols)
-        if mu is not None and float(mu) != expected:
-            raise ValueError(f"mu: must be keep_probability(epsilon, {symbols}) = {expected!r}, the 2^-48 grid "
-                             f"rounding (down) of epsilon = {float(epsilon)!r} (got {mu!r})")
+        if mu is not None:
+            mu = float(mu)
+            if not (on_grid(mu) and mu * symbols > 1.0 and mu < 1.0):
+                raise ValueError(f"mu: must be a multiple of 2^-48 in (1/{symbols}, 1) (got {mu!r})")
+            if mu > expected:  # its channel's epsilon would exceed epsilon
+                raise ValueError(f"mu: {mu!r} gives an epsilon above {float(epsilon)!r} for {symbols} symbols "
+                                 f"(largest grid value: keep_probability(epsilon, {symbols}) = {expected!r})")
+            expected = mu
         if not (expected * symbols > 1.0):
             raise ValueError(f"epsilon: {float(epsilon)!r} is too small for the 2^-48 probability grid with "
                              f"{symbols} symbols (the keep probability rounds to <= 1/{symbols})")
@@ -207,7 +212,7 @@ class KaryRRBase(Frozen):
         return self.aggregate(source)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 threshold_fill: str = "zero") -> Estimate:
+                 threshold_fill: str = "zero", em_tol: float = 1e-10, em_max_iter: int = 100000) -> Estimate:
         """Estimate the input distribution (frequencies, shape ``(|X|,)``).
 
         Parameters
@@ -225,6 +230,8 @@ class KaryRRBase(Frozen):
             to zero, the others kept as they are). ``"uniform"`` is the ULDP paper's
             convention (Murakami & Kawamoto 2019, Sec. 6.1: the mass left by the significant
             estimates is spread uniformly over the others, so the result sums to one).
+        em_tol, em_max_iter : float, int
+            EM stopping rule (l1 change of one step; cap on EM steps).
 
         Returns
         -------
@@ -256,5 +263,5 @@ class KaryRRBase(Frozen):
                     else significance_threshold(emp, n, var0, alpha=alpha))
             return Estimate(freq, None, method, n, std_error=std)
         init = em_warm_start(significance_threshold(emp, n, var0, alpha=alpha))
-        res = self._em(reports_or_aggregate, agg, init)
+        res = self._em(reports_or_aggregate, agg, init, em_tol, em_max_iter)
         return Estimate(res.freq, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations)

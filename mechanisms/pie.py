@@ -162,11 +162,11 @@ class RandomizedResponse(KaryRRBase):
             raise ValueError(f"aggregate.counts.y: must sum to aggregate.n = {agg.n} (got {int(y.sum())})")
         return y.astype(np.float64)
 
-    def _em(self, source, agg: Aggregate, init: np.ndarray):
+    def _em(self, source, agg: Aggregate, init: np.ndarray, tol: float, max_iter: int):
         from ._estimators import RRChannel, em_simplex
 
         channel = RRChannel(mu=float(self.mu), nu=float(self.nu_other), k=self.domain_size)
-        return em_simplex(channel, self._support(agg), tol=1e-10, max_iter=100000, init=init, accelerate=True)
+        return em_simplex(channel, self._support(agg), tol=tol, max_iter=max_iter, init=init, accelerate=True)
 
 
 class GeneralizedLocalHashing(KaryRRBase):
@@ -312,7 +312,7 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"aggregate.counts.support: a support count cannot exceed aggregate.n = {agg.n}")
         return c.astype(np.float64)
 
-    def _em(self, source, agg: Aggregate, init: np.ndarray):
+    def _em(self, source, agg: Aggregate, init: np.ndarray, tol: float, max_iter: int):
         from ._estimators import em_simplex
 
         if not isinstance(source, Reports):
@@ -324,4 +324,4 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"method: 'em' needs n*|X| = {n * k} likelihood entries (limit {EM_MAX_ENTRIES})")
         hit = hash_values(r["a"][:, None], r["b"][:, None], np.arange(k)[None, :], self.g) == r["y"][:, None]
         lik = np.where(hit, self.mu, self.nu_other)
-        return em_simplex(lik, np.ones(n), tol=1e-10, max_iter=100000, init=init, accelerate=True)
+        return em_simplex(lik, np.ones(n), tol=tol, max_iter=max_iter, init=init, accelerate=True)

@@ -186,7 +186,9 @@ def test_rr_input_checks():
     with pytest.raises(ValueError):
         RandomizedResponse(1.0, ["a", "a"])
     with pytest.raises(ValueError, match="mu"):
-        RandomizedResponse(1.0, 5, mu=0.5)  # not the grid rounding of epsilon
+        RandomizedResponse(1.0, 5, mu=0.5)  # above the grid rounding of epsilon: epsilon would be exceeded
+    slower = RandomizedResponse(1.0, 5, mu=0.25)  # a smaller grid keep probability is more private
+    assert slower.mu == 0.25 and slower.epsilon_realized == pytest.approx(math.log(0.25 * 4 / 0.75))
     with pytest.raises(ValueError, match="too small"):
         RandomizedResponse(1e-13, 10**6)  # the keep probability rounds to <= 1/|X|
     with pytest.raises(ValueError, match="aggregate.mechanism"):
