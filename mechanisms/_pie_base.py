@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._estimators import bonferroni_z, em_warm_start, significance_threshold
+from ._estimators import RRChannel, bonferroni_z, em_simplex, em_warm_start, significance_threshold
 from ._pie_channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
 from ._plan import PlanError, RUNTIME_TOLERANCE, check_claim, check_verified, integer, number, read_plan, require
 from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
@@ -32,7 +32,7 @@ class KaryRRBase(Frozen):
     """Shared state and methods: ``mu``, ``nu_other``, ``epsilon``, ``epsilon_realized`` and the estimators.
 
     Subclasses set ``mechanism``, ``symbols`` (``|X|`` or ``g``), ``nu`` (support probability
-    of an input the user does not hold), ``perturb``, ``aggregate``, ``_support`` and ``_em``.
+    of an input the user does not hold), ``perturb``, ``aggregate`` and ``_support``.
     """
 
     mechanism = ""
@@ -221,8 +221,12 @@ class KaryRRBase(Frozen):
         method : {"empirical", "threshold", "em"}, default "empirical"
             ``"empirical"``: eq. 19/20 (unbiased, may be negative). ``"threshold"``: the
             empirical estimate with the Bonferroni significance threshold at level ``alpha``
-            (one-sided z-test of ``p(x) = 0``). ``"em"``: EM reconstruction (the MLE on the
-            simplex; for the GLH it needs the reports).
+            (one-sided z-test of ``p(x) = 0``). ``"em"``: EM reconstruction on the counts
+            ``c(x)`` with the channel ``mu`` on ``x``, ``nu`` elsewhere: for the RR the exact
+            maximum-likelihood estimate on the simplex; for the GLH the same iteration on the
+            support counts (a composite likelihood whose interior fixed point is the
+            empirical estimate; it works on merged aggregates; the exact per-report MLE is
+            ``GeneralizedLocalHashing.estimate_em_reports``).
         alpha : float, default 0.05
             Significance level of ``"threshold"`` (Sec. 5.3 uses 0.05).
         threshold_fill : {"zero", "uniform"}, default "zero"
@@ -263,5 +267,6 @@ class KaryRRBase(Frozen):
                     else significance_threshold(emp, n, var0, alpha=alpha))
             return Estimate(freq, None, method, n, std_error=std)
         init = em_warm_start(significance_threshold(emp, n, var0, alpha=alpha))
-        res = self._em(reports_or_aggregate, agg, init, em_tol, em_max_iter)
+        channel = RRChannel(mu=float(self.mu), nu=float(self.nu), k=self.domain_size)
+        res = em_simplex(channel, support, tol=em_tol, max_iter=em_max_iter, init=init, accelerate=True)
         return Estimate(res.freq, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations)

@@ -37,7 +37,7 @@ import numpy as np
 from ._pie_base import KaryRRBase
 from ._pie_channel import (HASH_PRIME, check_items, collision_probability, hash_values, keep_probability,
                            pie_alpha_bits, realized_epsilon, split_streams)
-from ._protocol import Aggregate, Reports
+from ._protocol import Aggregate, Estimate, Reports
 from ._sampling import bernoulli_iid, check_rng
 
 __all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "keep_probability", "realized_epsilon",
@@ -161,12 +161,6 @@ class RandomizedResponse(KaryRRBase):
         if int(y.sum()) != agg.n:
             raise ValueError(f"aggregate.counts.y: must sum to aggregate.n = {agg.n} (got {int(y.sum())})")
         return y.astype(np.float64)
-
-    def _em(self, source, agg: Aggregate, init: np.ndarray, tol: float, max_iter: int):
-        from ._estimators import RRChannel, em_simplex
-
-        channel = RRChannel(mu=float(self.mu), nu=float(self.nu_other), k=self.domain_size)
-        return em_simplex(channel, self._support(agg), tol=tol, max_iter=max_iter, init=init, accelerate=True)
 
 
 class GeneralizedLocalHashing(KaryRRBase):
@@ -312,16 +306,32 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"aggregate.counts.support: a support count cannot exceed aggregate.n = {agg.n}")
         return c.astype(np.float64)
 
-    def _em(self, source, agg: Aggregate, init: np.ndarray, tol: float, max_iter: int):
-        from ._estimators import em_simplex
+    def estimate_em_reports(self, reports, *, alpha: float = 0.05, tol: float = 1e-10,
+                            max_iter: int = 100000) -> Estimate:
+        """Exact EM (the maximum-likelihood estimate on the simplex) from the individual reports.
 
-        if not isinstance(source, Reports):
-            raise ValueError("method: 'em' for the GLH needs the reports (its likelihood depends on each user's "
-                             "hash), not an aggregate; use 'empirical' or 'threshold' on aggregates")
-        r = self._checked(source)
+        Each report's likelihood is ``mu`` for the inputs its hash maps to ``y`` and
+        ``(1 - mu)/(g - 1)`` for the others (shape ``(n, |X|)``). ``estimate(..., "em")`` uses
+        the support counts instead (so that it works on merged aggregates).
+
+        Raises
+        ------
+        ValueError
+            Malformed reports, or ``n |X|`` above ``EM_MAX_ENTRIES``.
+
+        References
+        ----------
+        Murakami & Kawamoto (USENIX Security 2019), Sec. 2.5 (EM reconstruction).
+        """
+        from ._estimators import em_simplex, em_warm_start
+
+        r = self._checked(reports)
         k, n = self.domain_size, r["y"].size
         if n * k > EM_MAX_ENTRIES:
-            raise ValueError(f"method: 'em' needs n*|X| = {n * k} likelihood entries (limit {EM_MAX_ENTRIES})")
+            raise ValueError(f"reports: EM needs n*|X| = {n * k} likelihood entries (limit {EM_MAX_ENTRIES})")
         hit = hash_values(r["a"][:, None], r["b"][:, None], np.arange(k)[None, :], self.g) == r["y"][:, None]
         lik = np.where(hit, self.mu, self.nu_other)
-        return em_simplex(lik, np.ones(n), tol=tol, max_iter=max_iter, init=init, accelerate=True)
+        init = em_warm_start(self.estimate(Reports(self.mechanism, r), "threshold", alpha=alpha,
+                                           threshold_fill="uniform").frequency)
+        res = em_simplex(lik, np.ones(n), tol=tol, max_iter=max_iter, init=init, accelerate=True)
+        return Estimate(res.freq, None, "em", n, log_likelihood=res.log_likelihood, iterations=res.iterations)

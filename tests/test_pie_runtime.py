@@ -312,14 +312,33 @@ def test_glh_support_counts_chunking_merge_and_estimators():
     assert merged == agg and Aggregate.from_dict(merged.to_dict()) == agg
     for m in ("empirical", "threshold"):
         np.testing.assert_allclose(glh.estimate(merged, m).frequency, glh.estimate(rep, m).frequency)
-    em = glh.estimate(rep, "em")
+    em = glh.estimate(merged, "em")  # EM on the support counts: works on merged aggregates
+    np.testing.assert_allclose(em.frequency, glh.estimate(rep, "em").frequency)
     assert em.frequency.min() >= 0 and em.frequency.sum() == pytest.approx(1.0)
+    exact_em = glh.estimate_em_reports(rep)  # the per-report MLE
+    assert exact_em.frequency.min() >= 0 and exact_em.frequency.sum() == pytest.approx(1.0)
     hit = hash_values(rep["a"][:, None], rep["b"][:, None], np.arange(40)[None, :], 64) == rep["y"][:, None]
     lik = np.where(hit, glh.mu, glh.nu_other)
+
+    def loglik(p):
+        return float(np.sum(np.log(np.maximum(lik @ p, 1e-300))))
+
     proj = project_simplex(glh.estimate(rep).frequency)
-    assert em.log_likelihood >= float(np.sum(np.log(np.maximum(lik @ proj, 1e-300)))) - 1e-9
-    with pytest.raises(ValueError, match="needs the reports"):
-        glh.estimate(agg, "em")
+    assert exact_em.log_likelihood >= loglik(proj) - 1e-9
+    assert exact_em.log_likelihood >= loglik(em.frequency) - 1e-9  # the MLE beats the composite EM
+
+
+def test_glh_support_em_fixed_point_is_the_empirical_estimate_inside_the_simplex():
+    glh = GeneralizedLocalHashing(4.0, 5, 16)
+    rng = np.random.default_rng(12)
+    rep = glh.perturb(rng.choice(5, size=20000, p=[0.3, 0.25, 0.2, 0.15, 0.1]), rng=rng)
+    emp = glh.estimate(rep).frequency
+    em = glh.estimate(rep, "em", em_tol=1e-13).frequency
+    assert emp.min() > 0
+    # stationary point of sum_x c(x) log(nu + (mu - nu) p(x)) on the simplex, with s = nu/(mu - nu):
+    # p(x) + s = (emp(x) + s)(1 + |X| s)/(sum(emp) + |X| s)
+    s = glh.nu / (glh.mu - glh.nu)
+    np.testing.assert_allclose(em + s, (emp + s) * (1 + 5 * s) / (emp.sum() + 5 * s), rtol=1e-6)
 
 
 @pytest.mark.parametrize("column, value, field", [
