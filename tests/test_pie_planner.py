@@ -354,3 +354,14 @@ def test_simulation_matches_prediction_on_real_data(shared_data_dir, tmp_path):
     assert glh["measured"]["empirical"]["l2_total_mean"] < m["l2_total_mean"]
     rep.plot(str(tmp_path / "pie.png"))
     assert (tmp_path / "pie.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_family_implements_the_protocol():
+    from ldpplan.planner._common import options_help
+
+    assert isinstance(FAMILY, families.Family)
+    assert families.family_for("pie") is FAMILY and families.family_for("glh") is FAMILY
+    assert FAMILY.plan_mechanisms == ("rr", "glh") and set(FAMILY.examples) == {"pie-rr", "pie-glh", "pie-gss"}
+    keys = [row[0] for row in options_help(FAMILY.options_model)]
+    assert keys == ["bayes_errors", "methods", "alpha", "threshold_fill"]
+    assert all(row[2] for row in options_help(FAMILY.options_model))  # every option is described
