@@ -170,12 +170,14 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
         for color, mech_name in enumerate(("rr", "glh")):
             recs = sorted((r for r in results if r["mechanism"] == mech_name), key=lambda r: r["bayes_error_lower_bound"])
             xs = [r["bayes_error_lower_bound"] for r in recs]
-            curves.append(Curve(f"{mech_name.upper()} predicted (Prop. 4.6/4.7)", xs,
+            prop = "Prop. 4.6" if mech_name == "rr" else "Prop. 4.7"
+            curves.append(Curve(f"{mech_name.upper()} predicted ({prop})", xs,
                                 [r["predicted_l2_total"] for r in recs], style="theory", color=color))
             for m in opts.methods:
                 curves.append(Curve(f"{mech_name.upper()} {_SHORT[m]}", xs,
                                     [r["measured"][m]["l2_total_mean"] for r in recs], color=color))
-        plot_curves(curves, path, title=f"PIE: utility vs re-identification guarantee ({source})",
+        plot_curves(curves, path, title=f"PIE: l2 loss vs re-identification guarantee (n = {n}, |X| = {k}, "
+                                        f"{options.trials} trials)",
                     xlabel="Bayes error lower bound (Cor. 3.9)", ylabel="sum over X of l2 loss (squared frequency)")
 
     return SimulationReport(tables=[table], data=data, plot=plot)
