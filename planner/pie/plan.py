@@ -154,10 +154,16 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
                                         "prime": HASH_PRIME, "seed_per_user": "a in [1, P-1], b in [0, P-1]"}})
     eps_claim = float_up(ex["epsilon"] + Decimal("1e-35"))
     alpha_claim = float_up(ex["alpha_bits"])
+    bayes_claim = max(0.0, float_down(bayes)) if bayes is not None else 0.0
+    # a target met exactly is itself a valid (float) claim: never lose it to the last-bit rounding
+    if tgt.alpha_bits is not None and ex["alpha_bits"] <= Decimal(tgt.alpha_bits):
+        alpha_claim = min(alpha_claim, tgt.alpha_bits)
+    if tgt.bayes_error is not None:
+        bayes_claim = max(bayes_claim, tgt.bayes_error)
     guarantee = {
         "notion": NOTION, "epsilon": eps_claim,
         "alpha_bits": alpha_claim, "alpha_nats": float_up(ex["alpha_nats"]),
-        "bayes_error_lower_bound": max(0.0, float_down(bayes)) if bayes is not None else 0.0,
+        "bayes_error_lower_bound": bayes_claim,
         "prior": "uniform" if spec.max_prior is None else "max_prior", "max_prior": max_prior,
         "n": n, "releases": t, "theta": float(ex["theta"]),
         "alpha_mechanism_bits": float(ex["mechanism_bits"]), "alpha_ldp_bits": float(ex["ldp_bits"]),
