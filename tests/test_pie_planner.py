@@ -365,3 +365,20 @@ def test_family_implements_the_protocol():
     keys = [row[0] for row in options_help(FAMILY.options_model)]
     assert keys == ["bayes_errors", "methods", "alpha", "threshold_fill"]
     assert all(row[2] for row in options_help(FAMILY.options_model))  # every option is described
+
+
+def test_coordinated_edits_are_not_the_spec_solution():
+    from ldpplan.mechanisms.pie import keep_probability
+
+    plan = _gss_glh()
+    bad = copy.deepcopy(plan)
+    bad["params"]["g"] = plan["params"]["g"] // 2  # with a consistent mu: the numbers alone hold together
+    bad["params"]["mu"] = keep_probability(bad["params"]["epsilon"], bad["params"]["g"])
+    res = FAMILY.verify(bad)
+    assert not res.holds and "params.g" in res.message, res.message
+    rr = _rr_plan()
+    bad = copy.deepcopy(rr)
+    bad["params"]["epsilon"] = rr["params"]["epsilon"] / 2  # more private, but not what the spec solves to
+    bad["params"]["mu"] = keep_probability(bad["params"]["epsilon"], 100)
+    res = FAMILY.verify(bad)
+    assert not res.holds and "params.epsilon" in res.message, res.message

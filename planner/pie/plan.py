@@ -11,15 +11,15 @@ the Bayes-error bound down).
 from __future__ import annotations
 
 import math
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Mapping
 
-from .._exact import SAFETY_MARGIN, exact, log_exact, shrink
 from .._plan_format import envelope, predicted
 from ..errors import SpecError
 from .spec import HASH_PRIME, ParsedSpec, parse_spec
-from .verify import NOTION, exact_guarantee, float_down, float_up
+from .exact import NOTION, exact_guarantee, float_down, float_up
+from .solve import select
 
 __all__ = ["build_plan", "report_bits", "SOURCES"]
 
@@ -32,32 +32,6 @@ def report_bits(mechanism: str, domain_size: int, g: int | None) -> int:
     if mechanism == "rr":
         return int(math.ceil(math.log2(domain_size)))
     return 2 * 31 + int(math.ceil(math.log2(g)))
-
-
-def _alpha_budget(spec: ParsedSpec) -> float:
-    """The target alpha (bits), exact for a Bayes-error target (no cancellation), shrunk."""
-    t = spec.target
-    if t.alpha_bits is not None:
-        return shrink(t.alpha_bits)
-    with localcontext() as ctx:
-        ctx.prec = 60
-        prior = exact(t.max_prior) if t.max_prior is not None else exact(1) / spec.n
-        prior_bits = -log_exact(prior) / Decimal(2).ln()
-        alpha = (1 - Decimal(t.bayes_error)) * prior_bits - 1
-        return float_down(alpha * (1 - Decimal(SAFETY_MARGIN)))
-
-
-def _solve(spec: ParsedSpec, mechanism: str):
-    from ldpplan.solvers.pie import solve_glh, solve_rr
-
-    t, m = spec.target, spec.model
-    alpha = None if t.epsilon is not None else _alpha_budget(spec)
-    eps = shrink(t.epsilon) if t.epsilon is not None else None
-    if mechanism == "rr":
-        return solve_rr(n=spec.n, domain_size=spec.domain_size, alpha_bits=alpha, epsilon=eps,
-                        releases=m.releases, epsilon_max=m.epsilon_max)
-    return solve_glh(n=spec.n, domain_size=spec.domain_size, g_max=m.g_max, alpha_bits=alpha, epsilon=eps,
-                     releases=m.releases, epsilon_max=m.epsilon_max)
 
 
 def _predictions(mechanism: str, epsilon: float, k: int, n: int, g: int | None, theta: float) -> dict[str, Any]:
@@ -92,28 +66,6 @@ def _baseline(name: str, res, spec: ParsedSpec, chosen: str) -> dict[str, Any]:
                           "report_bits": predicted(report_bits(name, spec.domain_size, g), "bits", "Sec. 4.4")}}
 
 
-def _select(spec: ParsedSpec, raw: Mapping[str, Any]):
-    from ldpplan.solvers import SolverError
-
-    requested = spec.model.mechanism
-    results = {}
-    for name in ("rr", "glh"):  # the one not requested is a baseline
-        try:
-            results[name] = _solve(spec, name)
-        except SolverError as exc:
-            if requested == name or (requested == "pie" and name == "rr"):
-                raise SpecError("target", str(exc), dict(raw.get("target", {}))) from None
-    if requested == "pie":
-        chosen = "rr" if "glh" not in results or results["rr"].objective <= results["glh"].objective else "glh"
-        other = "glh" if chosen == "rr" else "rr"
-        reason = (f"{chosen.upper()} has the smaller predicted total l2 loss ({results[chosen].objective:.4g}"
-                  + (f" vs {results[other].objective:.4g}" if other in results else "")
-                  + ") under the same target; ties go to RR (shorter reports)")
-    else:
-        chosen, reason = requested, "requested in the spec"
-    return results, chosen, reason
-
-
 def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
     """Solve a PIE spec into an (unverified) plan 2.0 dict.
 
@@ -133,7 +85,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
 
     spec = parse_spec(raw, base_dir)
     k, n, t = spec.domain_size, spec.n, spec.model.releases
-    results, chosen, reason = _select(spec, raw)
+    results, chosen, reason = select(spec, raw)
     res = results[chosen]
     eps_design = float(res.parameters["epsilon"])
     g = int(res.parameters["g"]) if chosen == "glh" else None

@@ -19,86 +19,18 @@ for ``k`` symbols (so editing ``g``, ``mu`` or the domain fails).
 from __future__ import annotations
 
 import math
-from decimal import Decimal, localcontext
-from fractions import Fraction
+from decimal import Decimal
 from typing import Any, Mapping
 
-from .._exact import DIGITS, exact, log_exact, ratio_within
+from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
+from .exact import NOTION, exact_guarantee, float_down, float_up, to_decimal
+from .solve import select
 from .spec import HASH_PRIME, parse_spec
 
-__all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]
-
-NOTION = "LDP+PIE"
-
-
-def _dec(x: Fraction | float) -> Decimal:
-    """Exact Decimal of a float; a Fraction to 60 significant digits."""
-    if isinstance(x, float):
-        return Decimal(x)  # exact: floats are dyadic rationals
-    with localcontext() as ctx:
-        ctx.prec = DIGITS + 10
-        return Decimal(x.numerator) / Decimal(x.denominator)
-
-
-def exact_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,
-                    max_prior: float) -> dict[str, Any]:
-    """The guarantee of a grid channel, exactly (60 significant digits).
-
-    Parameters
-    ----------
-    mu : float
-        Keep probability (exact dyadic rational), ``1/symbols < mu < 1``.
-    symbols : int
-        ``|X|`` (RR) or ``g`` (GLH).
-    domain_size, n, releases : int
-    max_prior : float
-        ``max_u Pr(U = u)`` (``1/n`` for the uniform prior).
-
-    Returns
-    -------
-    dict
-        ``ratio`` (Fraction, ``e^eps``), ``epsilon`` (nats), ``theta``, ``mechanism_bits``,
-        ``ldp_bits``, ``alpha_bits``, ``alpha_nats``, ``prior_bits`` and ``bayes`` (Cor. 3.9,
-        raw, ``None`` when ``max_prior = 1``), all Decimal except ``ratio``.
-
-    References
-    ----------
-    Murakami & Takahashi (TDP 2021): Prop. 4.1, Thm. 4.2-4.5, Cor. 3.9.
-    """
-    m = exact(mu)
-    ratio = m * (symbols - 1) / (1 - m)
-    theta = (symbols * m - 1) / (symbols - 1)
-    eps = log_exact(ratio)
-    with localcontext() as ctx:
-        ctx.prec = DIGITS + 10
-        ln2 = Decimal(2).ln()
-        log2n = Decimal(n).ln() / ln2
-        log2k = Decimal(domain_size).ln() / ln2
-        th = _dec(theta)
-        te = releases * eps
-        mech = releases * th * min(log2n, log2k)
-        ldp = min(te / ln2, te * te / ln2, log2n, releases * log2k)
-        alpha = min(mech, ldp)
-        prior_bits = -log_exact(exact(max_prior)) / ln2 if max_prior < 1 else Decimal(0)
-        bayes = 1 - (alpha + 1) / prior_bits if prior_bits > 0 else None
-        return {"ratio": ratio, "epsilon": eps, "theta": th, "mechanism_bits": mech, "ldp_bits": ldp,
-                "alpha_bits": alpha, "alpha_nats": alpha * ln2, "prior_bits": prior_bits, "bayes": bayes}
-
-
-def float_up(d: Decimal) -> float:
-    """The smallest float >= ``d``."""
-    f = float(d)
-    return f if Decimal(f) >= d else math.nextafter(f, math.inf)
-
-
-def float_down(d: Decimal) -> float:
-    """The largest float <= ``d``."""
-    f = float(d)
-    return f if Decimal(f) <= d else math.nextafter(f, -math.inf)
-
+__all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # re-exported from .exact
 
 def _finite_numbers(node: Any, path: str) -> None:
     if isinstance(node, bool) or node is None or isinstance(node, str):
@@ -169,16 +101,46 @@ def _spec_checks(plan: Mapping[str, Any], ex: dict[str, Any], failures: list[str
         failures.append(f"guarantee.epsilon: {gu['epsilon']!r} exceeds the target epsilon = {t.epsilon!r}")
     if t.epsilon is not None and float(p["epsilon"]) > t.epsilon:
         failures.append(f"params.epsilon: {p['epsilon']!r} exceeds the target epsilon = {t.epsilon!r}")
-    if t.alpha_bits is not None and ex["alpha_bits"] > _dec(float(t.alpha_bits)):
+    if t.alpha_bits is not None and ex["alpha_bits"] > to_decimal(float(t.alpha_bits)):
         failures.append(f"alpha: the numbers give {float(ex['alpha_bits'])!r} bits > the target alpha_bits = "
                         f"{t.alpha_bits!r}")
     if t.bayes_error is not None:
-        if ex["bayes"] is None or ex["bayes"] < _dec(float(t.bayes_error)):
+        if ex["bayes"] is None or ex["bayes"] < to_decimal(float(t.bayes_error)):
             got = None if ex["bayes"] is None else float(ex["bayes"])
             failures.append(f"Cor. 3.9: the numbers give a Bayes-error bound {got!r} < the target {t.bayes_error!r}")
         if float(gu["bayes_error_lower_bound"]) < t.bayes_error:
             failures.append(f"guarantee.bayes_error_lower_bound: {gu['bayes_error_lower_bound']!r} is below the "
                             f"target {t.bayes_error!r}")
+    _solution_checks(plan, spec, failures)
+
+
+def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None:
+    """The plan's mechanism, epsilon and g must be the spec's solution.
+
+    Floats may differ in the last bits across platforms (libm), so epsilon is compared with
+    a relative 1e-9, and another ``g`` (or, for ``"pie"``, the other mechanism) is accepted
+    only at the same predicted loss (relative 1e-9, a near tie).
+    """
+    from ldpplan.solvers.pie import total_l2_loss_glh
+
+    try:
+        results, chosen, _ = select(spec, plan["spec"])
+    except SpecError as exc:
+        failures.append(f"spec: cannot be solved ({exc})")
+        return
+    mech, p = plan["mechanism"], plan["params"]
+    if mech not in results:
+        return  # the mechanism check of _spec_checks reports it
+    res = results[mech]
+    eps = float(res.parameters["epsilon"])
+    if abs(float(p["epsilon"]) - eps) > 1e-9 * eps:
+        failures.append(f"params.epsilon: the spec's solution is {eps!r} nats (the plan says {p['epsilon']!r})")
+    if mech == "glh" and int(p["g"]) != int(res.parameters["g"]):
+        loss = total_l2_loss_glh(float(p["epsilon"]), int(p["g"]), spec.n, spec.domain_size)
+        if not loss <= res.objective * (1 + 1e-9):
+            failures.append(f"params.g: the spec's solution is g = {res.parameters['g']} (the plan says {p['g']})")
+    if chosen != mech and not results[mech].objective <= results[chosen].objective * (1 + 1e-9):
+        failures.append(f"mechanism: the spec's choice is {chosen!r} (smaller predicted l2 loss), the plan is {mech!r}")
 
 
 def _users_from_data(plan: Mapping[str, Any]) -> bool:
@@ -237,23 +199,23 @@ def verify(plan: Mapping[str, Any]) -> Verification:
         claim = float(gu["epsilon"]) if field == "guarantee.epsilon" else eps_param
         if not ratio_within(ex["ratio"], claim):
             failures.append(f"{field}: the channel's epsilon log(mu/nu) = {float(ex['epsilon'])!r} nats exceeds the "
-                            f"claim {claim!r} by {float(ex['epsilon'] - _dec(float(claim))):.3g} nats")
+                            f"claim {claim!r} by {float(ex['epsilon'] - to_decimal(float(claim))):.3g} nats")
     for field, key in (("guarantee.alpha_bits", "alpha_bits"), ("guarantee.alpha_nats", "alpha_nats")):
-        claim = _dec(float((gu[key])))
+        claim = to_decimal(float((gu[key])))
         if ex[key] > claim:
             failures.append(f"{field}: the numbers give alpha = {float(ex[key])!r} > the claim {float(gu[key])!r} "
                             f"(by {float(ex[key] - claim):.3g}; Thm. 4.2/4.4, Prop. 4.1)")
     bayes_claim = float(gu["bayes_error_lower_bound"])
     bayes_true = ex["bayes"] if ex["bayes"] is not None else Decimal(0)
-    if _dec(float(bayes_claim)) > max(bayes_true, Decimal(0)):
+    if to_decimal(float(bayes_claim)) > max(bayes_true, Decimal(0)):
         failures.append(f"guarantee.bayes_error_lower_bound: claims {bayes_claim!r} but Cor. 3.9 gives "
                         f"{float(bayes_true)!r} from the numbers")
     _spec_checks(plan, ex, failures)
     details = {"epsilon_realized": float(ex["epsilon"]), "theta": float(ex["theta"]),
                "alpha_bits_recomputed": float(ex["alpha_bits"]),
                "bayes_error_bound_recomputed": None if ex["bayes"] is None else float(ex["bayes"]),
-               "slack_epsilon_nats": float(_dec(float((gu["epsilon"]))) - ex["epsilon"]),
-               "slack_alpha_bits": float(_dec(float((gu["alpha_bits"]))) - ex["alpha_bits"])}
+               "slack_epsilon_nats": float(to_decimal(float((gu["epsilon"]))) - ex["epsilon"]),
+               "slack_alpha_bits": float(to_decimal(float((gu["alpha_bits"]))) - ex["alpha_bits"])}
     if failures:
         return Verification(False, "; ".join(failures), details)
     mech = plan["mechanism"]
