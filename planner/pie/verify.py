@@ -119,7 +119,7 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
 
     Floats may differ in the last bits across platforms (libm), so epsilon is compared with
     a relative 1e-9, and another ``g`` (or, for ``"pie"``, the other mechanism) is accepted
-    only at the same predicted loss (relative 1e-9, a near tie).
+    only at the same predicted loss (within a relative 1e-9: a near tie).
     """
     from ldpplan.solvers.pie import total_l2_loss_glh
 
@@ -137,9 +137,9 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
         failures.append(f"params.epsilon: the spec's solution is {eps!r} nats (the plan says {p['epsilon']!r})")
     if mech == "glh" and int(p["g"]) != int(res.parameters["g"]):
         loss = total_l2_loss_glh(float(p["epsilon"]), int(p["g"]), spec.n, spec.domain_size)
-        if not loss <= res.objective * (1 + 1e-9):
+        if not abs(loss - res.objective) <= 1e-9 * res.objective:
             failures.append(f"params.g: the spec's solution is g = {res.parameters['g']} (the plan says {p['g']})")
-    if chosen != mech and not results[mech].objective <= results[chosen].objective * (1 + 1e-9):
+    if chosen != mech and not abs(results[mech].objective - results[chosen].objective) <= 1e-9 * results[chosen].objective:
         failures.append(f"mechanism: the spec's choice is {chosen!r} (smaller predicted l2 loss), the plan is {mech!r}")
 
 
