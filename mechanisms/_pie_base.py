@@ -111,8 +111,9 @@ class KaryRRBase(Frozen):
         if cls.mechanism == "glh":
             g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME)
         gu = require(data, "guarantee")
-        if not isinstance(gu, Mapping) or gu.get("notion") != NOTION:
-            raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {gu.get('notion') if isinstance(gu, Mapping) else gu!r})")
+        notion = gu.get("notion") if isinstance(gu, Mapping) else gu
+        if notion != NOTION:
+            raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {notion!r})")
         n = integer(require(data, "guarantee.n"), "guarantee.n", low=2)
         t = integer(require(data, "guarantee.releases"), "guarantee.releases", low=1)
         max_prior = number(require(data, "guarantee.max_prior"), "guarantee.max_prior", low=0.0, high=1.0, low_open=True)
@@ -170,7 +171,8 @@ class KaryRRBase(Frozen):
         max_prior = self.max_prior if self.max_prior is not None else 1.0 / self.n
         prior_bits = float(-np.log2(max_prior))
         bayes = 1.0 - (alpha["alpha_bits"] + 1.0) / prior_bits if prior_bits > 0 else -np.inf
-        out.update({"notion": NOTION, "alpha_bits": alpha["alpha_bits"], "alpha_nats": float(alpha["alpha_bits"] * np.log(2.0)),
+        out.update({"notion": NOTION, "alpha_bits": alpha["alpha_bits"],
+                    "alpha_nats": float(alpha["alpha_bits"] * np.log(2.0)),
                     "bayes_error_lower_bound": float(bayes), "n": self.n, "releases": self.releases,
                     "max_prior": max_prior})
         return out

@@ -10,7 +10,12 @@ import math
 from fractions import Fraction
 
 
-__all__ = ["LOG2_E", "EPSILON_CEILING", "bits_to_nats", "nats_to_bits", "mi_loss_rr", "mi_loss_glh", "mi_loss_from_keep_probability", "alpha_ldp_bound", "alpha_rr", "alpha_glh", "PIEBound", "prior_bits", "bayes_error_lower_bound", "alpha_for_bayes_error", "l2_loss_rr", "l2_loss_glh", "l2_loss_glh_limit", "total_l2_loss_rr", "total_l2_loss_glh"]
+__all__ = [
+    "LOG2_E", "EPSILON_CEILING", "bits_to_nats", "nats_to_bits", "mi_loss_rr", "mi_loss_glh",
+    "mi_loss_from_keep_probability", "alpha_ldp_bound", "alpha_rr", "alpha_glh", "PIEBound", "prior_bits",
+    "bayes_error_lower_bound", "alpha_for_bayes_error", "l2_loss_rr", "l2_loss_glh", "l2_loss_glh_limit",
+    "total_l2_loss_rr", "total_l2_loss_glh",
+]
 
 #: log2(e): one nat in bits.
 LOG2_E = 1.0 / math.log(2.0)
