@@ -132,6 +132,9 @@ def test_users_from_a_data_file_is_a_planning_input(shared_data_dir):
     ({"mechanism": "rr", "domain_size": 10, "n": 100, "users": 100, "target": {"epsilon": 1}}, "n"),
     ({"mechanism": "rr", "domain_size": 10, "n": 100, "target": {"epsilon": 1}, "bogus": 1}, "bogus"),
     ({"mechanism": "rr", "domain_size": 10**6, "n": 10, "target": {"epsilon": 1e-13}}, "target"),
+    ({"mechanism": "rr", "domain": 10, "users": {"data": "/nonexistent/users.csv"}, "target": {"epsilon": 1}},
+     "users.data"),
+    ({"mechanism": "rr", "domain": 10, "users": {"file": "x.csv"}, "target": {"epsilon": 1}}, "users"),
 ])
 def test_spec_errors_name_the_field(raw, field):
     with pytest.raises(SpecError) as err:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Union
+from typing import Any, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,9 +57,9 @@ class PIESpec(SpecBase):
     """The PIE family's spec model (see the module docstring)."""
 
     mechanism: Literal["pie", "rr", "glh"]
-    domain: Optional[Union[int, list[str]]] = Field(None, description="|X| or the labels of X")
+    domain: Any = Field(None, description="|X| (int) or the labels of X (list of distinct strings)")
     domain_size: Optional[int] = Field(None, ge=2, le=HASH_PRIME, description="|X| (pinned alias of domain)")
-    users: Optional[Union[int, UsersFromData]] = Field(None, description="number of users n, or {data = PATH}")
+    users: Any = Field(None, description="number of users n (int), or {data = PATH} (n read from a data file)")
     n: Optional[int] = Field(None, ge=2, le=MAX_USERS, description="number of users (pinned alias of users)")
     target: Target
     releases: int = Field(1, ge=1, le=10**6, description="releases per user t (Thm. 4.3 / 4.5)")
@@ -101,8 +101,9 @@ class ParsedSpec:
 
 def _domain(spec: PIESpec) -> tuple[int, list[str] | None]:
     d = spec.domain
-    if isinstance(d, bool):
-        raise SpecError("domain", "must be an int size or a list of labels", d)
+    if d is not None and (isinstance(d, bool) or not isinstance(d, (int, list))
+                          or (isinstance(d, list) and not all(isinstance(v, str) for v in d))):
+        raise SpecError("domain", "must be an integer size or a list of label strings", d)
     if isinstance(d, list):
         if len(d) < 2:
             raise SpecError("domain", "needs at least 2 labels", d)
@@ -126,7 +127,11 @@ def _users(spec: PIESpec, base_dir: Path | None) -> tuple[int, list[dict]]:
     u = spec.users
     if u is not None and spec.n is not None:
         raise SpecError("n", "give users or n, not both", spec.n)
-    if isinstance(u, bool):
+    if isinstance(u, Mapping):
+        if set(u) != {"data"} or not isinstance(u["data"], str) or not u["data"]:
+            raise SpecError("users", "must be an integer >= 2 or {data = PATH} (one key 'data', a path string)", u)
+        u = UsersFromData(data=u["data"])
+    elif u is not None and (isinstance(u, bool) or not isinstance(u, int)):
         raise SpecError("users", "must be an integer >= 2 or {data = PATH}", u)
     if isinstance(u, int):
         if not (2 <= u <= MAX_USERS):
