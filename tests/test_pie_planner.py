@@ -385,3 +385,14 @@ def test_coordinated_edits_are_not_the_spec_solution():
     bad["params"]["mu"] = keep_probability(bad["params"]["epsilon"], 100)
     res = FAMILY.verify(bad)
     assert not res.holds and "params.epsilon" in res.message, res.message
+
+
+def test_simulate_without_data_replans_large_plans_on_a_synthetic_sample():
+    from ldpplan.planner._report import SimulateOptions
+
+    plan = planner.make_plan(EXAMPLES["pie-glh"])  # |X| = 10,500,393: n |X| hash evaluations are out of reach
+    rep = FAMILY.simulate(plan, SimulateOptions(trials=1, seed=0, extra={"methods": "empirical"}))
+    assert rep.data["domain_size"] == 1000 and rep.data["n"] == 20000
+    assert "re-planned" in rep.data["source"]
+    for rec in rep.data["results"]:
+        assert rec["bayes_error_lower_bound"] >= 0.5  # the plan's target, for the synthetic n and |X|

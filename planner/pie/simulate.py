@@ -11,10 +11,12 @@ from .._common import parse_options
 from .._report import SimulateOptions, SimulationReport, Table
 from ..errors import InputDataError
 
-__all__ = ["PIESimulateOptions", "simulate", "SYNTHETIC_MAX_DOMAIN"]
+__all__ = ["PIESimulateOptions", "simulate", "SYNTHETIC_MAX_ENTRIES", "SYNTHETIC_DOMAIN"]
 
-#: Largest |X| of the synthetic Zipf default (larger plans need --data).
-SYNTHETIC_MAX_DOMAIN = 100_000
+#: Largest n |X| simulated without --data (larger plans are re-planned for a synthetic Zipf sample).
+SYNTHETIC_MAX_ENTRIES = 20_000_000
+#: |X| of that synthetic sample when the plan's is too large.
+SYNTHETIC_DOMAIN = 1000
 _SHORT = {"empirical": "emp", "threshold": "emp+thr", "em": "EM"}
 
 
@@ -68,14 +70,19 @@ def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.n
             return index, source, labels, len(labels)
         items = read_pie_items(path, k, plan["domain"]["labels"])
         return items, f"{path.name} ({items.size} users)", plan["domain"]["labels"], k
-    if k > SYNTHETIC_MAX_DOMAIN:
-        raise InputDataError(f"--data: needed for |X| = {k} (the synthetic default is limited to "
-                             f"|X| <= {SYNTHETIC_MAX_DOMAIN})")
     n = int(plan["guarantee"]["n"])
+    labels = plan["domain"]["labels"]
+    note = ""
+    if n * k > SYNTHETIC_MAX_ENTRIES:  # the GLH's support counts cost n |X| hash evaluations per trial
+        k_syn = min(k, SYNTHETIC_DOMAIN)
+        n_syn = max(2, min(n, SYNTHETIC_MAX_ENTRIES // k_syn))
+        note = (f"; the plan's |X| = {k}, n = {n} is too large to simulate without --data: its target "
+                f"re-planned for |X| = {k_syn}, n = {n_syn}")
+        labels = labels[:k_syn] if labels is not None and k_syn < k else labels
+        k, n = k_syn, n_syn
     rng = np.random.default_rng([int(options.seed), 7])
     w = 1.0 / np.arange(1, k + 1)
-    return (rng.choice(k, size=n, p=w / w.sum()), f"synthetic Zipf(1) over {k} items, n = {n}",
-            plan["domain"]["labels"], k)
+    return rng.choice(k, size=n, p=w / w.sum()), f"synthetic Zipf(1) over {k} items, n = {n}{note}", labels, k
 
 
 def _sim_plans(plan: Mapping[str, Any], n: int, labels: list[str] | None, k: int,
