@@ -36,12 +36,13 @@ import numpy as np
 
 from ._pie_base import KaryRRBase
 from ._pie_channel import (HASH_PRIME, check_items, collision_probability, hash_values, keep_probability,
-                           pie_alpha_bits, realized_epsilon, split_streams)
+                           pie_alpha_bits, realized_epsilon, split_streams, support_counts)
 from ._protocol import Aggregate, Estimate, Reports
 from ._sampling import bernoulli_iid, check_rng
 
 __all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "keep_probability", "realized_epsilon",
-           "pie_alpha_bits", "collision_probability", "hash_values", "split_streams", "THRESHOLD_FILLS"]
+           "pie_alpha_bits", "collision_probability", "hash_values", "support_counts", "split_streams",
+           "THRESHOLD_FILLS"]
 
 #: Threshold estimator conventions: "zero" (PIE paper, Sec. 5.3, the default) or "uniform" (ULDP paper).
 THRESHOLD_FILLS = ("zero", "uniform")
@@ -274,7 +275,8 @@ class GeneralizedLocalHashing(KaryRRBase):
     def aggregate(self, reports, chunk_entries: int = 4_000_000) -> Aggregate:
         """Support counts ``c_GLH(x)``: reports with ``y = h_{a,b}(x)`` (counts key ``support``, shape ``(|X|,)``).
 
-        Costs ``n |X|`` hash evaluations, vectorised in chunks of about ``chunk_entries``.
+        Exact; costs ``n min(|X|, 4 ceil(P/g))`` operations (:func:`support_counts`: hashing every
+        ``x``, or inverting the hash when ``g`` is large), in chunks of about ``chunk_entries``.
 
         Raises
         ------
@@ -283,19 +285,8 @@ class GeneralizedLocalHashing(KaryRRBase):
             ``[0, P)``, ``y`` in ``[0, g)``, 1-D integers of one length).
         """
         r = self._checked(reports)
-        k = self.domain_size
-        xs = np.arange(k, dtype=np.int64)
-        out = np.zeros(k, dtype=np.int64)
-        users = max(1, int(chunk_entries) // k)
-        xchunk = max(1, min(k, int(chunk_entries)))
-        n = r["y"].size
-        for s in range(0, n, users):
-            a = r["a"][s:s + users, None]
-            b = r["b"][s:s + users, None]
-            y = r["y"][s:s + users, None]
-            for t in range(0, k, xchunk):
-                out[t:t + xchunk] += (hash_values(a, b, xs[None, t:t + xchunk], self.g) == y).sum(axis=0)
-        return Aggregate(self.mechanism, int(n), {"support": out})
+        counts = support_counts(r["a"], r["b"], r["y"], self.domain_size, self.g, chunk_entries)
+        return Aggregate(self.mechanism, int(r["y"].size), {"support": counts})
 
     def _support(self, agg: Aggregate) -> np.ndarray:
         c = agg.counts.get("support")

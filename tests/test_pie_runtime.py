@@ -355,3 +355,17 @@ def test_glh_aggregate_validates_untrusted_reports(column, value, field):
         glh.aggregate(Reports("rr", {"y": np.array([0, 1])}))
     with pytest.raises(ValueError):
         GeneralizedLocalHashing(1.0, 10, HASH_PRIME + 1)
+
+
+@pytest.mark.parametrize("k, g, n", [(5000, 2**24, 300), (50, 2**30, 1000), (3000, 2**20, 200)])
+def test_support_counts_by_hash_inversion_equal_brute_force(k, g, n):
+    from ldpplan.mechanisms.pie import support_counts
+
+    rng = np.random.default_rng(k)
+    a, b = rng.integers(1, HASH_PRIME, n), rng.integers(0, HASH_PRIME, n)
+    a[0], b[0] = HASH_PRIME - 1, HASH_PRIME - 1  # extremes of the seed range
+    y = hash_values(a, b, rng.integers(0, k, n), g)
+    y[::3] = rng.integers(0, g, y[::3].size)  # reports whose value was replaced
+    brute = np.array([(hash_values(a, b, x, g) == y).sum() for x in range(k)])
+    np.testing.assert_array_equal(support_counts(a, b, y, k, g), brute)
+    np.testing.assert_array_equal(support_counts(a, b, y, k, g, chunk_entries=1000), brute)
