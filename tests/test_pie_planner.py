@@ -157,6 +157,7 @@ def test_practical_range_plans_or_spec_error():
                     planned += 1
                     assert plan["guarantee"]["epsilon"] <= epsilon
                     assert all(math.isfinite(v) for v in (plan["params"]["epsilon"], plan["guarantee"]["alpha_bits"]))
+                    mechanisms.load(plan)  # the runtime's privacy map agrees with the exact claims
     assert planned > 150
     plan = _plan(mechanism="pie", domain=10**6, users=10, target={"epsilon": 700.0})  # OverflowError before
     assert plan["params"]["mu"] == 1 - 2**-48 and FAMILY.verify(plan).holds
