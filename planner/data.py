@@ -271,6 +271,29 @@ def count_pie_users(path: str | os.PathLike) -> int:
         raise InputDataError(f"{p}: must be a readable CSV file ({exc})") from None
 
 
+def max_prior_from_weights(path: str | os.PathLike, column: str) -> float:
+    """The adversary's largest prior ``max_u Pr(U = u)`` from a CSV of users' prior weights.
+
+    One row per user; ``column`` holds a non-negative weight (e.g. how often the adversary
+    expects each user). Returns ``max w / sum w``, for a PIE spec's
+    ``target.max_prior = {data = PATH, column = NAME}`` (Cor. 3.9, eq. 11).
+
+    Raises
+    ------
+    InputDataError
+        Missing file or column, a weight that is not a finite number >= 0, or a zero sum.
+    """
+    header, rows = _read_csv(path, [column])
+    col = header.index(column)
+    try:
+        weights = np.array([float(r[col]) for r in rows if r], dtype=np.float64)
+    except (ValueError, IndexError) as exc:
+        raise InputDataError(f"{path}: column {column!r} must hold numbers ({exc})") from None
+    if weights.size == 0 or not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
+        raise InputDataError(f"{path}: column {column!r} must hold finite weights >= 0 with a positive sum")
+    return float(weights.max() / weights.sum())
+
+
 def read_pie_items(path: str | os.PathLike, domain_size: int, labels: list[str] | None) -> np.ndarray:
     """Users' items for ``ldpplan perturb --input`` with an RR or GLH plan.
 

@@ -397,3 +397,29 @@ def test_simulate_without_data_replans_large_plans_on_a_synthetic_sample():
     assert "re-planned" in rep.data["source"]
     for rec in rep.data["results"]:
         assert rec["bayes_error_lower_bound"] >= 0.5  # the plan's target, for the synthetic n and |X|
+
+
+def test_prior_bound_from_a_weight_file_is_a_planning_input(tmp_path):
+    weights = tmp_path / "weights.csv"
+    weights.write_text("user,weight\n" + "\n".join(f"{u},{1 + (u == 0) * 99}" for u in range(1000)) + "\n")
+    spec = {"mechanism": "rr", "domain": 100, "users": 1000,
+            "target": {"bayes_error": 0.3, "max_prior": {"data": str(weights), "column": "weight"}}}
+    plan = planner.make_plan(spec)
+    prior = 100 / 1099  # max w / sum w
+    assert plan["guarantee"]["max_prior"] == pytest.approx(prior) and plan["guarantee"]["prior"] == "max_prior"
+    assert plan["planning_inputs"] == [{"what": "target.max_prior", "source": f"{weights} (column weight)",
+                                        "private": False, "value": plan["guarantee"]["max_prior"]}]
+    assert FAMILY.verify(plan).holds
+    uniform = _plan(mechanism="rr", domain=100, users=1000, target={"bayes_error": 0.3})
+    assert plan["params"]["epsilon"] < uniform["params"]["epsilon"]  # a sharper prior needs more noise
+    bad = copy.deepcopy(plan)
+    bad["planning_inputs"][0]["value"] = prior / 2
+    assert not FAMILY.verify(bad).holds
+    bad = copy.deepcopy(plan)
+    bad["planning_inputs"] = []
+    with pytest.raises(PlanFormatError, match="planning_inputs"):
+        FAMILY.verify(bad)
+    weights.write_text("user,weight\n1,-1\n")
+    with pytest.raises(SpecError) as err:
+        planner.make_plan(spec)
+    assert err.value.field == "target.max_prior.data"

@@ -11,10 +11,13 @@ Spec (TOML/JSON)::
     [target]                  # exactly one of bayes_error / alpha_bits / epsilon
     bayes_error = 0.5         # lower bound on the adversary's Bayes error (Cor. 3.9)
     # max_prior = 1e-4        # non-uniform prior: max_u Pr(U = u) (default 1/n, uniform)
+    # max_prior = {data = "weights.csv", column = "weight"}   # max w / sum w of users' prior weights
 
 ``users = {data = PATH}`` reads n from a data file (the GSS vocabulary file: respondents
-with the four PIE fields; any other CSV: its rows); the plan records it in
-``planning_inputs`` (``private: false``: only the count is used).
+with the four PIE fields; any other CSV: its rows) and ``target.max_prior = {data, column}``
+reads the prior bound from users' weights; the plan records each number in
+``planning_inputs`` (``private: false``: only a count or a maximum share is used) and
+``verify`` checks the plan against those recorded values.
 """
 from __future__ import annotations
 
@@ -43,7 +46,8 @@ class Target(BaseModel):
     bayes_error: Optional[float] = Field(None, gt=0, lt=1, description="Cor. 3.9 lower bound on the Bayes error")
     alpha_bits: Optional[float] = Field(None, gt=0, description="PIE alpha, bits (Def. 3.1)")
     epsilon: Optional[float] = Field(None, gt=0, description="plain LDP epsilon, nats")
-    max_prior: Optional[float] = Field(None, gt=0, le=1, description="max_u Pr(U=u); default 1/n (uniform)")
+    max_prior: Any = Field(None, description="max_u Pr(U=u) in (0, 1] (default 1/n, uniform), or "
+                                             "{data = PATH, column = NAME}: the largest share of a weight column")
 
 
 class UsersFromData(BaseModel):
@@ -153,6 +157,26 @@ def _users(spec: PIESpec, base_dir: Path | None) -> tuple[int, list[dict]]:
     return spec.n, []
 
 
+def _max_prior(spec: PIESpec, base_dir: Path | None) -> tuple[float | None, list[dict]]:
+    m = spec.target.max_prior
+    if m is None:
+        return None, []
+    if isinstance(m, Mapping):
+        if set(m) != {"data", "column"} or not all(isinstance(m[key], str) and m[key] for key in m):
+            raise SpecError("target.max_prior", "must be a number in (0, 1] or {data = PATH, column = NAME}", m)
+        from ..data import max_prior_from_weights, resolve_data_path
+
+        try:
+            value = max_prior_from_weights(resolve_data_path(m["data"], base_dir), m["column"])
+        except InputDataError as exc:
+            raise SpecError("target.max_prior.data", f"must be a readable weight file ({exc})", m["data"]) from None
+        return value, [{"what": "target.max_prior", "source": f"{m['data']} (column {m['column']})",
+                        "private": False, "value": value}]
+    if isinstance(m, bool) or not isinstance(m, (int, float)) or not (0.0 < float(m) <= 1.0) or not math.isfinite(m):
+        raise SpecError("target.max_prior", "must be a number in (0, 1] or {data = PATH, column = NAME}", m)
+    return float(m), []
+
+
 def parse_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> ParsedSpec:
     """Validate a PIE spec (pydantic + cross-field rules) and resolve domain and n.
 
@@ -164,6 +188,10 @@ def parse_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> ParsedSp
     spec = spec_from_pydantic(PIESpec, raw)
     k, labels = _domain(spec)
     n, inputs = _users(spec, base_dir)
+    max_prior, prior_inputs = _max_prior(spec, base_dir)
+    if spec.target.max_prior is not None:
+        spec = spec.model_copy(update={"target": spec.target.model_copy(update={"max_prior": max_prior})})
+    inputs = inputs + prior_inputs
     t = spec.target
     given = [name for name in ("bayes_error", "alpha_bits", "epsilon") if getattr(t, name) is not None]
     if len(given) != 1:

@@ -69,12 +69,7 @@ def _structure(plan: Mapping[str, Any]) -> tuple[int, int, float, float]:
 
 
 def _spec_checks(plan: Mapping[str, Any], ex: dict[str, Any], failures: list[str]) -> None:
-    try:
-        spec = parse_spec(plan["spec"], base_dir=None) if not _users_from_data(plan) else None
-    except SpecError as exc:
-        raise PlanFormatError(f"spec: the embedded spec is invalid ({exc})") from None
-    if spec is None:
-        spec = _parse_with_recorded_n(plan)
+    spec = _spec_with_recorded_inputs(plan)
     p, gu, mech = plan["params"], plan["guarantee"], plan["mechanism"]
     model = spec.model
     allowed = ("rr", "glh") if model.mechanism == "pie" else (model.mechanism,)
@@ -143,19 +138,24 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
         failures.append(f"mechanism: the spec's choice is {chosen!r} (smaller predicted l2 loss), the plan is {mech!r}")
 
 
-def _users_from_data(plan: Mapping[str, Any]) -> bool:
-    users = plan["spec"].get("users") if isinstance(plan["spec"], Mapping) else None
-    return isinstance(users, Mapping)
+def _spec_with_recorded_inputs(plan: Mapping[str, Any]):
+    """Parse the embedded spec; numbers it read from data files are taken from ``planning_inputs``."""
+    import copy
 
-
-def _parse_with_recorded_n(plan: Mapping[str, Any]):
-    """Parse a spec whose n was read from a data file, with the n recorded in ``planning_inputs``."""
-    recorded = [pi for pi in plan["planning_inputs"] if pi.get("what") == "users (n)"]
-    if len(recorded) != 1 or isinstance(recorded[0].get("value"), bool) or not isinstance(recorded[0].get("value"), int):
-        raise PlanFormatError("planning_inputs: a spec with users = {data = ...} needs one 'users (n)' entry with "
-                              "an integer value")
-    raw = dict(plan["spec"])
-    raw["users"] = recorded[0]["value"]
+    raw = copy.deepcopy(dict(plan["spec"])) if isinstance(plan["spec"], Mapping) else plan["spec"]
+    recorded = {pi.get("what"): pi.get("value") for pi in plan["planning_inputs"]}
+    refs = []
+    if isinstance(raw, dict) and isinstance(raw.get("users"), Mapping):
+        refs.append(("users (n)", lambda v: raw.__setitem__("users", v), int))
+    target = raw.get("target") if isinstance(raw, dict) else None
+    if isinstance(target, dict) and isinstance(target.get("max_prior"), Mapping):
+        refs.append(("target.max_prior", lambda v: target.__setitem__("max_prior", v), float))
+    for what, put, kind in refs:
+        value = recorded.get(what)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)):
+            raise PlanFormatError(f"planning_inputs: the spec reads {what!r} from a data file; the plan must record "
+                                  "its value (one entry with that 'what' and a number 'value')")
+        put(value)
     try:
         return parse_spec(raw)
     except SpecError as exc:
