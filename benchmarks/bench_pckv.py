@@ -18,7 +18,7 @@ import numpy as np
 from ldpplan import mechanisms
 from ldpplan.mechanisms.pckv import KeyValueUsers
 from ldpplan.planner import api
-from ldpplan.planner import pckv as P
+from ldpplan.planner.pckv.simulate import aggregate_counts
 
 
 def median_time(fn, repeats):
@@ -41,12 +41,12 @@ def main() -> None:
     users = KeyValueUsers(np.arange(n + 1, dtype=np.int64), keys, rng.uniform(-1, 1, size=n))
     rows = []
     for mech_name in ("pckv-ue", "pckv-grr"):
-        plan = api.make_plan({"mechanism": mech_name, "epsilon": 1.0, "keys": d, "padding_length": L})
+        plan = api.make_plan({"mechanism": mech_name, "epsilon": 1.0, "domain": d, "padding_length": L})
         mech = mechanisms.load(plan)
         holder = {}
         t_p, _ = median_time(lambda: holder.__setitem__("r", mech.perturb(users, rng=rng)), R)
         t_e, _ = median_time(lambda: mech.estimate(holder["r"]), R)
-        t_a, _ = median_time(lambda: P._aggregate_counts(mech_name, plan["params"], d, L, users, rng), R)
+        t_a, _ = median_time(lambda: aggregate_counts(mech, users, rng), R)
         rows.append((mech_name, t_p, t_e, t_p + t_e, t_a))
     print(f"PCKV runtime, n={n:,} users, d={d}, L={L}, epsilon=1 (median of {R} runs, seconds)")
     print(f"{'mechanism':<10} {'perturb':>9} {'estimate':>9} {'total':>9} {'aggregate-sim':>14}   target total <= 2 s")
@@ -54,16 +54,16 @@ def main() -> None:
         print(f"{m:<10} {tp:9.3f} {te:9.3f} {tt:9.3f} {ta:14.3f}   {'OK' if tt <= 2.0 else 'MISSED'}")
     # sequence-of-pairs input path (includes building the CSR arrays from Python objects)
     small = [(np.array([k]), np.array([0.5])) for k in keys[:100_000]]
-    plan = api.make_plan({"mechanism": "pckv-ue", "epsilon": 1.0, "keys": d, "padding_length": L})
+    plan = api.make_plan({"mechanism": "pckv-ue", "epsilon": 1.0, "domain": d, "padding_length": L})
     mech = mechanisms.load(plan)
     t_seq, _ = median_time(lambda: mech.perturb(small, rng=rng), R)
     print(f"pckv-ue perturb from a Python list of 100,000 (keys, values) pairs: {t_seq:.3f} s")
     print()
     print("Planning (median seconds):")
     specs = {
-        "closed form (Lemma 2), d=100": {"mechanism": "pckv-ue", "epsilon": 1.0, "keys": 100},
-        "numeric allocation, d=100": {"mechanism": "pckv", "epsilon": 1.0, "keys": 100, "allocation": "numeric"},
-        "L=auto, set-size distribution, d=1000": {"mechanism": "pckv", "epsilon": 2.0, "keys": 1000, "padding_length": "auto",
+        "closed form (Lemma 2), d=100": {"mechanism": "pckv-ue", "epsilon": 1.0, "domain": 100},
+        "numeric allocation, d=100": {"mechanism": "pckv", "epsilon": 1.0, "domain": 100, "allocation": "numeric"},
+        "L=auto, set-size distribution, d=1000": {"mechanism": "pckv", "epsilon": 2.0, "domain": 1000, "padding_length": "auto",
                                                   "set_size_distribution": {"1": 0.3, "2": 0.3, "5": 0.2, "20": 0.2}},
     }
     for name, spec in specs.items():

@@ -40,6 +40,19 @@ def _reject_constant(name: str):
     raise PlanError(f"<json>: the non-standard constant {name} is not allowed in a plan (numbers must be finite)")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise PlanError(f"<json>: the number {text[:40]} is out of the float range (numbers must be finite)")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > 30:
+        raise PlanError(f"<json>: the integer {text[:40]}... has more than 30 digits")
+    return int(text)
+
+
 def _depth(text: str) -> int:
     depth = best = 0
     in_string = escaped = False
@@ -74,7 +87,7 @@ def loads_strict(text: str, what: str = "plan") -> Any:
     if _depth(text) > MAX_DEPTH:
         raise PlanError(f"<json>: a {what} must nest at most {MAX_DEPTH} levels deep")
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise PlanError(f"<json>: a {what} must be valid JSON ({exc})") from None
     except RecursionError:  # pragma: no cover - guarded by _depth

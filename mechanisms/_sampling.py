@@ -103,7 +103,13 @@ def uniform_bytes(rng: np.random.Generator, size: int) -> np.ndarray:
     Returns
     -------
     ndarray of uint8, shape (size,)
+
+    Raises
+    ------
+    TypeError
+        If ``rng`` is not a :class:`numpy.random.Generator`.
     """
+    check_rng(rng)
     words = (int(size) + 7) // 8
     draws = rng.integers(0, _U64_MAX, size=words, dtype=np.uint64, endpoint=True)
     return draws.view(np.uint8)[:size]

@@ -3,8 +3,9 @@ r"""PCKV-UE and PCKV-GRR runtimes for key-value data (numpy only).
 Source: Gu, Li, Cheng, Xiong, Cao, *PCKV: Locally Differentially Private Correlated
 Key-Value Data Collection with Optimized Utility*, USENIX Security 2020:
 Algorithm 1 (padding-and-sampling for key-value data with value discretisation),
-Algorithm 2 (PCKV-UE), Algorithm 3 (PCKV-GRR), the baseline estimators (7)-(8) and
-the corrected estimation of Algorithm 4 with Lemma 1, eq. (13)-(14).
+Algorithm 2 (PCKV-UE), Algorithm 3 (PCKV-GRR), the unbiased estimators (7)-(8)
+(``method="empirical"``) and the corrected estimation of Algorithm 4 with Lemma 1,
+eq. (13)-(14) (``method="corrected"``, the default).
 
 Inputs
 ------
@@ -13,322 +14,263 @@ A user holds a set of pairs ``(key, value)``: keys are 0-based indices into the 
 sequence of ``(keys, values)`` per user or a :class:`KeyValueUsers` (CSR arrays, the
 fast path: no per-user Python work at all).
 
-Handling of out-of-contract input (never silently wrong):
+Out-of-contract input is never silently wrong:
 
 * values outside [-1, 1]: ``values="reject"`` (default) raises ``ValueError``;
-  ``values="clip"`` clips them to [-1, 1]. NaN values are always rejected.
-* keys outside ``0..d-1``: ``keys="reject"`` (default) raises; ``keys="drop"``
-  removes those pairs (the user keeps her other pairs; the number dropped is in
-  :attr:`last_dropped`).
+  ``values="clip"`` clips them. NaN values are always rejected.
+* keys outside ``0..d-1``: ``out_of_domain_keys="reject"`` (default) raises;
+  ``"drop"`` removes those pairs (the number is in ``reports.dropped_pairs``).
 * repeated keys within one user: rejected (a user holds a *set* of pairs).
 * users with more than ``L`` pairs are legal: Algorithm 1 samples one of their pairs
-  uniformly (probability ``1/|S|``), so privacy holds, but estimator (7) then
-  under-estimates the frequencies of keys such users hold (truncation bias; the
-  planner's padding-length selection accounts for it).
+  with probability ``1/|S|``, so privacy holds, but estimator (7) then under-estimates
+  the frequencies of keys such users hold (truncation bias; the planner accounts for it).
 
-Randomness is exact where privacy depends on it: every privacy-relevant coin (``a``,
-``b``, ``p``) is a multiple of ``2^-48`` drawn with :mod:`mechanisms._sampling`; fair
-coins and uniform choices use exact integer sampling.
+Reports
+-------
+PCKV-UE: column ``y``, int8 ``(n, d + L)`` in {1, -1, 0} (the last ``L`` columns are
+dummy keys). PCKV-GRR: columns ``key`` (int64, ``0..d+L-1``) and ``value`` (int8, +-1).
+Aggregates hold ``n1[k]``, ``n2[k]`` (reports supporting ``<k, 1>`` / ``<k, -1>``), shape (d,).
+
+Randomness is exact where privacy depends on it: the coins ``a``, ``b``, ``p`` are
+multiples of ``2^-48`` drawn exactly; fair signs and uniform choices use exact integer
+sampling under every bit generator.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ._plan import PlanError, require
-from ._sampling import bernoulli, bernoulli_iid, check_rng, on_grid, uniform_bits
+from ._pckv_core import (ESTIMATORS, KeyValueUsers, as_users, check_users, composed_ratio, estimate_from_counts,
+                         exact_ratios, exceeds_exactly, key_budget, random_signs, sample_pairs, value_budget)
+from ._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
+from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
+from ._sampling import bernoulli, bernoulli_iid, check_rng, on_grid, to_grid
 
-__all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "sample_pairs", "estimate_from_counts"]
+__all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "PCKVReports", "sample_pairs", "estimate_from_counts",
+           "composed_ratio", "key_budget", "value_budget", "to_grid", "on_grid", "VALUE_MODES", "KEY_MODES",
+           "MAX_PADDING_LENGTH"]
 
-
-@dataclasses.dataclass(frozen=True)
-class KeyValueUsers:
-    """Users' key-value sets in CSR form.
-
-    Attributes
-    ----------
-    indptr : ndarray of int64, shape (n + 1,)
-        User ``u`` holds pairs ``indptr[u]:indptr[u+1]``.
-    keys : ndarray of int64, shape (total_pairs,)
-        0-based key indices.
-    values : ndarray of float64, shape (total_pairs,)
-        Values (expected in [-1, 1]).
-    """
-
-    indptr: np.ndarray
-    keys: np.ndarray
-    values: np.ndarray
-
-    @property
-    def n_users(self) -> int:
-        """Number of users ``n``."""
-        return int(self.indptr.shape[0] - 1)
-
-    @classmethod
-    def from_pairs(cls, users: Sequence[tuple[Any, Any]]) -> "KeyValueUsers":
-        """Build from a sequence of ``(keys, values)`` per user.
-
-        Raises
-        ------
-        ValueError
-            If a user's keys and values have different lengths.
-        """
-        ks = [np.asarray(k, dtype=np.int64).reshape(-1) for k, _ in users]
-        vs = [np.asarray(v, dtype=np.float64).reshape(-1) for _, v in users]
-        lens = np.fromiter((k.shape[0] for k in ks), dtype=np.int64, count=len(ks))
-        vlens = np.fromiter((v.shape[0] for v in vs), dtype=np.int64, count=len(vs))
-        if not np.array_equal(lens, vlens):
-            bad = int(np.nonzero(lens != vlens)[0][0])
-            raise ValueError(f"user {bad}: keys and values must have the same length")
-        indptr = np.zeros(len(ks) + 1, dtype=np.int64)
-        np.cumsum(lens, out=indptr[1:])
-        keys = np.concatenate(ks) if ks else np.zeros(0, np.int64)
-        values = np.concatenate(vs) if vs else np.zeros(0, np.float64)
-        return cls(indptr, keys, values)
-
-
-def _as_users(users) -> KeyValueUsers:
-    if isinstance(users, KeyValueUsers):
-        return users
-    return KeyValueUsers.from_pairs(users)
-
-
-def _check_users(users: KeyValueUsers, d: int, values_mode: str, keys_mode: str) -> tuple[KeyValueUsers, int]:
-    indptr = np.asarray(users.indptr, dtype=np.int64)
-    keys = np.asarray(users.keys, dtype=np.int64)
-    vals = np.asarray(users.values, dtype=np.float64)
-    if indptr.ndim != 1 or indptr.shape[0] < 1 or indptr[0] != 0 or indptr[-1] != keys.shape[0] \
-            or keys.shape != vals.shape or np.any(np.diff(indptr) < 0):
-        raise ValueError("users: malformed CSR arrays (indptr must start at 0, be non-decreasing and end at len(keys))")
-    if np.isnan(vals).any():
-        raise ValueError("values: NaN is not a value in [-1, 1]")
-    dropped = 0
-    bad_key = (keys < 0) | (keys >= d)
-    if bad_key.any():
-        if keys_mode != "drop":
-            i = int(np.nonzero(bad_key)[0][0])
-            raise ValueError(f"keys: must be 0-based indices in 0..{d - 1} (got {int(keys[i])}); "
-                             "pass keys='drop' to drop such pairs")
-        keep = ~bad_key
-        dropped = int(bad_key.sum())
-        owner = np.repeat(np.arange(indptr.shape[0] - 1), np.diff(indptr))[keep]
-        counts = np.bincount(owner, minlength=indptr.shape[0] - 1)
-        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        keys, vals = keys[keep], vals[keep]
-    out_of_range = (vals < -1.0) | (vals > 1.0)
-    if out_of_range.any():
-        if values_mode != "clip":
-            i = int(np.nonzero(out_of_range)[0][0])
-            raise ValueError(f"values: must be in [-1, 1] (got {vals[i]!r}); pass values='clip' to clip them")
-        vals = np.clip(vals, -1.0, 1.0)
-    if keys.size > 1:
-        owner = np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr))
-        combo = owner * d + keys
-        combo.sort()
-        if (np.diff(combo) == 0).any():
-            u = int(combo[np.nonzero(np.diff(combo) == 0)[0][0]] // d)
-            raise ValueError(f"user {u}: keys must be distinct within a user (a user holds a set of pairs)")
-    return KeyValueUsers(indptr, keys, vals), dropped
-
-
-def sample_pairs(users: KeyValueUsers, domain_size: int, padding_length: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Padding-and-sampling for key-value data with value discretisation (PCKV Algorithm 1).
-
-    Each user draws ``B ~ Bernoulli(|S|/max(|S|, L))``; if ``B = 1`` one of her pairs
-    uniformly, else a dummy key uniformly from ``d..d+L-1`` (0-based) with value 0;
-    the value is then discretised to ``+1`` w.p. ``(1+v)/2`` and ``-1`` otherwise.
-    Implemented exactly with one uniform integer in ``0..max(|S|, L)-1`` per user.
-
-    Parameters
-    ----------
-    users : KeyValueUsers
-        Already validated (keys in ``0..d-1``, values in [-1, 1]).
-    domain_size, padding_length : int
-        ``d`` and ``L``.
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    keys : ndarray of int64, shape (n,)
-        Sampled key in ``0..d+L-1`` (``>= d`` is a dummy key).
-    values : ndarray of int8, shape (n,)
-        Discretised value in {-1, +1}.
-    """
-    check_rng(rng)
-    d, L = int(domain_size), int(padding_length)
-    sizes = np.diff(users.indptr)
-    n = sizes.shape[0]
-    j = rng.integers(0, np.maximum(sizes, L), size=n, dtype=np.int64)
-    real = j < sizes
-    pos = np.where(real, users.indptr[:-1] + j, 0)
-    if users.keys.size:
-        k_real = users.keys[np.minimum(pos, users.keys.size - 1)]
-        v_real = users.values[np.minimum(pos, users.keys.size - 1)]
-    else:
-        k_real = np.zeros(n, np.int64)
-        v_real = np.zeros(n, np.float64)
-    dummy = d + rng.integers(0, L, size=n, dtype=np.int64)
-    keys = np.where(real, k_real, dummy)
-    vstar = np.where(real, v_real, 0.0)
-    up = rng.random(n) < (1.0 + vstar) / 2.0
-    values = np.where(up, 1, -1).astype(np.int8)
-    return keys, values
-
-
-def _random_signs(rng: np.random.Generator, size: int) -> np.ndarray:
-    """``size`` independent fair signs in {-1, +1} (int8), one uniform bit each."""
-    bits = uniform_bits(rng, size)
-    return (bits.astype(np.int8) << 1) - 1
-
-
-#: Rows of the PCKV-UE output generated per block (keeps temporaries cache/allocator friendly).
+_random_signs = random_signs
+#: ``values`` handling of out-of-range values, ``out_of_domain_keys`` handling of unknown keys.
+VALUE_MODES = ("reject", "clip")
+KEY_MODES = ("reject", "drop")
+#: Largest padding length a runtime accepts.
+MAX_PADDING_LENGTH = 100_000
+#: Rows of the PCKV-UE output generated per block (keeps temporaries cache friendly).
 _BLOCK_ROWS = 1 << 16
+
+
+class PCKVReports(Reports):
+    """PCKV reports plus ``dropped_pairs`` (pairs removed by ``out_of_domain_keys="drop"``)."""
+
+    __slots__ = ("dropped_pairs",)
+
+    def __init__(self, mechanism: str, columns: Mapping[str, Any], dropped_pairs: int = 0) -> None:
+        super().__init__(mechanism, columns)
+        self._set(dropped_pairs=int(dropped_pairs))
 
 
 def _ternary_rows(rng: np.random.Generator, b: float, n: int, m: int) -> np.ndarray:
     """``(n, m)`` int8 matrix of independent entries: +1 / -1 w.p. ``b/2`` each, else 0.
 
-    ``b`` is a multiple of ``2^-48`` and the Bernoulli(``b``) part is exact
-    (:func:`mechanisms._sampling.bernoulli_iid`);
-    the sign is a separate fair bit. Generated in blocks of rows.
+    The Bernoulli(``b``) part is exact on the 2^-48 grid; the sign is a separate fair bit.
     """
     y = np.empty((n, m), dtype=np.int8)
     for start in range(0, n, _BLOCK_ROWS):
         stop = min(n, start + _BLOCK_ROWS)
         size = (stop - start) * m
-        hit = bernoulli_iid(rng, b, size)
-        block = hit.view(np.int8)
-        block *= _random_signs(rng, size)
+        block = bernoulli_iid(rng, b, size).view(np.int8)
+        block *= random_signs(rng, size)
         y[start:stop] = block.reshape(stop - start, m)
     return y
 
 
-def estimate_from_counts(n: int, n1, n2, a: float, b: float, p: float, padding_length: int,
-                         raw: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    r"""Frequency and mean estimates from the per-key counts (PCKV Sec. 5.3).
-
-    Parameters
-    ----------
-    n : int
-        Number of users (reports).
-    n1, n2 : array_like, shape (d,)
-        Counts of reports supporting ``<k, 1>`` and ``<k, -1>``.
-    a, b, p : float
-        The plan's probabilities (for PCKV-GRR ``b = (1-a)/(d'-1)``).
-    padding_length : int
-    raw : bool
-        ``True``: baseline estimators (7)-(8), unbiased/consistent but possibly outside
-        [0, 1] / [-1, 1] (``nan``/``inf`` where (8) divides by zero). ``False``
-        (default): Algorithm 4 - ``f`` clipped to ``[1/n, 1]``, Lemma 1 eq. (13)
-        counts clipped to ``[0, n f / L]``, mean by eq. (14).
-
-    Returns
-    -------
-    freq : ndarray of float64, shape (d,)
-        Frequencies (fraction of users holding the key; counts are ``n * freq``).
-    mean : ndarray of float64, shape (d,)
-        Value means in [-1, 1] (corrected) or unbounded (raw).
-    """
-    L = float(padding_length)
-    n1 = np.asarray(n1, dtype=np.float64)
-    n2 = np.asarray(n2, dtype=np.float64)
-    n = float(n)
-    f = ((n1 + n2) / n - b) / (a - b) * L                                   # (7)
-    if raw:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            m = (n1 - n2) * (a - b) / (a * (2 * p - 1) * (n1 + n2 - n * b))  # (8)
-        return f, m
-    f = np.clip(f, 1.0 / n, 1.0)
-    alpha, beta = a * p - b / 2.0, a * (1 - p) - b / 2.0                    # A of (13)
-    det = alpha * alpha - beta * beta
-    r1, r2 = n1 - n * b / 2.0, n2 - n * b / 2.0
-    hat1 = (alpha * r1 - beta * r2) / det
-    hat2 = (alpha * r2 - beta * r1) / det
-    cap = n * f / L
-    hat1 = np.clip(hat1, 0.0, cap)
-    hat2 = np.clip(hat2, 0.0, cap)
-    m = L * (hat1 - hat2) / (n * f)                                          # (14)
-    return f, m
+def _int_column(reports: Reports, name: str, ndim: int) -> np.ndarray:
+    if name not in reports.columns:
+        raise ValueError(f"reports.{name}: required column is missing (columns: {sorted(reports.columns)})")
+    col = reports[name]
+    if col.dtype.kind not in "iu" or col.ndim != ndim:
+        raise ValueError(f"reports.{name}: must be an integer array with {ndim} dimension(s) "
+                         f"(got dtype {col.dtype}, shape {col.shape})")
+    return col
 
 
-class _PCKV:
+class _PCKV(Frozen):
+    """Shared runtime of PCKV-UE and PCKV-GRR (immutable)."""
+
+    __slots__ = ("a", "b", "p", "domain_size", "padding_length", "labels", "values", "out_of_domain_keys")
     mechanism = ""
+    methods: tuple[str, ...] = ESTIMATORS
 
     def __init__(self, a: float, b: float, p: float, domain_size: int, padding_length: int, *,
-                 values: str = "reject", keys: str = "reject", key_labels: Sequence[str] | None = None):
-        self.a, self.b, self.p = float(a), float(b), float(p)
-        self.domain_size, self.padding_length = int(domain_size), int(padding_length)
-        if self.domain_size < 1 or self.padding_length < 1:
-            raise PlanError("params: domain_size and padding_length must be >= 1")
-        if values not in ("reject", "clip"):
-            raise ValueError(f"values must be 'reject' or 'clip' (got {values!r})")
-        if keys not in ("reject", "drop"):
-            raise ValueError(f"keys must be 'reject' or 'drop' (got {keys!r})")
-        self.values_mode, self.keys_mode = values, keys
-        self.key_labels = list(key_labels) if key_labels is not None else None
-        self.last_dropped = 0
+                 labels: Sequence[str] | None = None, values: str = "reject",
+                 out_of_domain_keys: str = "reject") -> None:
+        d, L = int(domain_size), int(padding_length)
+        if d < 2 or not 1 <= L <= MAX_PADDING_LENGTH:
+            raise PlanError(f"params: need domain_size >= 2 and 1 <= padding_length <= {MAX_PADDING_LENGTH} "
+                            f"(got {d}, {L})")
+        if values not in VALUE_MODES:
+            raise PlanError(f"params.values: must be one of {list(VALUE_MODES)} (got {values!r})")
+        if out_of_domain_keys not in KEY_MODES:
+            raise PlanError(f"params.out_of_domain_keys: must be one of {list(KEY_MODES)} (got {out_of_domain_keys!r})")
+        if labels is not None and (len(labels) != d or not all(isinstance(x, str) for x in labels)):
+            raise PlanError(f"domain.labels: must be {d} strings (got {len(labels)} entries)")
+        self._set(a=float(a), b=float(b), p=float(p), domain_size=d, padding_length=L,
+                  labels=None if labels is None else list(labels), values=values,
+                  out_of_domain_keys=out_of_domain_keys)
+
+    def _check_probabilities(self, grid_values: list[float], names: str) -> None:
+        if not all(np.isfinite(grid_values)) or not on_grid(grid_values):
+            raise PlanError(f"params: {names} must be multiples of 2**-48 in [0, 1] (got {grid_values})")
+        if not (0 < self.b < self.a < 1 and 0.5 <= self.p < 1):
+            raise PlanError(f"params: need 0 < b < a < 1 and 1/2 <= p < 1 (got a={self.a!r}, b={self.b!r}, p={self.p!r})")
 
     @property
     def output_size(self) -> int:
         """``d' = d + L`` (keys plus dummy keys)."""
         return self.domain_size + self.padding_length
 
+    def __repr__(self) -> str:
+        return (f"{type(self).__name__}(a={self.a!r}, b={self.b!r}, p={self.p!r}, domain_size={self.domain_size}, "
+                f"padding_length={self.padding_length}, epsilon={self.privacy_map()['epsilon']:.6g})")
+
+    # ---------------------------------------------------------------- plan
     @classmethod
-    def from_plan(cls, plan: Mapping[str, Any]):
-        """Build from a plan dict written by ``ldpplan plan`` (mechanism ``cls.mechanism``).
+    def from_plan(cls, plan: Any) -> "_PCKV":
+        """Build from a verified plan (path or dict) written by ``ldpplan plan``.
+
+        Reads strictly, requires ``verification.holds == true``, checks every number
+        (finite, in range, on the 2^-48 grid), ``domain.size == params.domain_size``,
+        the labels, ``params.padding_length`` against an integer ``spec.padding_length``,
+        then recomputes :meth:`privacy_map` and refuses smaller claims.
 
         Raises
         ------
         PlanError
-            Missing/invalid fields or probabilities (naming the field).
+            Naming the field, the rule and the value.
         """
-        q = cls._params(plan)
-        return cls(q["a"], q["b"], q["p"], q["domain_size"], q["padding_length"], values=q["values"],
-                   keys=q["keys"], key_labels=q["key_labels"])
+        data = read_plan(plan)
+        check_verified(data)
+        if data.get("mechanism") != cls.mechanism:
+            raise PlanError(f"mechanism: expected {cls.mechanism!r} (got {data.get('mechanism')!r})")
+        d = integer(require(data, "params.domain_size"), "params.domain_size", low=2)
+        L = integer(require(data, "params.padding_length"), "params.padding_length", low=1, high=MAX_PADDING_LENGTH)
+        size = integer(require(data, "domain.size"), "domain.size", low=2)
+        if size != d:
+            raise PlanError(f"domain.size: must equal params.domain_size = {d} (got {size})")
+        labels = require(data, "domain.labels")
+        if labels is not None and not isinstance(labels, list):
+            raise PlanError(f"domain.labels: must be a list of {d} strings or null")
+        spec_L = data.get("spec", {}).get("padding_length") if isinstance(data.get("spec"), Mapping) else None
+        if isinstance(spec_L, int) and not isinstance(spec_L, bool) and spec_L != L:
+            raise PlanError(f"params.padding_length: must equal spec.padding_length = {spec_L} (got {L})")
+        q = {k: number(require(data, f"params.{k}"), f"params.{k}", low=0.0, high=1.0, low_open=True, high_open=True)
+             for k in ("a", "b", "p")}
+        params = require(data, "params")
+        mech = cls(q["a"], q["b"], q["p"], d, L, labels=labels, values=params.get("values", "reject"),
+                   out_of_domain_keys=params.get("out_of_domain_keys", "reject"))
+        if require(data, "guarantee.notion") != "LDP":
+            raise PlanError(f"guarantee.notion: must be 'LDP' (got {data['guarantee']['notion']!r})")
+        pm = mech.privacy_map()
+        check_claim(pm["epsilon"], require(data, "guarantee.epsilon"), "guarantee.epsilon",
+                    "Theorem 2/3 recomputed from a, b, p, L, d gives")
+        claims = [("epsilon", "guarantee.epsilon")]
+        for k in ("epsilon1", "epsilon2"):
+            check_claim(pm[k], require(data, f"guarantee.{k}"), f"guarantee.{k}", "a, b, p give")
+            check_claim(pm[k], require(data, f"params.{k}"), f"params.{k}", "a, b, p give")
+            claims += [(k, f"guarantee.{k}"), (k, f"params.{k}")]
+        ratios = exact_ratios(mech.mechanism, mech.a, mech.b, mech.p, d, L)
+        for k, field in claims:
+            claim = require(data, field)
+            if exceeds_exactly(ratios[k], claim):
+                raise PlanError(f"{field}: claims {claim!r} but a, b, p, L, d give more (exactly, {pm[k]!r} in float64); "
+                                "the runtime refuses a plan that claims more privacy than its numbers give")
+        return mech
 
-    @classmethod
-    def _params(cls, plan: Mapping[str, Any]) -> dict[str, Any]:
-        if plan.get("mechanism") != cls.mechanism:
-            raise PlanError(f"mechanism: expected {cls.mechanism!r} (got {plan.get('mechanism')!r})")
-        out = {k: require(plan, f"params.{k}") for k in ("a", "b", "p", "domain_size", "padding_length")}
-        for k in ("a", "b", "p"):
-            if not isinstance(out[k], (int, float)):
-                raise PlanError(f"params.{k}: must be a number")
-        runtime = plan.get("runtime", {}) or {}
-        out["values"] = runtime.get("values", "reject")
-        out["keys"] = runtime.get("keys", "reject")
-        out["key_labels"] = plan.get("keys", {}).get("labels") if isinstance(plan.get("keys"), Mapping) else None
-        return out
+    def privacy_map(self) -> dict[str, Any]:
+        """The guarantee of the numbers (float64): ``{"notion": "LDP", "epsilon", "epsilon1", "epsilon2"}``.
 
-    def _prepare(self, users) -> KeyValueUsers:
-        checked, self.last_dropped = _check_users(_as_users(users), self.domain_size, self.values_mode, self.keys_mode)
-        return checked
+        ``epsilon`` is the composed budget (nats): ``ln`` of the worst-case ratio of
+        Theorem 2 (PCKV-UE) / Theorem 3 (PCKV-GRR) from ``a, b, p, L, d``.
 
-    def estimate(self, reports, raw: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Frequencies and means of the ``d`` keys from the users' reports.
-
-        Parameters
+        References
         ----------
-        reports : ndarray
-            What :meth:`perturb` returned (all users' reports).
-        raw : bool
-            ``True`` for the baseline estimators (7)-(8); default Algorithm 4.
+        PCKV, Theorem 2 eq. (3), Theorem 3 eq. (6), App. A-B; budgets eq. (2), (5).
+        """
+        ratio = composed_ratio(self.mechanism, self.a, self.b, self.p, self.domain_size, self.padding_length)
+        return {"notion": "LDP", "epsilon": float(np.log(ratio)),
+                "epsilon1": key_budget(self.mechanism, self.a, self.b), "epsilon2": value_budget(self.p)}
+
+    # -------------------------------------------------------------- server
+    def _counts(self, reports: Reports) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def aggregate(self, reports: Reports) -> Aggregate:
+        """Counts ``n1[k]`` / ``n2[k]`` of reports supporting ``<k, 1>`` / ``<k, -1>``, ``k < d``.
 
         Returns
         -------
-        freq, mean : ndarray of float64, shape (d,)
-            Frequencies are fractions of users (counts are ``n * freq``).
-        """
-        n, n1, n2 = self.aggregate(reports)
-        return self.estimate_counts(n, n1, n2, raw=raw)
+        Aggregate
+            ``n`` users; counts ``n1``, ``n2`` (int64, shape (d,)).
 
-    def estimate_counts(self, n: int, n1, n2, raw: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """:func:`estimate_from_counts` with this plan's ``a, b, p, L``."""
-        if n < 1:
-            raise ValueError("estimate: at least one report is needed")
-        return estimate_from_counts(n, n1, n2, self.a, self.b, self.p, self.padding_length, raw=raw)
+        Raises
+        ------
+        ValueError
+            Reports of another mechanism or with a column of the wrong dtype, shape or range.
+        """
+        if not isinstance(reports, Reports):
+            raise ValueError(f"reports: must be the Reports returned by perturb (got {type(reports).__name__})")
+        if reports.mechanism != self.mechanism:
+            raise ValueError(f"reports.mechanism: must be {self.mechanism!r} (got {reports.mechanism!r})")
+        n1, n2 = self._counts(reports)
+        return Aggregate(self.mechanism, len(reports), {"n1": n1, "n2": n2})
+
+    def _check_aggregate(self, agg: Aggregate) -> tuple[np.ndarray, np.ndarray]:
+        if agg.mechanism != self.mechanism:
+            raise ValueError(f"aggregate.mechanism: must be {self.mechanism!r} (got {agg.mechanism!r})")
+        if set(agg.counts) != {"n1", "n2"}:
+            raise ValueError(f"aggregate.counts: must hold n1 and n2 (got {sorted(agg.counts)})")
+        n1, n2 = agg["n1"], agg["n2"]
+        if n1.shape != (self.domain_size,) or n2.shape != (self.domain_size,):
+            raise ValueError(f"aggregate.counts.n1: must have shape ({self.domain_size},) (got {n1.shape}, {n2.shape})")
+        if agg.n < 1:
+            raise ValueError("aggregate.n: at least one report is needed to estimate")
+        if np.any(n1 + n2 > agg.n):
+            raise ValueError(f"aggregate.counts: n1 + n2 must be <= n = {agg.n} for every key")
+        return n1, n2
+
+    def estimate(self, reports_or_aggregate: Reports | Aggregate, method: str | None = None) -> Estimate:
+        """Frequencies and means of the ``d`` keys.
+
+        Parameters
+        ----------
+        reports_or_aggregate : Reports or Aggregate
+        method : {"corrected", "empirical"}, optional
+            ``"corrected"`` (default): Algorithm 4; ``"empirical"``: eq. (7)-(8).
+
+        Returns
+        -------
+        Estimate
+            ``frequency`` (fractions of users; counts are ``n * frequency``), ``mean``
+            (value units), ``std_error`` of the frequency (eq. 9), shapes (d,).
+
+        Raises
+        ------
+        ValueError
+            Unsupported method, malformed reports/aggregate, no reports.
+
+        References
+        ----------
+        PCKV, eq. (7)-(9), Algorithm 4, eq. (13)-(14).
+        """
+        method = check_method(method, self.methods)
+        agg = reports_or_aggregate if isinstance(reports_or_aggregate, Aggregate) else self.aggregate(reports_or_aggregate)
+        n1, n2 = self._check_aggregate(agg)
+        return estimate_from_counts(agg.n, n1, n2, self.a, self.b, self.p, self.padding_length, method=method)
+
+    def _prepare(self, users) -> tuple[KeyValueUsers, int]:
+        return check_users(as_users(users), self.domain_size, self.values, self.out_of_domain_keys)
 
 
 class PCKVUE(_PCKV):
@@ -344,39 +286,41 @@ class PCKVUE(_PCKV):
         Multiples of ``2^-48`` (as in plan files).
     domain_size, padding_length : int
         ``d`` and ``L``.
+    labels : list of str, optional
+        Key labels (``domain.labels`` of the plan).
     values : {"reject", "clip"}
-    keys : {"reject", "drop"}
-    key_labels : list of str, optional
+    out_of_domain_keys : {"reject", "drop"}
 
     Raises
     ------
     PlanError
-        If a probability is not on the 2^-48 grid or ``not 0 < b < a < 1``,
-        ``not 1/2 <= p < 1``.
+        A probability off the 2^-48 grid, ``not 0 < b < a < 1`` or ``not 1/2 <= p < 1``.
+
+    References
+    ----------
+    PCKV, Algorithms 1-2, Theorem 2.
     """
 
+    __slots__ = ()
     mechanism = "pckv-ue"
 
-    def __init__(self, a, b, p, domain_size, padding_length, **kw):
+    def __init__(self, a, b, p, domain_size, padding_length, **kw) -> None:
         super().__init__(a, b, p, domain_size, padding_length, **kw)
-        if not on_grid([self.a, self.b, self.p]):
-            raise PlanError("params: a, b and p must be multiples of 2**-48 in [0, 1]")
-        if not (0 < self.b < self.a < 1 and 0.5 <= self.p < 1):
-            raise PlanError("params: need 0 < b < a < 1 and 1/2 <= p < 1")
+        self._check_probabilities([self.a, self.b, self.p], "a, b and p")
 
-    def perturb(self, users, rng: np.random.Generator) -> np.ndarray:
+    def perturb(self, data, rng: np.random.Generator) -> PCKVReports:
         """Perturb every user's key-value set (Algorithms 1 and 2).
 
         Parameters
         ----------
-        users : sequence of (keys, values) or KeyValueUsers
+        data : sequence of (keys, values) or KeyValueUsers
             ``n`` users; keys 0-based into the plan's keys, values in [-1, 1].
         rng : numpy.random.Generator
 
         Returns
         -------
-        ndarray of int8, shape (n, d + L)
-            Entries in {1, -1, 0}; the last ``L`` columns are the dummy keys.
+        PCKVReports
+            Column ``y``: int8, shape (n, d + L), entries in {1, -1, 0}.
 
         Raises
         ------
@@ -384,41 +328,25 @@ class PCKVUE(_PCKV):
             Out-of-contract input (see the module docstring).
         """
         check_rng(rng)
-        checked = self._prepare(users)
-        n, dp = checked.n_users, self.output_size
-        k, v = sample_pairs(checked, self.domain_size, self.padding_length, rng)
-        y = _ternary_rows(rng, self.b, n, dp)
-        keep = bernoulli(rng, np.full(n, self.a))
-        same = bernoulli(rng, np.full(n, self.p))
-        own = np.where(keep, np.where(same, v, -v), 0).astype(np.int8)
-        y[np.arange(n), k] = own
-        return y
+        users, dropped = self._prepare(data)
+        n = users.n_users
+        k, v = sample_pairs(users, self.domain_size, self.padding_length, rng)
+        y = _ternary_rows(rng, self.b, n, self.output_size)
+        keep = bernoulli_iid(rng, self.a, n)
+        same = bernoulli_iid(rng, self.p, n)
+        y[np.arange(n), k] = np.where(keep, np.where(same, v, -v), 0).astype(np.int8)
+        return PCKVReports(self.mechanism, {"y": y}, dropped)
 
-    def aggregate(self, reports) -> tuple[int, np.ndarray, np.ndarray]:
-        """Counts ``n1[k] = #(y[k] = 1)`` and ``n2[k] = #(y[k] = -1)`` for ``k < d``.
-
-        Returns
-        -------
-        n : int
-        n1, n2 : ndarray of int64, shape (d,)
-
-        Raises
-        ------
-        ValueError
-            If ``reports`` is not an ``(n, d+L)`` array with entries in {-1, 0, 1}.
-        """
-        y = np.asarray(reports)
-        if y.ndim != 2 or y.shape[1] != self.output_size:
-            raise ValueError(f"reports: expected shape (n, {self.output_size}) (got {y.shape})")
-        y = y[:, : self.domain_size]
-        if y.dtype != np.int8:
-            if not np.isin(y, (-1, 0, 1)).all():
-                raise ValueError("reports: entries must be -1, 0 or 1")
-            y = y.astype(np.int8)
-        total = y.sum(axis=0, dtype=np.int64)               # n1 - n2
-        nonzero = (y.view(np.uint8) & 1).sum(axis=0, dtype=np.int64)  # n1 + n2 (+-1 are odd bytes)
-        n1 = (nonzero + total) // 2
-        return int(y.shape[0]), n1, nonzero - n1
+    def _counts(self, reports: Reports) -> tuple[np.ndarray, np.ndarray]:
+        y = _int_column(reports, "y", 2)
+        if y.shape[1] != self.output_size:
+            raise ValueError(f"reports.y: must have shape (n, {self.output_size}) (got {y.shape})")
+        if y.size and (int(y.min()) < -1 or int(y.max()) > 1):
+            raise ValueError("reports.y: entries must be -1, 0 or 1")
+        head = y[:, : self.domain_size]
+        n1 = np.count_nonzero(head == 1, axis=0).astype(np.int64)
+        n2 = np.count_nonzero(head == -1, axis=0).astype(np.int64)
+        return n1, n2
 
 
 class PCKVGRR(_PCKV):
@@ -431,68 +359,62 @@ class PCKVGRR(_PCKV):
     Parameters
     ----------
     a, p : float
-        Multiples of ``2^-48``; ``b`` is derived (the value in the plan is only checked).
+        Multiples of ``2^-48``.
     b : float
-        The plan's ``b`` (must equal ``(1-a)/(d+L-1)`` up to 1e-12 relative).
-    domain_size, padding_length, values, keys, key_labels
+        The plan's ``b``; must equal ``(1-a)/(d+L-1)`` to 1e-12 relative (the runtime
+        uses the exact derived value: other keys are drawn uniformly).
+    domain_size, padding_length, labels, values, out_of_domain_keys
         As :class:`PCKVUE`.
+
+    References
+    ----------
+    PCKV, Algorithms 1 and 3, Theorem 3.
     """
 
+    __slots__ = ()
     mechanism = "pckv-grr"
 
-    def __init__(self, a, b, p, domain_size, padding_length, **kw):
+    def __init__(self, a, b, p, domain_size, padding_length, **kw) -> None:
         super().__init__(a, b, p, domain_size, padding_length, **kw)
-        if not on_grid([self.a, self.p]):
-            raise PlanError("params: a and p must be multiples of 2**-48 in [0, 1]")
         exact_b = (1.0 - self.a) / (self.output_size - 1)
-        if abs(self.b - exact_b) > 1e-12 * exact_b:
+        if not (abs(self.b - exact_b) <= 1e-12 * exact_b):
             raise PlanError(f"params.b: must equal (1-a)/(d+L-1) = {exact_b!r} (got {self.b!r})")
-        self.b = exact_b
-        if not (0 < self.b < self.a < 1 and 0.5 <= self.p < 1):
-            raise PlanError("params: need 0 < b < a < 1 and 1/2 <= p < 1")
+        self._set(b=exact_b)
+        self._check_probabilities([self.a, self.p], "a and p")
 
-    def perturb(self, users, rng: np.random.Generator) -> np.ndarray:
+    def perturb(self, data, rng: np.random.Generator) -> PCKVReports:
         """Perturb every user's key-value set (Algorithms 1 and 3).
 
         Parameters
         ----------
-        users : sequence of (keys, values) or KeyValueUsers
+        data : sequence of (keys, values) or KeyValueUsers
         rng : numpy.random.Generator
 
         Returns
         -------
-        ndarray of int64, shape (n, 2)
-            Column 0: reported key in ``0..d+L-1`` (``>= d`` is a dummy key);
-            column 1: reported value in {-1, 1}.
+        PCKVReports
+            Columns ``key`` (int64, shape (n,), ``>= d`` is a dummy key) and
+            ``value`` (int8, shape (n,), in {-1, 1}).
         """
         check_rng(rng)
-        checked = self._prepare(users)
-        n, dp = checked.n_users, self.output_size
-        k, v = sample_pairs(checked, self.domain_size, self.padding_length, rng)
+        users, dropped = self._prepare(data)
+        n = users.n_users
+        k, v = sample_pairs(users, self.domain_size, self.padding_length, rng)
         keep = bernoulli(rng, np.full(n, self.a))
         same = bernoulli(rng, np.full(n, self.p))
-        other = rng.integers(0, dp - 1, size=n, dtype=np.int64)
+        other = rng.integers(0, self.output_size - 1, size=n, dtype=np.int64)
         other += other >= k
-        out = np.empty((n, 2), dtype=np.int64)
-        out[:, 0] = np.where(keep, k, other)
-        out[:, 1] = np.where(keep, np.where(same, v, -v), _random_signs(rng, n))
-        return out
+        key = np.where(keep, k, other)
+        value = np.where(keep, np.where(same, v, -v), random_signs(rng, n)).astype(np.int8)
+        return PCKVReports(self.mechanism, {"key": key, "value": value}, dropped)
 
-    def aggregate(self, reports) -> tuple[int, np.ndarray, np.ndarray]:
-        """Counts of reports ``<k, 1>`` (``n1``) and ``<k, -1>`` (``n2``) for ``k < d``.
+    def _counts(self, reports: Reports) -> tuple[np.ndarray, np.ndarray]:
+        key = _int_column(reports, "key", 1)
+        value = _int_column(reports, "value", 1)
+        if key.size and (int(key.min()) < 0 or int(key.max()) >= self.output_size):
+            raise ValueError(f"reports.key: must be in 0..{self.output_size - 1}")
+        if value.size and not np.all((value == 1) | (value == -1)):
+            raise ValueError("reports.value: must be -1 or 1")
+        counts = np.bincount(key.astype(np.int64) * 2 + (value < 0), minlength=2 * self.output_size)
+        return counts[0:2 * self.domain_size:2].astype(np.int64), counts[1:2 * self.domain_size:2].astype(np.int64)
 
-        Raises
-        ------
-        ValueError
-            If ``reports`` is not ``(n, 2)`` with keys in ``0..d+L-1`` and values +-1.
-        """
-        r = np.asarray(reports)
-        if r.ndim != 2 or r.shape[1] != 2:
-            raise ValueError(f"reports: expected shape (n, 2) (got {r.shape})")
-        keys, vals = r[:, 0].astype(np.int64), r[:, 1]
-        if r.size and ((keys < 0).any() or (keys >= self.output_size).any() or not np.isin(vals, (-1, 1)).all()):
-            raise ValueError(f"reports: keys must be in 0..{self.output_size - 1} and values in {{-1, 1}}")
-        counts = np.bincount(keys * 2 + (vals < 0), minlength=2 * self.output_size)
-        n1 = counts[0: 2 * self.domain_size: 2].astype(np.int64)
-        n2 = counts[1: 2 * self.domain_size: 2].astype(np.int64)
-        return int(r.shape[0]), n1, n2

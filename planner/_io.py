@@ -87,15 +87,37 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+def _umask() -> int:
+    """The process umask (read without changing it where /proc allows)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)  # pragma: no cover - non-Linux
+    os.umask(mask)
+    return mask
+
+
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file in the same folder, then rename).
 
-    Nothing is left behind if writing fails.
+    The file gets the permissions a plain ``open(path, "w")`` would give
+    (``0o666 & ~umask``), not the ``0600`` of a temporary file. Nothing is left
+    behind if writing fails, and an existing ``path`` is untouched until the rename.
+
+    Raises
+    ------
+    OSError
+        If the folder cannot be created or written (no file is left behind).
     """
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -115,21 +137,48 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
+def _non_finite(node: Any, prefix: str = "") -> str | None:
+    """Dotted path of the first non-finite float (``1e400`` parses to inf), or None."""
+    stack = [(prefix, node)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, float) and not math.isfinite(value):
+            return where or "<plan>"
+        if isinstance(value, dict):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+    return None
+
+
 def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
     """Read a plan JSON file strictly (no NaN/Infinity, bounded size and depth).
 
     Raises
     ------
     PlanFormatError
-        If the file is missing, not strict JSON, too large or deep, or not an object
-        with a ``mechanism`` field.
+        If the file is missing, not strict JSON, too large or deep, of another
+        ``format_version`` (one line naming the version), or not an object with a
+        ``mechanism`` field.
     """
     from ldpplan.mechanisms import PlanError, read_plan
+
+    from ._plan_format import FORMAT_VERSION
 
     try:
         data = read_plan(path, check_version=False)
     except PlanError as exc:
         raise PlanFormatError(str(exc)) from None
+    except ValueError as exc:  # e.g. an integer literal of more than 4300 digits
+        raise PlanFormatError(f"{path}: <json>: a plan must be valid JSON with numbers float64 can hold ({exc})") from None
+    where = _non_finite(data)
+    if where is not None:
+        raise PlanFormatError(f"{path}: {where}: must be a finite number (got a literal that overflows float64)")
+    version = data.get("format_version")
+    if version != FORMAT_VERSION:
+        shown = version if isinstance(version, (str, int, float, type(None))) else type(version).__name__
+        raise PlanFormatError(f"{path}: format_version: this ldpplan reads plan format {FORMAT_VERSION} "
+                              f"(got {str(shown)[:40]!r}); re-plan the spec embedded in the old plan")
     if "mechanism" not in data:
         raise PlanFormatError(f"{path}: plan must be a JSON object with a 'mechanism' field")
     return data

@@ -17,11 +17,12 @@ from typing import Any, Mapping
 from . import _io
 from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .errors import PrivacyViolation, SpecError
-from .families import all_examples, family_for, family_of_plan
+from . import families as _families
+from .families import all_examples, family_for, family_of_plan, spec_mechanisms
 
 __all__ = [
     "load_spec", "make_plan", "verify_plan", "write_plan", "read_plan", "summarize", "simulate",
-    "example_spec", "list_examples", "plan_schema",
+    "example_spec", "list_examples", "plan_schema", "family", "options_help",
 ]
 
 
@@ -139,10 +140,55 @@ def example_spec(name: str) -> dict[str, Any]:
     return copy.deepcopy(examples[name][1])
 
 
+def _family_name(name: Any, field: str) -> str:
+    """Family name of a family name (``uldp``) or of a spec/plan mechanism name (``urr``), without importing it."""
+    registry = _families.REGISTRY
+    if isinstance(name, str) and name in registry:
+        return name
+    names = spec_mechanisms()
+    if isinstance(name, str) and name in names:
+        return names[name]
+    raise SpecError(field, f"must be a family ({', '.join(registry)}) or a mechanism ({', '.join(sorted(names))})",
+                    name)
+
+
+def family(name: str, *, field: str = "mechanism"):
+    """The family object (``FAMILY``) of a family name or a mechanism name.
+
+    Raises
+    ------
+    SpecError
+        If the name is neither (the message lists the valid names).
+    """
+    return family_for(_family_name(name, field), field=field)
+
+
+def options_help(fam) -> list[tuple[str, str, str]]:
+    """``(key, default, description)`` of a family's simulate options (``-O KEY=VALUE``)."""
+    from ._common import options_help as _help
+
+    return _help(fam.options_model)
+
+
 def plan_schema(mechanism: str | None = None) -> dict[str, Any]:
-    """The JSON Schema of plan format 2.0 (or one family's part: a family or mechanism name)."""
+    """The JSON Schema of plan format 2.0 (composed), or one family's part.
+
+    Parameters
+    ----------
+    mechanism : str, optional
+        A family name (``"uldp"``) or a mechanism name (``"urr"``).
+
+    Raises
+    ------
+    SpecError
+        Unknown name, or a family without a schema part of its own.
+    """
     from ._plan_format import load_schema
 
     if mechanism is None:
         return load_schema("plan-2.0")
-    return load_schema(family_for(mechanism, field="--mechanism").name)
+    name = _family_name(mechanism, "--mechanism")
+    try:
+        return load_schema(name)
+    except FileNotFoundError:
+        raise SpecError("--mechanism", "names a family without a schema part of its own", mechanism) from None

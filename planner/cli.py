@@ -1,104 +1,89 @@
 """The ``ldpplan`` command line (click + rich). The only module that prints.
 
-Exit codes: 0 success; 1 a privacy guarantee does not hold (``verify``, or a
-solved plan that failed its re-check); 2 bad input (spec, plan file, data file,
-options), reported as one line without a traceback.
+Exit codes: 0 success; 1 a privacy guarantee does not hold (``verify``, or a plan that
+fails its re-check before ``perturb``/``estimate``); 2 bad input (spec, plan file, data or
+reports file, options), reported as one line on stderr without a traceback. Anything
+unexpected is reported as an internal error (exit 2), also on one line; set ``LDPPLAN_DEBUG=1`` to get
+the traceback instead.
 """
 from __future__ import annotations
 
-import functools
 import json
-import sys
+import os
 
 import click
 
-EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
+from ._cli_errors import EXIT_OK, EXIT_VIOLATED, classify
+
+__all__ = ["main"]
 
 
-def _console(stderr: bool = False):
-    from rich.console import Console
+def _fail(message: str, code: int):
+    from ._console import print_message
 
-    stream = sys.stderr if stderr else sys.stdout
-    return Console(stderr=stderr, highlight=False, soft_wrap=False, width=None if stream.isatty() else 150)
-
-
-def _fail(message: str, code: int) -> None:
-    from rich.markup import escape
-
-    _console(stderr=True).print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False, soft_wrap=True)
-    sys.exit(code)
+    print_message(message, prefix="error:", style="bold red", stderr=True)
+    raise click.exceptions.Exit(code)
 
 
-def handle_errors(fn):
-    """Map planner errors to one-line messages and exit codes (no traceback)."""
+class _Group(click.Group):
+    """Click group whose subcommands' exceptions all map to an exit code and one line."""
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from .errors import LdpplanError, PrivacyViolation
-
+    def invoke(self, ctx: click.Context):
         try:
-            return fn(*args, **kwargs)
-        except PrivacyViolation as exc:
-            _fail(str(exc), EXIT_VIOLATED)
-        except LdpplanError as exc:
-            _fail(str(exc), EXIT_BAD_INPUT)
-        except ImportError as exc:
-            if "mechanisms" in str(exc) or "planner" in str(exc):
-                _fail(f"this mechanism is not available in this build ({exc})", EXIT_BAD_INPUT)
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-    return wrapper
+        except KeyboardInterrupt:
+            _fail("interrupted", 130)
+        except Exception as exc:  # noqa: BLE001 - the point: every exception maps to an exit code
+            if os.environ.get("LDPPLAN_DEBUG"):  # developers: the full traceback
+                raise
+            code, message = classify(exc)
+            _fail(message, code)
 
 
-def _fmt(cell) -> str:
-    if isinstance(cell, float):
-        return f"{cell:.4g}"
-    return str(cell)
+def _echo_json(obj) -> None:
+    from ._io import to_jsonable
+
+    click.echo(json.dumps(to_jsonable(obj), indent=2, allow_nan=False))
 
 
-_LEFT_COLUMNS = ("level", "name", "mechanism", "item", "metric", "key", "allocation", "target", "estimator")
-
-
-def print_tables(tables, console=None) -> None:
-    """Render planner Tables with rich."""
-    from rich.table import Table as RichTable
-
-    console = console or _console()
-    for t in tables:
-        rt = RichTable(title=t.title, title_justify="left", show_lines=False)
-        for col in t.columns:
-            rt.add_column(str(col), justify="right" if col not in _LEFT_COLUMNS else "left")
-        for row in t.rows:
-            rt.add_row(*[_fmt(c) for c in row])
-        console.print(rt)
-        if t.note:
-            console.print(t.note, style="dim", markup=False)
-
-
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="ldpplan", prog_name="ldpplan")
 def main() -> None:
     """ldpplan: plan, verify and run local-differential-privacy mechanisms.
 
     \b
     Typical flow:
-      ldpplan plan SPEC.toml -o plan.json     # solve a spec, write a verified plan
-      ldpplan verify plan.json                # independent re-check (exit 0/1/2)
-      ldpplan simulate plan.json --data X.csv # accuracy on real data vs theory
-      ldpplan plan --example health           # an embedded example
+      ldpplan plan SPEC.toml -o plan.json       # solve a spec, write a verified plan
+      ldpplan verify plan.json                  # independent re-check (exit 0/1/2)
+      ldpplan simulate plan.json --data X.csv   # accuracy on real data vs theory
+      ldpplan perturb plan.json --input users.csv -o reports.npz
+      ldpplan estimate plan.json reports.npz    # frequencies (and means) from reports
+      ldpplan plan --example health             # an embedded example
+
+    Exit codes: 0 ok, 1 a privacy guarantee does not hold, 2 bad input.
     """
 
 
-@main.command("plan")
+@main.command("plan", short_help="Solve a spec into a verified plan.")
 @click.argument("spec", required=False, type=click.Path(dir_okay=False))
 @click.option("--example", "example", metavar="NAME", help="Plan an embedded example spec instead of SPEC.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the verified plan JSON here (atomically).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the verified plan JSON here (atomically; never a plan that fails verification).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan JSON to stdout instead of tables.")
 @click.option("--list-examples", is_flag=True, help="List the embedded example names and exit.")
-@handle_errors
 def plan_cmd(spec, example, output, as_json, list_examples):
-    """Solve SPEC (TOML or JSON) into a verified plan."""
+    """Solve SPEC (TOML or JSON) into a verified plan.
+
+    \b
+    Examples:
+      ldpplan plan examples/health.toml -o health.json
+      ldpplan plan --example health --json
+      ldpplan plan --list-examples
+    """
     from . import api
-    from ._io import to_jsonable
+    from ._console import console, print_message, print_tables
     from .errors import SpecError
 
     if list_examples:
@@ -107,85 +92,102 @@ def plan_cmd(spec, example, output, as_json, list_examples):
         return
     if (spec is None) == (example is None):
         raise SpecError("SPEC/--example", "give exactly one of a spec file or --example NAME", spec or example)
-    raw = api.example_spec(example) if example else spec
-    plan = api.make_plan(raw)
+    plan = api.make_plan(api.example_spec(example) if example else spec)
+    public = [p for p in plan.get("planning_inputs") or [] if isinstance(p, dict) and p.get("private") is False]
+    if public:
+        what = "; ".join(f"{p.get('what')} from {p.get('source')}" for p in public)
+        print_message(f"this plan read raw data outside the stated epsilon (planning_inputs with private: false): "
+                      f"{what}", prefix="warning:", style="bold yellow", stderr=True)
     if output:
         api.write_plan(plan, output)
     if as_json:
-        click.echo(json.dumps(to_jsonable(plan), indent=2))
+        _echo_json(plan)
         return
     print_tables(api.summarize(plan))
     ver = plan.get("verification", {})
-    con = _console()
-    con.print(f"[green]verified[/]: {ver.get('message', 'holds')}")
+    print_message(str(ver.get("message", "holds")), prefix="verified:", style="green")
     if output:
-        con.print(f"plan written to [bold]{output}[/]")
+        console().print(f"plan written to {output}", markup=False, highlight=False, soft_wrap=True)
 
 
-@main.command("verify")
+@main.command("verify", short_help="Re-check a plan (exit 0 holds, 1 violated, 2 invalid).")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the verification result as JSON.")
-@handle_errors
 def verify_cmd(plan_file, as_json):
-    """Re-check PLAN_FILE from its numbers: exit 0 holds, 1 violated, 2 unreadable/invalid."""
+    """Re-check PLAN_FILE from its numbers: exit 0 holds, 1 violated, 2 unreadable/invalid.
+
+    \b
+    Examples:
+      ldpplan verify health.json
+      ldpplan verify health.json --json
+    """
     from . import api
-    from ._io import to_jsonable
+    from ._console import print_message
 
     result = api.verify_plan(plan_file)
     if as_json:
-        click.echo(json.dumps(to_jsonable({"holds": result.holds, "message": result.message, "details": result.details}), indent=2))
+        _echo_json({"holds": result.holds, "message": result.message, "details": result.details})
     elif result.holds:
-        _console().print(f"[green]holds[/]: {result.message}", markup=True, soft_wrap=True)
+        print_message(result.message, prefix="holds:", style="green")
     else:
-        from rich.markup import escape
-
-        _console(stderr=True).print(f"[bold red]violated[/]: {escape(result.message)}", soft_wrap=True)
-    sys.exit(EXIT_OK if result.holds else EXIT_VIOLATED)
+        print_message(result.message, prefix="violated:", style="bold red", stderr=True)
+    raise click.exceptions.Exit(EXIT_OK if result.holds else EXIT_VIOLATED)
 
 
 def _parse_options(pairs) -> dict[str, str]:
+    """``-O KEY=VALUE`` pairs as strings, untouched (the family's options model parses them)."""
     from .errors import SpecError
 
-    out = {}
+    out: dict[str, str] = {}
     for pair in pairs:
         if "=" not in pair:
             raise SpecError("-O/--option", "must be KEY=VALUE", pair)
-        k, v = pair.split("=", 1)
-        out[k.strip()] = v.strip()
+        key, value = pair.split("=", 1)
+        if key in out:
+            raise SpecError(f"-O {key}", "is given more than once", value)
+        out[key] = value
     return out
 
 
-@main.command("simulate")
+@main.command("simulate", short_help="Simulate a plan on real or synthetic data.", epilog="Family options (-O KEY=VALUE): run `ldpplan options MECHANISM` "
+                                 "(e.g. `ldpplan options idue`) for the keys, defaults and descriptions.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--data", type=click.Path(dir_okay=False), help="Real data file (CSV). Without it: the family's synthetic default.")
 @click.option("--trials", type=click.IntRange(min=1), default=10, show_default=True, help="Independent repetitions.")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Root seed (recorded in the output; drawn from OS entropy if omitted).")
 @click.option("--mode", type=click.Choice(["aggregate", "runtime"]), default="aggregate", show_default=True,
               help="aggregate: exact-in-distribution count sampling; runtime: perturb every user with the client runtime.")
-@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Family-specific option (repeatable).")
+@click.option("-O", "--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="Family-specific option (repeatable); `ldpplan options MECHANISM` lists them.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable results as JSON.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Draw a figure to this PNG file.")
-@handle_errors
 def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
-    """Run PLAN_FILE over real records and compare empirical error with theory."""
+    """Run PLAN_FILE over real records and compare empirical error with theory.
+
+    \b
+    Examples:
+      ldpplan simulate ml.json --data ../shared/data/movielens_ratings.csv --trials 10 --seed 1
+      ldpplan simulate gss.json --seed 1 -O bayes_errors=0.5,0.8 --plot fig.png
+      ldpplan options pie        # the -O keys of a family
+    """
     import numpy as np
 
     from . import api
-    from ._io import to_jsonable
+    from ._console import console, interactive, print_tables
     from ._report import SimulateOptions
 
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
     opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=_parse_options(options))
     plan = api.read_plan(plan_file)
-    if as_json:
+    if as_json or not interactive(stderr=True):
         report = api.simulate(plan, opts)
     else:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                       TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                      console=_console(stderr=True), transient=True) as bar:
+                      console=console(stderr=True), transient=True) as bar:
             task = bar.add_task("simulating", total=None)
 
             def progress(advance: int, total: int) -> None:
@@ -202,84 +204,117 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
     payload.setdefault("trials", trials)
     payload.setdefault("mode", mode)
     if as_json:
-        click.echo(json.dumps(to_jsonable(payload), indent=2))
+        _echo_json(payload)
         return
     print_tables(report.tables)
-    _console().print(f"seed={seed} trials={trials} mode={mode}" + (f"; figure written to {plot}" if plot else ""),
-                     style="dim", markup=False)
+    console().print(f"seed={seed} trials={trials} mode={mode}" + (f"; figure written to {plot}" if plot else ""),
+                    style="dim", markup=False, soft_wrap=True)
 
 
-@main.command("perturb")
+@main.command("perturb", short_help="Perturb users' inputs into a reports file.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False),
-              help="Users' true inputs (CSV; format depends on the mechanism, see docs).")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Reports file to write (.npz).")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed (recorded in the reports file).")
-@handle_errors
+              help="Users' true inputs (CSV). The columns depend on the family: single items a column `item` "
+                   "(a label of domain.labels, or a 0-based index), item sets rows `user,item`, key-value rows "
+                   "`user,key,value`; `ldpplan options MECHANISM` prints the exact format.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Reports file to write (.npz; atomically, nothing on error).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Reproducible simulation: numpy's default_rng(SEED), recorded in the file. Without it "
+                   "(production) the reports are drawn from a cryptographically secure generator.")
 def perturb_cmd(plan_file, input_path, output, seed):
-    """Perturb every user's input with the client runtime and write the reports."""
-    import numpy as np
+    """Verify PLAN_FILE, perturb every user's input with the client runtime, write the reports.
 
-    from . import api
-    from .families import family_of_plan
+    \b
+    Examples:
+      ldpplan perturb health.json --input users.csv -o reports.npz
+      ldpplan perturb health.json --input users.csv -o reports.npz --seed 7   # reproducible
+      ldpplan options idue       # the --input columns of a family
+    """
+    from ._console import console
+    from ._runtime_io import perturb_file
 
-    if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
-    plan = api.read_plan(plan_file)
-    info = family_of_plan(plan).perturb_file(plan, input_path, output, np.random.default_rng(seed))
-    _console().print(f"wrote {info.get('n', '?')} reports to {output} (seed={seed})")
+    result = perturb_file(plan_file, input_path, output, seed=seed)
+    how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
+    console().print(f"wrote {result.n:,} reports of {result.mechanism} to {output} ({how})", markup=False,
+                    highlight=False, soft_wrap=True)
 
 
-@main.command("estimate")
+@main.command("estimate", short_help="Estimate frequencies (and means) from reports.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.argument("reports", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write estimates as CSV (atomically).")
-@click.option("--json", "as_json", is_flag=True, help="Print estimates as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print estimates as JSON (domain order).")
 @click.option("--method", default=None, metavar="NAME",
-              help="Estimator, for families that offer several (RR/ULDP: empirical, threshold, em).")
-@handle_errors
+              help="Estimator (the mechanism's `methods`; the first is the default; `empirical` always exists).")
 def estimate_cmd(plan_file, reports, output, as_json, method):
-    """Estimate frequencies (and means, for key-value plans) from a reports file."""
-    from . import api
-    from ._io import to_jsonable, write_bytes_atomic
-    from .families import family_of_plan
+    """Estimate frequencies (and means, for key-value plans) from a REPORTS file of PLAN_FILE.
 
-    plan = api.read_plan(plan_file)
-    family = family_of_plan(plan)
-    if method is None:
-        table = family.estimate_file(plan, reports)
-    else:
-        import inspect
+    \b
+    Examples:
+      ldpplan estimate health.json reports.npz
+      ldpplan estimate health.json reports.npz --method empirical --json
+      ldpplan estimate health.json reports.npz -o estimates.csv
+    """
+    from ._console import console, print_tables
+    from ._runtime_io import estimate_file, estimate_json, estimate_table, write_estimate_csv
 
-        if "method" not in inspect.signature(family.estimate_file).parameters:
-            from .errors import SpecError
-            raise SpecError("--method", f"mechanism {plan['mechanism']!r} has a single estimator", method)
-        table = family.estimate_file(plan, reports, method=method)
+    result = estimate_file(plan_file, reports, method=method)
     if output:
-        import csv
-        import io
-
-        buf = io.StringIO()
-        w = csv.writer(buf)
-        w.writerow(table.columns)
-        w.writerows(table.rows)
-        write_bytes_atomic(output, buf.getvalue().encode("utf-8"))
+        write_estimate_csv(result, output)
     if as_json:
-        click.echo(json.dumps(to_jsonable(table.to_dict()), indent=2))
-    elif not output:
-        print_tables([table])
+        _echo_json(estimate_json(result))
+    elif output:
+        console().print(f"estimates of {len(result.labels):,} entries written to {output}", markup=False,
+                        highlight=False, soft_wrap=True)
     else:
-        _console().print(f"estimates for {len(table.rows)} entries written to {output}")
+        print_tables([estimate_table(result)])
 
 
-@main.command("schema")
-@click.option("--mechanism", default=None, help="Only this mechanism family's plan schema.")
-@handle_errors
+@main.command("options", short_help="A family's -O options and perturb input columns.")
+@click.argument("mechanism")
+@click.option("--json", "as_json", is_flag=True, help="Print the options and the input format as JSON.")
+def options_cmd(mechanism, as_json):
+    """List a family's simulate options (-O KEY=VALUE) and its `perturb --input` columns.
+
+    MECHANISM is a family (idue, pckv, pie, uldp) or a mechanism name (e.g. urr, pckv-ue).
+
+    \b
+    Examples:
+      ldpplan options idue
+      ldpplan options urr --json
+    """
+    from . import api
+    from ._console import console, print_tables
+    from ._report import Table
+
+    family = api.family(mechanism, field="MECHANISM")
+    rows = api.options_help(family)
+    if as_json:
+        _echo_json({"family": family.name, "options": [dict(zip(("key", "default", "description"), r)) for r in rows],
+                    "input_doc": family.input_doc})
+        return
+    print_tables([Table(title=f"{family.name}: simulate options (-O KEY=VALUE)",
+                        columns=["option", "default", "description"], rows=rows or [["(none)", "", ""]])])
+    console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False,
+                    soft_wrap=True)
+
+
+@main.command("schema", short_help="Print the JSON Schema of plan files.")
+@click.option("--mechanism", default=None, metavar="NAME",
+              help="Only this family's part (a family name such as uldp, or a mechanism name such as urr).")
 def schema_cmd(mechanism):
-    """Print the JSON Schema of plan files."""
+    """Print the JSON Schema of plan files (format 2.0, composed over every family).
+
+    \b
+    Examples:
+      ldpplan schema > plan-2.0.schema.json
+      ldpplan schema --mechanism urr
+    """
     from . import api
 
     click.echo(json.dumps(api.plan_schema(mechanism), indent=2))
+
 
 
 if __name__ == "__main__":  # pragma: no cover

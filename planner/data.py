@@ -19,6 +19,7 @@ from .errors import InputDataError
 __all__ = [
     "MovieLensRatings", "load_movielens_ratings", "movielens_item_sets",
     "GSSVocab", "load_gss_vocab", "default_data_dir", "resolve_data_path",
+    "KeyValueData", "load_key_value_data", "map_key_value_data",
 ]
 
 
@@ -207,10 +208,291 @@ def resolve_data_path(text: str, base_dir: Path | None = None) -> Path:
     return path
 
 
+__all__ += ["CsvTable", "read_csv_table", "read_item_column", "read_item_sets", "MAX_INPUT_BYTES"]
+
+#: Largest input CSV read by the generic readers (bytes).
+MAX_INPUT_BYTES = 2**31
+
+
+@dataclasses.dataclass(frozen=True)
+class CsvTable:
+    """A CSV read by :func:`read_csv_table`: ``header``, data ``rows`` (cells stripped) and each
+    row's 1-based ``lines`` number in the file (for error messages)."""
+
+    header: list[str]
+    rows: list[list[str]]
+    lines: list[int]
+
+
+def read_csv_table(path: str | os.PathLike, required: tuple[str, ...] | list[str], *,
+                   field: str = "--input") -> CsvTable:
+    """Read a users' input CSV strictly: UTF-8 (a BOM is allowed), a header holding ``required``,
+    every row as long as the header.
+
+    Parameters
+    ----------
+    path : path-like
+    required : sequence of str
+        Column names that must be in the header (other columns are ignored by the callers).
+    field : str
+        The option the file came from, named in errors.
+
+    Returns
+    -------
+    CsvTable
+        Header, data rows (blank lines skipped; cells stripped of surrounding spaces) and line numbers.
+
+    Raises
+    ------
+    InputDataError
+        Missing, unreadable or too large file, missing columns, ragged rows: one line naming the
+        file, the line number and the rule.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputDataError(f"{field}: file must exist (got {str(p)!r})")
+    if p.stat().st_size > MAX_INPUT_BYTES:
+        raise InputDataError(f"{p}: an input file must be at most {MAX_INPUT_BYTES} bytes")
+    try:
+        with p.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            header = [h.strip() for h in next(reader, [])]
+            if not header:
+                raise InputDataError(f"{p}: file is empty (a header with {list(required)} is required)")
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise InputDataError(f"{p}: line 1: columns {missing} are required (header is {header[:20]})")
+            rows, lines = [], []
+            for row in reader:
+                if not row or all(not c.strip() for c in row):
+                    continue
+                if len(row) != len(header):
+                    raise InputDataError(f"{p}: line {reader.line_num}: must have {len(header)} fields like the "
+                                         f"header (got {len(row)})")
+                rows.append([c.strip() for c in row])
+                lines.append(reader.line_num)
+    except UnicodeDecodeError as exc:
+        raise InputDataError(f"{p}: must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:
+        raise InputDataError(f"{p}: must be valid CSV ({exc})") from None
+    return CsvTable(header=header, rows=rows, lines=lines)
+
+
+def _item_index(cell: str, labels: list[str] | None, domain_size: int, where: str) -> int:
+    """Index of an item cell that is not a label (labels None: a 0-based index), else InputDataError."""
+    if labels is not None:
+        shown = labels[:5] + (["..."] if len(labels) > 5 else [])
+        raise InputDataError(f"{where}: must be one of domain.labels {shown} (got {cell[:40]!r})")
+    try:
+        value = int(cell)
+    except ValueError:
+        raise InputDataError(f"{where}: must be a 0-based index (the plan has no labels) (got {cell[:40]!r})") from None
+    if not 0 <= value < domain_size:
+        raise InputDataError(f"{where}: must be in [0, {domain_size - 1}] (got {value})")
+    return value
+
+
+def read_item_column(path: str | os.PathLike, labels: list[str] | None, domain_size: int, *,
+                     column: str = "item") -> np.ndarray:
+    """Single-item inputs (one row per user): column ``item`` holds a label of ``domain.labels``,
+    or a 0-based index when the plan has no labels.
+
+    Returns
+    -------
+    ndarray of int64, shape (n_users,)
+        Each user's item index in ``[0, domain_size)``.
+
+    Raises
+    ------
+    InputDataError
+        Naming the file, the line and the value.
+    """
+    table = read_csv_table(path, [column])
+    k = table.header.index(column)
+    lookup = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
+    out = np.empty(len(table.rows), dtype=np.int64)
+    for i, (row, line) in enumerate(zip(table.rows, table.lines)):
+        cell = row[k]
+        hit = lookup.get(cell) if lookup is not None else None
+        out[i] = hit if hit is not None else _item_index(cell, labels, domain_size, f"{path}: line {line}: {column}")
+    return out
+
+
+def read_item_sets(path: str | os.PathLike, labels: list[str] | None, domain_size: int, *,
+                   user: str = "user", item: str = "item") -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Item-set inputs: rows ``user,item`` (a user's rows need not be adjacent; duplicates are kept once).
+
+    Returns
+    -------
+    users : list of str
+        User ids in order of first appearance.
+    indptr : ndarray of int64, shape (n_users + 1,)
+    indices : ndarray of int64, shape (n_pairs,)
+        User ``u``'s items are ``indices[indptr[u]:indptr[u + 1]]`` (sorted item indices).
+
+    Raises
+    ------
+    InputDataError
+        Naming the file, the line and the value.
+    """
+    table = read_csv_table(path, [user, item])
+    ku, ki = table.header.index(user), table.header.index(item)
+    lookup = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
+    sets: dict[str, set[int]] = {}
+    for row, line in zip(table.rows, table.lines):
+        cell = row[ki]
+        hit = lookup.get(cell) if lookup is not None else None
+        index = hit if hit is not None else _item_index(cell, labels, domain_size, f"{path}: line {line}: {item}")
+        sets.setdefault(row[ku], set()).add(index)
+    users = list(sets)
+    counts = np.array([len(sets[u]) for u in users], dtype=np.int64)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    indices = np.array([x for u in users for x in sorted(sets[u])], dtype=np.int64)
+    return users, indptr, indices
+
+
 # ============================================================================ IDUE / IDUE-PS inputs
 
 
 # ============================================================================ PCKV key-value inputs
+@dataclasses.dataclass(frozen=True)
+class KeyValueData:
+    """Users' key-value pairs read from a CSV, in CSR form with the file's own key labels.
+
+    Attributes
+    ----------
+    labels : list of str, length m
+        Distinct keys of the file (sorted numerically when all are integers).
+    user_ids : ndarray of str, shape (n,)
+    indptr : ndarray of int64, shape (n + 1,)
+        User ``u`` holds pairs ``indptr[u]:indptr[u+1]``.
+    keys : ndarray of int64, shape (pairs,)
+        Indices into ``labels``.
+    values : ndarray of float64, shape (pairs,)
+        Values (MovieLens ratings mapped linearly from [0.5, 5] to [-1, 1]).
+    """
+
+    labels: list
+    user_ids: np.ndarray
+    indptr: np.ndarray
+    keys: np.ndarray
+    values: np.ndarray
+
+    @property
+    def n_users(self) -> int:
+        """Number of users ``n``."""
+        return int(self.indptr.shape[0] - 1)
+
+    def set_sizes(self) -> np.ndarray:
+        """Pairs per user, shape (n,)."""
+        return np.diff(self.indptr)
+
+
+def _sort_key_labels(labels: list[str]) -> list[str]:
+    try:
+        return [str(x) for x in sorted(labels, key=int)]
+    except ValueError:
+        return sorted(labels)
+
+
+def load_key_value_data(path: str | os.PathLike) -> KeyValueData:
+    """Read a key-value CSV: ``user,key,value`` (or ``user_id,key,value``) or MovieLens
+    ``userId,movieId,rating`` (key = movieId, value = rating mapped from [0.5, 5] to [-1, 1]).
+
+    Returns
+    -------
+    KeyValueData
+
+    Raises
+    ------
+    InputDataError
+        Missing file, missing columns, unparsable or NaN numbers, or a user listing a key twice.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputDataError(f"data file must exist (got {str(p)!r})")
+    with p.open(newline="", encoding="utf-8") as fh:
+        header = [h.strip() for h in (next(csv.reader(fh), None) or [])]
+    if not header:
+        raise InputDataError(f"{p}: file is empty")
+    if {"userId", "movieId", "rating"} <= set(header):
+        ml = load_movielens_ratings(p)
+        users_raw, keys_raw, values = ml.user_ids.astype(str), ml.movie_ids.astype(str), ml.values_in_unit_interval()
+    else:
+        user_col = "user" if "user" in header else "user_id"
+        header, rows = _read_csv(p, [user_col, "key", "value"])
+        iu, ik, iv = header.index(user_col), header.index("key"), header.index("value")
+        try:
+            users_raw = np.array([r[iu].strip() for r in rows], dtype=str)
+            keys_raw = np.array([r[ik].strip() for r in rows], dtype=str)
+            values = np.array([float(r[iv]) for r in rows], dtype=np.float64)
+        except (ValueError, IndexError) as exc:
+            raise InputDataError(f"{p}: every row needs user,key,value with a numeric value ({exc})") from None
+    if not np.isfinite(values).all():
+        row = int(np.nonzero(~np.isfinite(values))[0][0]) + 2
+        raise InputDataError(f"{p}: line {row}: value must be a finite number (got {values[row - 2]!r})")
+    labels = _sort_key_labels(np.unique(keys_raw).tolist())
+    pos = {lab: i for i, lab in enumerate(labels)}
+    key_idx = np.array([pos[k] for k in keys_raw.tolist()], dtype=np.int64)
+    user_u, user_idx = np.unique(users_raw, return_inverse=True)
+    order = np.lexsort((key_idx, user_idx))
+    uid_sorted, kid_sorted = user_idx[order], key_idx[order]
+    dup = (np.diff(uid_sorted) == 0) & (np.diff(kid_sorted) == 0)
+    if dup.any():
+        i = int(np.nonzero(dup)[0][0])
+        raise InputDataError(f"{p}: user {user_u[uid_sorted[i]]} lists key {labels[kid_sorted[i]]} twice")
+    counts = np.bincount(user_idx, minlength=user_u.shape[0])
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return KeyValueData(labels=labels, user_ids=user_u, indptr=indptr, keys=kid_sorted.astype(np.int64),
+                        values=values[order])
+
+
+def map_key_value_data(data: KeyValueData, labels: list[str] | None, domain_size: int, *,
+                       out_of_domain_keys: str = "reject",
+                       where: str = "data") -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Re-index a file's keys into a plan's domain.
+
+    Parameters
+    ----------
+    data : KeyValueData
+    labels : list of str or None
+        The plan's ``domain.labels``; None: keys are 0-based indices ``0..domain_size-1``.
+    domain_size : int
+    out_of_domain_keys : {"reject", "drop"}
+    where : str
+        Name of the file for messages.
+
+    Returns
+    -------
+    indptr, keys, values : ndarrays (CSR, keys 0-based into the domain)
+    dropped : int
+        Pairs dropped (``out_of_domain_keys="drop"``).
+
+    Raises
+    ------
+    InputDataError
+        A key outside the domain with ``out_of_domain_keys="reject"``.
+    """
+    if labels is not None:
+        pos = {lab: i for i, lab in enumerate(labels)}
+        mapped = np.array([pos.get(lab, -1) for lab in data.labels], dtype=np.int64)
+    else:
+        mapped = np.array([int(lab) if lab.isdigit() else -1 for lab in data.labels], dtype=np.int64)
+        mapped[mapped >= domain_size] = -1
+    k = mapped[data.keys] if data.keys.size else data.keys
+    bad = k < 0
+    dropped = int(bad.sum())
+    if not dropped:
+        return data.indptr, k, data.values, 0
+    if out_of_domain_keys != "drop":
+        first = data.labels[int(data.keys[np.nonzero(bad)[0][0]])]
+        domain = "the plan's key labels" if labels is not None else f"0..{domain_size - 1}"
+        raise InputDataError(f"{where}: key {first!r} must be in {domain} ({dropped} pairs are not); "
+                             "plan with out_of_domain_keys = \"drop\" to drop them")
+    owner = np.repeat(np.arange(data.n_users), np.diff(data.indptr))[~bad]
+    counts = np.bincount(owner, minlength=data.n_users)
+    indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return indptr, k[~bad], data.values[~bad], dropped
 
 
 # ============================================================================ PIE inputs

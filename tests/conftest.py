@@ -1,4 +1,11 @@
-"""Shared fixtures. Real data is found through ONE fixture: ``shared_data_dir``."""
+"""Shared fixtures and the test tiers.
+
+Tiers (markers registered in ``pyproject.toml``): ``unit`` (fast; every test without another
+tier marker gets it here), ``slow`` (over ~2 s), ``notebook`` (the ``.ipynb`` files nbmake
+collects). The fast tier is ``pytest -m "not slow and not notebook"``.
+
+Real data is found through ONE fixture: ``shared_data_dir``.
+"""
 from __future__ import annotations
 
 import os
@@ -7,15 +14,37 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+_TIERS = ("slow", "notebook")
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    """Mark notebooks ``notebook`` and every test without a tier marker ``unit``."""
+    for item in items:
+        if str(getattr(item, "path", "")).endswith(".ipynb"):
+            item.add_marker(pytest.mark.notebook)
+        if not any(item.get_closest_marker(m) for m in _TIERS):
+            item.add_marker(pytest.mark.unit)
 
 
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
-    """Folder with the real data sets (``$LDPPLAN_DATA_DIR`` or ``../shared/data``)."""
-    path = Path(os.environ.get("LDPPLAN_DATA_DIR", REPO.parent / "shared" / "data"))
+    """Folder with the real data sets (``planner.data.default_data_dir()``: ``$LDPPLAN_DATA_DIR``
+    or ``../shared/data``); skips the test when the data is not there."""
+    from ldpplan.planner.data import default_data_dir
+
+    path = default_data_dir()
     if not (path / "movielens_ratings.csv").is_file():
         pytest.skip(f"real data not found in {path} (set LDPPLAN_DATA_DIR)")
     return path
+
+
+@pytest.fixture
+def toy_family():
+    """Register only the test-only toy family (``tests/_toy_family.py``) for this test."""
+    import _toy_family
+
+    with _toy_family.registered():
+        yield _toy_family
 
 
 # Property tests: a fixed, reproducible example sequence on CI (derandomized), random locally.
@@ -24,3 +53,11 @@ from hypothesis import settings as _hyp_settings  # noqa: E402
 _hyp_settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
 _hyp_settings.register_profile("dev", deadline=None, print_blob=True)
 _hyp_settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+def pytest_configure(config) -> None:
+    """Register the tiers' markers here too (pyproject.toml does; this keeps ``-c other.ini`` runs strict)."""
+    for line in ("unit: fast test (added automatically to tests without another tier marker)",
+                 "slow: takes more than ~2 s (excluded from the fast tier)",
+                 "notebook: a notebook executed by nbmake (excluded from the fast tier)"):
+        config.addinivalue_line("markers", line)

@@ -1,5 +1,6 @@
-"""PCKV runtime: exhaustive privacy check on tiny domains, estimator statistics, input handling."""
+"""PCKV runtime: exhaustive privacy check on tiny domains, estimator statistics, protocol, input handling."""
 import itertools
+import json
 import math
 import subprocess
 import sys
@@ -7,10 +8,15 @@ import sys
 import numpy as np
 import pytest
 
-from ldpplan.mechanisms._sampling import to_grid
-from ldpplan.mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, estimate_from_counts
-from ldpplan.planner.pckv import composed_epsilon_exact
+from ldpplan import mechanisms
+from ldpplan.mechanisms import Aggregate, PlanError
+from ldpplan.mechanisms.pckv import (PCKVGRR, PCKVUE, KeyValueUsers, PCKVReports, _random_signs, estimate_from_counts,
+                                     to_grid)
+from ldpplan.planner import api
+from ldpplan.planner.pckv.allocation import composed_ratio_exact
 from ldpplan.solvers import pckv as S
+
+from _pckv_helpers import only_families_with_FAMILY  # noqa: F401  (autouse fixture)
 
 
 def _ue(eps, d, L, method="optimized"):
@@ -40,10 +46,9 @@ def _sampled_distribution(S_pairs, d, L):
 
 def _ue_output_probs(mech, S_pairs):
     d, L = mech.domain_size, mech.padding_length
-    dp = d + L
     a, b, p = mech.a, mech.b, mech.p
     samp = _sampled_distribution(S_pairs, d, L)
-    outs = list(itertools.product((1, -1, 0), repeat=dp))
+    outs = list(itertools.product((1, -1, 0), repeat=d + L))
     probs = np.zeros(len(outs))
     for (k, v), w in samp.items():
         for i, y in enumerate(outs):
@@ -59,10 +64,9 @@ def _ue_output_probs(mech, S_pairs):
 
 def _grr_output_probs(mech, S_pairs):
     d, L = mech.domain_size, mech.padding_length
-    dp = d + L
     a, b, p = mech.a, mech.b, mech.p
     samp = _sampled_distribution(S_pairs, d, L)
-    outs = [(k, v) for k in range(dp) for v in (1, -1)]
+    outs = [(k, v) for k in range(d + L) for v in (1, -1)]
     probs = np.zeros(len(outs))
     for (k, v), w in samp.items():
         for i, (k2, v2) in enumerate(outs):
@@ -90,9 +94,11 @@ def test_exhaustive_ratio_bound_tiny_domain(kind, L, eps, method):
     table = np.array([fn(mech, s) for s in _all_inputs(d)])      # (inputs, outputs)
     np.testing.assert_allclose(table.sum(axis=1), 1.0, rtol=1e-12)
     worst = float(np.max(table.max(axis=0) / table.min(axis=0)))
-    bound = composed_epsilon_exact(mech.mechanism, mech.a, mech.b, mech.p, d, L)
+    bound = composed_ratio_exact(mech.mechanism, mech.a, mech.b, mech.p, d, L)
     assert worst <= float(bound) * (1 + 1e-9)
     assert math.log(worst) <= eps * (1 + 1e-9)
+    # the runtime's privacy map is the same bound in float64
+    assert mech.privacy_map()["epsilon"] == pytest.approx(math.log(float(bound)), rel=1e-12)
     if L == 1:   # Theorem 2/3 are tight when L = 1
         assert worst == pytest.approx(float(bound), rel=1e-9)
 
@@ -104,7 +110,8 @@ def test_grr_runtime_matches_exact_output_distribution():
     n = 200_000
     users = KeyValueUsers(np.arange(0, 2 * n + 1, 2), np.tile([0, 2], n), np.tile([0.5, -1.0], n))
     rep = mech.perturb(users, np.random.default_rng(3))
-    idx = rep[:, 0] * 2 + (rep[:, 1] < 0)
+    assert isinstance(rep, PCKVReports) and len(rep) == n
+    idx = rep["key"] * 2 + (rep["value"] < 0)
     emp = np.bincount(idx, minlength=2 * (d + L)) / n
     expected = _grr_output_probs(mech, user)
     z = (emp - expected) / np.sqrt(expected * (1 - expected) / n)
@@ -116,7 +123,7 @@ def test_ue_runtime_matches_exact_marginals():
     mech = _ue(1.0, d, L)
     n = 200_000
     users = KeyValueUsers(np.arange(n + 1), np.full(n, 1), np.full(n, 0.5))
-    y = mech.perturb(users, np.random.default_rng(4))
+    y = mech.perturb(users, np.random.default_rng(4))["y"]
     assert y.shape == (n, d + L) and y.dtype == np.int8
     a, b, p = mech.a, mech.b, mech.p
     up = 0.75   # (1 + 0.5) / 2
@@ -148,9 +155,9 @@ def test_estimators_bias_and_variance_vs_theorem4(kind):
     m_true = np.bincount(keys, weights=values, minlength=d) / np.bincount(keys, minlength=d)
     est_f, est_m = [], []
     for _ in range(trials):
-        f, m = mech.estimate(mech.perturb(users, rng), raw=True)
-        est_f.append(f)
-        est_m.append(m)
+        est = mech.estimate(mech.perturb(users, rng), method="empirical")
+        est_f.append(est.frequency)
+        est_m.append(est.mean)
     est_f, est_m = np.array(est_f), np.array(est_m)
     th_f, th_m = S.theorem4_mse(mech.a, mech.b, mech.p, L, n, f_true, m_true)
     # (7) is unbiased with variance (9)
@@ -176,9 +183,12 @@ def test_lemma1_counts_unbiased_and_algorithm4_bounds():
     det = alpha ** 2 - beta ** 2
     hat1 = (alpha * (c[:, 0] - n * b / 2) - beta * (c[:, 1] - n * b / 2)) / det
     assert abs(hat1.mean() - n1s) < 5 * hat1.std() / math.sqrt(4000)
-    f, m = estimate_from_counts(n, c[:, 0], c[:, 1], a, b, p, L)
+    cor = estimate_from_counts(n, c[:, 0], c[:, 1], a, b, p, L)
+    assert cor.method == "corrected"
+    f, m = cor.frequency, cor.mean
     assert np.all((f >= 1 / n) & (f <= 1)) and np.all(np.abs(m) <= 1)
-    fr, mr = estimate_from_counts(n, c[:, 0], c[:, 1], a, b, p, L, raw=True)
+    emp = estimate_from_counts(n, c[:, 0], c[:, 1], a, b, p, L, method="empirical")
+    fr, mr = emp.frequency, emp.mean
     # (14) equals (8) when no correction applies
     hat2 = (alpha * (c[:, 1] - n * b / 2) - beta * (c[:, 0] - n * b / 2)) / det
     cap = n * fr / L
@@ -187,6 +197,12 @@ def test_lemma1_counts_unbiased_and_algorithm4_bounds():
     np.testing.assert_allclose(m[unclipped], mr[unclipped], rtol=1e-9)    # (14) == (8) without correction
     assert abs(fr.mean() - (n1s + n2s) / n) < 5 * fr.std() / math.sqrt(4000)
     assert abs(mr.mean() - 0.5) < 0.01    # true mean (3000 - 1000) / 4000
+    # std_error is eq. (9) at the clipped frequency estimate
+    f0 = np.clip(fr[0], 0, 1)
+    var = L * L * b * (1 - b) / (n * (a - b) ** 2) + L * f0 * (1 - a - b) / (n * (a - b))
+    assert emp.std_error[0] == pytest.approx(math.sqrt(var), rel=1e-12)
+    with pytest.raises(ValueError, match="corrected"):
+        estimate_from_counts(n, c[0, :1], c[1, :1], a, b, p, L, method="raw")
 
 
 def test_input_handling():
@@ -202,16 +218,57 @@ def test_input_handling():
         mech.perturb([([1], [float("nan")])], rng=rng)
     with pytest.raises(TypeError):
         mech.perturb([([1], [0.5])], rng=np.random.RandomState(0))
-    clip = PCKVUE(mech.a, mech.b, mech.p, 4, 1, values="clip", keys="drop")
-    y = clip.perturb([([0, 9], [1.5, 0.0]), ([], []), ([0, 1, 2, 3], [0.1, 0.2, 0.3, 0.4])], rng=rng)
-    assert y.shape == (3, 5) and clip.last_dropped == 1
+    clip = PCKVUE(mech.a, mech.b, mech.p, 4, 1, values="clip", out_of_domain_keys="drop")
+    rep = clip.perturb([([0, 9], [1.5, 0.0]), ([], []), ([0, 1, 2, 3], [0.1, 0.2, 0.3, 0.4])], rng=rng)
+    assert rep["y"].shape == (3, 5) and rep.dropped_pairs == 1 and len(rep) == 3
+    with pytest.raises(AttributeError, match="immutable"):
+        clip.a = 0.9
     grr = _grr(1.0, 4, 2)
     rep = grr.perturb([([0, 1, 2], [0.1, -0.2, 1.0])], rng=rng)   # more pairs than L: sampled 1/|S|
-    assert rep.shape == (1, 2) and 0 <= rep[0, 0] < 6 and rep[0, 1] in (-1, 1)
-    with pytest.raises(ValueError):
-        grr.aggregate(np.array([[9, 1]]))
-    with pytest.raises(ValueError):
-        mech.aggregate(np.zeros((2, 3)))
+    assert len(rep) == 1 and 0 <= rep["key"][0] < 6 and rep["value"][0] in (-1, 1)
+
+
+@pytest.mark.parametrize("columns,match", [
+    ({"key": np.array([9]), "value": np.array([1], np.int8)}, "reports.key"),
+    ({"key": np.array([0]), "value": np.array([0], np.int8)}, "reports.value"),
+    ({"key": np.array([0.0]), "value": np.array([1], np.int8)}, "reports.key"),
+    ({"key": np.array([0])}, "reports.value"),
+])
+def test_grr_aggregate_validates_foreign_reports(columns, match):
+    grr = _grr(1.0, 4, 2)
+    with pytest.raises(ValueError, match=match):
+        grr.aggregate(PCKVReports("pckv-grr", columns))
+
+
+def test_ue_aggregate_validates_foreign_reports():
+    ue = _ue(1.0, 4, 1)
+    for cols, match in [({"y": np.zeros((2, 3), np.int8)}, "shape"), ({"y": np.full((2, 5), 2, np.int8)}, "-1, 0 or 1"),
+                        ({"y": np.zeros((2, 5))}, "integer")]:
+        with pytest.raises(ValueError, match=match):
+            ue.aggregate(PCKVReports("pckv-ue", cols))
+    with pytest.raises(ValueError, match="mechanism"):
+        ue.aggregate(PCKVReports("pckv-grr", {"y": np.zeros((2, 5), np.int8)}))
+    with pytest.raises(ValueError, match="n1 \\+ n2"):
+        ue.estimate(Aggregate("pckv-ue", 1, {"n1": [1, 1, 0, 0], "n2": [1, 0, 0, 0]}))
+    with pytest.raises(ValueError, match="shape"):
+        ue.estimate(Aggregate("pckv-ue", 5, {"n1": [1, 1, 0], "n2": [1, 0, 0]}))
+    with pytest.raises(ValueError, match="'corrected', 'empirical'"):
+        ue.estimate(Aggregate("pckv-ue", 5, {"n1": [1, 1, 0, 0], "n2": [1, 0, 0, 0]}), method="em")
+
+
+@pytest.mark.parametrize("kind", ["ue", "grr"])
+def test_aggregate_merges_and_round_trips(kind):
+    mech = (_ue if kind == "ue" else _grr)(2.0, 6, 2)
+    rng = np.random.default_rng(8)
+    users = [([i % 6], [0.3]) for i in range(300)]
+    r1, r2 = mech.perturb(users[:100], rng), mech.perturb(users[100:], rng)
+    both = PCKVReports(mech.mechanism, {k: np.concatenate([r1[k], r2[k]]) for k in r1.columns})
+    merged = mech.aggregate(r1) + mech.aggregate(r2)
+    assert merged == mech.aggregate(both) and merged.n == 300
+    again = Aggregate.from_dict(json.loads(json.dumps(merged.to_dict())))
+    assert again == merged
+    np.testing.assert_array_equal(mech.estimate(again).frequency, mech.estimate(both).frequency)
+    assert mech.methods == ("corrected", "empirical")
 
 
 def test_sequence_input_equals_csr_input():
@@ -219,20 +276,56 @@ def test_sequence_input_equals_csr_input():
     users = [([0, 3], [0.5, -0.5]), ([5], [1.0]), ([], [])]
     a = mech.perturb(users, rng=np.random.default_rng(9))
     b = mech.perturb(KeyValueUsers.from_pairs(users), rng=np.random.default_rng(9))
-    np.testing.assert_array_equal(a, b)
+    for k in a.columns:
+        np.testing.assert_array_equal(a[k], b[k])
 
 
-def test_runtime_rejects_off_grid_plans():
-    from ldpplan.mechanisms import PlanError
+def test_random_signs_fair_per_position_under_mt19937():
+    """uniform_bits is exact under 32-bit generators: every sign position is fair, one user per call."""
+    rng = np.random.Generator(np.random.MT19937(1))
+    calls = 10_000
+    signs = np.array([_random_signs(rng, 3) for _ in range(calls)])       # (calls, 3)
+    plus = (signs == 1).mean(axis=0)
+    assert set(np.unique(signs)) == {-1, 1}
+    assert np.all(np.abs(plus - 0.5) < 5 * math.sqrt(0.25 / calls))
+    # the same through the runtime: PCKV-UE's +-1 at positions the user does not hold, one user per call
+    ue = PCKVUE(0.5, to_grid(0.4, "up"), 0.5, 3, 1)
+    y = np.array([ue.perturb([([0], [1.0])], rng)["y"][0] for _ in range(2500)])   # (2500, 4)
+    for col in range(1, 4):
+        nonzero = y[:, col] != 0
+        frac = (y[nonzero, col] == 1).mean()
+        assert abs(frac - 0.5) < 5 * math.sqrt(0.25 / nonzero.sum())
+        assert abs(nonzero.mean() - ue.b) < 5 * math.sqrt(ue.b * (1 - ue.b) / 2500)
 
+
+def test_runtime_rejects_off_grid_parameters():
     with pytest.raises(PlanError):
         PCKVUE(0.5, 0.3, 0.7, 5, 1)          # 0.3 and 0.7 are not multiples of 2^-48
     with pytest.raises(PlanError):
         PCKVGRR(0.5, 0.2, 0.75, 5, 1)        # b != (1-a)/(d+L-1)
+    with pytest.raises(PlanError):
+        PCKVUE(0.5, 0.25, 0.75, 5, 1, values="ignore")
+
+
+@pytest.mark.parametrize("mechanism", ["pckv-ue", "pckv-grr"])
+def test_from_plan_accepts_a_path_and_load_equals_from_plan(tmp_path, mechanism):
+    plan = api.make_plan({"mechanism": mechanism, "epsilon": 2.0, "domain": ["x", "y", "z"], "padding_length": 2})
+    path = tmp_path / "plan.json"
+    api.write_plan(plan, path)
+    cls = PCKVUE if mechanism == "pckv-ue" else PCKVGRR
+    mech = cls.from_plan(str(path))
+    assert mech.labels == ["x", "y", "z"] and mech.domain_size == 3
+    assert repr(mech).startswith(cls.__name__ + "(a=")
+    loaded = mechanisms.load(path)
+    assert type(loaded) is cls and loaded.a == mech.a
+    pm = mech.privacy_map()
+    assert pm["notion"] == "LDP" and pm["epsilon"] <= 2.0
+    assert pm["epsilon"] == pytest.approx(plan["guarantee"]["epsilon"], rel=1e-12)
+    assert pm["epsilon2"] == pytest.approx(plan["params"]["epsilon2"], rel=1e-12)
 
 
 def test_mechanisms_import_without_cvxpy_or_scipy():
     code = ("import sys; sys.modules['cvxpy'] = None; sys.modules['scipy'] = None\n"
-            "import mechanisms, mechanisms.pckv\n"
-            "assert 'planner' not in sys.modules and 'solvers' not in sys.modules\n")
+            "import ldpplan.mechanisms.pckv\n"
+            "assert 'ldpplan.planner' not in sys.modules and 'ldpplan.solvers' not in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -12,26 +12,32 @@ from ldpplan.mechanisms import _sampling as S
 
 
 def reference_bits(rng: np.random.Generator, p_columns: np.ndarray, n_rows: int) -> np.ndarray:
-    """Re-derive bernoulli_columns from the raw bit stream with Python integers."""
+    """Re-derive bernoulli_columns with Python integers from the documented stream.
+
+    The stream: ``ceil(n_rows * m / 8)`` full-range 64-bit integers (``Generator.integers``,
+    endpoint included) split into bytes least-significant first; then one 40-bit integer
+    per tie, in row-major order of the tied cells. Cell ``pos`` with ``k = p * 2**48``,
+    ``hi = k >> 40``, ``lo = k mod 2**40`` is 1 iff ``r < hi``, or ``r == hi`` and the tie
+    integer is ``< lo`` (``hi == 256`` means p = 1).
+    """
     m = len(p_columns)
     ks = [int(p * 2**48) for p in p_columns]
-    raw = rng.bit_generator.random_raw((n_rows * m + 7) // 8)
-    bytes_ = raw.view(np.uint8)[: n_rows * m]
+    words = rng.integers(0, 2**64 - 1, size=(n_rows * m + 7) // 8, dtype=np.uint64, endpoint=True)
+    bytes_ = [(int(w) >> (8 * j)) & 0xFF for w in words for j in range(8)][: n_rows * m]
     out = np.zeros(n_rows * m, dtype=bool)
     ties = []
     for pos, r in enumerate(bytes_):
         k = ks[pos % m]
         hi, lo = k >> 40, k & (2**40 - 1)
-        if hi >= 256:
-            out[pos] = True
-        elif r < hi:
+        if hi >= 256 or r < hi:
             out[pos] = True
         elif r == hi:
             ties.append((pos, lo))
     if ties:
-        extra = rng.bit_generator.random_raw(len(ties))
-        for (pos, lo), word in zip(ties, extra):
-            out[pos] = (int(word) >> 24) < lo
+        extra = rng.integers(0, 2**40, size=len(ties), dtype=np.uint64)
+        for (pos, lo), s in zip(ties, extra):
+            assert 0 <= int(s) < 2**40
+            out[pos] = int(s) < lo
     return out.reshape(n_rows, m)
 
 
@@ -42,6 +48,31 @@ def test_sampler_is_exactly_the_documented_integer_rule(ks, n_rows, seed):
     rng = np.random.default_rng(seed)
     twin = copy.deepcopy(rng)
     np.testing.assert_array_equal(S.bernoulli_columns(rng, p, n_rows), reference_bits(twin, p, n_rows))
+    # both consumed the same stream: the generators are in the same state afterwards
+    assert rng.bit_generator.state == twin.bit_generator.state
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(0, 2**48), min_size=1, max_size=5), st.integers(1, 200), st.integers(0, 2**32),
+       st.sampled_from(["PCG64", "MT19937", "Philox", "SFC64", "PCG64DXSM"]))
+def test_integer_rule_holds_under_every_bit_generator(ks, n_rows, seed, bitgen):
+    p = np.array([k / 2**48 for k in ks])
+    rng = np.random.Generator(getattr(np.random, bitgen)(seed))
+    twin = copy.deepcopy(rng)
+    np.testing.assert_array_equal(S.bernoulli_columns(rng, p, n_rows), reference_bits(twin, p, n_rows))
+
+
+def test_ties_are_resolved_by_the_40_bit_remainder():
+    # hi = 0 and lo = 2^40 - 1: only r == 0 can give a 1, and then with probability 1 - 2^-40.
+    # p = (2^40 - 1) / 2^48; reference and sampler agree, and every 1 sits on a zero byte.
+    p = np.array([(2**40 - 1) / 2**48])
+    rng = np.random.default_rng(7)
+    twin = copy.deepcopy(rng)
+    got = S.bernoulli_columns(rng, p, 20_000)
+    np.testing.assert_array_equal(got, reference_bits(twin, p, 20_000))
+    zero_bytes = (np.random.default_rng(7).integers(0, 2**64 - 1, size=2500, dtype=np.uint64, endpoint=True)
+                  .view(np.uint8)[:20_000] == 0)
+    assert np.all(got[:, 0] <= zero_bytes) and got.sum() > 0
 
 
 def test_tie_break_probability_is_exact_in_expectation():
@@ -61,4 +92,7 @@ def test_grid_rounding_directions():
         S.bernoulli(np.random.default_rng(0), [0.1])
     with pytest.raises(TypeError, match="Generator"):
         S.bernoulli(np.random.RandomState(0), [0.5])  # type: ignore[arg-type]
+    for draw in (S.uniform_bytes, S.uniform_bits):
+        with pytest.raises(TypeError, match="Generator"):
+            draw(np.random.RandomState(0), 8)  # type: ignore[arg-type]
     assert S.bernoulli_columns(np.random.default_rng(0), np.array([1.0, 0.0]), 50).tolist() == [[True, False]] * 50

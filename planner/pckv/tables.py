@@ -1,0 +1,71 @@
+"""Tables ``ldpplan plan`` prints for a PCKV plan: parameters, predicted errors, choices made."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from .._report import Table
+
+__all__ = ["summarize"]
+
+
+def _parameters(plan: Mapping[str, Any]) -> Table:
+    pr, g, sol = plan["params"], plan["guarantee"], plan["solver"]
+    return Table(f"PCKV plan: {plan['mechanism']}", ["item", "value"], [
+        ["epsilon (composed, nats)", g["epsilon"]], ["spec epsilon (nats)", plan["spec"].get("epsilon")],
+        ["composition", g.get("composition", "")], ["allocation", sol.get("allocation", "")],
+        ["allocation source", sol.get("allocation_source", "")],
+        ["epsilon1 (key, nats)", pr["epsilon1"]], ["epsilon2 (value, nats)", pr["epsilon2"]],
+        ["a", pr["a"]], ["b", pr["b"]], ["p", pr["p"]],
+        ["padding_length L", pr["padding_length"]], ["keys d", pr["domain_size"]],
+        ["grid repairs (budget lowered after rounding)", sol.get("grid_repairs", 0)]])
+
+
+def _predicted(plan: Mapping[str, Any]) -> Table:
+    rows = []
+    for name, entry in plan["predicted"].items():
+        rows.append([name, entry["value"], entry["unit"], entry["source"]])
+    users = plan["predicted"]["mse_frequency"].get("users")
+    return Table("Predicted error", ["metric", "value", "unit", "source"], rows,
+                 note=f"n = {users} users ({plan['solver'].get('assumptions', {}).get('users_source', '')})")
+
+
+def _baselines(plan: Mapping[str, Any]) -> Table:
+    rows = [[b["name"], b["role"], b["padding_length"], b["epsilon1"], b["epsilon2"],
+             b["predicted"]["mse_frequency"]["value"], b["predicted"]["mse_mean"]["value"], b["objective"]]
+            for b in plan["baselines"]]
+    choice = plan["solver"].get("mechanism_choice")
+    return Table("Candidates at the plan's epsilon and L (baselines)",
+                 ["mechanism / allocation", "role", "L", "epsilon1", "epsilon2", "MSE frequency", "MSE mean",
+                  "objective"], rows, note=choice["reason"] if choice else "")
+
+
+def _padding(sel: Mapping[str, Any]) -> Table:
+    cands = sorted(sel["candidates"], key=lambda r: math.inf if r["objective"] is None else r["objective"])[:5]
+    rows = [[c["padding_length"], c["objective"], c["mse_frequency"], c["mse_mean"]] for c in cands]
+    note = sel.get("model", "")
+    if sel.get("at_search_bound"):
+        note += (f". WARNING: the chosen L equals max_padding_length = {sel['max_padding_length']}; "
+                 "the optimum may lie beyond it (raise max_padding_length)")
+    return Table(f"Padding length L = \"auto\": chose L = {sel['chosen']} (best 5 of {len(sel['candidates'])})",
+                 ["L", "objective", "MSE frequency", "MSE mean"], rows, note=note)
+
+
+def summarize(plan: Mapping[str, Any]) -> list[Table]:
+    """Tables shown by ``ldpplan plan``.
+
+    Returns
+    -------
+    list of Table
+        Parameters, predicted errors (Theorem 4, units named), the baselines (mechanism and
+        allocation candidates with the Sec. 5.4 choice) and, for ``L = "auto"``, the best
+        padding lengths.
+    """
+    tables = [_parameters(plan), _predicted(plan), _baselines(plan)]
+    sel = plan["solver"].get("padding_length_selection")
+    if sel:
+        tables.append(_padding(sel))
+    if plan["planning_inputs"]:
+        tables.append(Table("Planning inputs (data read to plan)", ["what", "source", "private"],
+                            [[x["what"], x["source"], x["private"]] for x in plan["planning_inputs"]]))
+    return tables

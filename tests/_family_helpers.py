@@ -1,0 +1,167 @@
+"""Helpers shared by the cross-family tests (conformance, generators, tamper).
+
+Everything here is generic: families come from ``ldpplan.planner.families.all_families()``,
+inputs are written in the pinned CSV layouts and read by each family's own ``read_inputs``,
+and no family's field names appear.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import numpy as np
+import pytest
+
+__all__ = ["family_cases", "small_example_per_family", "needs_real_data", "spec_domain_size", "example_plan",
+           "example_runtime", "write_inputs", "read_inputs", "subset", "sum_aggregates", "numbers_in"]
+
+
+def family_cases(include_data: bool = True) -> list:
+    """``pytest.param(family, example_name)`` for every registered family's examples.
+
+    A registry that fails to load yields a single case carrying the exception, which
+    :func:`example_plan` turns into a failure (never a silent empty parametrization).
+    Examples that read real data are marked ``slow`` (large domains).
+    """
+    try:
+        from ldpplan.planner.families import all_families
+
+        fams = all_families()
+    except Exception as exc:  # noqa: BLE001 - reported by the test that receives it
+        return [pytest.param(exc, None, id="family-registry")]
+    out = []
+    for fam in fams:
+        for name, spec in fam.examples.items():
+            data = needs_real_data(spec)
+            if include_data or not data:
+                # examples on real data have large domains: slow tier only
+                marks = [pytest.mark.slow] if data else []
+                out.append(pytest.param(fam, name, id=f"{fam.name}-{name}", marks=marks))
+    return out
+
+
+def needs_real_data(spec) -> bool:
+    """True when an example spec reads a data file (it names a CSV or the data folder)."""
+    text = json.dumps(spec, default=str)
+    return ".csv" in text or "LDPPLAN_DATA_DIR" in text
+
+
+def spec_domain_size(spec) -> float:
+    """The spec's common ``domain`` key as a size (int, or number of labels); inf if absent."""
+    dom = spec.get("domain") if isinstance(spec, dict) else None
+    if isinstance(dom, int) and not isinstance(dom, bool):
+        return dom
+    return len(dom) if isinstance(dom, list) else math.inf
+
+
+def small_example_per_family() -> list:
+    """Per family, the example with the smallest domain that needs no real data (if any)."""
+    best: dict[str, tuple] = {}
+    for case in family_cases():
+        fam, name = case.values
+        if isinstance(fam, Exception):
+            return [case]
+        spec = fam.examples[name]
+        key = (needs_real_data(spec), spec_domain_size(spec), name)
+        if fam.name not in best or key < best[fam.name][0]:
+            best[fam.name] = (key, case)
+    return [case for _, case in best.values()]
+
+
+_PLANS: dict[tuple[str, str], dict] = {}
+
+
+def example_plan(fam, name, request) -> dict:
+    """A fresh copy of the plan of an embedded example (solved once per session).
+
+    Skips (through the ``shared_data_dir`` fixture) when the example reads real data that
+    is absent.
+    """
+    import ldpplan
+
+    if isinstance(fam, Exception):
+        raise AssertionError(f"the family registry did not load: {type(fam).__name__}: {fam}")
+    spec = fam.examples[name]
+    if needs_real_data(spec):
+        request.getfixturevalue("shared_data_dir")
+    key = (fam.name, name)
+    if key not in _PLANS:
+        _PLANS[key] = ldpplan.planner.make_plan(copy.deepcopy(spec))
+    return copy.deepcopy(_PLANS[key])
+
+
+def example_runtime(fam, name, request):
+    """``(plan, runtime)`` of an example, through ``ldpplan.load``."""
+    import ldpplan
+
+    plan = example_plan(fam, name, request)
+    return plan, ldpplan.load(plan)
+
+
+def _layouts(values: list[str], n: int, rng: np.random.Generator | None):
+    """The pinned CSV layouts: (header, rows) for n users; fixed input when rng is None."""
+    pick = (lambda: values[0]) if rng is None else (lambda: values[int(rng.integers(len(values)))])
+    kv, sets, single = [], [], []
+    for u in range(n):
+        k = 1 if rng is None else int(rng.integers(1, 3))
+        chosen = list(dict.fromkeys(pick() for _ in range(k)))
+        for x in chosen:
+            value = 0.5 if rng is None else float(np.round(rng.uniform(-1, 1), 3))
+            kv.append(f"{u},{x},{value}")
+            sets.append(f"{u},{x}")
+        single.append(chosen[0])
+    return [("user,key,value", kv), ("user,item", sets), ("item", single)]
+
+
+def write_inputs(plan, tmp_path, n: int, rng: np.random.Generator | None = None) -> list:
+    """Write the ``n`` users' inputs in every pinned layout; returns [(header, path)].
+
+    With ``rng`` None every user holds the first domain element (value 0.5 for key-value).
+    """
+    labels = plan["domain"]["labels"]
+    values = [str(x) for x in labels] if labels else [str(i) for i in range(int(plan["domain"]["size"]))]
+    out = []
+    for header, rows in _layouts(values, n, rng):
+        path = tmp_path / f"inputs-{header.replace(',', '-')}-{n}-{'fixed' if rng is None else 'random'}.csv"
+        path.write_text(header + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+        out.append((header, path))
+    return out
+
+
+def read_inputs(fam, plan, tmp_path, n: int, rng: np.random.Generator | None = None):
+    """``n`` users' inputs read by the family's own ``read_inputs`` (first pinned layout it reads)."""
+    errors = []
+    for header, path in write_inputs(plan, tmp_path, n, rng):
+        try:
+            return fam.read_inputs(plan, path)
+        except Exception as exc:  # noqa: BLE001 - the family's InputDataError for a layout it does not read
+            errors.append(f"{header}: {type(exc).__name__}: {exc}")
+    raise AssertionError(f"{fam.name}: no pinned CSV layout was readable: {errors}")
+
+
+def subset(reports, rows):
+    """The reports of the given users (row indices), rebuilt through the pinned ``from_arrays``."""
+    rows = np.asarray(rows)
+    arrays = {k: np.asarray(v)[rows] for k, v in reports.to_arrays().items()}
+    return type(reports).from_arrays(reports.mechanism, arrays)
+
+
+def sum_aggregates(parts):
+    """``parts[0] + parts[1] + ...`` (the merge under test)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
+
+
+def numbers_in(node, path=()):
+    """Yield ``(path, value)`` for every int/float leaf of a JSON tree (bools excluded)."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from numbers_in(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from numbers_in(v, path + (i,))
+    elif isinstance(node, (int, float)) and not isinstance(node, bool):
+        yield path, node

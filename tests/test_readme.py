@@ -1,0 +1,126 @@
+"""The README's console blocks are tested (convention and refresh script: ``docs/readme_blocks.py``).
+
+The real README runs in the ``slow`` tier; the convention itself is tested here on small
+temporary READMEs with the toy family.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _load_blocks():
+    spec = importlib.util.spec_from_file_location("readme_blocks", REPO / "docs" / "readme_blocks.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["readme_blocks"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+rb = _load_blocks()
+
+TOY_README = """# Toy
+
+```console
+$ ldpplan plan examples/toy.toml -o toy.json
+$ ldpplan verify toy.json
+holds: p/(1-p) <= e^1.0 (slack ... nats)
+$ ldpplan options toy
+...
+perturb --input (toy): a CSV with a column `item` holding 'no' or 'yes' (one row per user)
+$ echo hello; echo world   # any shell command
+hello
+world
+```
+
+Text between blocks.
+
+```sh
+$ not a console block, never run
+```
+
+```console
+$ ldpplan verify missing.json
+error: missing.json: plan file does not exist
+$ rm -rf /   # skip
+```
+"""
+
+
+def test_parse_finds_console_blocks_commands_and_expected_lines():
+    blocks = rb.parse(TOY_README)
+    assert [len(b.commands) for b in blocks] == [4, 2]
+    first = blocks[0].commands
+    assert first[0].text == "ldpplan plan examples/toy.toml -o toy.json" and first[0].expected == []
+    assert first[1].expected == ["holds: p/(1-p) <= e^1.0 (slack ... nats)"]
+    assert first[3].expected == ["hello", "world"]
+    assert blocks[1].commands[1].skipped and not first[0].skipped
+
+
+@pytest.mark.parametrize("expected, actual, ok", [
+    (["a 1.5 b"], "a 1.5 b\n", True),
+    (["a 1.5 b"], "a 1.6 b\n", False),
+    (["a ... b"], "a 12:03:04 b   \n", True),
+    (["a ... b"], "a x\ny b\n", False),                  # inline ... stays on its line
+    (["first", "...", "last"], "first\nlast\n", True),   # a lone ... matches zero lines
+    (["first", "...", "last"], "first\n1\n2\n3\nlast\n", True),
+    (["first", "...", "last"], "first\n1\nlast\nmore\n", False),
+    (["x (y) [z]*"], "x (y) [z]*", True),                 # regex characters are literal
+    (["only"], "only\n\n\n", True),
+])
+def test_ellipsis_matching(expected, actual, ok):
+    assert rb.matches(expected, actual) is ok
+
+
+@pytest.fixture
+def toy_session(toy_family, tmp_path):
+    session = rb.Session(tmp_path / "s", data_dir=tmp_path / "nodata")
+    (session.cwd / "examples").mkdir(exist_ok=True)
+    (session.cwd / "examples" / "toy.toml").write_text('mechanism = "toy"\nepsilon = 1.0\n')
+    return session
+
+
+def test_toy_readme_blocks_pass(toy_session):
+    outcomes = [o for b in rb.parse(TOY_README) for o in rb.run_block(toy_session, b)]
+    assert len(outcomes) == 5   # the skipped command is not run
+    assert all(o.ok for o in outcomes), "\n".join(o.describe() for o in outcomes if not o.ok)
+
+
+def test_mismatch_is_reported_with_a_diff(toy_session):
+    text = TOY_README.replace("holds: p/(1-p)", "holds: q/(1-q)")
+    failures = [o for b in rb.parse(text) for o in rb.run_block(toy_session, b) if not o.ok]
+    assert len(failures) == 1
+    assert "-holds: q/(1-q)" in failures[0].describe() and "+holds: p/(1-p)" in failures[0].describe()
+
+
+def test_failing_command_without_expected_output_fails(toy_session):
+    blocks = rb.parse("```console\n$ ldpplan verify nope.json\n```\n")
+    (outcome,) = rb.run_block(toy_session, blocks[0])
+    assert not outcome.ok and outcome.exit_code == 2
+
+
+def test_update_rewrites_only_mismatches_and_keeps_ellipses(toy_session):
+    text = TOY_README.replace("holds: p/(1-p) <= e^1.0 (slack ... nats)", "stale output\nmore stale")
+    new, changed = rb.update(text, toy_session)
+    assert changed == 1
+    assert "stale" not in new
+    assert "holds: p/(1-p) <= e^1.0 (slack 1e-10 nats)" in new
+    assert "$ ldpplan options toy\n...\nperturb --input" in new       # matching blocks keep their ellipses
+    assert new.count("```") == TOY_README.count("```")
+    filled, changed = rb.update(new, toy_session, fill=True)
+    assert changed == 1 and "$ ldpplan plan examples/toy.toml -o toy.json\ntoy RR" in filled
+
+
+@pytest.mark.slow
+def test_readme_console_blocks(tmp_path):
+    readme = REPO / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    session = rb.Session(tmp_path)
+    failures = [o for b in rb.parse(text) for o in rb.run_block(session, b) if not o.ok]
+    assert not failures, "README console blocks differ (refresh: python docs/readme_blocks.py --update):\n\n" + \
+        "\n\n".join(o.describe() for o in failures)
