@@ -184,6 +184,12 @@ class GeneralizedLocalHashing(KaryRRBase):
     ----------
     Murakami & Takahashi (TDP 2021): eq. 3, eq. 20, Prop. 4.7 (eq. 23), Thm. 4.4; Wang et al.
     (USENIX Security 2017), local hashing.
+
+    Notes
+    -----
+    There is no ``channel_matrix``: the channel from ``X`` depends on each user's hash (given
+    the hash it is the g-ary RR with ``mu`` on ``h(x)``); marginally over the hash family it
+    carries no information about ``x``.
     """
 
     mechanism = "glh"
@@ -243,24 +249,6 @@ class GeneralizedLocalHashing(KaryRRBase):
         return Reports(self.mechanism, {"a": a, "b": b, "y": y})
 
     # -------------------------------------------------------------- server
-    def channel_matrix(self) -> np.ndarray:
-        """The g-ary RR on hash values: ``Q[v, y] = Pr(Y = y | h(X) = v)``, shape ``(g, g)``.
-
-        The channel from ``X`` depends on the user's hash; given the hash it is this matrix
-        (rows are hash values ``v = h(x)``).
-
-        Raises
-        ------
-        ValueError
-            If ``g^2`` exceeds ``CHANNEL_MAX_ENTRIES``.
-        """
-        g = self.g
-        if g * g > CHANNEL_MAX_ENTRIES:
-            raise ValueError(f"channel_matrix: g^2 = {g * g} entries is too large for a dense matrix")
-        q = np.full((g, g), self.nu_other)
-        np.fill_diagonal(q, self.mu)
-        return q
-
     def _checked(self, reports) -> dict[str, np.ndarray]:
         cols = self._columns(reports, ("a", "b", "y"))
         a = check_items(cols["a"], HASH_PRIME, what="reports.a")

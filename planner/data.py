@@ -604,11 +604,18 @@ def read_pie_items(path: str | os.PathLike, domain_size: int, labels: list[str] 
             what = "a label of domain.labels" if labels is not None else f"an index in [0, {domain_size})"
             raise InputDataError(f"{p}: needs a header with a column 'item' ({what})")
         col = header.index("item")
+        user_col = header.index("user") if "user" in header else None
+        seen: set[str] = set()
         for lineno, row in enumerate(reader, start=2):
             if not row:
                 continue
-            if col >= len(row):
+            if col >= len(row) or (user_col is not None and user_col >= len(row)):
                 raise InputDataError(f"{p}:{lineno}: row has no 'item' value")
+            if user_col is not None:  # single-item plans: one row (one item) per user
+                if row[user_col] in seen:
+                    raise InputDataError(f"{p}:{lineno}: user {row[user_col]!r} appears twice (this plan takes one "
+                                         "item per user: a CSV with a column 'item', one row per user)")
+                seen.add(row[user_col])
             v = row[col].strip()
             if pos is not None:
                 if v not in pos:

@@ -330,8 +330,9 @@ def test_cli_plan_verify_perturb_estimate(tmp_path):
     for method in ("threshold", "empirical", "em"):  # GLH has the three estimators (issue #9)
         r = runner.invoke(main_cli(), ["estimate", str(out), str(rep), "--json", "--method", method])
         assert r.exit_code == 0, r.output
-        rows = json.loads(r.output)["rows"]
-        assert len(rows) == 100
+        doc = json.loads(r.output)
+        assert doc["method"] == method and doc["n"] == 50 and len(doc["frequency"]) == 100
+        assert doc["labels"] == gss_labels()
     r = runner.invoke(main_cli(), ["estimate", str(out), str(rep), "--method", "magic"])
     assert r.exit_code == 2 and "empirical" in r.output
 

@@ -4,10 +4,10 @@ Murakami & Takahashi, "Toward Evaluating Re-identification Risks in the Local Pr
 Model" (TDP 2021): PIE privacy (Def. 3.1, bits), Bayes error (Cor. 3.9), alpha of RR/GLH
 (Prop. 4.1, Thm. 4.2-4.5), l2 loss (Prop. 4.6-4.7), optimal g (Thm. 4.8).
 
-One module per concern: :mod:`.spec` (spec model), :mod:`.plan` (solve + plan 2.0),
-:mod:`.verify` (exact re-check and spec comparison), :mod:`.tables`, :mod:`.simulate`
-(+ typed ``-O`` options), :mod:`.files` (reports files for the CLI). :data:`FAMILY`
-implements :class:`ldpplan.planner.families.Family`.
+One module per concern: :mod:`.spec` (spec model), :mod:`.solve` (the RR and GLH candidates),
+:mod:`.plan` (plan 2.0), :mod:`.exact` (the exact guarantee), :mod:`.verify` (exact re-check
+and spec comparison), :mod:`.tables`, :mod:`.simulate` (+ typed ``-O`` options).
+:data:`FAMILY` implements :class:`ldpplan.planner.families.Family`.
 """
 from __future__ import annotations
 
@@ -98,18 +98,6 @@ class PIEFamily:
         from ..data import read_pie_items
 
         return read_pie_items(path, int(plan["domain"]["size"]), plan["domain"]["labels"])
-
-    def perturb_file(self, plan: Mapping[str, Any], input_path, output_path, rng) -> dict:
-        """Perturb a CSV of items into a reports ``.npz`` (:func:`.files.perturb_file`)."""
-        from .files import perturb_file
-
-        return perturb_file(plan, input_path, output_path, rng)
-
-    def estimate_file(self, plan: Mapping[str, Any], reports_path, method: str | None = None):
-        """Estimate frequencies from a reports ``.npz`` (:func:`.files.estimate_file`)."""
-        from .files import estimate_file
-
-        return estimate_file(plan, reports_path, method=method)
 
     def __repr__(self) -> str:
         return "PIEFamily(name='pie')"
