@@ -11,9 +11,12 @@ from typing import Any
 
 from .._exact import DIGITS, exact, log_exact
 
-__all__ = ["NOTION", "exact_guarantee", "float_up", "float_down", "to_decimal"]
+__all__ = ["NOTION", "HASH_PARAMS", "exact_guarantee", "claimed_numbers", "float_up", "float_down", "to_decimal"]
 
 NOTION = "LDP+PIE"
+#: ``params.hash`` of GLH plans: the runtime's Carter-Wegman family (informational, checked verbatim).
+HASH_PARAMS = {"family": "carter-wegman", "formula": "((a*x + b) mod P) mod g", "prime": 2**31 - 1,
+               "seed_per_user": "a in [1, P-1], b in [0, P-1]"}
 
 
 def to_decimal(x: Fraction | float) -> Decimal:
@@ -80,3 +83,32 @@ def float_down(d: Decimal) -> float:
     """The largest float <= ``d``."""
     f = float(d)
     return f if Decimal(f) <= d else math.nextafter(f, -math.inf)
+
+
+def claimed_numbers(ex: dict[str, Any], target: Any) -> dict[str, Any]:
+    """The ``guarantee`` numbers a plan states for the exact guarantee ``ex``: rounded to the safe side.
+
+    ``epsilon``, ``alpha_bits`` and ``alpha_nats`` are rounded up, the Bayes-error bound down (0
+    when vacuous); a target met exactly is itself stated (never lost to the last-bit rounding);
+    ``theta`` and the two alpha ingredients are the nearest floats. The planner writes these
+    and the verifier requires them verbatim: every claim is recomputed, never read.
+
+    Parameters
+    ----------
+    ex : dict
+        :func:`exact_guarantee` output.
+    target : Target
+        The spec's target (``alpha_bits`` / ``bayes_error`` may be set).
+    """
+    alpha = float_up(ex["alpha_bits"])
+    if target.alpha_bits is not None and ex["alpha_bits"] <= Decimal(target.alpha_bits):
+        alpha = min(alpha, float(target.alpha_bits))
+    bayes = ex["bayes"]
+    bayes_claim = max(0.0, float_down(bayes)) if bayes is not None else 0.0
+    if target.bayes_error is not None and bayes is not None and bayes >= Decimal(target.bayes_error):
+        bayes_claim = max(bayes_claim, float(target.bayes_error))
+    return {"epsilon": float_up(ex["epsilon"] + Decimal("1e-35")), "alpha_bits": alpha,
+            "alpha_nats": float_up(ex["alpha_nats"]), "bayes_error_lower_bound": bayes_claim,
+            "theta": float(ex["theta"]), "alpha_mechanism_bits": float(ex["mechanism_bits"]),
+            "alpha_ldp_bits": float(ex["ldp_bits"]),
+            "alpha_binding": "mechanism" if ex["mechanism_bits"] <= ex["ldp_bits"] else "ldp"}

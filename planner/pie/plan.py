@@ -17,8 +17,8 @@ from typing import Any, Mapping
 
 from .._plan_format import envelope, predicted
 from ..errors import SpecError
-from .spec import HASH_PRIME, ParsedSpec, parse_spec
-from .exact import NOTION, exact_guarantee, float_down, float_up
+from .spec import ParsedSpec, parse_spec
+from .exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee
 from .solve import select
 
 __all__ = ["build_plan", "report_bits", "SOURCES"]
@@ -102,26 +102,10 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
         raise SpecError("target.bayes_error", "cannot be met on the 2^-48 probability grid", tgt.bayes_error)
     params: dict[str, Any] = {"epsilon": eps_design, "domain_size": k, "mu": mu}
     if g is not None:
-        params.update({"g": g, "hash": {"family": "carter-wegman", "formula": "((a*x + b) mod P) mod g",
-                                        "prime": HASH_PRIME, "seed_per_user": "a in [1, P-1], b in [0, P-1]"}})
-    eps_claim = float_up(ex["epsilon"] + Decimal("1e-35"))
-    alpha_claim = float_up(ex["alpha_bits"])
-    bayes_claim = max(0.0, float_down(bayes)) if bayes is not None else 0.0
-    # a target met exactly is itself a valid (float) claim: never lose it to the last-bit rounding
-    if tgt.alpha_bits is not None and ex["alpha_bits"] <= Decimal(tgt.alpha_bits):
-        alpha_claim = min(alpha_claim, tgt.alpha_bits)
-    if tgt.bayes_error is not None:
-        bayes_claim = max(bayes_claim, tgt.bayes_error)
-    guarantee = {
-        "notion": NOTION, "epsilon": eps_claim,
-        "alpha_bits": alpha_claim, "alpha_nats": float_up(ex["alpha_nats"]),
-        "bayes_error_lower_bound": bayes_claim,
-        "prior": "uniform" if spec.max_prior is None else "max_prior", "max_prior": max_prior,
-        "n": n, "releases": t, "theta": float(ex["theta"]),
-        "alpha_mechanism_bits": float(ex["mechanism_bits"]), "alpha_ldp_bits": float(ex["ldp_bits"]),
-        "alpha_binding": "mechanism" if ex["mechanism_bits"] <= ex["ldp_bits"] else "ldp",
-        "sources": SOURCES,
-    }
+        params.update({"g": g, "hash": dict(HASH_PARAMS)})
+    guarantee = {"notion": NOTION, **claimed_numbers(ex, tgt),
+                 "prior": "uniform" if spec.max_prior is None else "max_prior", "max_prior": max_prior,
+                 "n": n, "releases": t, "sources": SOURCES}
     solver = {"name": res.solver, "status": res.status, "time_seconds": res.time_seconds, "objective": res.objective,
               "certificate": res.certificate.to_dict(),
               "selection": {"requested": spec.model.mechanism, "chosen": chosen, "reason": reason,

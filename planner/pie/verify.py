@@ -26,7 +26,7 @@ from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
-from .exact import NOTION, exact_guarantee, float_down, float_up, to_decimal
+from .exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee, float_down, float_up, to_decimal
 from .solve import select
 from .spec import HASH_PRIME, parse_spec
 
@@ -68,7 +68,8 @@ def _structure(plan: Mapping[str, Any]) -> tuple[int, int, float, float]:
     return k, symbols, mu, float(p["epsilon"])
 
 
-def _spec_checks(plan: Mapping[str, Any], ex: dict[str, Any], failures: list[str]) -> None:
+def _spec_checks(plan: Mapping[str, Any], ex: dict[str, Any], failures: list[str]):
+    """The plan against its spec (appends to ``failures``); returns the parsed spec."""
     spec = _spec_with_recorded_inputs(plan)
     p, gu, mech = plan["params"], plan["guarantee"], plan["mechanism"]
     model = spec.model
@@ -107,6 +108,25 @@ def _spec_checks(plan: Mapping[str, Any], ex: dict[str, Any], failures: list[str
             failures.append(f"guarantee.bayes_error_lower_bound: {gu['bayes_error_lower_bound']!r} is below the "
                             f"target {t.bayes_error!r}")
     _solution_checks(plan, spec, failures)
+    return spec
+
+
+def _claim_checks(plan: Mapping[str, Any], spec, ex: dict[str, Any], failures: list[str]) -> None:
+    """Every ``guarantee`` number is the one the numbers give (:func:`.exact.claimed_numbers`), verbatim;
+    ``params`` holds exactly the mechanism's numbers."""
+    gu, p = plan["guarantee"], plan["params"]
+    for key, value in claimed_numbers(ex, spec.target).items():
+        if gu.get(key) != value:
+            failures.append(f"guarantee.{key}: the numbers give {value!r}, the plan says {gu.get(key)!r} "
+                            "(claims are recomputed, never read)")
+    prior = "uniform" if spec.max_prior is None else "max_prior"
+    if gu.get("prior") != prior:
+        failures.append(f"guarantee.prior: must be {prior!r} (got {gu.get('prior')!r})")
+    keys = {"epsilon", "domain_size", "mu"} | ({"g", "hash"} if plan["mechanism"] == "glh" else set())
+    if set(p) != keys:
+        failures.append(f"params: must hold exactly {sorted(keys)} (got {sorted(p)})")
+    if plan["mechanism"] == "glh" and p.get("hash") != HASH_PARAMS:
+        failures.append(f"params.hash: must describe the runtime's hash family {HASH_PARAMS} (got {p.get('hash')!r})")
 
 
 def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None:
@@ -210,7 +230,8 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     if to_decimal(float(bayes_claim)) > max(bayes_true, Decimal(0)):
         failures.append(f"guarantee.bayes_error_lower_bound: claims {bayes_claim!r} but Cor. 3.9 gives "
                         f"{float(bayes_true)!r} from the numbers")
-    _spec_checks(plan, ex, failures)
+    spec = _spec_checks(plan, ex, failures)
+    _claim_checks(plan, spec, ex, failures)
     details = {"epsilon_realized": float(ex["epsilon"]), "theta": float(ex["theta"]),
                "alpha_bits_recomputed": float(ex["alpha_bits"]),
                "bayes_error_bound_recomputed": None if ex["bayes"] is None else float(ex["bayes"]),
