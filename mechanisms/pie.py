@@ -11,7 +11,12 @@ Runtime protocol (:mod:`ldpplan.mechanisms._protocol`)
     ``aggregate(reports) -> Aggregate`` with counts RR ``y`` (output counts, shape ``(|X|,)``)
     and GLH ``support`` (``c_GLH(x)``: reports with ``y = h(x)``, shape ``(|X|,)``), computed
     at aggregation so that aggregates of disjoint users merge with ``+``.
-    ``estimate(..., method)`` with ``methods = ("empirical", "threshold", "em")``.
+    ``estimate(..., method)`` with ``methods = ("empirical", "threshold", "em")``, all from the
+    counts (so they work on merged aggregates); ``threshold`` zeroes the estimates below the
+    Bonferroni threshold (PIE Sec. 5.3; ``threshold_fill="uniform"`` is the ULDP convention);
+    the GLH's exact per-report MLE is ``GeneralizedLocalHashing.estimate_em_reports``.
+    GLH support counts invert the hash when ``g`` is large (``n ceil(P/g)`` operations instead
+    of ``n |X|``: the paper's ``|X| = 10^7``, ``g = 10^8`` aggregates in seconds).
 
 Exact sampling
     The only probability is the keep probability ``mu`` (a multiple of ``2**-48``, drawn
