@@ -594,6 +594,142 @@ def map_key_value_data(data: KeyValueData, labels: list[str] | None, domain_size
 
 
 # ============================================================================ PIE inputs
+#: GSS vocabulary joint category of the PIE examples: ageGroup x educGroup x gender x nativeBorn
+PIE_GSS_FIELDS = ("ageGroup", "educGroup", "gender", "nativeBorn")
+
+
+def _is_gss_vocab(path: Path) -> bool:
+    with path.open(newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh), [])
+    return all(f in header for f in PIE_GSS_FIELDS) and "vocab" in header
+
+
+def pie_gss_items(path: str | os.PathLike) -> tuple[list[str], np.ndarray, int]:
+    """GSS respondents' joint categories over :data:`PIE_GSS_FIELDS`.
+
+    Returns
+    -------
+    labels : list of str, length 100
+        ``"ageGroup|educGroup|gender|nativeBorn"``, Cartesian product of the observed values (sorted).
+    index : ndarray of int64, shape (n,)
+        Each kept respondent's index into ``labels``.
+    n_dropped : int
+        Respondents dropped for a missing field.
+
+    Raises
+    ------
+    InputDataError
+        Missing file or columns.
+    """
+    gss = load_gss_vocab(path, fields=PIE_GSS_FIELDS)
+    labels, index = gss.joint_categories(PIE_GSS_FIELDS)
+    return labels, index, gss.n_dropped
+
+
+def count_pie_users(path: str | os.PathLike) -> int:
+    """Number of users in a data file, for a PIE spec's ``users = {data = PATH}``.
+
+    The GSS vocabulary file (recognised by its header) counts the respondents with all
+    four PIE fields (:func:`pie_gss_items`); any other CSV counts its non-empty data rows.
+
+    Raises
+    ------
+    InputDataError
+        Missing or unreadable file.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputDataError(f"{p}: file must exist")
+    try:
+        if _is_gss_vocab(p):
+            return int(pie_gss_items(p)[1].size)
+        with p.open(newline="", encoding="utf-8") as fh:
+            reader = csv.reader(fh)
+            next(reader, None)
+            return sum(1 for row in reader if row)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputDataError(f"{p}: must be a readable CSV file ({exc})") from None
+
+
+def max_prior_from_weights(path: str | os.PathLike, column: str) -> float:
+    """The adversary's largest prior ``max_u Pr(U = u)`` from a CSV of users' prior weights.
+
+    One row per user; ``column`` holds a non-negative weight (e.g. how often the adversary
+    expects each user). Returns ``max w / sum w``, for a PIE spec's
+    ``target.max_prior = {data = PATH, column = NAME}`` (Cor. 3.9, eq. 11).
+
+    Raises
+    ------
+    InputDataError
+        Missing file or column, a weight that is not a finite number >= 0, or a zero sum.
+    """
+    header, rows = _read_csv(path, [column])
+    col = header.index(column)
+    try:
+        weights = np.array([float(r[col]) for r in rows if r], dtype=np.float64)
+    except (ValueError, IndexError) as exc:
+        raise InputDataError(f"{path}: column {column!r} must hold numbers ({exc})") from None
+    if weights.size == 0 or not np.all(np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
+        raise InputDataError(f"{path}: column {column!r} must hold finite weights >= 0 with a positive sum")
+    return float(weights.max() / weights.sum())
+
+
+def read_pie_items(path: str | os.PathLike, domain_size: int, labels: list[str] | None) -> np.ndarray:
+    """Users' items for ``ldpplan perturb --input`` with an RR or GLH plan.
+
+    CSV with a header and a column ``item``: a label of ``domain.labels`` or, when the plan
+    has no labels, a 0-based index in ``[0, domain.size)``. One row per user.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Indices into the domain.
+
+    Raises
+    ------
+    InputDataError
+        Missing file or column, an unknown label, a bad or out-of-range index, no rows.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputDataError(f"--input: file must exist (got {str(p)!r})")
+    pos = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
+    out: list[int] = []
+    with p.open(newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh)
+        header = next(reader, None)
+        if not header or "item" not in header:
+            what = "a label of domain.labels" if labels is not None else f"an index in [0, {domain_size})"
+            raise InputDataError(f"{p}: needs a header with a column 'item' ({what})")
+        col = header.index("item")
+        user_col = header.index("user") if "user" in header else None
+        seen: set[str] = set()
+        for lineno, row in enumerate(reader, start=2):
+            if not row:
+                continue
+            if col >= len(row) or (user_col is not None and user_col >= len(row)):
+                raise InputDataError(f"{p}:{lineno}: row has no 'item' value")
+            if user_col is not None:  # single-item plans: one row (one item) per user
+                if row[user_col] in seen:
+                    raise InputDataError(f"{p}:{lineno}: user {row[user_col]!r} appears twice (this plan takes one "
+                                         "item per user: a CSV with a column 'item', one row per user)")
+                seen.add(row[user_col])
+            v = row[col].strip()
+            if pos is not None:
+                if v not in pos:
+                    raise InputDataError(f"{p}:{lineno}: item {v!r} is not a label of domain.labels")
+                out.append(pos[v])
+                continue
+            try:
+                i = int(v)
+            except ValueError:
+                raise InputDataError(f"{p}:{lineno}: item {v!r} must be a 0-based index (the plan has no labels)") from None
+            if not 0 <= i < domain_size:
+                raise InputDataError(f"{p}:{lineno}: item index {i} is outside [0, {domain_size})")
+            out.append(i)
+    if not out:
+        raise InputDataError(f"{p}: no items")
+    return np.asarray(out, dtype=np.int64)
 
 
 # ============================================================================ ULDP inputs

@@ -184,3 +184,28 @@ def test_solve_pie_prefers_glh_for_large_domain_and_rr_for_tiny():
     res = solve_pie(n=1000, domain_size=3, epsilon=1.0, g_max=1000)
     assert res.parameters["mechanism"] == "rr"
     assert res.objective <= res.extra["glh"].objective
+
+
+@pytest.mark.parametrize("epsilon", [1e-6, 0.5, 5.0, 60.0, 700.0, 1e4])
+def test_losses_and_theta_are_finite_for_every_epsilon(epsilon):
+    from ldpplan.solvers.pie import l2_loss_glh, l2_loss_rr, mi_loss_rr
+
+    k, g, n = 10**6, 2**20, 10
+    for value in (l2_loss_rr(epsilon, k, n, 0.3), l2_loss_glh(epsilon, g, n, 0.3), mi_loss_rr(epsilon, k)):
+        assert math.isfinite(value) and value >= 0
+    if epsilon <= 5:  # the overflow-free forms equal eq. 22 / eq. 23 as printed
+        e = math.exp(epsilon)
+        assert l2_loss_rr(epsilon, k, n, 0.3) == pytest.approx(
+            (k + e - 2) / (n * (e - 1) ** 2) + 0.3 * (k - 2) / (n * (e - 1)), rel=1e-9)
+        assert l2_loss_glh(epsilon, g, n, 0.3) == pytest.approx(
+            (g + e - 1) ** 2 / (n * (e - 1) ** 2 * (g - 1)) + 0.3 * (g * g - 2 * g - e + 1) / (n * (e - 1) * (g - 1)),
+            rel=1e-9)
+
+
+def test_huge_epsilon_targets_are_capped_not_overflowing():
+    from ldpplan.solvers.pie import EPSILON_CEILING
+
+    res = solve_pie(n=10, domain_size=10**6, g_max=2**31 - 1, epsilon=700.0)  # OverflowError before
+    assert res.parameters["epsilon"] == EPSILON_CEILING and math.isfinite(res.objective)
+    glh = solve_glh(n=10, domain_size=10**6, g_max=2**31 - 1, epsilon=700.0)
+    assert glh.parameters["epsilon"] == EPSILON_CEILING and 2 <= glh.parameters["g"] <= 2**31 - 1

@@ -1,0 +1,329 @@
+"""The part of the RR and GLH runtimes that does not depend on hashing (numpy + stdlib only).
+
+Plan reading (:meth:`KaryRRBase.from_plan`), the privacy map, and the three estimators
+shared by :class:`ldpplan.mechanisms.pie.RandomizedResponse` and
+:class:`ldpplan.mechanisms.pie.GeneralizedLocalHashing`: both are a k-ary RR whose
+"support" counts ``c(x)`` satisfy ``E[c(x)/n] = nu + (mu - nu) p(x)`` (eq. 19-20).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import numpy as np
+
+from ._estimators import RRChannel, bonferroni_z, em_simplex, significance_threshold
+from ._pie_channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
+from ._plan import PlanError, RUNTIME_TOLERANCE, check_claim, check_verified, integer, number, read_plan, require
+from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
+from ._sampling import on_grid
+
+__all__ = ["KaryRRBase", "NOTION"]
+
+#: ``guarantee.notion`` of PIE plans: epsilon-LDP and (U, alpha)-PIE privacy.
+NOTION = "LDP+PIE"
+#: Largest number of distinct counts for which EM runs on groups (a dense J x J likelihood).
+GROUPED_EM_MAX = 2000
+
+
+def _fill_zero(emp: np.ndarray, n: int, var0: float, alpha: float) -> np.ndarray:
+    threshold = bonferroni_z(alpha, emp.size) * float(np.sqrt(var0 / n))
+    return np.where(emp > threshold, emp, 0.0)
+
+
+class KaryRRBase(Frozen):
+    """Shared state and methods: ``mu``, ``nu_other``, ``epsilon``, ``epsilon_realized`` and the estimators.
+
+    Subclasses set ``mechanism``, ``symbols`` (``|X|`` or ``g``), ``nu`` (support probability
+    of an input the user does not hold), ``perturb``, ``aggregate`` and ``_support``.
+    """
+
+    mechanism = ""
+    methods: tuple[str, ...] = ("empirical", "threshold", "em")
+
+    # ---------------------------------------------------------------- construction
+    def _init_common(self, epsilon, domain, g, mu, n, releases, max_prior) -> None:
+        k, labels = domain_labels(domain)
+        if not (2 <= k <= HASH_PRIME):
+            raise ValueError(f"domain: needs 2 .. {HASH_PRIME} items (got {k})")
+        symbols = k if g is None else g
+        expected = keep_probability(epsilon, symbols)
+        if mu is not None:
+            mu = float(mu)
+            if not (on_grid(mu) and mu * symbols > 1.0 and mu < 1.0):
+                raise ValueError(f"mu: must be a multiple of 2^-48 in (1/{symbols}, 1) (got {mu!r})")
+            if mu > expected:  # its channel's epsilon would exceed epsilon
+                raise ValueError(f"mu: {mu!r} gives an epsilon above {float(epsilon)!r} for {symbols} symbols "
+                                 f"(largest grid value: keep_probability(epsilon, {symbols}) = {expected!r})")
+            expected = mu
+        if not (expected * symbols > 1.0):
+            raise ValueError(f"epsilon: {float(epsilon)!r} is too small for the 2^-48 probability grid with "
+                             f"{symbols} symbols (the keep probability rounds to <= 1/{symbols})")
+        if n is not None and (isinstance(n, bool) or int(n) != n or int(n) < 2):
+            raise ValueError(f"n: must be an integer >= 2 (got {n!r})")
+        if isinstance(releases, bool) or int(releases) != releases or int(releases) < 1:
+            raise ValueError(f"releases: must be an integer >= 1 (got {releases!r})")
+        if max_prior is not None and not (0.0 < float(max_prior) <= 1.0):
+            raise ValueError(f"max_prior: must be in (0, 1] (got {max_prior!r})")
+        self._set(domain_size=k, labels=labels, g=g, mu=expected, nu_other=(1.0 - expected) / (symbols - 1),
+                  epsilon=float(epsilon), epsilon_realized=realized_epsilon(expected, symbols),
+                  n=None if n is None else int(n), releases=int(releases),
+                  max_prior=None if max_prior is None else float(max_prior))
+
+    def __repr__(self) -> str:
+        g = f", g={self.g}" if self.g is not None else ""
+        return (f"{type(self).__name__}(epsilon={self.epsilon!r}, domain_size={self.domain_size}{g}, mu={self.mu!r}, "
+                f"n={self.n}, releases={self.releases})")
+
+    @property
+    def domain(self):
+        """Labels of ``X`` (or ``range(|X|)`` when there are none)."""
+        return self.labels if self.labels is not None else range(self.domain_size)
+
+    @classmethod
+    def from_plan(cls, plan: Any):
+        """Build the runtime from a verified plan 2.0 (dict or path), re-checking its guarantee.
+
+        Raises
+        ------
+        PlanError
+            Unreadable plan, unverified, another mechanism, a missing, non-finite or
+            inconsistent number (``domain.size`` vs ``params.domain_size`` vs labels; ``g``;
+            ``params.mu`` not the grid rounding of ``params.epsilon``), or a ``guarantee``
+            claim stronger than :meth:`privacy_map` gives.
+        """
+        data = read_plan(plan)
+        check_verified(data)
+        if data.get("mechanism") != cls.mechanism:
+            raise PlanError(f"mechanism: expected {cls.mechanism!r} (got {data.get('mechanism')!r})")
+        size = integer(require(data, "domain.size"), "domain.size", low=2, high=HASH_PRIME)
+        labels = require(data, "domain.labels")
+        if labels is not None:
+            if not isinstance(labels, list) or len(labels) != size or not all(isinstance(v, str) for v in labels):
+                raise PlanError(f"domain.labels: must be null or {size} strings (domain.size)")
+            if len(set(labels)) != size:
+                raise PlanError("domain.labels: must be distinct")
+        k = integer(require(data, "params.domain_size"), "params.domain_size", low=2, high=HASH_PRIME)
+        if k != size:
+            raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
+        epsilon = number(require(data, "params.epsilon"), "params.epsilon", low=0.0, low_open=True)
+        mu = number(require(data, "params.mu"), "params.mu", low=0.0, high=1.0, low_open=True, high_open=True)
+        if not on_grid(mu):
+            raise PlanError(f"params.mu: must be a multiple of 2^-48 (got {mu!r})")
+        g = None
+        if cls.mechanism == "glh":
+            g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME)
+        gu = require(data, "guarantee")
+        notion = gu.get("notion") if isinstance(gu, Mapping) else gu
+        if notion != NOTION:
+            raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {notion!r})")
+        n = integer(require(data, "guarantee.n"), "guarantee.n", low=2)
+        t = integer(require(data, "guarantee.releases"), "guarantee.releases", low=1)
+        max_prior = number(require(data, "guarantee.max_prior"), "guarantee.max_prior", low=0.0, high=1.0, low_open=True)
+        if max_prior < (1.0 / n) * (1.0 - RUNTIME_TOLERANCE):
+            raise PlanError(f"guarantee.max_prior: must be >= 1/n = {1.0 / n!r} (a prior cannot be flatter than "
+                            f"uniform; got {max_prior!r})")
+        args = (epsilon, labels if labels is not None else k) + (() if g is None else (g,))
+        expected = keep_probability(epsilon, k if g is None else g)
+        if mu != expected:
+            raise PlanError(f"params.mu: must be the 2^-48 grid rounding (down) of the keep probability of "
+                            f"params.epsilon for {k if g is None else g} symbols, {expected!r} (got {mu!r})")
+        try:
+            mech = cls(*args, mu=mu, n=n, releases=t, max_prior=max_prior)
+        except ValueError as exc:
+            raise PlanError(f"params: {exc}") from None
+        pm = mech.privacy_map()
+        check_claim(pm["epsilon"], require(data, "guarantee.epsilon"), "guarantee.epsilon")
+        check_claim(pm["epsilon"], epsilon, "params.epsilon")
+        check_claim(pm["alpha_bits"], require(data, "guarantee.alpha_bits"), "guarantee.alpha_bits")
+        if "alpha_nats" in gu:
+            check_claim(pm["alpha_nats"], gu["alpha_nats"], "guarantee.alpha_nats")
+        bayes = number(require(data, "guarantee.bayes_error_lower_bound"), "guarantee.bayes_error_lower_bound",
+                       low=0.0, high=1.0)
+        if bayes > max(pm["bayes_error_lower_bound"], 0.0) + RUNTIME_TOLERANCE:
+            raise PlanError(f"guarantee.bayes_error_lower_bound: claims {bayes!r} but the plan's numbers give "
+                            f"{pm['bayes_error_lower_bound']!r} (Cor. 3.9); the runtime refuses a plan that claims "
+                            "more privacy than its numbers give")
+        return mech
+
+    # ---------------------------------------------------------------- privacy
+    @property
+    def theta(self) -> float:
+        """MI loss parameter ``theta = mu - nu = (k mu - 1)/(k - 1)`` (Thm. 4.2/4.4), dimensionless."""
+        return float(self.mu - self.nu_other)
+
+    def privacy_map(self) -> dict[str, Any]:
+        """The guarantee of this object's numbers, recomputed with numpy.
+
+        Returns
+        -------
+        dict
+            ``notion`` (``"LDP+PIE"``; ``"LDP"`` without ``n``), ``epsilon`` (nats, ``log(mu/nu)``
+            of the grid channel), ``theta``; with ``n``: ``alpha_bits``, ``alpha_nats``,
+            ``bayes_error_lower_bound`` (Cor. 3.9, raw: may be <= 0), ``n``, ``releases``,
+            ``max_prior``.
+
+        References
+        ----------
+        Murakami & Takahashi (TDP 2021): Thm. 4.2-4.5, Prop. 4.1, Cor. 3.9 (eq. 11-12).
+        """
+        out: dict[str, Any] = {"notion": "LDP", "epsilon": self.epsilon_realized, "theta": self.theta}
+        if self.n is None:
+            return out
+        alpha = pie_alpha_bits(self.epsilon_realized, self.theta, self.n, self.domain_size, self.releases)
+        max_prior = self.max_prior if self.max_prior is not None else 1.0 / self.n
+        prior_bits = float(-np.log2(max_prior))
+        bayes = 1.0 - (alpha["alpha_bits"] + 1.0) / prior_bits if prior_bits > 0 else -np.inf
+        out.update({"notion": NOTION, "alpha_bits": alpha["alpha_bits"],
+                    "alpha_nats": float(alpha["alpha_bits"] * np.log(2.0)),
+                    "bayes_error_lower_bound": float(bayes), "n": self.n, "releases": self.releases,
+                    "max_prior": max_prior})
+        return out
+
+    # ---------------------------------------------------------------- estimation
+    def variance_per_user(self, p=0.0):
+        """``n Var(p_hat(x))`` of the empirical estimate at true frequency ``p`` (frequency^2).
+
+        ``(p mu (1-mu) + (1-p) nu (1-nu))/(mu - nu)^2`` with the support probability ``nu``:
+        eq. 22 (RR) / eq. 23 (GLH, ``kappa = 1/g``) times ``n``, for fixed users' data.
+        """
+        intercept, slope = self._variance_line()
+        return intercept + slope * np.asarray(p, dtype=np.float64)
+
+    def _variance_line(self) -> tuple[float, float]:
+        """``n Var = intercept + slope p`` (eq. 22/23 are affine in ``p(x)``)."""
+        mu, nu = self.mu, self.nu
+        d2 = (mu - nu) ** 2
+        return nu * (1 - nu) / d2, (mu * (1 - mu) - nu * (1 - nu)) / d2
+
+    def _columns(self, reports, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        if isinstance(reports, Reports):
+            if reports.mechanism != self.mechanism:
+                raise ValueError(f"reports: of mechanism {reports.mechanism!r}, this runtime is {self.mechanism!r}")
+            cols = reports.columns
+        elif isinstance(reports, Mapping):
+            cols = reports
+        else:
+            raise ValueError(f"reports: must be a Reports object (got {type(reports).__name__})")
+        missing = [c for c in names if c not in cols]
+        if missing:
+            raise ValueError(f"reports.{missing[0]}: required column is missing (columns: {sorted(cols)})")
+        out = {c: np.asarray(cols[c]) for c in names}
+        for c, v in out.items():
+            if v.dtype.kind not in "iu" or v.ndim != 1:
+                raise ValueError(f"reports.{c}: must be a 1-D integer array (got {v.dtype}, shape {v.shape})")
+        return out
+
+    def _as_aggregate(self, source) -> Aggregate:
+        if isinstance(source, Aggregate):
+            if source.mechanism != self.mechanism:
+                raise ValueError(f"aggregate.mechanism: must be {self.mechanism!r} (got {source.mechanism!r})")
+            return source
+        return self.aggregate(source)
+
+    def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
+                 threshold_fill: str = "zero", em_tol: float = 1e-10, em_max_iter: int = 100000) -> Estimate:
+        """Estimate the input distribution (frequencies, shape ``(|X|,)``).
+
+        Parameters
+        ----------
+        reports_or_aggregate : Reports or Aggregate
+        method : {"empirical", "threshold", "em"}, default "empirical"
+            ``"empirical"``: eq. 19/20 (unbiased, may be negative). ``"threshold"``: the
+            empirical estimate with the Bonferroni significance threshold at level ``alpha``
+            (one-sided z-test of ``p(x) = 0``). ``"em"``: EM reconstruction on the counts
+            ``c(x)`` with the channel ``mu`` on ``x``, ``nu`` elsewhere: for the RR the exact
+            maximum-likelihood estimate on the simplex; for the GLH the same iteration on the
+            support counts (a composite likelihood whose interior fixed point is the
+            empirical estimate; it works on merged aggregates; the exact per-report MLE is
+            ``GeneralizedLocalHashing.estimate_em_reports``).
+        alpha : float, default 0.05
+            Significance level of ``"threshold"`` (Sec. 5.3 uses 0.05).
+        threshold_fill : {"zero", "uniform"}, default "zero"
+            ``"zero"`` follows the PIE paper (Sec. 5.3: estimates below the threshold are set
+            to zero, the others kept as they are). ``"uniform"`` is the ULDP paper's
+            convention (Murakami & Kawamoto 2019, Sec. 6.1: the mass left by the significant
+            estimates is spread uniformly over the others, so the result sums to one).
+        em_tol, em_max_iter : float, int
+            EM stopping rule (l1 change of one step; cap on EM steps).
+
+        Returns
+        -------
+        Estimate
+            ``std_error``: the standard error of the empirical estimate (eq. 22/23) at the
+            estimated frequency clipped to [0, 1] (methods "empirical" and "threshold";
+            None for "em", which reports ``log_likelihood`` and ``iterations``).
+
+        Raises
+        ------
+        ValueError
+            Unsupported method or fill, malformed reports or aggregate, no users.
+        """
+        method = check_method(method, self.methods)
+        if threshold_fill not in ("zero", "uniform"):
+            raise ValueError(f"threshold_fill: must be one of ['zero', 'uniform'] (got {threshold_fill!r})")
+        agg = self._as_aggregate(reports_or_aggregate)
+        if agg.n < 1:
+            raise ValueError("aggregate.n: needs at least one report to estimate")
+        support = self._support(agg)
+        n = agg.n
+        emp = support / n  # in place from here on: domains of 10^7 items
+        emp -= self.nu
+        emp /= self.mu - self.nu
+        intercept, slope = self._variance_line()
+        std = np.clip(emp, 0.0, 1.0)
+        std *= slope / n
+        std += intercept / n
+        np.sqrt(std, out=std)
+        if method == "empirical":
+            return Estimate(emp, None, method, n, std_error=std)
+        if method == "threshold":
+            freq = (_fill_zero(emp, n, intercept, alpha) if threshold_fill == "zero"
+                    else significance_threshold(emp, n, intercept, alpha=alpha))
+            return Estimate(freq, None, method, n, std_error=std)
+        freq, res = self._em_grouped(support, n, intercept, alpha, em_tol, em_max_iter)
+        return Estimate(freq, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations)
+
+    def _em_grouped(self, support: np.ndarray, n: int, var0: float, alpha: float, tol: float, max_iter: int):
+        """EM on the counts with the channel ``mu`` on ``x``, ``nu`` elsewhere, on groups of equal counts.
+
+        The EM map sends ``p(x)`` to a function of ``(c(x), p(x))`` and of totals, and the warm
+        start (``em_warm_start`` of the ``"uniform"`` threshold estimate, ULDP Sec. 6.2) is a
+        function of ``c(x)``: items with equal counts stay equal. So EM runs on the ``J``
+        distinct counts, with group masses ``q_j`` (``m_j`` items): likelihood
+        ``nu + (mu - nu)/m_j`` on the diagonal and ``nu`` elsewhere, weights ``c_j m_j``. The
+        log-likelihood, the l1 stopping rule and the fixed point (the maximum-likelihood
+        estimate) are those on all ``|X|`` items (SQUAREM's step lengths are measured on the
+        groups); a domain of 10^7 items with 600 users costs a few dozen groups. Many distinct
+        counts (``J > GROUPED_EM_MAX``) use the O(|X|) structured channel instead.
+        """
+        c = np.rint(support).astype(np.int64)
+        present = np.bincount(c)
+        values = np.flatnonzero(present)
+        mult = present[values]
+        k = self.domain_size
+        d = self.mu - self.nu
+        emp = (values / n - self.nu) / d
+        sig = emp > bonferroni_z(alpha, k) * float(np.sqrt(var0 / n))
+        total = float(np.sum(mult[sig] * emp[sig]))
+        rest = int(np.sum(mult[~sig]))
+        if not sig.any():  # the rule of _estimators.significance_threshold, per group
+            f = np.full(values.size, 1.0 / k)
+        elif total >= 1.0 or rest == 0:
+            f = np.where(sig, emp / total, 0.0)
+        else:
+            f = np.where(sig, emp, (1.0 - total) / rest)
+        init = np.maximum(f, 0.0) + 1e-3 / k  # _estimators.em_warm_start, per group
+        q0 = mult * init
+        q0 /= q0.sum()
+        if values.size > GROUPED_EM_MAX:
+            lut = np.zeros(values[-1] + 1, dtype=np.int64)
+            lut[values] = np.arange(values.size)
+            channel = RRChannel(mu=float(self.mu), nu=float(self.nu), k=k)
+            res = em_simplex(channel, support, tol=tol, max_iter=max_iter, init=(q0 / mult)[lut[c]], accelerate=True)
+            return res.freq, res
+        lik = np.full((values.size, values.size), float(self.nu))
+        lik[np.diag_indices(values.size)] += d / mult
+        res = em_simplex(lik, (values * mult).astype(np.float64), tol=tol, max_iter=max_iter, init=q0, accelerate=True)
+        lut = np.zeros(values[-1] + 1, dtype=np.int64)
+        lut[values] = np.arange(values.size)
+        return (res.freq / mult)[lut[c]], res

@@ -1,0 +1,106 @@
+"""PIE family: re-identification targets -> k-ary RR / GLH plans, verification, simulation.
+
+Murakami & Takahashi, "Toward Evaluating Re-identification Risks in the Local Privacy
+Model" (TDP 2021): PIE privacy (Def. 3.1, bits), Bayes error (Cor. 3.9), alpha of RR/GLH
+(Prop. 4.1, Thm. 4.2-4.5), l2 loss (Prop. 4.6-4.7), optimal g (Thm. 4.8).
+
+One module per concern: :mod:`.spec` (spec model), :mod:`.solve` (the RR and GLH candidates),
+:mod:`.plan` (plan 2.0), :mod:`.exact` (the exact guarantee), :mod:`.verify` (exact re-check
+and spec comparison), :mod:`.tables`, :mod:`.simulate` (+ typed ``-O`` options).
+:data:`FAMILY` implements :class:`ldpplan.planner.families.Family`.
+"""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+from typing import Any, Mapping
+
+from .simulate import PIESimulateOptions
+
+__all__ = ["FAMILY", "PIEFamily", "EXAMPLES", "gss_labels", "GSS_FIELDS"]
+
+#: GSS vocabulary joint category X = ageGroup x educGroup x gender x nativeBorn
+GSS_FIELDS = ("ageGroup", "educGroup", "gender", "nativeBorn")
+_GSS_LEVELS = (
+    ("18-29", "30-39", "40-49", "50-59", "60+"),
+    ("12 yrs", "13-15 yrs", "16 yrs", "<12 yrs", ">16 yrs"),
+    ("female", "male"),
+    ("no", "yes"),
+)
+
+
+def gss_labels() -> list[str]:
+    """The 100 joint categories of the GSS vocabulary data (order of ``ldpplan.planner.data.pie_gss_items``)."""
+    return ["|".join(c) for c in itertools.product(*_GSS_LEVELS)]
+
+
+EXAMPLES: dict[str, dict] = {
+    "pie-rr": {
+        "mechanism": "rr", "domain_size": 10500393, "n": 1370637, "target": {"bayes_error": 0.5},
+        "description": "PIE Sec. 5.3 location data (|X| = 10500393, n = 1370637): k-ary RR with Bayes error >= 0.5",
+    },
+    "pie-glh": {
+        "mechanism": "glh", "domain_size": 10500393, "n": 1370637, "target": {"bayes_error": 0.5},
+        "g_max": 100000000,
+        "description": "PIE Sec. 5.3 location data: GLH with g <= 10^8 (Fig. 12), Bayes error >= 0.5",
+    },
+    "pie-gss": {
+        "mechanism": "pie", "domain": gss_labels(), "users": 28629, "target": {"bayes_error": 0.8},
+        "g_max": 65536,
+        "description": "GSS vocabulary (28,629 respondents), X = ageGroup x educGroup x gender x nativeBorn "
+                       "(100 categories): RR or GLH (g <= 2^16), Bayes error >= 0.8",
+    },
+}
+
+INPUT_DOC = ("CSV with a header and a column 'item', one row per user: a label of the plan's domain.labels, "
+             "or a 0-based index in [0, domain.size) when domain.labels is null.")
+
+
+class PIEFamily:
+    """The PIE family (k-ary RR and GLH with (U, alpha)-PIE guarantees); see :class:`~ldpplan.planner.families.Family`."""
+
+    name = "pie"
+    spec_mechanisms = ("pie", "rr", "glh")
+    plan_mechanisms = ("rr", "glh")
+    examples = EXAMPLES
+    options_model = PIESimulateOptions
+    input_doc = INPUT_DOC
+
+    def plan(self, raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
+        """Solve, build, verify and return a PIE plan 2.0 (SpecError; PrivacyViolation never returns a failing plan)."""
+        from .._common import attach_verification
+        from .plan import build_plan
+        from .verify import verify
+
+        plan = build_plan(raw, base_dir=base_dir)
+        return attach_verification(plan, verify(plan))
+
+    def verify(self, plan: Mapping[str, Any]):
+        """Exact re-check of the numbers and of the plan against its spec (:func:`.verify.verify`)."""
+        from .verify import verify
+
+        return verify(plan)
+
+    def summarize(self, plan: Mapping[str, Any]) -> list:
+        """Tables of ``ldpplan plan`` (:func:`.tables.summarize`)."""
+        from .tables import summarize
+
+        return summarize(plan)
+
+    def simulate(self, plan: Mapping[str, Any], options: Any, progress: Any = None):
+        """RR vs GLH on data (:func:`.simulate.simulate`)."""
+        from .simulate import simulate
+
+        return simulate(plan, options, progress=progress)
+
+    def read_inputs(self, plan: Mapping[str, Any], path) -> Any:
+        """Users' items (int64 indices) from a CSV with a column ``item`` (see :data:`INPUT_DOC`)."""
+        from ..data import read_pie_items
+
+        return read_pie_items(path, int(plan["domain"]["size"]), plan["domain"]["labels"])
+
+    def __repr__(self) -> str:
+        return "PIEFamily(name='pie')"
+
+
+FAMILY = PIEFamily()

@@ -1,0 +1,114 @@
+"""Exact (60-digit) guarantee of a PIE grid channel, and safe float rounding of claims.
+
+Used by :mod:`.plan` to write the claims and by :mod:`.verify` to recompute them.
+"""
+from __future__ import annotations
+
+import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from typing import Any
+
+from .._exact import DIGITS, exact, log_exact
+
+__all__ = ["NOTION", "HASH_PARAMS", "exact_guarantee", "claimed_numbers", "float_up", "float_down", "to_decimal"]
+
+NOTION = "LDP+PIE"
+#: ``params.hash`` of GLH plans: the runtime's Carter-Wegman family (informational, checked verbatim).
+HASH_PARAMS = {"family": "carter-wegman", "formula": "((a*x + b) mod P) mod g", "prime": 2**31 - 1,
+               "seed_per_user": "a in [1, P-1], b in [0, P-1]"}
+
+
+def to_decimal(x: Fraction | float) -> Decimal:
+    """Exact Decimal of a float; a Fraction to 60 significant digits."""
+    if isinstance(x, float):
+        return Decimal(x)  # exact: floats are dyadic rationals
+    with localcontext() as ctx:
+        ctx.prec = DIGITS + 10
+        return Decimal(x.numerator) / Decimal(x.denominator)
+
+
+def exact_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,
+                    max_prior: float) -> dict[str, Any]:
+    """The guarantee of a grid channel, exactly (60 significant digits).
+
+    Parameters
+    ----------
+    mu : float
+        Keep probability (exact dyadic rational), ``1/symbols < mu < 1``.
+    symbols : int
+        ``|X|`` (RR) or ``g`` (GLH).
+    domain_size, n, releases : int
+    max_prior : float
+        ``max_u Pr(U = u)`` (``1/n`` for the uniform prior).
+
+    Returns
+    -------
+    dict
+        ``ratio`` (Fraction, ``e^eps``), ``epsilon`` (nats), ``theta``, ``mechanism_bits``,
+        ``ldp_bits``, ``alpha_bits``, ``alpha_nats``, ``prior_bits`` and ``bayes`` (Cor. 3.9,
+        raw, ``None`` when ``max_prior = 1``), all Decimal except ``ratio``.
+
+    References
+    ----------
+    Murakami & Takahashi (TDP 2021): Prop. 4.1, Thm. 4.2-4.5, Cor. 3.9.
+    """
+    m = exact(mu)
+    ratio = m * (symbols - 1) / (1 - m)
+    theta = (symbols * m - 1) / (symbols - 1)
+    eps = log_exact(ratio)
+    with localcontext() as ctx:
+        ctx.prec = DIGITS + 10
+        ln2 = Decimal(2).ln()
+        log2n = Decimal(n).ln() / ln2
+        log2k = Decimal(domain_size).ln() / ln2
+        th = to_decimal(theta)
+        te = releases * eps
+        mech = releases * th * min(log2n, log2k)
+        ldp = min(te / ln2, te * te / ln2, log2n, releases * log2k)
+        alpha = min(mech, ldp)
+        prior_bits = -log_exact(exact(max_prior)) / ln2 if max_prior < 1 else Decimal(0)
+        bayes = 1 - (alpha + 1) / prior_bits if prior_bits > 0 else None
+        return {"ratio": ratio, "epsilon": eps, "theta": th, "mechanism_bits": mech, "ldp_bits": ldp,
+                "alpha_bits": alpha, "alpha_nats": alpha * ln2, "prior_bits": prior_bits, "bayes": bayes}
+
+
+def float_up(d: Decimal) -> float:
+    """The smallest float >= ``d``."""
+    f = float(d)
+    return f if Decimal(f) >= d else math.nextafter(f, math.inf)
+
+
+def float_down(d: Decimal) -> float:
+    """The largest float <= ``d``."""
+    f = float(d)
+    return f if Decimal(f) <= d else math.nextafter(f, -math.inf)
+
+
+def claimed_numbers(ex: dict[str, Any], target: Any) -> dict[str, Any]:
+    """The ``guarantee`` numbers a plan states for the exact guarantee ``ex``: rounded to the safe side.
+
+    ``epsilon``, ``alpha_bits`` and ``alpha_nats`` are rounded up, the Bayes-error bound down (0
+    when vacuous); a target met exactly is itself stated (never lost to the last-bit rounding);
+    ``theta`` and the two alpha ingredients are the nearest floats. The planner writes these
+    and the verifier requires them verbatim: every claim is recomputed, never read.
+
+    Parameters
+    ----------
+    ex : dict
+        :func:`exact_guarantee` output.
+    target : Target
+        The spec's target (``alpha_bits`` / ``bayes_error`` may be set).
+    """
+    alpha = float_up(ex["alpha_bits"])
+    if target.alpha_bits is not None and ex["alpha_bits"] <= Decimal(target.alpha_bits):
+        alpha = min(alpha, float(target.alpha_bits))
+    bayes = ex["bayes"]
+    bayes_claim = max(0.0, float_down(bayes)) if bayes is not None else 0.0
+    if target.bayes_error is not None and bayes is not None and bayes >= Decimal(target.bayes_error):
+        bayes_claim = max(bayes_claim, float(target.bayes_error))
+    return {"epsilon": float_up(ex["epsilon"] + Decimal("1e-35")), "alpha_bits": alpha,
+            "alpha_nats": float_up(ex["alpha_nats"]), "bayes_error_lower_bound": bayes_claim,
+            "theta": float(ex["theta"]), "alpha_mechanism_bits": float(ex["mechanism_bits"]),
+            "alpha_ldp_bits": float(ex["ldp_bits"]),
+            "alpha_binding": "mechanism" if ex["mechanism_bits"] <= ex["ldp_bits"] else "ldp"}

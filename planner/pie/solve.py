@@ -1,0 +1,64 @@
+"""Solve a parsed PIE spec: the RR and GLH candidates and the choice between them.
+
+Shared by :mod:`.plan` (to build a plan) and :mod:`.verify` (to check that a plan's ``g``,
+epsilon and mechanism are the spec's solution).
+"""
+from __future__ import annotations
+
+from decimal import Decimal, localcontext
+from typing import Any, Mapping
+
+from .._exact import SAFETY_MARGIN, exact, log_exact, shrink
+from ..errors import SpecError
+from .exact import float_down
+from .spec import ParsedSpec
+
+__all__ = ["alpha_budget", "solve", "select"]
+
+
+def alpha_budget(spec: ParsedSpec) -> float:
+    """The target alpha (bits), exact for a Bayes-error target (no cancellation), shrunk."""
+    t = spec.target
+    if t.alpha_bits is not None:
+        return shrink(t.alpha_bits)
+    with localcontext() as ctx:
+        ctx.prec = 60
+        prior = exact(t.max_prior) if t.max_prior is not None else exact(1) / spec.n
+        prior_bits = -log_exact(prior) / Decimal(2).ln()
+        alpha = (1 - Decimal(t.bayes_error)) * prior_bits - 1
+        return float_down(alpha * (1 - Decimal(SAFETY_MARGIN)))
+
+
+def solve(spec: ParsedSpec, mechanism: str):
+    from ldpplan.solvers.pie import solve_glh, solve_rr
+
+    t, m = spec.target, spec.model
+    alpha = None if t.epsilon is not None else alpha_budget(spec)
+    eps = shrink(t.epsilon) if t.epsilon is not None else None
+    if mechanism == "rr":
+        return solve_rr(n=spec.n, domain_size=spec.domain_size, alpha_bits=alpha, epsilon=eps,
+                        releases=m.releases, epsilon_max=m.epsilon_max)
+    return solve_glh(n=spec.n, domain_size=spec.domain_size, g_max=m.g_max, alpha_bits=alpha, epsilon=eps,
+                     releases=m.releases, epsilon_max=m.epsilon_max)
+
+
+def select(spec: ParsedSpec, raw: Mapping[str, Any]):
+    from ldpplan.solvers import SolverError
+
+    requested = spec.model.mechanism
+    results = {}
+    for name in ("rr", "glh"):  # the one not requested is a baseline
+        try:
+            results[name] = solve(spec, name)
+        except SolverError as exc:
+            if requested == name or (requested == "pie" and name == "rr"):
+                raise SpecError("target", str(exc), dict(raw.get("target", {}))) from None
+    if requested == "pie":
+        chosen = "rr" if "glh" not in results or results["rr"].objective <= results["glh"].objective else "glh"
+        other = "glh" if chosen == "rr" else "rr"
+        reason = (f"{chosen.upper()} has the smaller predicted total l2 loss ({results[chosen].objective:.4g}"
+                  + (f" vs {results[other].objective:.4g}" if other in results else "")
+                  + ") under the same target; ties go to RR (shorter reports)")
+    else:
+        chosen, reason = requested, "requested in the spec"
+    return results, chosen, reason
