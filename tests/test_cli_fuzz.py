@@ -194,8 +194,8 @@ def test_plan_of_another_format_version_is_one_line(version, tmp_path):
 
 
 @pytest.mark.parametrize("path, raw, needle", [
-    (("guarantee", "epsilon"), "1e400", "guarantee.epsilon: must be a finite number"),
-    (("params", "p"), "1" + "0" * 5000, "numbers float64 can hold"),
+    (("guarantee", "epsilon"), "1e400", "the number 1e400 is out of the float range"),
+    (("params", "p"), "1" + "0" * 5000, "has more than 30 digits"),
     (("params", "p"), "NaN", "NaN is not allowed"),
     (("params", "p"), "[" * 5000 + "]" * 5000, "nest at most"),
 ])
