@@ -26,7 +26,7 @@ from ._io import _umask
 from .errors import InputDataError
 
 __all__ = ["REPORTS_FORMAT", "REPORTS_FORMAT_VERSION", "ROW_GROUP_ROWS", "ROW_GROUP_BYTES", "ReportsFile",
-           "ReportsInfo", "ReportsWriter", "write_reports", "open_reports", "iter_report_batches", "read_reports",
+           "MAX_ROW_GROUP_BYTES", "ReportsInfo", "ReportsWriter", "write_reports", "open_reports", "iter_report_batches", "read_reports",
            "is_parquet", "rows_per_group"]
 
 REPORTS_FORMAT = "ldpplan-reports"
@@ -35,6 +35,8 @@ REPORTS_FORMAT_VERSION = "2.0"
 ROW_GROUP_ROWS = 1 << 20
 #: Most decoded bytes in one row group (wide reports get fewer rows per group).
 ROW_GROUP_BYTES = 32 << 20
+#: Most decoded bytes a row group of a file read may declare (a small file must not inflate beyond it).
+MAX_ROW_GROUP_BYTES = 512 << 20
 _MAGIC = b"PAR1"
 _REQUIRED = ("format", "format_version", "mechanism", "plan_fingerprint", "ldpplan_version", "seeded")
 
@@ -216,6 +218,13 @@ def open_reports(path: str | os.PathLike) -> ReportsInfo:
         check_schema(schema, str(p))
     except ValueError as exc:
         raise InputDataError(str(exc)) from None
+    row_bytes = sum(f.type.byte_width if pa.types.is_fixed_size_binary(f.type) else f.type.bit_width // 8
+                    for f in schema)
+    for i in range(md.num_row_groups):
+        size = md.row_group(i).num_rows * row_bytes
+        if not 0 <= size <= MAX_ROW_GROUP_BYTES:
+            raise _bad(p, f"row group {i}: must decode to at most {MAX_ROW_GROUP_BYTES} bytes (got {size} = "
+                          f"{md.row_group(i).num_rows} rows x {row_bytes} bytes)")
     if md.num_rows < 1:
         raise _bad(p, "a reports file must hold at least one report (got 0 rows)")
     meta["n"] = int(md.num_rows)
