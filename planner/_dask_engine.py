@@ -46,11 +46,6 @@ def client_for(scheduler: str | None, n_workers: int | None = None) -> Iterator[
         ``dask``/``distributed`` are not installed (the message says what to install).
     """
     distributed = _import_distributed()
-    import cloudpickle
-
-    from . import _parquet_columns
-
-    cloudpickle.register_pickle_by_value(_parquet_columns)
     if scheduler is not None:
         with distributed.Client(scheduler, set_as_default=False) as client:
             yield client
@@ -60,6 +55,16 @@ def client_for(scheduler: str | None, n_workers: int | None = None) -> Iterator[
                                   silence_logs=logging.ERROR) as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
         yield client
+
+
+def _by_value(func):
+    """``func`` wrapped in a closure: plain pickle cannot import it, so distributed falls back to
+    cloudpickle, which (with the module registered) ships the code by value, not by module name."""
+    def task(*args):
+        return func(*args)
+
+    task.__name__ = task.__qualname__ = f"ldpplan-{func.__name__}"
+    return task
 
 
 def _tasks(paths: Sequence[str]) -> list[tuple[str, list[int]]]:
@@ -93,13 +98,17 @@ def aggregate_dask(plan: Mapping[str, Any], paths: Sequence[str], *, scheduler: 
     if client is None:
         with client_for(scheduler, n_workers) as new_client:
             return aggregate_dask(plan, paths, batch_rows=batch_rows, client=new_client)
+    import cloudpickle
+
     from . import _parquet_columns as columns
 
+    cloudpickle.register_pickle_by_value(columns)   # workers need ldpplan.mechanisms + pyarrow only
+    aggregate, merge = _by_value(columns.aggregate_row_groups), _by_value(columns.merge_aggregate_dicts)
     plan_future = client.scatter([dict(plan)], broadcast=True)[0]
-    level = [client.submit(columns.aggregate_row_groups, plan_future, path, groups, int(batch_rows), pure=False)
+    level = [client.submit(aggregate, plan_future, path, groups, int(batch_rows), pure=False)
              for path, groups in _tasks(paths)]
     while len(level) > 1:
-        level = [client.submit(columns.merge_aggregate_dicts, *level[i:i + FAN_IN], pure=False)
+        level = [client.submit(merge, *level[i:i + FAN_IN], pure=False)
                  if len(level[i:i + FAN_IN]) > 1 else level[i] for i in range(0, len(level), FAN_IN)]
     data, _rows = level[0].result()
     return Aggregate.from_dict(data)

@@ -195,12 +195,13 @@ def test_estimate_from_an_aggregate_file_matches_the_reports(fam, name, request,
     on_agg = json.loads(run("estimate", plan_path, agg, "--json", "--method", "empirical").stdout)
     on_reports = json.loads(run("estimate", plan_path, path, "--json", "--method", "empirical").stdout)
     assert on_agg == on_reports == mech.estimate(reports, method="empirical").to_dict(labels=on_agg["labels"])
-    for method in mech.methods:
+    for method in [m for m in mech.methods if m == "em"]:   # (em-bits is slow and works on aggregates)
         try:
             mech.estimate(mech.aggregate(reports), method=method)
         except ValueError as exc:
             result = run("estimate", plan_path, agg, "--method", method)
             assert result.exit_code == 2 and str(exc).split(":")[0] in error_line(result)
+            assert run("estimate", plan_path, path, "--method", method).exit_code == 0   # the reports have it
 
 
 @pytest.mark.parametrize("fam, name", SMALL)
