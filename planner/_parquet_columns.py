@@ -18,11 +18,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["DTYPE_KEY", "WIDTH_KEY", "arrays_to_table", "table_to_arrays", "aggregate_row_groups",
-           "merge_aggregate_dicts"]
+__all__ = ["DTYPE_KEY", "WIDTH_KEY", "BATCH_BYTES", "arrays_to_table", "check_schema", "row_bytes", "batch_rows_for",
+           "table_to_arrays", "aggregate_row_groups", "merge_aggregate_dicts"]
 
 DTYPE_KEY = b"ldpplan.dtype"
 WIDTH_KEY = b"ldpplan.width"
+#: Most decoded bytes per batch (wide reports are decoded in fewer rows at a time).
+BATCH_BYTES = 8 << 20
 _INT_TYPES = {np.dtype(t).name: t for t in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                                              "uint64")}
 
@@ -78,6 +80,17 @@ def check_schema(schema: pa.Schema, where: str) -> None:
             continue
         raise ValueError(f"{where}: column {field.name!r} must be an integer or fixed_size_binary column "
                          f"(got {field.type})")
+
+
+def row_bytes(schema: pa.Schema) -> int:
+    """Decoded bytes of one report row under ``schema`` (after :func:`check_schema`)."""
+    return sum(f.type.byte_width if pa.types.is_fixed_size_binary(f.type) else f.type.bit_width // 8
+               for f in schema) or 1
+
+
+def batch_rows_for(schema: pa.Schema, batch_rows: int) -> int:
+    """Rows per decoded batch: at most ``batch_rows`` and about :data:`BATCH_BYTES` bytes."""
+    return max(1, min(int(batch_rows), BATCH_BYTES // row_bytes(schema)))
 
 
 def _binary_layout(field: pa.Field, where: str) -> tuple[np.dtype, int]:
@@ -140,7 +153,7 @@ def aggregate_row_groups(plan: Mapping[str, Any], path: str, row_groups: list[in
     row_groups : list of int
         Row group indices of the file to read.
     batch_rows : int
-        Reports decoded at a time (bounds the memory).
+        Most reports decoded at a time (also bounded by :data:`BATCH_BYTES`).
 
     Returns
     -------
@@ -153,7 +166,9 @@ def aggregate_row_groups(plan: Mapping[str, Any], path: str, row_groups: list[in
     total = None
     rows = 0
     with pq.ParquetFile(path) as pf:
-        for batch in pf.iter_batches(batch_size=int(batch_rows), row_groups=list(row_groups)):
+        check_schema(pf.schema_arrow, path)
+        rows_per_batch = batch_rows_for(pf.schema_arrow, batch_rows)
+        for batch in pf.iter_batches(batch_size=rows_per_batch, row_groups=list(row_groups)):
             arrays = table_to_arrays(batch, path)
             agg = mech.aggregate(mechanisms.Reports(plan["mechanism"], arrays))
             rows += batch.num_rows

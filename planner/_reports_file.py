@@ -200,7 +200,7 @@ def open_reports(path: str | os.PathLike) -> ReportsInfo:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ._parquet_columns import check_schema
+    from ._parquet_columns import check_schema, row_bytes
 
     p = Path(path)
     if not p.is_file():
@@ -218,13 +218,12 @@ def open_reports(path: str | os.PathLike) -> ReportsInfo:
         check_schema(schema, str(p))
     except ValueError as exc:
         raise InputDataError(str(exc)) from None
-    row_bytes = sum(f.type.byte_width if pa.types.is_fixed_size_binary(f.type) else f.type.bit_width // 8
-                    for f in schema)
+    width = row_bytes(schema)
     for i in range(md.num_row_groups):
-        size = md.row_group(i).num_rows * row_bytes
+        size = md.row_group(i).num_rows * width
         if not 0 <= size <= MAX_ROW_GROUP_BYTES:
             raise _bad(p, f"row group {i}: must decode to at most {MAX_ROW_GROUP_BYTES} bytes (got {size} = "
-                          f"{md.row_group(i).num_rows} rows x {row_bytes} bytes)")
+                          f"{md.row_group(i).num_rows} rows x {width} bytes)")
     if md.num_rows < 1:
         raise _bad(p, "a reports file must hold at least one report (got 0 rows)")
     meta["n"] = int(md.num_rows)
@@ -232,7 +231,7 @@ def open_reports(path: str | os.PathLike) -> ReportsInfo:
 
 
 def iter_report_batches(path: str | os.PathLike, batch_rows: int) -> Iterator[dict[str, np.ndarray]]:
-    """Yield the file's report columns ``batch_rows`` rows at a time (bounded memory).
+    """Yield the file's report columns at most ``batch_rows`` rows (and about 8 MiB) at a time.
 
     Raises
     ------
@@ -242,11 +241,12 @@ def iter_report_batches(path: str | os.PathLike, batch_rows: int) -> Iterator[di
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ._parquet_columns import table_to_arrays
+    from ._parquet_columns import batch_rows_for, check_schema, table_to_arrays
 
     try:
         with pq.ParquetFile(path) as pf:
-            for batch in pf.iter_batches(batch_size=int(batch_rows)):
+            check_schema(pf.schema_arrow, str(path))
+            for batch in pf.iter_batches(batch_size=batch_rows_for(pf.schema_arrow, batch_rows)):
                 yield table_to_arrays(batch, str(path))
     except (pa.ArrowException, OSError) as exc:
         raise _bad(path, f"unreadable Parquet data ({type(exc).__name__}: {str(exc)[:200]})") from None
