@@ -104,7 +104,7 @@ def aggregate_dask(plan: Mapping[str, Any], paths: Sequence[str], *, scheduler: 
 
     cloudpickle.register_pickle_by_value(columns)   # workers need ldpplan.mechanisms + pyarrow only
     aggregate, merge = _by_value(columns.aggregate_row_groups), _by_value(columns.merge_aggregate_dicts)
-    plan_future = client.scatter([dict(plan)], broadcast=True)[0]
+    plan_future = client.scatter([dict(plan)], broadcast=True, hash=False)[0]   # a fresh key per call
     level = [client.submit(aggregate, plan_future, path, groups, int(batch_rows), pure=False)
              for path, groups in _tasks(paths)]
     while len(level) > 1:
