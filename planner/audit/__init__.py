@@ -134,7 +134,8 @@ class AuditResult:
         verdict = "consistent" if self.consistent else "a lower bound exceeds its claim: the implementation leaks"
         note = (f"{self.trials:,} trials per input, {self.confidence:g} joint confidence (Clopper-Pearson, "
                 f"Bonferroni over {sum(not p.never for p in self.pairs)} pairs); most binding: "
-                f"{self.epsilon_lower_bound:.4g} <= {self.epsilon_claimed:.4g} nats claimed; {verdict}; "
+                f"{self.epsilon_lower_bound:.4g} {'<=' if self.epsilon_lower_bound <= self.epsilon_claimed else '>'} "
+                f"{self.epsilon_claimed:.4g} nats claimed; {verdict}; "
                 f"{self.seconds:.1f} s")
         return Table(title=f"audit of {self.mechanism}: empirical lower bounds on epsilon (nats)",
                      columns=["inputs", "event", "counts", "claim", "lower bound", "holds"], rows=rows, note=note)
