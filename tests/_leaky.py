@@ -86,3 +86,16 @@ class OldSamplerRR:
         other = rng.integers(0, k - 1, size=x.size, dtype=np.int64)
         other += other >= x
         return Reports(self.inner.mechanism, {"y": np.where(keep, x, other)})
+
+
+class InvertibleLeakURR:
+    """A uRR client that sometimes sends a sensitive user's report as a non-sensitive (invertible) item."""
+
+    def __init__(self, inner, leak: float = 0.01) -> None:
+        self.inner, self.leak = inner, leak
+        self.invertible = int(np.flatnonzero(~np.asarray(inner.sensitive_mask))[0])
+
+    def perturb(self, data, rng):
+        y = np.array(self.inner.perturb(data, rng=rng)["y"])
+        y[rng.random(y.size) < self.leak] = self.invertible
+        return Reports(self.inner.mechanism, {"y": y})

@@ -14,7 +14,7 @@ from ldpplan.planner.audit import audit_pairs, bounds, planned_trials
 from ldpplan.planner.cli import main
 from ldpplan.planner.families import all_examples
 
-from _leaky import OldSamplerRR, RevealingRR, SharedUniformUnary, ignoring_level
+from _leaky import InvertibleLeakURR, OldSamplerRR, RevealingRR, SharedUniformUnary, ignoring_level
 
 #: examples that need no data file
 SMALL = [name for name, (_, spec) in all_examples().items() if "data" not in json.dumps(spec)]
@@ -87,6 +87,23 @@ def test_old_byte_sampler_is_caught_under_mt19937_only():
     assert not caught.consistent
     fine = audit(plan, mechanism=old, trials=20_000, rng=np.random.Generator(np.random.PCG64(5)))
     assert fine.consistent  # 64-bit words: the old reading was exact there
+
+
+def test_sensitive_input_with_an_invertible_output_is_caught(plans):
+    plan = plans["uldp-urr"]
+    result = audit(plan, mechanism=InvertibleLeakURR(mechanisms.load(plan)), trials=5_000,
+                   rng=np.random.default_rng(6))
+    assert not result.consistent and math.isinf(result.epsilon_lower_bound)
+    never = [p for p in result.pairs if p.never]
+    assert never and all(p.counts[0] > 0 for p in never)
+    assert json.dumps(result.to_dict())  # inf is written as a string
+
+
+def test_honest_uldp_never_produces_invertible_outputs_from_sensitive_inputs(plans):
+    for name in ("uldp-urr", "uldp-urap", "uldp-pum"):
+        result = audit(plans[name], trials=3_000, rng=np.random.default_rng(7))
+        never = [p for p in result.pairs if p.never]
+        assert never and all(p.counts[0] == 0 and p.holds for p in never)
 
 
 def test_bound_is_monotone_in_trials_on_average():

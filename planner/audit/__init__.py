@@ -129,7 +129,7 @@ class AuditResult:
 
     def table(self) -> Table:
         """The pairs as a planner :class:`Table` (nats)."""
-        rows = [[" vs ".join(p.inputs) if not p.never else p.inputs[0], p.event, f"{p.counts[0]} / {p.counts[1]}",
+        rows = [[" vs ".join(p.inputs) if not p.never else " and ".join(x for x in p.inputs if x != "-"), p.event, f"{p.counts[0]} / {p.counts[1]}",
                  p.claim, p.bound, "yes" if p.holds else "NO"] for p in self.pairs]
         verdict = "consistent" if self.consistent else "a lower bound exceeds its claim: the implementation leaks"
         note = (f"{self.trials:,} trials per input, {self.confidence:g} joint confidence (Clopper-Pearson, "
@@ -226,8 +226,10 @@ def _result(mech: str, pairs: list[InputPair], counts: list[np.ndarray], trials:
     for pair, c in zip(pairs, counts):
         for test, (k_first, k_second) in zip(pair.tests, c.tolist()):
             if test.never:
-                out.append(AuditPair((pair.first, "-"), test.event, (k_first, 0), trials, 0.0,
-                                     math.inf if k_first else 0.0, True, test.source))
+                hits = k_first + (k_second if test.both else 0)
+                names = (pair.first, pair.second) if test.both else (pair.first, "-")
+                out.append(AuditPair(names, test.event, (hits, 0), trials, 0.0, math.inf if hits else 0.0, True,
+                                     test.source))
                 continue
             num, den = (k_second, k_first) if test.reverse else (k_first, k_second)
             names = (pair.second, pair.first) if test.reverse else (pair.first, pair.second)

@@ -45,7 +45,9 @@ class Test:
     reverse : bool
         Bound ``ln(Pr[E|second] / Pr[E|first])`` instead.
     never : bool
-        The event must not occur on the first input at all.
+        The event must not occur on the first input at all (on both inputs with ``both``).
+    both : bool
+        A ``never`` test that also runs on the second input.
     source : str
         The paper's statement behind the claim.
     """
@@ -57,6 +59,7 @@ class Test:
     p_second: float
     reverse: bool = False
     never: bool = False
+    both: bool = False
     source: str = ""
 
     @property

@@ -45,7 +45,7 @@ def count_events(mechanism: Any, pairs: Sequence[InputPair], trials: int, rng: n
                 if len(reports) != size:
                     raise ValueError(f"mechanism.perturb: returned {len(reports)} reports for {size} inputs")
                 for t, test in enumerate(pair.tests):
-                    if test.never and which == 1:
+                    if test.never and which == 1 and not test.both:
                         continue
                     hit = np.asarray(test.occurs(reports), dtype=bool)
                     counts[t, which] += int(np.count_nonzero(hit))

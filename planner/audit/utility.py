@@ -71,13 +71,14 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     else:
         invertible = (lambda r: ~mask[np.asarray(r["y"])])
     never = Test("an invertible output (Y_I)", invertible, 0.0, 0.0, 0.0, never=True, source=_SOURCE)
+    never_both = Test("an invertible output (Y_I)", invertible, 0.0, 0.0, 0.0, never=True, both=True, source=_SOURCE)
     out: list[InputPair] = []
     if common == "urr":
         c1, c2 = float(params["c1"]), float(params["c2"])
         hit = (lambda r: np.asarray(r["y"]) == s)
         if s2 is not None:
             out.append(InputPair(ls, ls2, lambda w, k: make((s, s2)[w], k),
-                                 (Test(f"y = {ls}", hit, eps, c1, c2, source=_SOURCE), never), cost))
+                                 (Test(f"y = {ls}", hit, eps, c1, c2, source=_SOURCE), never_both), cost))
         if n is not None:
             out.append(InputPair(ls, ln, lambda w, k: make((s, n)[w], k),
                                  (Test(f"y = {ls}", hit, eps, c1, c2, source=_SOURCE),) + ((never,) if s2 is None else ()),
@@ -92,7 +93,7 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
         e1 = Test(f"y({ls}) = 1, y({ls2}) = 0, y in Y_P",
                   lambda r: unpacked_bit(r, s) & ~unpacked_bit(r, s2) & protected(r), eps,
                   theta * (1 - d1), d1 * (1 - theta), source=_SOURCE)
-        out.append(InputPair(ls, ls2, lambda w, k: make((s, s2)[w], k), (e1, never), cost))
+        out.append(InputPair(ls, ls2, lambda w, k: make((s, s2)[w], k), (e1, never_both), cost))
     if n is not None:
         e3 = Test(f"y({ls}) = 1, y in Y_P", lambda r: unpacked_bit(r, s) & protected(r), eps, theta, d1 * d2,
                   source=_SOURCE)
