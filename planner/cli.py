@@ -277,7 +277,8 @@ def estimate_cmd(plan_file, reports, output, as_json, method):
               help="Runs of the mechanism on each audited input (default: enough for a tight bound, see docs).")
 @click.option("--confidence", type=click.FloatRange(min=0.0, max=1.0, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Joint confidence of the lower bounds (Clopper-Pearson, Bonferroni).")
-@click.option("--seed", type=click.IntRange(min=0), default=None, help="Seed of numpy's default_rng (reproducible audit).")
+@click.option("--seed", type=click.IntRange(min=0), default=None,
+              help="Seed of numpy's default_rng (reproducible audit).")
 @click.option("--json", "as_json", is_flag=True, help="Print the audit result as JSON.")
 def audit_cmd(plan_file, trials, confidence, seed, as_json):
     """Run PLAN_FILE's runtime on tight input pairs and bound its epsilon from below.

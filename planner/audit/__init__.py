@@ -129,8 +129,8 @@ class AuditResult:
 
     def table(self) -> Table:
         """The pairs as a planner :class:`Table` (nats)."""
-        rows = [[" vs ".join(p.inputs) if not p.never else " and ".join(x for x in p.inputs if x != "-"), p.event, f"{p.counts[0]} / {p.counts[1]}",
-                 p.claim, p.bound, "yes" if p.holds else "NO"] for p in self.pairs]
+        rows = [[(" and " if p.never else " vs ").join(x for x in p.inputs if x != "-"), p.event,
+                 f"{p.counts[0]} / {p.counts[1]}", p.claim, p.bound, "yes" if p.holds else "NO"] for p in self.pairs]
         verdict = "consistent" if self.consistent else "a lower bound exceeds its claim: the implementation leaks"
         note = (f"{self.trials:,} trials per input, {self.confidence:g} joint confidence (Clopper-Pearson, "
                 f"Bonferroni over {sum(not p.never for p in self.pairs)} pairs); most binding: "

@@ -42,7 +42,8 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     if plan["mechanism"] == "pckv-ue":
         width = float(d + L)
         src = "PCKV Theorem 2 (App. A)"
-        key_test = Test(f"y({k1}) = 1, y({k2}) = 0", lambda r: (np.asarray(r["y"])[:, 0] == 1) & (np.asarray(r["y"])[:, 1] == 0),
+        key_test = Test(f"y({k1}) = 1, y({k2}) = 0",
+                        lambda r: (np.asarray(r["y"])[:, 0] == 1) & (np.asarray(r["y"])[:, 1] == 0),
                         eps, s * p * a * (1 - b) + (1 - s) * b / 2 * (1 - b),
                         s * b / 2 * (1 - a) + (1 - s) * b / 2 * (1 - b), source=src)
         value_test = Test(f"y({k1}) = 1", lambda r: np.asarray(r["y"])[:, 0] == 1, eps_value,

@@ -105,7 +105,8 @@ def audit_pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     try:
         return module.pairs(plan)
     except (KeyError, TypeError, IndexError) as exc:
-        raise PlanFormatError(f"params: the plan lacks a number the audit needs ({type(exc).__name__}: {exc})") from None
+        raise PlanFormatError(f"params: the plan lacks a number the audit needs ({type(exc).__name__}: {exc})"
+                              ) from None
 
 
 def item_index(plan: Mapping[str, Any], item: Any) -> int:

@@ -64,7 +64,10 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     s = int(sens[0])
     s2 = int(sens[1]) if sens.size > 1 else None
     n = int(nonsens[0]) if nonsens.size else None
-    ls, ls2, ln = _label(plan, s), (_label(plan, s2) if s2 is not None else ""), (_label(plan, n) if n is not None else "")
+    ls = _label(plan, s)
+    ls2 = _label(plan, s2) if s2 is not None else ""
+    ln = _label(plan, n) if n is not None else ""
+    alone = (never,) if s2 is None else ()  # the invertible check rides on the s vs n pair when s is alone
     cost = float(z_size) if common == "urap" else 1.0
     if common == "urap":
         invertible = _nonsensitive_bits(mask)
@@ -81,8 +84,7 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
                                  (Test(f"y = {ls}", hit, eps, c1, c2, source=_SOURCE), never_both), cost))
         if n is not None:
             out.append(InputPair(ls, ln, lambda w, k: make((s, n)[w], k),
-                                 (Test(f"y = {ls}", hit, eps, c1, c2, source=_SOURCE),) + ((never,) if s2 is None else ()),
-                                 cost))
+                                 (Test(f"y = {ls}", hit, eps, c1, c2, source=_SOURCE),) + alone, cost))
         return out
     theta, d1, d2 = float(params["theta"]), float(params["d1"]), float(params["d2"])
 
@@ -99,7 +101,7 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
                   source=_SOURCE)
         e4 = Test(f"y({ls}) = 0, y in Y_P", lambda r: ~unpacked_bit(r, s) & protected(r), eps, 1 - theta,
                   (1 - d1) * d2, reverse=True, source=_SOURCE)
-        out.append(InputPair(ls, ln, lambda w, k: make((s, n)[w], k), (e3, e4) + ((never,) if s2 is None else ()), cost))
+        out.append(InputPair(ls, ln, lambda w, k: make((s, n)[w], k), (e3, e4) + alone, cost))
     return out
 
 
