@@ -193,10 +193,16 @@ def _load_inputs(plan, options: SimulateOptions, opts: IDUESimulateOptions) -> _
         return synthetic_inputs(plan, opts, np.random.default_rng(np.random.SeedSequence([options.seed, 0xDA7A])))
     from pathlib import Path
 
+    from ..data import read_csv_table, read_item_sets
     from .files import read_inputs
 
-    data = read_inputs(plan, options.data)
     name = Path(options.data).name
+    header = read_csv_table(options.data, []).header
+    if plan["mechanism"] == "idue" and "item" not in header and {"userId", "movieId"} <= set(header):
+        # the paper's single-item setting (Sec. VII): every rating is one user's report of the movie
+        _, _, items = read_item_sets(options.data, plan["domain"]["labels"], plan["domain"]["size"])
+        return _Inputs(items=items, source=name)
+    data = read_inputs(plan, options.data)
     return _Inputs(indptr=data[0], indices=data[1], source=name) if isinstance(data, tuple) else \
         _Inputs(items=data, source=name)
 
