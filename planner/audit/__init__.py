@@ -133,7 +133,7 @@ class AuditResult:
                  f"{p.counts[0]} / {p.counts[1]}", p.claim, p.bound, "yes" if p.holds else "NO"] for p in self.pairs]
         verdict = "consistent" if self.consistent else "a lower bound exceeds its claim: the implementation leaks"
         note = (f"{self.trials:,} trials per input, {self.confidence:g} joint confidence (Clopper-Pearson, "
-                f"Bonferroni over {sum(not p.never for p in self.pairs)} pairs); most binding: "
+                f"Bonferroni over {sum(not p.never for p in self.pairs)} tests); most binding: "
                 f"{self.epsilon_lower_bound:.4g} {'<=' if self.epsilon_lower_bound <= self.epsilon_claimed else '>'} "
                 f"{self.epsilon_claimed:.4g} nats claimed; {verdict}; "
                 f"{self.seconds:.1f} s")

@@ -19,7 +19,7 @@ __all__ = ["cp_lower", "cp_upper", "log_ratio_bound", "per_bound_alpha", "expect
 #: Default trials aim for a lower bound of this fraction of the claim (at the expected counts).
 TARGET_FRACTION = 0.8
 #: Bounds of the default number of trials per input.
-MIN_TRIALS, MAX_TRIALS = 1_000, 4_000_000
+MIN_TRIALS, MAX_TRIALS = 10_000, 4_000_000
 #: Largest ``trials * sum(cost of a report)`` the default picks (report cost: ~ one unit per output bit).
 WORK_LIMIT = 6e9
 
@@ -84,7 +84,7 @@ def default_trials(tests: Sequence[tuple[float, float, float]], confidence: floa
     The formula: with ``alpha' = (1 - confidence) / (2 m)`` over the ``m`` tests and the honest
     event probabilities ``(p, p')`` of each test (from the plan's numbers),
 
-    ``T = min_tests min { T on the grid 1000 * 1.25^j : ln(CP_lower(T p; T, alpha') /
+    ``T = min_tests min { T on the grid MIN_TRIALS * 1.25^j : ln(CP_lower(T p; T, alpha') /
     CP_upper(T p'; T, alpha')) >= target * claim }``,
 
     i.e. the Clopper-Pearson bound evaluated at the expected counts, clipped to
