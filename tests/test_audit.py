@@ -184,3 +184,42 @@ def test_default_trials_reach_70_percent_for_rr_and_glh_at_epsilon_1():
         result = audit(plan, rng=np.random.default_rng(22))
         assert result.consistent
         assert result.epsilon_lower_bound >= 0.7 * result.epsilon_claimed, result.table()
+
+
+@pytest.mark.parametrize("name", SMALL)
+def test_event_probabilities_of_the_pairs_match_the_runtime(plans, name):
+    """The honest probabilities each family module derives from the plan (used for the default trials)
+    agree with the runtime's event frequencies within 5 standard deviations."""
+    from ldpplan.planner.audit.run import count_events
+
+    pairs = audit_pairs(plans[name])
+    trials = 20_000
+    counts = count_events(mechanisms.load(plans[name]), pairs, trials, np.random.default_rng(8))
+    for pair, c in zip(pairs, counts):
+        for test, (k1, k2) in zip(pair.tests, c.tolist()):
+            for k, p in ((k1, test.p_first), (k2, test.p_second)):
+                if test.never:
+                    assert k == 0
+                    continue
+                sd = math.sqrt(trials * p * (1 - p)) + 1.0
+                assert abs(k - trials * p) <= 5 * sd, (pair.first, pair.second, test.event, k, trials * p)
+
+
+def test_itemset_claims_are_eq16_set_budgets(plans):
+    plan = plans["three-levels-itemsets"]
+    L, dummy = plan["params"]["padding_length"], plan["params"]["dummy"]["epsilon"]
+    budgets = {lv: math.log(math.exp(e) / L + (1 - 1 / L) * math.exp(dummy)) for lv, e in
+               plan["guarantee"]["levels"].items()}
+    claims = sorted({round(t.claim, 12) for p in audit_pairs(plan) for t in p.tests})
+    expected = sorted({round(min(budgets[a], budgets[b], plan["guarantee"]["ldp_epsilon"]), 12)
+                       for a in budgets for b in budgets})
+    assert claims == pytest.approx(expected)
+    assert expected[0] == pytest.approx(2.0) and expected[1] == pytest.approx(math.log((math.e**2.4 + math.e**2) / 2))
+
+
+def test_progress_reports_every_run_with_a_real_total(plans):
+    seen = []
+    audit(plans["uldp-urap"], trials=1_000, rng=np.random.default_rng(9), progress=lambda a, t: seen.append((a, t)))
+    totals = {t for _, t in seen}
+    runs = 2 * 1_000 * len(audit_pairs(plans["uldp-urap"]))
+    assert len(totals) == 1 and sum(a for a, _ in seen) == totals.pop() == runs
