@@ -52,7 +52,8 @@ class SimplexMLE:
         The maximised log-likelihood in nats (counts, not per user).
     lagrange_multiplier : float
         ``lambda``: the common value of ``dL/df_y`` on the support (nats per unit
-        frequency); ``dL/df_y <= lambda`` off the support (KKT).
+        frequency) for ``L`` in the separable form ``sum_y t_y log(alpha_y + beta_y
+        f_y)`` of :func:`water_filling_mle`; ``dL/df_y <= lambda`` off the support (KKT).
     support_size : int
         Number of strictly positive entries of ``frequency``.
     n : float

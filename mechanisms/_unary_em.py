@@ -23,8 +23,11 @@ from ._mle import _composite_inputs, _unary_params, _vector, _xlogy, unary_compo
 
 __all__ = ["UnaryEMResult", "unary_em", "unary_em_full", "binary_rows_em"]
 
-#: Floor of an extrapolated SQUAREM point (EM cannot move a coordinate that is exactly 0).
-_FLOOR = 1e-300
+#: An extrapolated SQUAREM point keeps at least this fraction of each coordinate of the
+#: cycle's start: EM multiplies coordinates, so one that an extrapolation sets to ~0 (a
+#: plain floor such as 1e-300) would need thousands of steps to come back, and the
+#: relative-change rule would then stop at a non-optimal point.
+_SHRINK = 1e-2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +73,8 @@ def _run_em(step, p: np.ndarray, rtol: float, max_iter: int, accelerate: bool):
     Roland 2008, scheme S3) from ``p`` evaluates ``p1 = EM(p)``, ``p2 = EM(p1)``, the
     extrapolation ``cand`` and ``EM(cand)``; the next point is ``EM(cand)`` if
     ``L(cand) >= L(p1)`` and ``p2`` otherwise, so the log-likelihood at the start of
-    every cycle never decreases (EM itself is monotone). Stops when the relative
+    every cycle never decreases (EM itself is monotone). ``cand`` is floored at
+    ``_SHRINK * p`` coordinate-wise (see there). Stops when the relative
     increase between cycle starts ``(L_new - L_old) <= rtol |L_new|`` or after
     ``max_iter`` evaluations; returns the last point whose likelihood was evaluated.
     """
@@ -86,7 +90,7 @@ def _run_em(step, p: np.ndarray, rtol: float, max_iter: int, accelerate: bool):
             v = p2 - p1 - r
             nv = float(np.sqrt(v @ v))
             alpha = min(-float(np.sqrt(r @ r)) / nv, -1.0) if nv > 0 else -1.0
-            cand = np.maximum(p - 2.0 * alpha * r + alpha * alpha * v, _FLOOR)
+            cand = np.maximum(p - 2.0 * alpha * r + alpha * alpha * v, _SHRINK * p)
             llc, _, pc = step(cand / cand.sum())
             it += 2
             p1 = pc if llc >= ll1 else p2
