@@ -19,13 +19,15 @@ cheaper forms than the generic EM of :func:`mechanisms._estimators.em_simplex`:
     treats the ``n d`` bits as independent observations, i.e. it ignores that the
     ``d`` bits of one report share one input. It is separable too:
     :func:`unary_composite_mle` maximises it exactly (a monotone root in the
-    multiplier, ``O(d)`` per evaluation) and :func:`mechanisms._unary_em.unary_em` runs the EM on it
-    with ``O(d)`` work per iteration. It is a consistent estimator but **not** the MLE.
+    multiplier, ``O(d)`` per evaluation) and :func:`mechanisms._unary_em.unary_em`
+    runs the EM on it with ``O(d)`` work per iteration. It is a consistent estimator
+    but **not** the MLE.
   - the **full-report likelihood** ``sum_r log Pr(y_r | f)`` with ``Pr(y | x) =
     prod_j Pr(y_j | x)`` (eq. 8) is the true likelihood; its maximiser is the MLE the
-    paper's EM reconstruction computes. :func:`mechanisms._unary_em.unary_em_full` runs EM on it with two
-    matrix-vector products of the ``n x d`` report matrix per iteration (``O(n d)``,
-    BLAS), warm-started at the composite MLE and SQUAREM-accelerated.
+    paper's EM reconstruction computes. :func:`mechanisms._unary_em.unary_em_full`
+    runs EM on it with two matrix-vector products of the ``n x d`` report matrix per
+    iteration (``O(n d)``, BLAS), warm-started at the composite MLE and
+    SQUAREM-accelerated.
 
 Units: ``frequency`` is a fraction of users; ``log_likelihood`` is in nats, on counts
 (not divided by ``n``), including every constant (the multinomial coefficient of the
@@ -169,7 +171,8 @@ def rr_mle(counts, mu: float, nu: float) -> SimplexMLE:
     keep probability, ``nu = (1 - mu)/(k - 1)``), on the simplex ``Pr(Y = y) =
     nu + (mu - nu) f_y``, so ``L(f) = sum_y c_y log(nu + (mu - nu) f_y)`` and the KKT
     solution is ``f_y = max(0, c_y / lambda - nu / (mu - nu))`` with one monotone root
-    ``lambda`` making ``sum f = 1`` (:func:`water_filling_mle`). Where every
+    ``lambda`` making ``sum f = 1`` (:func:`water_filling_mle`); equivalently
+    ``nu + (mu - nu) f_y = max(nu, (mu - nu) c_y / lambda)``. Where every
     ``f_y > 0`` it is the empirical estimate (eq. 19 of the PIE paper) and
     ``lambda = (mu - nu) n``.
 

@@ -215,7 +215,7 @@ def _colsum(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 
 # --------------------------------------------------------------------------- full likelihood
 def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: float = 0.0,
-                   dtype=np.float64, rtol: float = 1e-10, gap_tol: float = 1e-2, max_iter: int = 10000,
+                   dtype=np.float64, rtol: float = 1e-12, gap_tol: float = 1e-2, max_iter: int = 10000,
                    init=None, accelerate: bool = True) -> UnaryEMResult:
     """EM for reports whose likelihood takes two values per input: ``O(n d)`` per iteration.
 
@@ -253,17 +253,18 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
     constant : float
         ``sum_r w_r log C_r`` (nats), added to the reported log-likelihood.
     dtype : numpy float dtype, default float64
-    rtol : float, default 1e-10
-        Relative log-likelihood change rule (as in :func:`unary_em`).
+    rtol : float, default 1e-12
+        Relative log-likelihood change rule (as in :func:`unary_em`). The likelihood
+        of LDP reports is flat: with OUE at epsilon = 1, n = 1e5, d = 100-400 (from
+        the composite start) ``rtol = 1e-10`` stops after ~40 passes 0.03-0.08 nats
+        below the maximum, with ``f`` off by ~1e-3 (0.15 standard errors); 1e-12
+        takes ~200 passes and reaches the maximum (``benchmarks/bench_estimators.py``).
     gap_tol : float, default 1e-2
-        Stop when the certified gap bound is ``<= gap_tol`` nats. The defaults stop
-        within ~1e-2 nats of the maximum: the likelihood of LDP reports is flat and
-        differences far below the 1.92 nats of a 95% likelihood-ratio interval are
-        statistically meaningless, while the bound (loose at coordinates near 0)
-        costs many extra passes to tighten further (~2x the passes for 1e-4 at
-        ``n = 1e5``, ``d = 100``). With float32 the log-likelihood is resolved to
-        ~1e-8 relative only, so the bound may stay above ``gap_tol`` and the
-        ``rtol`` rule (no measurable progress) stops.
+        Also stop when the certified gap bound is ``<= gap_tol`` nats (the bound is
+        loose at coordinates near 0, so on such data ``rtol`` usually stops first).
+        With float32 the log-likelihood is resolved to ~1e-8 relative only (~0.05
+        nats at ``n d = 4e7``): the ``rtol`` rule then stops on "no measurable
+        progress" at that distance from the maximum.
     max_iter, init, accelerate
         As in :func:`unary_em` (default start: uniform).
 
@@ -338,7 +339,7 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
                          likelihood="full")
 
 
-def unary_em_full(reports, a, b, *, weights=None, dtype=np.float64, rtol: float = 1e-10,
+def unary_em_full(reports, a, b, *, weights=None, dtype=np.float64, rtol: float = 1e-12,
                   gap_tol: float = 1e-2, max_iter: int = 10000, init=None,
                   accelerate: bool = True) -> UnaryEMResult:
     """The MLE of a unary encoding from the full reports (the paper's EM reconstruction).

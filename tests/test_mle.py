@@ -295,7 +295,7 @@ def test_unary_em_full_equals_em_simplex_on_full_likelihood(seed):
     y = unary_reports(a, b, f, n, seed)
     res = unary_em_full(y, a, b, rtol=1e-15, gap_tol=0, max_iter=20000)
     pattern, cnt = np.unique(y, axis=0, return_counts=True)
-    ref = em_simplex(full_likelihood(pattern, a, b), cnt, tol=1e-15, max_iter=300000)  # plain EM: see test_em_simplex_squarem_can_stall
+    ref = em_simplex(full_likelihood(pattern, a, b), cnt, tol=1e-15, max_iter=300000)  # plain EM (see the stall test)
     assert res.likelihood == "full" and res.converged
     np.testing.assert_allclose(res.frequency, ref.freq, atol=1e-7)
     # the reported log-likelihood is the exact sum_r log Pr(y_r) (constants included)
@@ -322,7 +322,7 @@ def test_unary_em_full_urap_pinned_reports():
     y = unary_reports(a, b, f, 800, 51)
     res = unary_em_full(y, a, b, rtol=1e-15, gap_tol=0, max_iter=20000)
     pattern, cnt = np.unique(y, axis=0, return_counts=True)
-    ref = em_simplex(full_likelihood(pattern, a, b), cnt, tol=1e-15, max_iter=300000)  # plain EM: see test_em_simplex_squarem_can_stall
+    ref = em_simplex(full_likelihood(pattern, a, b), cnt, tol=1e-15, max_iter=300000)  # plain EM (see the stall test)
     np.testing.assert_allclose(res.frequency, ref.freq, atol=1e-7)
     assert res.log_likelihood == pytest.approx(ref.log_likelihood, rel=1e-11)
     bad = y.copy()
