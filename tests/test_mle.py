@@ -402,3 +402,16 @@ def test_full_em_gap_bound_certifies_the_shortfall(gap_tol):
     assert res.converged and res.gap_bound <= gap_tol
     assert 0 <= best.log_likelihood - res.log_likelihood <= res.gap_bound + 1e-9 * abs(best.log_likelihood)
     assert best.gap_bound <= 1e-5  # rtol = 0 still stops once float64 registers no progress
+
+
+def test_unary_em_full_all_reports_pinned_is_the_histogram():
+    # every report has one non-sensitive bit set (b = 0 there): the MLE is the histogram of those bits
+    a = np.array([0.6, 0.6, 0.9, 0.9])
+    b = np.array([0.3, 0.3, 0.0, 0.0])
+    y = np.array([[0, 1, 1, 0], [1, 1, 0, 1], [0, 0, 1, 0], [1, 0, 1, 0]], dtype=bool)
+    res = unary_em_full(y, a, b, rtol=1e-15, gap_tol=0, max_iter=5000)
+    np.testing.assert_allclose(res.frequency, [0, 0, 0.75, 0.25], atol=1e-9)
+    # log Pr(y_r) at f: the pinned input's own bit under a, the other bits under b
+    per_row = [np.log(0.75 * 0.9 * 0.7 * 0.3 * 1.0), np.log(0.25 * 0.9 * 0.3 * 0.3 * 1.0),
+               np.log(0.75 * 0.9 * 0.7 * 0.7 * 1.0), np.log(0.75 * 0.9 * 0.3 * 0.7 * 1.0)]
+    assert res.log_likelihood == pytest.approx(sum(per_row), rel=1e-9)
