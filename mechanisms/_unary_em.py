@@ -9,9 +9,10 @@ See :mod:`mechanisms._mle` for the choice of likelihoods:
   likelihood (ULDP eq. 8), ``O(n d)`` per iteration as two BLAS matrix-vector
   products; its fixed point is the MLE of the paper's EM reconstruction (Sec. 2.5).
 
-Both stop when the relative log-likelihood increase is ``<= rtol`` or after
-``max_iter`` EM-map evaluations, are SQUAREM-accelerated with a monotonicity guard,
-and report the log-likelihood (nats), the iterations and a certified optimality gap.
+Both stop when the relative log-likelihood increase is ``<= rtol``, when the certified
+optimality gap is ``<= gap_tol`` nats, or after ``max_iter`` EM-map evaluations; both
+are SQUAREM-accelerated with a monotonicity guard, and report the log-likelihood
+(nats), the iterations, whether a stopping rule fired, and the certified gap.
 """
 from __future__ import annotations
 
