@@ -138,7 +138,7 @@ def bench_unary(n: int, repeat: int, cap: int, rows: list) -> None:
         t, fast = _median(lambda: unary_em_full(y, a, b, rtol=1e-10), max(1, repeat // 2))
         out.append((f"OUE full-report EM float64, rtol 1e-10 (conv={fast.converged})", t, fast.iterations,
                     fast.frequency))
-        t, f32 = _median(lambda: unary_em_full(y, a, b, dtype=np.float32, rtol=1e-10), max(1, repeat // 2))
+        t, f32 = _median(lambda: unary_em_full(y, a, b, storage="float32", rtol=1e-10), max(1, repeat // 2))
         out.append((f"OUE full-report EM float32, rtol 1e-10 (conv={f32.converged})", t, f32.iterations,
                     f32.frequency))
         dense_cap = min(cap, 300 if d > 100 else 2000)

@@ -215,8 +215,60 @@ def _colsum(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- full likelihood
+class _Packed:
+    """``Y @ u`` and ``Y.T @ r`` for a binary ``Y`` stored as bytes, by table look-up.
+
+    ``Y`` is packed 8 bits per byte (``np.packbits``); per byte column ``k`` a table of
+    the 256 partial sums ``sum_i bit_i(v) u[8k + i]`` turns ``Y @ u`` into ``n ceil(d/8)``
+    look-ups, and ``Y.T @ r`` is a weighted histogram of the byte values per column
+    (``np.bincount``) times the 256 x 8 bit matrix. The sums are float64 (same accuracy
+    as the dense float64 product); memory is ``8 n ceil(d/8)`` bytes (the flat
+    indices), a sixteenth of a float64 copy of ``Y``.
+    """
+
+    def __init__(self, y: np.ndarray) -> None:
+        self.n, self.d = y.shape
+        self.nb = (self.d + 7) // 8
+        packed = np.packbits(y, axis=1)
+        self.idx = packed.astype(np.intp) + 256 * np.arange(self.nb, dtype=np.intp)
+        self.flat = self.idx.ravel()
+        self.bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
+
+    def forward(self, u: np.ndarray) -> np.ndarray:
+        pad = np.zeros(self.nb * 8)
+        pad[: self.d] = u
+        table = (pad.reshape(self.nb, 8) @ self.bits.T).ravel()
+        return np.take(table, self.idx).sum(axis=1)
+
+    def backward(self, r: np.ndarray) -> np.ndarray:
+        hist = np.bincount(self.flat, weights=np.repeat(r, self.nb), minlength=self.nb * 256)
+        return (hist.reshape(self.nb, 256) @ self.bits).ravel()[: self.d]
+
+
+class _Dense:
+    """``Y @ u`` and ``Y.T @ r`` with ``Y`` as a float32 or float64 matrix (BLAS)."""
+
+    def __init__(self, y: np.ndarray, dtype) -> None:
+        self.dtype = np.dtype(dtype)
+        self.y = np.ascontiguousarray(y, dtype=self.dtype)
+
+    def forward(self, u: np.ndarray) -> np.ndarray:
+        return (self.y @ u.astype(self.dtype)).astype(np.float64)
+
+    def backward(self, r: np.ndarray) -> np.ndarray:
+        if self.dtype == np.float64:
+            return self.y.T @ r
+        out = np.zeros(self.y.shape[1])  # float32 sums over at most _BLOCK rows, accumulated in float64
+        for i in range(0, self.y.shape[0], _BLOCK):
+            out += self.y[i:i + _BLOCK].T @ r[i:i + _BLOCK].astype(np.float32)
+        return out
+
+
+_STORAGE = ("packed", "float64", "float32")
+
+
 def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: float = 0.0,
-                   dtype=np.float64, rtol: float = 1e-12, gap_tol: float = 1e-2, max_iter: int = 10000,
+                   storage: str = "packed", rtol: float = 1e-12, gap_tol: float = 1e-2, max_iter: int = 10000,
                    init=None, accelerate: bool = True) -> UnaryEMResult:
     """EM for reports whose likelihood takes two values per input: ``O(n d)`` per iteration.
 
@@ -232,14 +284,16 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
     ``gap_bound`` certifies how far from the maximum the result can be; ``gap_tol``
     stops on it.
 
-    float32 (``dtype=np.float32``) stores ``Y`` (exactly: it holds 0/1) and runs the
-    two matrix-vector products in single precision, halving memory and traffic
-    (``4 n d`` bytes instead of ``8 n d``). Where that is safe: the forward product
-    sums ``d`` terms per report, so the mixture probabilities carry a relative error of
-    about ``sqrt(d) 2**-24`` and the log-likelihood is good to ~1e-7 relative (use
-    ``rtol >= 1e-9``); the backward product sums over reports, so it runs in float32
-    blocks of ``_BLOCK`` rows accumulated in float64. Everything else (``f``, ratios,
-    log-likelihood sums) stays float64.
+    Storage of ``Y`` (``storage``): ``"packed"`` (default) keeps it as bytes and does
+    both products by table look-up (:class:`_Packed`: float64 sums, ``8 n ceil(d/8)``
+    bytes, 1.5-2x faster than dense float64 at ``d = 100-400``); ``"float64"`` is
+    the dense BLAS path; ``"float32"`` stores ``Y`` exactly (it holds 0/1) in single
+    precision, halving the dense memory and traffic. Where float32 is safe: the forward
+    product sums ``d`` terms per report, so the mixture probabilities carry a relative
+    error of about ``sqrt(d) 2**-24`` and the log-likelihood is good to ~1e-8
+    relative; the backward product sums over reports, so it runs in float32 blocks of
+    ``_BLOCK`` rows accumulated in float64. Everything else (``f``, ratios,
+    log-likelihood sums) stays float64 in every storage.
 
     Parameters
     ----------
@@ -253,7 +307,7 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
         invertible reports); they add ``pinned_x log f_x``.
     constant : float
         ``sum_r w_r log C_r`` (nats), added to the reported log-likelihood.
-    dtype : numpy float dtype, default float64
+    storage : {"packed", "float64", "float32"}, default "packed"
     rtol : float, default 1e-12
         Relative log-likelihood change rule (as in :func:`unary_em`). The likelihood
         of LDP reports is flat: with OUE at epsilon = 1, n = 1e5, d = 100-400 (from
@@ -284,9 +338,8 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
     ULDP paper Sec. 2.5 (EM reconstruction); Böhning, *Computer-assisted analysis of
     mixtures* (1999), for the gradient bound of mixture likelihoods.
     """
-    dtype = np.dtype(dtype)
-    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise ValueError(f"dtype must be float32 or float64 (got {dtype})")
+    if storage not in _STORAGE:
+        raise ValueError(f"storage must be one of {_STORAGE} (got {storage!r})")
     y = np.asarray(rows)
     if y.ndim != 2 or y.shape[1] == 0:
         raise ValueError(f"rows must be an (n, d) array (got shape {y.shape})")
@@ -300,23 +353,15 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
         raise ValueError("weights and pinned must be >= 0 and not all zero")
     if y.dtype != bool and nrow and not np.all((y == 0) | (y == 1)):
         raise ValueError("rows must hold only 0 and 1")
-    ymat = np.ascontiguousarray(y, dtype=dtype)
+    kernel = _Packed(y.astype(bool, copy=False)) if storage == "packed" else _Dense(y, storage)
     delta = hi - lo
     total = float(w.sum() + pin.sum())
     p = _start(init, d)
     wpos, ppos = w > 0, pin > 0
     all_w = bool(wpos.all())
 
-    def back(r: np.ndarray) -> np.ndarray:
-        if dtype == np.float64:
-            return ymat.T @ r
-        out = np.zeros(d)  # float32 sums over at most _BLOCK rows, accumulated in float64
-        for i in range(0, nrow, _BLOCK):
-            out += ymat[i:i + _BLOCK].T @ r[i:i + _BLOCK].astype(np.float32)
-        return out
-
     def mix(q: np.ndarray) -> np.ndarray:
-        return (ymat @ (delta * q).astype(dtype)).astype(np.float64) + float(lo @ q)
+        return kernel.forward(delta * q) + float(lo @ q)
 
     if nrow and np.any((mix(np.full(d, 1.0 / d)) <= 0) & wpos):
         raise ValueError("rows: a report with positive weight has likelihood 0 under every input")
@@ -330,7 +375,7 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
             ll = float(np.sum(_xlogy(w, m)))
             ratio = np.divide(w, m, out=np.zeros(nrow), where=wpos)
         ll += float(np.sum(_xlogy(pin, q))) + float(constant)
-        g = lo * float(ratio.sum()) + delta * back(ratio)
+        g = lo * float(ratio.sum()) + delta * kernel.backward(ratio)
         g += np.divide(pin, q, out=np.zeros(d), where=ppos)
         new = q * g
         return ll, _gap(g, total), new / new.sum()
@@ -340,7 +385,7 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
                          likelihood="full")
 
 
-def unary_em_full(reports, a, b, *, weights=None, dtype=np.float64, rtol: float = 1e-12,
+def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", rtol: float = 1e-12,
                   gap_tol: float = 1e-2, max_iter: int = 10000, init=None,
                   accelerate: bool = True) -> UnaryEMResult:
     """The MLE of a unary encoding from the full reports (the paper's EM reconstruction).
@@ -354,8 +399,8 @@ def unary_em_full(reports, a, b, *, weights=None, dtype=np.float64, rtol: float 
     impossible. The start (default) is the composite MLE
     (:func:`mechanisms._mle.unary_composite_mle`) mixed with 1e-3 of the uniform
     distribution, so the EM starts near the answer with no coordinate at 0.
-    ``log_likelihood`` is the exact ``sum_r w_r log Pr(y_r)`` in nats. Memory: one
-    ``n x d`` copy of the reports in ``dtype``.
+    ``log_likelihood`` is the exact ``sum_r w_r log Pr(y_r)`` in nats. Memory: the
+    reports in the chosen ``storage`` (``8 n ceil(d/8)`` bytes when packed).
 
     Parameters
     ----------
@@ -365,7 +410,7 @@ def unary_em_full(reports, a, b, *, weights=None, dtype=np.float64, rtol: float 
         ``0 <= b_j < a_j <= 1``.
     weights : array_like of float, shape (n,), optional
         Multiplicities of the rows (grouped distinct reports).
-    dtype, rtol, gap_tol, max_iter, init, accelerate
+    storage, rtol, gap_tol, max_iter, init, accelerate
         As in :func:`binary_rows_em`.
 
     Returns
@@ -422,5 +467,5 @@ def unary_em_full(reports, a, b, *, weights=None, dtype=np.float64, rtol: float 
     if pinned_rows.any():
         y, wt = y[~pinned_rows], wt[~pinned_rows]
     return binary_rows_em(y, low, high, weights=None if w is None else wt, pinned=pinned, constant=constant,
-                          dtype=dtype, rtol=rtol, gap_tol=gap_tol, max_iter=max_iter, init=init,
+                          storage=storage, rtol=rtol, gap_tol=gap_tol, max_iter=max_iter, init=init,
                           accelerate=accelerate)

@@ -302,11 +302,15 @@ def test_unary_em_full_equals_em_simplex_on_full_likelihood(seed):
     assert res.log_likelihood == pytest.approx(ref.log_likelihood, rel=1e-11)
     assert res.gap_bound <= 1e-3
     grouped = unary_em_full(pattern, a, b, weights=cnt, rtol=1e-15, gap_tol=0, max_iter=20000)
+    dense = unary_em_full(y, a, b, storage="float64", rtol=1e-15, gap_tol=0, max_iter=20000)
+    np.testing.assert_allclose(dense.frequency, res.frequency, atol=1e-8)  # packed look-up == dense BLAS
+    with pytest.raises(ValueError, match="storage"):
+        unary_em_full(y, a, b, storage="float16")
     np.testing.assert_allclose(grouped.frequency, res.frequency, atol=1e-8)
     # float32 products (default stopping rules): within its certified gap of the optimum, up to the ~1e-7
     # relative error of a float32 likelihood; the flat optimum lets f move by ~1e-3 (its standard error at
     # n = 600 is ~2e-2)
-    single = unary_em_full(y, a, b, dtype=np.float32)
+    single = unary_em_full(y, a, b, storage="float32")
     assert single.converged and single.gap_bound <= 1e-2
     assert -1e-7 * abs(res.log_likelihood) <= res.log_likelihood - single.log_likelihood <= single.gap_bound
     np.testing.assert_allclose(single.frequency, res.frequency, atol=3e-3)
@@ -415,3 +419,15 @@ def test_unary_em_full_all_reports_pinned_is_the_histogram():
     per_row = [np.log(0.75 * 0.9 * 0.7 * 0.3 * 1.0), np.log(0.25 * 0.9 * 0.3 * 0.3 * 1.0),
                np.log(0.75 * 0.9 * 0.7 * 0.7 * 1.0), np.log(0.75 * 0.9 * 0.3 * 0.7 * 1.0)]
     assert res.log_likelihood == pytest.approx(sum(per_row), rel=1e-9)
+
+
+@pytest.mark.parametrize("d", [1, 8, 21, 300])
+def test_packed_products_equal_dense(d):
+    from ldpplan.mechanisms._unary_em import _Packed
+
+    rng = np.random.default_rng(d)
+    y = rng.random((257, d)) < 0.3
+    u, r = rng.normal(size=d), rng.normal(size=257)
+    k = _Packed(y)
+    np.testing.assert_allclose(k.forward(u), y.astype(float) @ u, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(k.backward(r), y.T.astype(float) @ r, rtol=1e-12, atol=1e-12)
