@@ -286,7 +286,7 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
 
     Storage of ``Y`` (``storage``): ``"packed"`` (default) keeps it as bytes and does
     both products by table look-up (:class:`_Packed`: float64 sums, ``8 n ceil(d/8)``
-    bytes, 1.5-2x faster than dense float64 at ``d = 100-400``); ``"float64"`` is
+    bytes, up to 2x faster than dense float64 at ``d = 100-400``); ``"float64"`` is
     the dense BLAS path; ``"float32"`` stores ``Y`` exactly (it holds 0/1) in single
     precision, halving the dense memory and traffic. Where float32 is safe: the forward
     product sums ``d`` terms per report, so the mixture probabilities carry a relative
