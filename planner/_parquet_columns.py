@@ -165,14 +165,19 @@ def aggregate_row_groups(plan: Mapping[str, Any], path: str, row_groups: list[in
     mech = mechanisms.load(dict(plan))
     total = None
     rows = 0
-    with pq.ParquetFile(path) as pf:
-        check_schema(pf.schema_arrow, path)
-        rows_per_batch = batch_rows_for(pf.schema_arrow, batch_rows)
-        for batch in pf.iter_batches(batch_size=rows_per_batch, row_groups=list(row_groups)):
-            arrays = table_to_arrays(batch, path)
-            agg = mech.aggregate(mechanisms.Reports(plan["mechanism"], arrays))
-            rows += batch.num_rows
-            total = agg if total is None else total + agg
+    try:
+        with pq.ParquetFile(path) as pf:
+            check_schema(pf.schema_arrow, path)
+            rows_per_batch = batch_rows_for(pf.schema_arrow, batch_rows)
+            for batch in pf.iter_batches(batch_size=rows_per_batch, row_groups=list(row_groups)):
+                arrays = table_to_arrays(batch, path)
+                agg = mech.aggregate(mechanisms.Reports(plan["mechanism"], arrays))
+                rows += batch.num_rows
+                total = agg if total is None else total + agg
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: unreadable Parquet data ({type(exc).__name__}: {str(exc)[:200]})") from None
+    except ValueError as exc:
+        raise ValueError(exc if str(exc).startswith(path) else f"{path}: {exc}") from None
     if total is None:
         raise ValueError(f"{path}: row groups {list(row_groups)} hold no reports")
     return total.to_dict(), rows

@@ -89,3 +89,4 @@ def test_cli_dask_engine_on_a_scheduler_writes_the_same_file(tmp_path, monkeypat
     result = runner.invoke(main, ["aggregate", str(plan_path), *map(str, paths), "-o", str(bad), "--engine", "dask",
                                   "--scheduler", client.scheduler.address])
     assert result.exit_code == 2 and not bad.exists(), result.output
+    assert str(paths[1].resolve()) in result.stderr and "Traceback" not in result.output
