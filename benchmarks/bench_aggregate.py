@@ -154,7 +154,7 @@ def main() -> None:
         finally:
             client.close()
             cluster.close()
-    print(f"Parquet size on disk: " + ", ".join(f"{k}: {v[1]:.0f} MB" for k, v in per_worker.items())
+    print("Parquet size on disk: " + ", ".join(f"{k}: {v[1]:.0f} MB" for k, v in per_worker.items())
           + f"; LocalCluster start-up {startup:.1f} s (not included)\n")
     print("| mechanism | engine | wall time (s) | M reports/s | MB/s of Parquet |")
     print("|---|---|---|---|---|")
@@ -169,9 +169,11 @@ def main() -> None:
         overhead = tasks * 1e-3 / workers                   # scheduler: ~1 ms per task, spread over the workers
         print(f"\n## Projection: 10^9 IDUE reports (m = 10^3) on {workers} workers\n")
         print(f"{total * bytes_per_report / 1e9:.0f} GB of Parquet in {tasks:,.0f} row-group tasks; tree reduction "
-              f"{reduce_t:.1f} s (log_4 levels, measured merge of 4 aggregates {merge_t * 1e3:.1f} ms + ~10 ms transfer); scheduler overhead {overhead:.0f} s "
-              "(~1 ms per task); perfect scaling of the map phase assumed.\n")
-        print("| per-worker throughput used | map phase 10^9 / (100 x rate) | total wall time | storage bandwidth needed |")
+              f"{reduce_t:.1f} s (log_4 levels, measured merge of 4 aggregates {merge_t * 1e3:.1f} ms + ~10 ms "
+              f"transfer); scheduler overhead {overhead:.0f} s (~1 ms per task); perfect scaling of the map phase "
+              "assumed.\n")
+        print("| per-worker throughput used | map phase 10^9 / (100 x rate) | total wall time "
+              "| storage bandwidth needed |")
         print("|---|---|---|---|")
         for label, rate in ((f"dask run above, per worker ({dask_rate / 1e6:.2f} M reports/s)", dask_rate),
                             (f"local engine, one core ({core_rate / 1e6:.2f} M reports/s)", core_rate)):

@@ -25,9 +25,9 @@ import numpy as np
 from ._io import _umask
 from .errors import InputDataError
 
-__all__ = ["REPORTS_FORMAT", "REPORTS_FORMAT_VERSION", "ROW_GROUP_ROWS", "ROW_GROUP_BYTES", "ReportsFile",
-           "MAX_ROW_GROUP_BYTES", "ReportsInfo", "ReportsWriter", "write_reports", "open_reports", "iter_report_batches", "read_reports",
-           "is_parquet", "rows_per_group"]
+__all__ = ["REPORTS_FORMAT", "REPORTS_FORMAT_VERSION", "ROW_GROUP_ROWS", "ROW_GROUP_BYTES", "MAX_ROW_GROUP_BYTES",
+           "ReportsFile", "ReportsInfo", "ReportsWriter", "write_reports", "open_reports", "iter_report_batches",
+           "read_reports", "is_parquet", "rows_per_group"]
 
 REPORTS_FORMAT = "ldpplan-reports"
 REPORTS_FORMAT_VERSION = "2.0"

@@ -19,8 +19,8 @@ from ._report import Table
 from .errors import InputDataError, PrivacyViolation, SpecError
 from .families import family_of_plan
 
-__all__ = ["PERTURB_CHUNK", "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file", "estimate_table",
-           "estimate_csv", "estimate_json", "write_estimate_csv"]
+__all__ = ["PERTURB_CHUNK", "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file",
+           "estimate_table", "estimate_csv", "estimate_json", "write_estimate_csv"]
 
 
 @dataclasses.dataclass(frozen=True)
