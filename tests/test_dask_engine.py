@@ -90,3 +90,27 @@ def test_cli_dask_engine_on_a_scheduler_writes_the_same_file(tmp_path, monkeypat
                                   "--scheduler", client.scheduler.address])
     assert result.exit_code == 2 and not bad.exists(), result.output
     assert str(paths[1].resolve()) in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_cli_dask_engine_without_scheduler_starts_a_local_cluster(tmp_path, monkeypatch, request):
+    import distributed as dist
+
+    started = []
+    real = dist.LocalCluster
+
+    def spy(*args, **kwargs):
+        started.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dist, "LocalCluster", spy)
+    fam, name = SMALL[-1].values
+    plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
+    runner = CliRunner()
+    local, dask = tmp_path / "local.json", tmp_path / "dask.json"
+    args = ["aggregate", str(tmp_path / "plan.json"), *map(str, paths), "-o"]
+    assert runner.invoke(main, [*args, str(local)]).exit_code == 0
+    result = runner.invoke(main, [*args, str(dask), "--engine", "dask"])
+    assert result.exit_code == 0, result.output
+    assert dask.read_bytes() == local.read_bytes()
+    assert len(started) == 1 and started[0]["processes"] is True
