@@ -51,7 +51,8 @@ def client_for(scheduler: str | None, n_workers: int | None = None) -> Iterator[
             yield client
         return
     workers = n_workers or os.cpu_count() or 1
-    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    # dashboard on a free port: the default 8787 may be taken by another cluster
+    with distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=logging.ERROR) as cluster, \
             distributed.Client(cluster, set_as_default=False) as client:
         yield client
