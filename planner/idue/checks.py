@@ -96,6 +96,8 @@ def _predicted_match(field: str, claimed: Mapping[str, Any], actual: Mapping[str
 
 
 def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float]) -> str | None:
+    if "ldp_epsilon" not in g:
+        return "guarantee.ldp_epsilon: required (Lemma 1: the plain LDP budget of the plan's numbers)"
     if "ldp_epsilon" in g:
         claim = exact(g["ldp_epsilon"])
         value = Decimal(claim.numerator) / Decimal(claim.denominator)
@@ -110,6 +112,36 @@ def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float]) -> str | Non
     return None
 
 
+def _set_claims(plan: Mapping[str, Any]) -> str | None:
+    """``guarantee.set_budgets`` (IDUE-PS: required) recomputed with eq. (16) and required verbatim."""
+    from .itemsets import set_budget_table
+
+    g, params = plan["guarantee"], plan["params"]
+    if params.get("padding_length") is None:
+        return None if "set_budgets" not in g else "guarantee.set_budgets: applies to 'idue-ps' plans only"
+    if "set_budgets" not in g:
+        return "guarantee.set_budgets: required for 'idue-ps' plans (ID-LDP eq. 16 by set size)"
+    lv = params["levels"]
+    want = set_budget_table([x["epsilon"] for x in lv], [x["size"] for x in lv], params["padding_length"],
+                            params["dummy"]["epsilon"])
+    got = g["set_budgets"]
+    if not isinstance(got, Mapping) or not isinstance(got.get("by_size"), list):
+        return "guarantee.set_budgets.by_size: must be a list of {size, min, max} rows"
+    if len(got["by_size"]) != len(want["by_size"]):
+        return _differs("guarantee.set_budgets.by_size (rows)", len(got["by_size"]), len(want["by_size"]))
+    for k, (row, w) in enumerate(zip(got["by_size"], want["by_size"])):
+        for key in ("size", "min", "max"):
+            if not isinstance(row, Mapping) or row.get(key) != w[key]:
+                return (f"guarantee.set_budgets.by_size[{k}].{key}: claims "
+                        f"{row.get(key) if isinstance(row, Mapping) else row!r} but eq. (16) with the plan's level "
+                        f"budgets gives {w[key]!r}")
+    for key in ("padding_length", "dummy_epsilon", "source"):
+        problem = _differs(f"guarantee.set_budgets.{key}", got.get(key), want[key])
+        if problem:
+            return problem
+    return None
+
+
 def compare_derived(plan: Mapping[str, Any], ldp: Decimal) -> str | None:
     """Recompute ``guarantee``, ``params.dummy``, ``predicted`` and ``baselines`` and compare."""
     from .plan import baselines_of, predicted_of
@@ -121,7 +153,8 @@ def compare_derived(plan: Mapping[str, Any], ldp: Decimal) -> str | None:
     emin = min(e)
     problem = (_differs("guarantee.epsilon", g["epsilon"], emin)
                or _differs("guarantee.levels", g.get("levels"), {x["name"]: x["epsilon"] for x in lv})
-               or _ldp_claims(g, ldp, e))
+               or _ldp_claims(g, ldp, e)
+               or _set_claims(plan))
     if problem:
         return problem
     L = params.get("padding_length")

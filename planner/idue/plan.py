@@ -39,6 +39,16 @@ EXAMPLES: dict[str, dict] = {
         ],
     },
     # ID-LDP Sec. VII default: budgets {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of m = 100 items.
+    # The same health levels for item sets (IDUE-PS, L = 3): ID-LDP eq. (16) gives {hiv} ln 4 but
+    # {hiv, anemia, headache} ln((4 + 6 + 6) / 3) (`ldpplan explain PLAN --items hiv,anemia,headache`).
+    "health-itemsets": {
+        "mechanism": "idue-ps", "model": "opt0", "notion": "minid", "padding_length": 3,
+        "description": "ID-LDP Table II levels on item sets (IDUE-PS, L = 3): HIV ln 4, common conditions ln 6",
+        "levels": [
+            {"name": "hiv", "epsilon": _LN4, "items": 1},
+            {"name": "other", "epsilon": _LN6, "items": ["anemia", "headache", "stomachache", "toothache"]},
+        ],
+    },
     "three-levels": {
         "mechanism": "idue", "model": "opt0", "notion": "minid", "domain": 100, "assignment_seed": 0,
         "description": "ID-LDP Sec. VII default: {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of 100 items, eps = 1",
@@ -114,7 +124,8 @@ def solve_levels(levels: ResolvedLevels, model: str, notion: str):
 
 
 def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None, dummy=None) -> dict[str, Any]:
-    """``guarantee``: notion, epsilon = min level budget, per-level budgets, and Lemma 1's LDP budgets.
+    """``guarantee``: notion, epsilon = min level budget, per-level budgets, Lemma 1's LDP budgets and,
+    for IDUE-PS, ``set_budgets`` (eq. 16 min / max by set size, :func:`.itemsets.set_budget_table`).
 
     ``ldp_epsilon`` is the exact largest ``u_i + w_j`` over distinct items (the dummy items of
     IDUE-PS included); ``ldp_epsilon_lemma1`` is Lemma 1's bound ``min(max E, 2 min E)``.
@@ -131,6 +142,11 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
            "ldp_epsilon": float(np.nextafter(ldp_epsilon(aa, bb, ss) * (1 + 1e-12), np.inf))}
     if notion == "minid":
         out["ldp_epsilon_lemma1"] = float(min(e.max(), 2 * e.min()))
+    if dummy is not None:
+        from .itemsets import set_budget_table
+
+        out["set_budgets"] = set_budget_table([float(x) for x in e], [int(x) for x in np.asarray(sizes)],
+                                              int(padding_length), float(dummy["epsilon"]))
     return out
 
 
