@@ -139,6 +139,28 @@ def _set_claims(plan: Mapping[str, Any]) -> str | None:
         problem = _differs(f"guarantee.set_budgets.{key}", got.get(key), want[key])
         if problem:
             return problem
+    return _users_claims(plan)
+
+
+def _users_claims(plan: Mapping[str, Any]) -> str | None:
+    """``guarantee.users_set_budgets``: recorded as a planning input; ordered quantiles within [min E, max E]."""
+    from .plan import USERS_SETS_WHAT
+
+    dist = plan["guarantee"].get("users_set_budgets")
+    if dist is None:
+        return None
+    if not any(isinstance(p, Mapping) and p.get("what") == USERS_SETS_WHAT for p in plan.get("planning_inputs", [])):
+        return "guarantee.users_set_budgets: the users' item sets it summarises must be listed in planning_inputs"
+    keys = ["min", "p05", "p25", "median", "p75", "p95", "max"]
+    if not isinstance(dist, Mapping) or not all(isinstance(dist.get(k), (int, float)) for k in keys + ["mean"]):
+        return f"guarantee.users_set_budgets: must hold the numbers {keys + ['mean']}"
+    e = [x["epsilon"] for x in plan["params"]["levels"]]
+    vals = [dist[k] for k in keys]
+    lo, hi = min(e) * (1 - 1e-12), max(e) * (1 + 1e-12)
+    if any(x > y for x, y in zip(vals, vals[1:])) or not (lo <= vals[0] and vals[-1] <= hi) \
+            or not (vals[0] <= dist["mean"] <= vals[-1]):
+        return (f"guarantee.users_set_budgets: quantiles {vals} must increase and lie in [min E, max E] = "
+                f"[{min(e)!r}, {max(e)!r}] (eq. 16 budgets lie between the smallest and largest level budget)")
     return None
 
 

@@ -221,4 +221,23 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
                 "merged_levels": res.extra["merged_levels"], "capped_levels": res.extra["capped_levels"],
                 "epsilon_cap": res.extra["epsilon_cap"]},
         spec=inline_spec(raw, levels), planning_inputs=levels.planning_inputs)
+    if spec.user_set_budgets:
+        _add_user_set_budgets(plan, levels.planning_inputs[0]["source"])
     return attach_verification(plan, _verify.verify_plan(plan))
+
+
+#: ``planning_inputs[].what`` of the users' item sets read for ``guarantee.users_set_budgets``.
+USERS_SETS_WHAT = "users' item sets (distribution of eq. 16 budgets in guarantee.users_set_budgets)"
+
+
+def _add_user_set_budgets(plan: dict[str, Any], path: str) -> None:
+    """``guarantee.users_set_budgets``: eq. (16) over the users of the domain file (raw data, private: false)."""
+    from pathlib import Path as _Path
+
+    from ..data import read_idue_item_sets
+    from .itemsets import budget_distribution, user_set_budgets
+
+    indptr, indices = read_idue_item_sets(path, plan["domain"]["labels"], plan["domain"]["size"])
+    plan["guarantee"]["users_set_budgets"] = budget_distribution(user_set_budgets(plan, indptr, indices),
+                                                                 _Path(path).name)
+    plan["planning_inputs"].append({"what": USERS_SETS_WHAT, "source": str(path), "private": False})

@@ -262,7 +262,15 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     payload = {"n": inputs.n, "m": m, "source": inputs.source, "top_k": opts.top_k,
                "metric": "MSE = sum_i (c_hat_i - c_i)^2 / n (counts^2 per user)", "re_topk": RE_NOTE,
                "points": data_points}
-    return SimulationReport([table], payload, plot=lambda path: _plot(data_points, title, path))
+    tables = [table]
+    if inputs.is_sets:
+        from .itemsets import budget_distribution, user_set_budgets
+        from .tables import users_budget_table
+
+        dist = budget_distribution(user_set_budgets(plan, inputs.indptr, inputs.indices), inputs.source)
+        payload["users_set_budgets"] = dist
+        tables.append(users_budget_table(dist))
+    return SimulationReport(tables, payload, plot=lambda path: _plot(data_points, title, path))
 
 
 def _plot(points, title: str, path: str) -> None:
