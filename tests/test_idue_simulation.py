@@ -169,10 +169,11 @@ def test_cli_perturb_estimate_roundtrip(tmp_path):
     assert r.exit_code == 0, r.output
     r = runner.invoke(main, ["estimate", str(plan_path), str(tmp_path / "r.npz"), "--json"])
     assert r.exit_code == 0, r.output
-    rows = json.loads(r.output)["rows"]
+    out = json.loads(r.output)
     emp = {lab: np.mean(data == lab) for lab in labels}
-    for row in rows:
-        assert abs(row["frequency"] - emp[row["item"]]) < 5 * row["std. error"]
+    assert sorted(out["labels"]) == sorted(labels)
+    for lab, f, se in zip(out["labels"], out["frequency"], out["std_error"]):
+        assert abs(f - emp[lab]) < 5 * se
     (tmp_path / "bad.csv").write_text("item\nmalaria\n")
     r = runner.invoke(main, ["perturb", str(plan_path), "--input", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "x.npz")])
     assert r.exit_code == 2 and not (tmp_path / "x.npz").exists()

@@ -104,9 +104,9 @@ def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float]) -> str | Non
         if value < ldp - Decimal("1e-40"):
             return (f"guarantee.ldp_epsilon: claims {g['ldp_epsilon']!r} but Lemma 1 with the plan's a, b gives "
                     f"{float(ldp)!r} (exact; smaller by {float(ldp - value):.3e} nats)")
-        problem = _close("guarantee.ldp_epsilon", float(g["ldp_epsilon"]), float(ldp))
-        if problem:
-            return problem
+        if value - ldp > Decimal(4e-16) * max(ldp, Decimal(1)):
+            return (f"guarantee.ldp_epsilon: claims {g['ldp_epsilon']!r} but Lemma 1 with the plan's a, b gives "
+                    f"{float(ldp)!r} exactly (the claim must be the exact value rounded up to a float)")
     if "ldp_epsilon_lemma1" in g and g["ldp_epsilon_lemma1"] != float(min(max(e), 2 * min(e))):
         return _differs("guarantee.ldp_epsilon_lemma1", g["ldp_epsilon_lemma1"], float(min(max(e), 2 * min(e))))
     return None

@@ -21,7 +21,7 @@ import numpy as np
 from .._exact import DIGITS, exact
 from ..errors import SpecError
 
-__all__ = ["SOURCE", "set_budget_exact", "set_budget_table", "explain_items", "user_set_budgets",
+__all__ = ["SOURCE", "round_up", "set_budget_exact", "set_budget_table", "explain_items", "user_set_budgets",
            "budget_distribution"]
 
 SOURCE = "ID-LDP eq. 16"
@@ -63,7 +63,7 @@ def set_budget_exact(item_epsilons: Sequence[float], padding_length: int, dummy_
         return (eta * mean + (1 - eta) * _dec(dummy_epsilon).exp()).ln(), eta
 
 
-def _up(x: Decimal) -> float:
+def round_up(x: Decimal) -> float:
     """The smallest float >= x (a claimed budget never below the exact value)."""
     f = float(x)
     return f if Decimal(f) >= x else float(np.nextafter(f, np.inf))
@@ -87,8 +87,8 @@ def set_budget_table(level_epsilons: Sequence[float], sizes: Sequence[int], padd
     order = sorted(range(len(level_epsilons)), key=lambda k: level_epsilons[k])
     low = [level_epsilons[k] for k in order for _ in range(min(int(sizes[k]), top))][:top]
     high = [level_epsilons[k] for k in reversed(order) for _ in range(min(int(sizes[k]), top))][:top]
-    rows = [{"size": s, "min": _up(set_budget_exact(low[:s], L, dummy_epsilon)[0]),
-             "max": _up(set_budget_exact(high[:s], L, dummy_epsilon)[0])} for s in range(1, top + 1)]
+    rows = [{"size": s, "min": round_up(set_budget_exact(low[:s], L, dummy_epsilon)[0]),
+             "max": round_up(set_budget_exact(high[:s], L, dummy_epsilon)[0])} for s in range(1, top + 1)]
     return {"source": f"{SOURCE} (Theorem 4): min / max over item sets of each size up to L",
             "padding_length": L, "dummy_epsilon": float(dummy_epsilon), "by_size": rows}
 
@@ -163,7 +163,7 @@ def explain_items(plan: Mapping[str, Any], items: Sequence[Any]) -> dict[str, An
                 "mechanism": mech, "padding_length": None, "dummy_epsilon": None, "item_epsilons": item_eps}
     L, star = int(plan["params"]["padding_length"]), float(plan["params"]["dummy"]["epsilon"])
     value, eta = set_budget_exact(item_eps, L, star)
-    return {"epsilon": _up(value), "items": chosen, "eta": float(eta), "source": SOURCE, "mechanism": mech,
+    return {"epsilon": round_up(value), "items": chosen, "eta": float(eta), "source": SOURCE, "mechanism": mech,
             "padding_length": L, "dummy_epsilon": star, "item_epsilons": item_eps}
 
 

@@ -130,7 +130,8 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
     ``ldp_epsilon`` is the exact largest ``u_i + w_j`` over distinct items (the dummy items of
     IDUE-PS included); ``ldp_epsilon_lemma1`` is Lemma 1's bound ``min(max E, 2 min E)``.
     """
-    from ldpplan.mechanisms.idue import ldp_epsilon
+    from .itemsets import round_up
+    from .verify import exact_ldp_epsilon
 
     e = np.asarray(epsilons, dtype=float)
     aa, bb, ss = np.asarray(a, float), np.asarray(b, float), np.asarray(sizes)
@@ -138,8 +139,9 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
         aa, bb, ss = np.append(aa, dummy["a"]), np.append(bb, dummy["b"]), np.append(ss, padding_length)
     out = {"notion": NOTION_NAMES[notion], "epsilon": float(e.min()),
            "levels": {n: float(x) for n, x in zip(names, e)},
-           # rounded up past float64 error (the verifier compares with the exact value)
-           "ldp_epsilon": float(np.nextafter(ldp_epsilon(aa, bb, ss) * (1 + 1e-12), np.inf))}
+           # the exact value (50-digit logs of the exact rationals) rounded up to the next float
+           "ldp_epsilon": round_up(exact_ldp_epsilon([float(x) for x in aa], [float(x) for x in bb],
+                                                     [int(x) for x in ss]))}
     if notion == "minid":
         out["ldp_epsilon_lemma1"] = float(min(e.max(), 2 * e.min()))
     if dummy is not None:

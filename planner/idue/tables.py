@@ -87,4 +87,4 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     cmp = Table("Worst-case total MSE of counts per user (eq. 9" + (" times L^2" if L else "") + "; multiply by n)",
                 ["mechanism", "guarantee", "a", "b", "MSE / n", "vs IDUE"], cmp_rows,
                 note="RAPPOR and OUE satisfy epsilon-LDP with epsilon = min(E), the strongest level.")
-    return [levels, guarantee_table(plan), *set_budget_tables(plan), cmp]
+    return [levels, cmp, guarantee_table(plan), *set_budget_tables(plan)]
