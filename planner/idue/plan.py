@@ -84,17 +84,36 @@ def to_grid_safe(a, b) -> tuple[np.ndarray, np.ndarray]:
 
 
 def worst_case_mse(a, b, sizes, padding_length: int | None = None) -> float:
-    """eq. (9) at ``(a, b)``, times ``L^2`` for IDUE-PS (its estimator is L times eq. 7).
+    """Worst-case total MSE of the runtime's count estimates divided by ``n`` (counts^2 per user).
+
+    IDUE: eq. (9), ``sum_i m_i coef_n_i + max_i coef_c_i`` with ``coef_n = b(1-b)/(a-b)^2`` and
+    ``coef_c = (1-a-b)/(a-b)``. IDUE-PS (estimator ``L`` times eq. 7): a user with a set of
+    ``s <= L`` items samples each with probability ``1/L``; bit ``k`` is then Bernoulli
+    ``b + pi (a - b)`` whose variance exceeds the known-sample one by ``pi (1 - pi) (a-b)^2``, so
+    the worst case over users holding at most ``L`` items (no truncation bias) is
+    ``L^2 [sum_i m_i coef_n_i + (1/L) sum over the L items of largest coef_c of
+    max(0, coef_c + 1 - 1/L)]`` (``L^2 eq. 9 + L (L - 1)`` when the top level has >= L items).
 
     Returns
     -------
     float
-        Worst-case total MSE of the count estimates divided by ``n`` (counts^2 per user).
+        Counts^2 per user (divide by ``n`` for the total MSE of frequencies).
+
+    References
+    ----------
+    Gu et al., ICDE 2020, eq. (7)-(9), Sec. VI-B (Algorithm 1).
     """
     from ldpplan.solvers.idue import worst_case_mse as eq9
 
-    s = float(padding_length or 1)
-    return s * s * eq9(a, b, sizes)
+    if not padding_length:
+        return eq9(a, b, sizes)
+    aa, bb = np.asarray(a, float), np.asarray(b, float)
+    L = int(padding_length)
+    noise = float(np.sum(np.asarray(sizes, float) * bb * (1 - bb) / (aa - bb) ** 2))
+    gain = (1 - aa - bb) / (aa - bb) + 1.0 - 1.0 / L
+    order = np.argsort(-gain, kind="stable")
+    top = np.repeat(gain[order], np.minimum(np.asarray(sizes)[order], L))[:L]
+    return float(L * L * noise + L * np.sum(np.maximum(top, 0.0)))
 
 
 def solve_levels(levels: ResolvedLevels, model: str, notion: str):
@@ -156,9 +175,12 @@ def predicted_of(a, b, sizes, padding_length=None, users: int | None = None) -> 
     """``predicted``: eq. (9) worst-case MSE in the units of the runtime's estimator."""
     value = worst_case_mse(a, b, sizes, padding_length)
     src = "Gu et al. ICDE 2020 eq. (9) at the plan's a, b"
+    unit = "counts^2 per user (sum over items of MSE of counts / n)"
     if padding_length:
-        src += f", times L^2 = {padding_length ** 2} (the IDUE-PS estimator is L times eq. 7, Sec. VI-B)"
-    out = {"worst_case_mse_per_user": predicted(value, "counts^2 per user (sum over items of MSE of counts / n)", src)}
+        src += (f", times L^2 = {padding_length ** 2} (the IDUE-PS estimator is L times eq. 7, Sec. VI-B), plus the "
+                "padding-and-sampling variance; worst case over users holding at most L items (no truncation bias)")
+        unit = "counts^2 per user (sum over items of MSE of the IDUE-PS count estimates L (c - n b)/(a - b), / n)"
+    out = {"worst_case_mse_per_user": predicted(value, unit, src)}
     if users:
         out["worst_case_total_mse_frequency"] = predicted(
             value / users, "frequency^2 (sum over items)", f"worst_case_mse_per_user / n with n = {users} (spec users)")

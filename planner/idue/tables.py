@@ -84,7 +84,8 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
         v = base["predicted"]["worst_case_mse_per_user"]["value"]
         cmp_rows.append([base["name"], f"{base['guarantee']['epsilon']:.4g}-LDP", base["params"]["a"],
                          base["params"]["b"], v, v / wc])
-    cmp = Table("Worst-case total MSE of counts per user (eq. 9" + (" times L^2" if L else "") + "; multiply by n)",
+    cmp = Table("Worst-case total MSE of counts per user (eq. 9" + (" times L^2 plus the sampling variance, sets of "
+                                                                  "at most L items" if L else "") + "; multiply by n)",
                 ["mechanism", "guarantee", "a", "b", "MSE / n", "vs IDUE"], cmp_rows,
                 note="RAPPOR and OUE satisfy epsilon-LDP with epsilon = min(E), the strongest level.")
     return [levels, cmp, guarantee_table(plan), *set_budget_tables(plan)]
