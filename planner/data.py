@@ -406,7 +406,8 @@ def read_idue_items(path: str | os.PathLike, labels: list[str] | None, size: int
     """Single items for IDUE: CSV column ``item`` (one row per user).
 
     ``item`` holds a label of ``domain.labels``, or a 0-based index when ``labels`` is None.
-    MovieLens ratings (``userId,movieId``) are read as one report per rating.
+    A file with a ``user`` column must name each user once (rows ``user,item`` with repeats are
+    item sets). MovieLens ratings (``userId,movieId``) are read as one report per rating.
 
     Returns
     -------
@@ -418,8 +419,19 @@ def read_idue_items(path: str | os.PathLike, labels: list[str] | None, size: int
     InputDataError
         Missing file or column, short row, or an item outside the plan's domain (line named).
     """
-    p, _, items = _idue_columns(path, sets=False)
+    p, users, items = _idue_columns(path, sets=False)
+    if users is not None and "userId" not in _header(p):  # a 'user,item' file: one item per user for IDUE
+        seen, first = np.unique(users, return_counts=True)
+        if np.any(first > 1):
+            who = str(seen[int(np.argmax(first > 1))])
+            raise InputDataError(f"{p}: user {who!r} has {int(first.max())} rows; an 'idue' plan takes one item per "
+                                 "user (column 'item'); item sets need an 'idue-ps' plan")
     return _idue_index(p, items, labels, size)
+
+
+def _header(p: Path) -> list[str]:
+    with p.open(newline="", encoding="utf-8") as fh:
+        return [h.strip() for h in next(csv.reader(fh), [])]
 
 
 def read_idue_item_sets(path: str | os.PathLike, labels: list[str] | None,
