@@ -217,6 +217,29 @@ def test_set_budgets_verified_and_checked_by_runtime(health_ps):
     assert "set_budgets" not in single["guarantee"]
 
 
+def test_user_set_budgets_match_explain_and_simulate_reports_them():
+    from ldpplan.planner.idue.itemsets import user_set_budgets
+
+    plan = planner.make_plan(planner.example_spec("three-levels-itemsets"))
+    rng = np.random.default_rng(4)
+    sets = [np.sort(rng.choice(1000, size=s, replace=False)) for s in (1, 2, 3, 7, 1)]
+    indptr = np.concatenate([[0], np.cumsum([x.size for x in sets])])
+    got = user_set_budgets(plan, indptr, np.concatenate(sets))
+    want = [planner.explain_items(plan, [int(i) for i in x])["epsilon"] for x in sets]
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    rep = planner.simulate(plan, planner.SimulateOptions(trials=1, seed=2, extra={"n": "500"}))
+    dist = rep.data["users_set_budgets"]
+    e = [lv["epsilon"] for lv in plan["params"]["levels"]]
+    assert dist["users"] == 500 and min(e) <= dist["min"] <= dist["median"] <= dist["max"] <= max(e)
+    assert any(t.title.startswith("Item-set budgets of the 500 users") for t in rep.tables)
+
+
+def test_user_set_budgets_spec_key_rules():
+    spec = planner.example_spec("health-itemsets") | {"user_set_budgets": True}
+    with pytest.raises(SpecError, match="user_set_budgets"):
+        planner.make_plan(spec)
+
+
 # ------------------------------------------------------------------ item 2: Lemma 1
 
 def _idue_channel_ldp(plan):

@@ -26,6 +26,11 @@ Item-to-level assignment, exactly one of:
   seeded random permutation, level ``i`` receiving ``round(share_i * m)`` items (largest
   remainder, at least one each): the paper's Sec. VII setting.
 
+IDUE-PS with ``domain_csv``: ``user_set_budgets = true`` also reads the file's users' item sets
+(rows ``user,item`` or MovieLens ``userId,movieId``) and records the distribution of their
+eq. (16) set budgets in ``guarantee.users_set_budgets`` (raw data: a ``planning_inputs`` entry
+with ``private: false``).
+
 A plan embeds the spec with files inlined (``domain`` list and per-level ``items``), so
 ``verify`` re-derives the assignment without reading any file.
 """
