@@ -69,13 +69,21 @@ def test_idue_worst_case_mse_per_user(example):
     _check(example, value, _idue_trials(plan, n=5000, trials=400, seed=10))
 
 
+@pytest.mark.slow
 def test_idue_ps_sampling_variance_is_part_of_the_prediction():
-    """Without the L (L - 1) sampling term the IDUE-PS prediction would be off by 2/(L^2 eq. 9): detectable here."""
+    """The old prediction L^2 eq. (9) (77.1 here, vs 82.0 with the sampling variance) is refuted by the simulation."""
+    from ldpplan.solvers.idue import worst_case_mse as eq9
+
     plan = planner.make_plan(planner.example_spec("health-itemsets"))
-    value = plan["predicted"]["worst_case_mse_per_user"]["value"]
-    samples = np.array(_idue_trials(plan, n=2000, trials=3000, seed=11))
+    lv = plan["params"]["levels"]
     L = plan["params"]["padding_length"]
-    assert abs(samples.mean() - (value - L * (L - 1))) > 4 * samples.std(ddof=1) / math.sqrt(samples.size)
+    old = L * L * eq9([x["a"] for x in lv], [x["b"] for x in lv], [x["size"] for x in lv])
+    value = plan["predicted"]["worst_case_mse_per_user"]["value"]
+    assert value - old == pytest.approx(4.92, abs=0.01)
+    samples = np.array(_idue_trials(plan, n=2000, trials=6000, seed=11))
+    se = samples.std(ddof=1) / math.sqrt(samples.size)
+    assert samples.mean() - old > 4 * se
+    _check("health-itemsets (6000 trials)", value, samples)
 
 
 # ------------------------------------------------------------------ PCKV
