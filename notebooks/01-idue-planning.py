@@ -83,21 +83,21 @@ def plan_levels(plan):
 
 def plan_worst_case(plan):
     """Eq. (9): the plan's worst-case MSE per user (counts²)."""
-    return plan["worst_case_mse_per_user"]
+    return plan["predicted"]["worst_case_mse_per_user"]["value"]
 
 
 def plan_baseline(plan, name):
     """The baseline ``name`` ("rappor", "oue") of the plan: dict with a, b, worst_case_mse_per_user.
 
-    Plan format 2.0: ``next(b for b in plan["baselines"] if b["name"] == name)``."""
-    return plan["baselines"][name]
+    Plan format 2.0: the object of the list ``plan["baselines"]`` whose ``name`` is ``name``."""
+    base = next(b for b in plan["baselines"] if b["name"].lower() == name.lower())
+    return {"a": base["params"]["a"], "b": base["params"]["b"],
+            "worst_case_mse_per_user": base["predicted"]["worst_case_mse_per_user"]["value"]}
 
 
 def baseline_worst_case(plan, name):
-    """Eq. (9) for the baseline ``name`` ("rappor", "oue") at the plan's min(E) (counts² per user).
-
-    Plan format 2.0: the baseline object of ``plan["baselines"]`` named ``name``."""
-    return plan["baselines"][name]["worst_case_mse_per_user"]
+    """Eq. (9) for the baseline ``name`` ("rappor", "oue") at the plan's min(E) (counts² per user)."""
+    return plan_baseline(plan, name)["worst_case_mse_per_user"]
 
 
 def plan_certificate_gap(plan):
