@@ -110,6 +110,11 @@ def simulation_points(report):
     return report.data["points"]
 
 
+def re_topk(result):
+    """RE(top-k) of one mechanism's entry in a simulation point (k = the ``top_k`` option)."""
+    return result["re_topk"]
+
+
 def simulation_n(report):
     """Number of simulated users of a ``planner.simulate`` report."""
     return report.data["n"]
@@ -329,7 +334,7 @@ for name in names6:
     axes[0].plot(x, [r[name]["theoretical_mse"] for r in fig6], "-", color=STYLE[name], label=f"{name} theoretical")
     axes[0].plot(x, [r[name]["empirical_mse"] for r in fig6], "o--", mfc="none", color=STYLE[name],
                  label=f"{name} empirical")
-    axes[1].plot(x, [r[name][f"re_top{FIG6_TOP_K}"] for r in fig6], "o-", color=STYLE[name], label=name)
+    axes[1].plot(x, [re_topk(r[name]) for r in fig6], "o-", color=STYLE[name], label=name)
 axes[0].set_ylabel("MSE = Σ (ĉ_i − c_i)² / n  (counts² per user)")
 axes[1].set_ylabel(f"RE(top-{FIG6_TOP_K}) = mean |ĉ_i − c_i| / c_i  (fraction)")
 for ax in axes:
@@ -345,7 +350,7 @@ show_table(["share at ε1", "IDUE opt0 MSE (theory)", "OUE MSE (theory)", "IDUE 
            [[f"{100 * r['share']:g} %", r["IDUE opt0"]["theoretical_mse"], r["OUE"]["theoretical_mse"],
              f"{100 * (1 - r['IDUE opt0']['theoretical_mse'] / r['OUE']['theoretical_mse']):.1f} %",
              r["worst_case"], r["worst_case_oue"],
-             r["IDUE opt0"][f"re_top{FIG6_TOP_K}"], r["OUE"][f"re_top{FIG6_TOP_K}"]] for r in fig6],
+             re_topk(r["IDUE opt0"]), re_topk(r["OUE"])] for r in fig6],
            title="Fig. 6 numbers (MSE in counts² per user)")
 gains = {r["share"]: 1 - r["IDUE opt0"]["theoretical_mse"] / r["OUE"]["theoretical_mse"] for r in fig6}
 assert gains[min(gains)] > 0.5                    # large benefit when few items are sensitive

@@ -50,7 +50,7 @@ import numpy as np
 import ldpplan.planner.data
 from ldpplan import mechanisms, planner
 from ldpplan.mechanisms.pckv import KeyValueUsers, estimate_from_counts, sample_pairs
-from ldpplan.planner.pckv import load_key_value_data
+from ldpplan.planner.data import load_key_value_data
 from ldpplan.solvers import pckv as pckv_solvers
 from nbhelpers import PaperVsOurs, show_planner_table, show_table
 
@@ -98,15 +98,13 @@ def plan_mechanism(plan):
 
 
 def plan_g_h(plan):
-    """(g, h) of eq. (16) as the plan predicts them.
-
-    Plan format 2.0: presumably ``plan["predicted"]["g"]["value"]``, ``plan["predicted"]["h"]["value"]``."""
-    return plan["prediction"]["g"], plan["prediction"]["h"]
+    """(g, h) of eq. (16) as the plan predicts them (``predicted.g``, ``predicted.h``)."""
+    return plan["predicted"]["g"]["value"], plan["predicted"]["h"]["value"]
 
 
 def plan_padding_candidates(plan):
     """The automatic-L search: list of {padding_length, mse_frequency, mse_mean} per candidate L."""
-    return plan["padding_length_selection"]["candidates"]
+    return plan["solver"]["padding_length_selection"]["candidates"]
 
 
 def verified_composed_epsilon(verification):
@@ -120,17 +118,17 @@ def simulation_results(report):
 
 
 def runtime_counts(runtime, users, rng):
-    """Perturb every user through the client runtime and aggregate: per-key counts (n, n1, n2).
-
-    Runtime 2.0: ``aggregate`` returns an ``Aggregate`` object; read its per-key counts here."""
-    n, n1, n2 = runtime.aggregate(runtime.perturb(users, rng=rng))
-    return n, n1, n2
+    """Perturb every user through the client runtime and aggregate: per-key counts (n, n1, n2)."""
+    agg = runtime.aggregate(runtime.perturb(users, rng=rng))
+    return agg.n, agg["n1"], agg["n2"]
 
 
 def estimate_pairs(counts, params, raw=False):
     """(frequency, mean) estimates, each shape (d,), from counts (n, n1, n2) (Algorithm 4; raw: eq. 7-8)."""
     n, n1, n2 = counts
-    return estimate_from_counts(n, n1, n2, params["a"], params["b"], params["p"], params["padding_length"], raw=raw)
+    est = estimate_from_counts(n, n1, n2, params["a"], params["b"], params["p"], params["padding_length"],
+                               method="empirical" if raw else "corrected")
+    return est.frequency, est.mean
 
 
 # %% [markdown]
