@@ -302,7 +302,7 @@ plt.show()
 rows, ratio_f, ratio_m = [], [], []
 for dist, keyset, title in PANELS:
     for mech in ("pckv-ue", "pckv-grr"):
-        emp_f, raw_f = series(dist, keyset, mech, "mse_frequency"), series(dist, keyset, mech, "mse_frequency_raw")
+        emp_f, raw_f = series(dist, keyset, mech, "mse_frequency"), series(dist, keyset, mech, "mse_frequency_empirical")
         th_f = series(dist, keyset, mech, "mse_frequency_theory")
         emp_m, th_m = series(dist, keyset, mech, "mse_mean"), series(dist, keyset, mech, "mse_mean_theory")
         for k, eps in enumerate(FIG6_EPSILONS):
