@@ -123,11 +123,13 @@ def runtime_counts(runtime, users, rng):
     return agg.n, agg["n1"], agg["n2"]
 
 
-def estimate_pairs(counts, params, raw=False):
-    """(frequency, mean) estimates, each shape (d,), from counts (n, n1, n2) (Algorithm 4; raw: eq. 7-8)."""
+def estimate_pairs(counts, params, method="corrected"):
+    """(frequency, mean) estimates, each shape (d,), from counts (n, n1, n2).
+
+    ``method``: "corrected" (Algorithm 4) or "empirical" (eq. 7-8), as ``mech.methods``."""
     n, n1, n2 = counts
     est = estimate_from_counts(n, n1, n2, params["a"], params["b"], params["p"], params["padding_length"],
-                               method="empirical" if raw else "corrected")
+                               method=method)
     return est.frequency, est.mean
 
 
@@ -487,13 +489,13 @@ def report_counts(plan, users, rng):
     return n, counts[0:2 * d:2], counts[1:2 * d:2]
 
 
-def trial_estimates(plan, users, trials, seed, use_runtime, raw=False):
+def trial_estimates(plan, users, trials, seed, use_runtime, method="corrected"):
     """Per-trial (freq, mean) estimates; `use_runtime`: every user through mechanisms.load(plan).perturb."""
     runtime = mechanisms.load(plan)
     for child in np.random.SeedSequence(seed).spawn(trials):
         rng = np.random.default_rng(child)
         counts = runtime_counts(runtime, users, rng) if use_runtime else report_counts(plan, users, rng)
-        yield estimate_pairs(counts, plan_params(plan), raw=raw)
+        yield estimate_pairs(counts, plan_params(plan), method=method)
 
 
 def run_trials(plan, users, trials, seed, keys_eval, use_runtime):
@@ -508,7 +510,8 @@ def run_trials(plan, users, trials, seed, keys_eval, use_runtime):
 z_max = {}
 for mech in ("pckv-ue", "pckv-grr"):
     plan = plan_for(mech, 4.0, ML_L, n_real)
-    est = {path: np.array([f[top] for f, _ in trial_estimates(plan, real_users, 100, SEED + i, path, raw=True)])
+    est = {path: np.array([f[top] for f, _ in trial_estimates(plan, real_users, 100, SEED + i, path,
+                                                               method="empirical")])
            for i, path in enumerate((True, False))}
     diff = est[True].mean(0) - est[False].mean(0)
     se = np.sqrt(est[True].var(0, ddof=1) / 100 + est[False].var(0, ddof=1) / 100)
