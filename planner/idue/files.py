@@ -15,7 +15,8 @@ __all__ = ["INPUT_DOC", "read_inputs", "perturb_file", "estimate_file"]
 INPUT_DOC = ("IDUE: a CSV with a column 'item', one row per user, holding a label of the plan's domain.labels "
              "(or a 0-based index when domain.labels is null). IDUE-PS: rows 'user,item', one row per item a "
              "user holds (repeated rows count once; a user with no row is not a user). MovieLens ratings "
-             "('userId,movieId') are read as is (IDUE: one report per rating).")
+             "('userId,movieId') are read as item sets as they are; `simulate` of an IDUE plan on them takes one "
+             "report per rating (the paper's Sec. VII setting).")
 
 
 def read_inputs(plan: Mapping[str, Any], path: str | Path):
@@ -33,12 +34,13 @@ def read_inputs(plan: Mapping[str, Any], path: str | Path):
     InputDataError
         Missing file or column, an item outside the plan's domain (line named).
     """
-    from ..data import read_idue_item_sets, read_idue_items
+    from ..data import read_item_column, read_item_sets
 
     labels, size = plan["domain"]["labels"], plan["domain"]["size"]
     if plan["mechanism"] == "idue-ps":
-        return read_idue_item_sets(path, labels, size)
-    return read_idue_items(path, labels, size)
+        _, indptr, indices = read_item_sets(path, labels, size)
+        return indptr, indices
+    return read_item_column(path, labels, size)
 
 
 def perturb_file(plan: Mapping[str, Any], input_path: str, output_path: str, rng: np.random.Generator) -> dict[str, Any]:

@@ -171,7 +171,7 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
         mses = np.array(mses)
         results[name] = {
             "empirical_mse": float(mses.mean()),
-            "empirical_mse_se": float(mses.std(ddof=1) / np.sqrt(trials)) if trials > 1 else float("nan"),
+            "empirical_mse_se": float(mses.std(ddof=1) / np.sqrt(trials)) if trials > 1 else None,
             "theoretical_mse": theoretical_mse(mech.a, mech.b, f, fs, n, L),
             "re_topk": float(np.nanmean(res)),
         }
@@ -193,10 +193,16 @@ def _load_inputs(plan, options: SimulateOptions, opts: IDUESimulateOptions) -> _
         return synthetic_inputs(plan, opts, np.random.default_rng(np.random.SeedSequence([options.seed, 0xDA7A])))
     from pathlib import Path
 
+    from ..data import read_csv_table, read_item_sets
     from .files import read_inputs
 
-    data = read_inputs(plan, options.data)
     name = Path(options.data).name
+    header = read_csv_table(options.data, []).header
+    if plan["mechanism"] == "idue" and "item" not in header and {"userId", "movieId"} <= set(header):
+        # the paper's single-item setting (Sec. VII): every rating is one user's report of the movie
+        _, _, items = read_item_sets(options.data, plan["domain"]["labels"], plan["domain"]["size"])
+        return _Inputs(items=items, source=name)
+    data = read_inputs(plan, options.data)
     return _Inputs(indptr=data[0], indices=data[1], source=name) if isinstance(data, tuple) else \
         _Inputs(items=data, source=name)
 
@@ -249,7 +255,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
             res.update(_run(p, inputs, options.trials, options.seed, options.mode, opts.top_k, tick, idue_only=k > 0))
         e_min = float(ps[0]["guarantee"]["epsilon"])
         for name, r in res.items():
-            rows.append([name, e_min, r["empirical_mse"], r["empirical_mse_se"], r["theoretical_mse"],
+            rows.append([name, e_min, r["empirical_mse"], "n/a" if r["empirical_mse_se"] is None else r["empirical_mse_se"], r["theoretical_mse"],
                          r["empirical_mse"] / r["theoretical_mse"], r["re_topk"]])
         data_points.append({"epsilon_min": e_min, "mechanisms": res})
     title = (f"{plan['mechanism'].upper()} ({model}) on {inputs.source}: n = {inputs.n:,} users, m = {m:,} items"
