@@ -397,5 +397,38 @@ def schema_cmd(mechanism):
 
 
 
+@main.command("explain", short_help="The budget an IDUE-PS plan gives one item set (ID-LDP eq. 16).")
+@click.argument("plan_file", type=click.Path(dir_okay=False))
+@click.option("--items", required=True, metavar="A,B,C",
+              help="Comma-separated items of one user's set (labels, or 0-based indices when the plan has none).")
+@click.option("--json", "as_json", is_flag=True, help="Print {epsilon, items, eta, source, ...} as JSON.")
+def explain_cmd(plan_file, items, as_json):
+    """Explain what PLAN_FILE guarantees a user holding the item set ITEMS.
+
+    IDUE-PS plans: eq. (16) of ID-LDP, epsilon_x = ln[eta sum_i e^eps_i / |x| + (1 - eta) e^eps*]
+    with eta = |x| / max(|x|, L). IDUE plans: one item, its level's budget. Other plans: exit 2.
+
+    \b
+    Examples:
+      ldpplan plan --example health-itemsets -o health-ps.json
+      ldpplan explain health-ps.json --items hiv,anemia,headache
+      ldpplan explain health-ps.json --items hiv --json
+    """
+    from . import api
+    from ._console import print_tables
+    from ._report import Table
+
+    out = api.explain_items(api.read_plan(plan_file), items)
+    if as_json:
+        _echo_json(out)
+        return
+    rows = [[str(x), e] for x, e in zip(out["items"], out["item_epsilons"])]
+    note = (f"epsilon_x = {out['epsilon']:.6g} nats ({out['source']}); eta = |x| / max(|x|, L) = {out['eta']:.6g}"
+            + (f", L = {out['padding_length']}, dummy epsilon* = {out['dummy_epsilon']:.6g}"
+               if out["padding_length"] else ""))
+    print_tables([Table(f"{out['mechanism'].upper()}: budget of the item set {{{', '.join(map(str, out['items']))}}}",
+                        ["item", "level epsilon (nats)"], rows, note=note)])
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
