@@ -35,20 +35,6 @@ items = ["anemia", "headache", "stomachache", "toothache"]
 """
 
 
-@pytest.fixture(autouse=True)
-def _registered_families(monkeypatch):
-    """Compose the plan schema from the families that already expose FAMILY (all, once merged)."""
-    from ldpplan.planner import families
-
-    keep = {}
-    for name, (module, mechs) in families.REGISTRY.items():
-        try:
-            if hasattr(importlib.import_module(module), "FAMILY"):
-                keep[name] = (module, mechs)
-        except ImportError:  # pragma: no cover - a family mid-refactor
-            pass
-    monkeypatch.setattr(families, "REGISTRY", keep)
-
 
 def example(name: str) -> dict:
     return copy.deepcopy(FAMILY.examples[name])

@@ -17,19 +17,6 @@ from ldpplan.planner.idue import FAMILY
 from ldpplan.planner.idue.simulate import RE_NOTE
 
 
-@pytest.fixture(autouse=True)
-def _registered_families(monkeypatch):
-    from ldpplan.planner import families
-
-    keep = {}
-    for name, (module, mechs) in families.REGISTRY.items():
-        try:
-            if hasattr(importlib.import_module(module), "FAMILY"):
-                keep[name] = (module, mechs)
-        except ImportError:  # pragma: no cover
-            pass
-    monkeypatch.setattr(families, "REGISTRY", keep)
-
 
 def example(name):
     return copy.deepcopy(FAMILY.examples[name])

@@ -13,7 +13,6 @@ from ldpplan.planner.data import load_key_value_data
 from ldpplan.planner.errors import InputDataError, SpecError
 from ldpplan.planner.pckv import FAMILY
 
-from _pckv_helpers import only_families_with_FAMILY  # noqa: F401  (autouse fixture)
 
 ISSUE_SPEC = {"mechanism": "pckv-ue", "epsilon": 1.0, "keys": 100, "padding_length": 1, "allocation": "optimized"}
 

@@ -72,18 +72,6 @@ class IDUEFamily:
 
         return read_inputs(plan, path)
 
-    def perturb_file(self, plan, input_path, output_path, rng):
-        """See :func:`.files.perturb_file` (used by ``ldpplan perturb``)."""
-        from .files import perturb_file
-
-        return perturb_file(plan, input_path, output_path, rng)
-
-    def estimate_file(self, plan, reports_path):
-        """See :func:`.files.estimate_file` (used by ``ldpplan estimate``)."""
-        from .files import estimate_file
-
-        return estimate_file(plan, reports_path)
-
     def __repr__(self) -> str:
         return "<family idue: idue, idue-ps>"
 
