@@ -1,7 +1,6 @@
 """Generic input readers (planner.data, CLI section), atomic writes and the reports file module."""
 from __future__ import annotations
 
-import json
 import os
 import stat
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import importlib
 import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
