@@ -21,6 +21,7 @@ from ..data import load_key_value_data, map_key_value_data
 from ..errors import InputDataError, PrivacyViolation
 from .allocation import solve_on_grid
 from .model import data_model
+from .spec import parse_spec, private_phase
 
 __all__ = ["PCKVSimulateOptions", "simulate", "synthetic_users", "aggregate_counts"]
 
@@ -234,12 +235,13 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     top = np.argsort(-freq, kind="stable")[: opts.top]
     sets = {"all keys": (np.arange(d), np.nonzero(freq > 0)[0]), f"top-{opts.top} keys": (top, top[freq[top] > 0])}
     rows = _runtimes(plan, eps, d, L)
-    total = len(rows) * options.trials
+    private = private_phase(parse_spec(plan["spec"])) is not None
+    total = (len(rows) + int(private)) * options.trials
+    tick = (lambda: progress(1, total)) if progress is not None else (lambda: None)
     results, curves = [], []
     shown = top[freq[top] > 0]
     for name, method, rt in rows:
-        err, per_key_m = _run_row(rt, users, sets, freq, means, options, trial_seqs,
-                                  (lambda: progress(1, total)) if progress is not None else (lambda: None))
+        err, per_key_m = _run_row(rt, users, sets, freq, means, options, trial_seqs, tick)
         th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, L, users.n_users, freq, means, sampled(L))
         results.append(_row(name, method, rt, err, sets, th_f, th_m))
         if method != "naive" and shown.size:
@@ -248,6 +250,14 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     setting = {"data": source, "users": users.n_users, "keys": d, "pairs": int(users.keys.size), "padding_length": L,
                "epsilon": eps, "users_truncated_fraction": float(np.mean(sizes > L)) if sizes.size else 0.0,
                "dropped_pairs": dropped, "top": opts.top, "mode": options.mode, "trials": options.trials}
+    tables, data = _tables(results, sets, setting), {"setting": setting, "results": results}
+    if private:
+        from .simulate_private import two_phase
+
+        table, data["two_phase"] = two_phase(plan, users, (freq, means, sampled), top, trial_seqs,
+                                             lambda m, a, b, p, d_, L_: _RUNTIME[m](a, b, p, d_, L_), aggregate_counts,
+                                             tick)
+        tables.append(table)
     title = f"PCKV per-key mean MSE, top-{opts.top} keys (epsilon = {eps:g} nats, L = {L}, n = {users.n_users})"
-    return SimulationReport(tables=_tables(results, sets, setting), data={"setting": setting, "results": results},
+    return SimulationReport(tables=tables, data=data,
                             plot=_plotter(curves, title) if curves else None)
