@@ -128,9 +128,10 @@ def test_privkv_mean_is_biased_toward_the_fake_zero_as_predicted():
     np.testing.assert_allclose(many.mean, m, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_multiround_privkvm_reduces_the_fake_value_bias():
     rng = np.random.default_rng(7)
-    d, n = 4, 60000
+    d, n = 4, 200000
     users = _population(n, d, rng)
     f, m = _truth(users, d)
     one = np.mean([PrivKVM(8.0, d).collect(users, rng).mean for _ in range(3)], axis=0)
