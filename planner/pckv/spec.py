@@ -51,7 +51,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Mapping, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .._common import SpecBase, spec_from_pydantic
 from ..errors import SpecError
@@ -112,6 +112,19 @@ class PCKVSpec(SpecBase):
     max_padding_length: int = Field(64, ge=1, le=100_000)
     values: Literal["reject", "clip"] = "reject"
     out_of_domain_keys: Literal["reject", "drop"] = "reject"
+
+    @field_validator("padding_length", mode="before")
+    @classmethod
+    def _private_table(cls, v: Any) -> Any:
+        if isinstance(v, Mapping):
+            try:
+                return PrivatePaddingLength.model_validate(v)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(x) for x in err["loc"])
+                raise ValueError(f"{{private = {{epsilon, user_share, max, seed, counts}}}}: {where}: {err['msg']}") \
+                    from None
+        return v
 
     @model_validator(mode="after")
     def _rules(self) -> "PCKVSpec":
