@@ -176,3 +176,27 @@ def test_bad_arguments_and_repr():
     assert "rounds=3" in repr(PrivKVM(1.0, 4, rounds=3))
     with pytest.raises(AttributeError):
         KVUE(1.0, 4).q = 0.5
+
+
+def test_simulate_adds_the_papers_baselines_and_the_epsilon_sweep():
+    from ldpplan.planner import api
+    from ldpplan.planner._report import SimulateOptions
+    from ldpplan.planner.errors import SpecError
+
+    plan = api.make_plan({"mechanism": "pckv-ue", "epsilon": 4.0, "domain": 20, "padding_length": 1,
+                          "users": 20000})
+    rep = api.simulate(plan, SimulateOptions(trials=2, seed=2, extra={"epsilons": "1,4", "top": "10"}))
+    names = [r["mechanism"] for r in rep.data["baselines"]]
+    assert names == ["PrivKVM (c=1)", "PrivKVM (1r5v)", "PrivKVM (c=3)", "KVUE"]
+    rows = {r["mechanism"]: r["all keys"] for r in rep.data["baselines"]}
+    # PCKV Sec. 6: the PrivKVM variants share round 1, hence the same frequency estimate
+    assert rows["PrivKVM (c=1)"]["mse_frequency"] == rows["PrivKVM (1r5v)"]["mse_frequency"] \
+        == rows["PrivKVM (c=3)"]["mse_frequency"]
+    assert rows["PrivKVM (c=1)"]["mse_frequency_theory"] > 0 and rows["PrivKVM (1r5v)"]["mse_frequency_theory"] is None
+    sweep = rep.data["epsilon_sweep"]
+    assert len(sweep) == 12 and {r["epsilon"] for r in sweep} == {1.0, 4.0}
+    at4 = {r["mechanism"]: r["all keys"]["mse_frequency"] for r in sweep if r["epsilon"] == 4.0}
+    assert at4["pckv-ue"] < at4["PrivKVM (c=1)"] and at4["pckv-ue"] < at4["KVUE"]  # Fig. 6a
+    assert any("Fig. 6" in t.title for t in rep.tables)
+    with pytest.raises(SpecError, match="epsilons"):
+        api.simulate(plan, SimulateOptions(trials=1, extra={"epsilons": "0,x"}))
