@@ -98,7 +98,7 @@ def two_phase(plan: Mapping[str, Any], users: KeyValueUsers, truth: tuple, top: 
         run("raw", L_raw, users, raw_model, rng)
         tick()
     out_rows, data = [], {}
-    for route, label in (("private", f"private two-phase (phase 1: {phase.user_share:g} of users, RR epsilon = "
+    for route, label in (("private", f"private two-phase (phase 1: {phase.user_share:.0%} of users, RR epsilon = "
                                      f"{phase.epsilon:g}; excluded from phase 2)"),
                          ("raw", "raw data (L from exact set sizes; not private)")):
         rec = rows[route]
