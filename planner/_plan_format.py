@@ -134,12 +134,23 @@ def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
     if version != FORMAT_VERSION:
         raise PlanFormatError(f"format_version: this ldpplan reads plan format {FORMAT_VERSION} (got {version!r}); "
                               "re-plan the spec embedded in the old plan")
-    validator = jsonschema.Draft202012Validator(load_schema(schema))
+    validator = _strict_validator()(load_schema(schema))
     errors = sorted(validator.iter_errors(plan), key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
     if errors:
         err = min(errors, key=lambda e: len(e.message))
         path = ".".join(str(p) for p in err.absolute_path) or "<plan>"
         raise PlanFormatError(f"{path}: {err.message}")
+
+
+def _strict_validator():
+    """Draft 2020-12 where "integer" means a JSON integer literal (``1e308`` or ``2.0`` is not one)."""
+    import jsonschema
+
+    def is_int(checker, instance) -> bool:
+        return isinstance(instance, int) and not isinstance(instance, bool)
+
+    checker = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", is_int)
+    return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=checker)
 
 
 def plan_fingerprint(plan: Mapping[str, Any]) -> str:

@@ -20,7 +20,7 @@ __all__ = [
     "MovieLensRatings", "load_movielens_ratings", "movielens_item_sets",
     "GSSVocab", "load_gss_vocab", "default_data_dir", "resolve_data_path",
     "KeyValueData", "load_key_value_data", "map_key_value_data",
-    "read_idue_items", "read_idue_item_sets",
+    "PIE_GSS_FIELDS", "pie_gss_items", "count_pie_users", "max_prior_from_weights",
 ]
 
 
@@ -289,39 +289,67 @@ def _item_index(cell: str, labels: list[str] | None, domain_size: int, where: st
     except ValueError:
         raise InputDataError(f"{where}: must be a 0-based index (the plan has no labels) (got {cell[:40]!r})") from None
     if not 0 <= value < domain_size:
-        raise InputDataError(f"{where}: must be in [0, {domain_size - 1}] (got {value})")
+        raise InputDataError(f"{where}: must be a 0-based index in [0, {domain_size}) (got {value})")
     return value
 
 
 def read_item_column(path: str | os.PathLike, labels: list[str] | None, domain_size: int, *,
-                     column: str = "item") -> np.ndarray:
-    """Single-item inputs (one row per user): column ``item`` holds a label of ``domain.labels``,
-    or a 0-based index when the plan has no labels.
+                     column: str = "item", extra: tuple[str, ...] = ()) -> np.ndarray | dict[str, np.ndarray]:
+    """Single-item inputs, one row per user: column ``item`` holds a label of ``domain.labels``,
+    or a 0-based index when the plan has no labels. A column ``user``, when present, must not
+    repeat (a repeated user means item sets, which single-item plans do not take).
+
+    Parameters
+    ----------
+    path : path-like
+    labels : list of str or None
+    domain_size : int
+    column : str
+        The item column.
+    extra : tuple of str
+        Optional further columns to return as strings (e.g. PUM's ``tag``); a missing one is all "".
 
     Returns
     -------
-    ndarray of int64, shape (n_users,)
-        Each user's item index in ``[0, domain_size)``.
+    ndarray of int64, shape (n_users,), or dict
+        Each user's item index in ``[0, domain_size)``; with ``extra``, ``{"item": ..., name: str array}``.
 
     Raises
     ------
     InputDataError
-        Naming the file, the line and the value.
+        Naming the file, the line and the value (no rows, unknown label, bad index, repeated user).
     """
     table = read_csv_table(path, [column])
     k = table.header.index(column)
+    if "user" in table.header:
+        ku, seen = table.header.index("user"), set()
+        for row, line in zip(table.rows, table.lines):
+            if row[ku] in seen:
+                raise InputDataError(f"{path}: line {line}: user {row[ku][:40]!r} appears twice (this plan takes one "
+                                     f"item per user: a column {column!r}, one row per user)")
+            seen.add(row[ku])
+    if not table.rows:
+        raise InputDataError(f"{path}: no rows (one row per user with a column {column!r} is required)")
     lookup = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
     out = np.empty(len(table.rows), dtype=np.int64)
     for i, (row, line) in enumerate(zip(table.rows, table.lines)):
         cell = row[k]
         hit = lookup.get(cell) if lookup is not None else None
         out[i] = hit if hit is not None else _item_index(cell, labels, domain_size, f"{path}: line {line}: {column}")
-    return out
+    if not extra:
+        return out
+    result: dict[str, np.ndarray] = {"item": out}
+    for name in extra:
+        j = table.header.index(name) if name in table.header else None
+        result[name] = np.array([row[j] if j is not None else "" for row in table.rows], dtype=str)
+    return result
 
 
 def read_item_sets(path: str | os.PathLike, labels: list[str] | None, domain_size: int, *,
                    user: str = "user", item: str = "item") -> tuple[list[str], np.ndarray, np.ndarray]:
     """Item-set inputs: rows ``user,item`` (a user's rows need not be adjacent; duplicates are kept once).
+
+    MovieLens ratings (``userId,movieId``) are read as they are.
 
     Returns
     -------
@@ -336,6 +364,9 @@ def read_item_sets(path: str | os.PathLike, labels: list[str] | None, domain_siz
     InputDataError
         Naming the file, the line and the value.
     """
+    probe = read_csv_table(path, [])
+    if item not in probe.header and {"userId", "movieId"} <= set(probe.header):  # MovieLens ratings as they are
+        user, item = "userId", "movieId"
     table = read_csv_table(path, [user, item])
     ku, ki = table.header.index(user), table.header.index(item)
     lookup = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
@@ -353,102 +384,6 @@ def read_item_sets(path: str | os.PathLike, labels: list[str] | None, domain_siz
 
 
 # ============================================================================ IDUE / IDUE-PS inputs
-
-
-def _idue_columns(path: str | os.PathLike, sets: bool) -> tuple[Path, np.ndarray | None, np.ndarray]:
-    """``(path, user column or None, item column)`` of an IDUE input CSV (strings)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputDataError(f"--input: file must exist (got {str(p)!r})")
-    with p.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = [h.strip() for h in next(reader, [])]
-        rows = [r for r in reader if r]
-    if "item" in header:
-        ui, ii = (header.index("user") if "user" in header else None), header.index("item")
-    elif "userId" in header and "movieId" in header:  # MovieLens ratings
-        ui, ii = header.index("userId"), header.index("movieId")
-    else:
-        need = "'user,item'" if sets else "'item'"
-        raise InputDataError(f"{p}: needs column {need} (or MovieLens 'userId,movieId'; header is {header})")
-    if sets and ui is None:
-        raise InputDataError(f"{p}: item sets need rows 'user,item' (a column 'user'; header is {header})")
-    width = max(ii, ui if ui is not None else 0) + 1
-    for k, r in enumerate(rows, start=2):
-        if len(r) < width:
-            raise InputDataError(f"{p} line {k}: needs {width} fields (got {len(r)})")
-    items = np.array([r[ii].strip() for r in rows], dtype=str)
-    users = np.array([r[ui].strip() for r in rows], dtype=str) if ui is not None else None
-    return p, users, items
-
-
-def _idue_index(p: Path, items: np.ndarray, labels: list[str] | None, size: int) -> np.ndarray:
-    """Map item labels (or 0-based index strings when ``labels`` is None) to indices."""
-    if labels is None:
-        ok = np.char.isdigit(items) if items.size else np.zeros(0, bool)
-        idx = np.array([int(x) if good else -1 for x, good in zip(items, ok)], dtype=np.int64)
-        bad = (idx < 0) | (idx >= size)
-    else:
-        lookup = {lab: k for k, lab in enumerate(labels)}
-        uniq, inv = np.unique(items, return_inverse=True)
-        mapped = np.array([lookup.get(u, -1) for u in uniq], dtype=np.int64)
-        idx = mapped[inv] if items.size else np.zeros(0, np.int64)
-        bad = idx < 0
-    if bad.any():
-        k = int(np.argmax(bad))
-        rule = "a label of the plan's domain.labels" if labels is not None else f"a 0-based index in [0, {size})"
-        raise InputDataError(f"{p} line {k + 2}: item must be {rule} (got {str(items[k])!r}; "
-                             f"{int(bad.sum())} bad row(s))")
-    return idx
-
-
-def read_idue_items(path: str | os.PathLike, labels: list[str] | None, size: int) -> np.ndarray:
-    """Single items for IDUE: CSV column ``item`` (one row per user).
-
-    ``item`` holds a label of ``domain.labels``, or a 0-based index when ``labels`` is None.
-    MovieLens ratings (``userId,movieId``) are read as one report per rating.
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        Item indices.
-
-    Raises
-    ------
-    InputDataError
-        Missing file or column, short row, or an item outside the plan's domain (line named).
-    """
-    p, _, items = _idue_columns(path, sets=False)
-    return _idue_index(p, items, labels, size)
-
-
-def read_idue_item_sets(path: str | os.PathLike, labels: list[str] | None,
-                        size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Item sets for IDUE-PS: CSV rows ``user,item`` (one row per item a user holds).
-
-    Users are taken in order of first appearance; repeated ``(user, item)`` rows count once
-    (a set holds an item once). MovieLens ``userId,movieId`` works as is.
-
-    Returns
-    -------
-    indptr : ndarray of int64, shape (n_users + 1,)
-    indices : ndarray of int64, shape (n_pairs,)
-        User ``u``'s items are ``indices[indptr[u]:indptr[u+1]]`` (sorted).
-
-    Raises
-    ------
-    InputDataError
-        As :func:`read_idue_items`, or no column ``user``.
-    """
-    p, users, items = _idue_columns(path, sets=True)
-    idx = _idue_index(p, items, labels, size)
-    _, first, uinv = np.unique(users, return_index=True, return_inverse=True)
-    rank = np.argsort(np.argsort(first))  # users in order of first appearance
-    u = rank[uinv].astype(np.int64)
-    pairs = np.unique(u * size + idx)
-    u_sorted, i_sorted = pairs // size, pairs % size
-    counts = np.bincount(u_sorted, minlength=first.size)
-    return np.concatenate([[0], np.cumsum(counts)]).astype(np.int64), i_sorted.astype(np.int64)
 
 
 
@@ -674,110 +609,4 @@ def max_prior_from_weights(path: str | os.PathLike, column: str) -> float:
     return float(weights.max() / weights.sum())
 
 
-def read_pie_items(path: str | os.PathLike, domain_size: int, labels: list[str] | None) -> np.ndarray:
-    """Users' items for ``ldpplan perturb --input`` with an RR or GLH plan.
-
-    CSV with a header and a column ``item``: a label of ``domain.labels`` or, when the plan
-    has no labels, a 0-based index in ``[0, domain.size)``. One row per user.
-
-    Returns
-    -------
-    ndarray of int64, shape (n,)
-        Indices into the domain.
-
-    Raises
-    ------
-    InputDataError
-        Missing file or column, an unknown label, a bad or out-of-range index, no rows.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise InputDataError(f"--input: file must exist (got {str(p)!r})")
-    pos = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
-    out: list[int] = []
-    with p.open(newline="", encoding="utf-8") as fh:
-        reader = csv.reader(fh)
-        header = next(reader, None)
-        if not header or "item" not in header:
-            what = "a label of domain.labels" if labels is not None else f"an index in [0, {domain_size})"
-            raise InputDataError(f"{p}: needs a header with a column 'item' ({what})")
-        col = header.index("item")
-        user_col = header.index("user") if "user" in header else None
-        seen: set[str] = set()
-        for lineno, row in enumerate(reader, start=2):
-            if not row:
-                continue
-            if col >= len(row) or (user_col is not None and user_col >= len(row)):
-                raise InputDataError(f"{p}:{lineno}: row has no 'item' value")
-            if user_col is not None:  # single-item plans: one row (one item) per user
-                if row[user_col] in seen:
-                    raise InputDataError(f"{p}:{lineno}: user {row[user_col]!r} appears twice (this plan takes one "
-                                         "item per user: a CSV with a column 'item', one row per user)")
-                seen.add(row[user_col])
-            v = row[col].strip()
-            if pos is not None:
-                if v not in pos:
-                    raise InputDataError(f"{p}:{lineno}: item {v!r} is not a label of domain.labels")
-                out.append(pos[v])
-                continue
-            try:
-                i = int(v)
-            except ValueError:
-                raise InputDataError(f"{p}:{lineno}: item {v!r} must be a 0-based index (the plan has no labels)") from None
-            if not 0 <= i < domain_size:
-                raise InputDataError(f"{p}:{lineno}: item index {i} is outside [0, {domain_size})")
-            out.append(i)
-    if not out:
-        raise InputDataError(f"{p}: no items")
-    return np.asarray(out, dtype=np.int64)
-
-
 # ============================================================================ ULDP inputs
-
-
-def read_uldp_inputs(plan, path: str | os.PathLike):
-    """Read users' true items for ``ldpplan perturb`` of a ULDP plan (uRR, uRAP, PUM).
-
-    The CSV has a header with column ``item``: a label of ``domain.labels``, or a 0-based
-    index when the plan's labels are null. A PUM plan also reads an optional column ``tag``:
-    the name of one of ``params.tags`` when the item is one of the user's own private items
-    under that semantic tag (eq. 19), empty otherwise.
-
-    Returns
-    -------
-    ndarray of int64, shape (n,), or dict
-        Item indices; for a PUM ``{"item": (n,) int64, "tag": (n,) int64 (-1: none)}``.
-
-    Raises
-    ------
-    InputDataError
-        Missing file or column, or a value that is not a label/index/tag (naming row and value).
-    """
-    header, rows = _read_csv(path, ["item"])
-    labels = plan["domain"]["labels"]
-    size = int(plan["domain"]["size"])
-    pos = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
-    tags = list(plan["params"].get("tags", [])) if plan.get("mechanism") == "pum" else []
-    i_item = header.index("item")
-    i_tag = header.index("tag") if tags and "tag" in header else None
-    items = np.empty(len(rows), dtype=np.int64)
-    tag_idx = np.full(len(rows), -1, dtype=np.int64)
-    for r, row in enumerate(rows):
-        value = row[i_item].strip() if i_item < len(row) else ""
-        if pos is not None:
-            if value not in pos:
-                raise InputDataError(f"{path}: row {r + 2}: item must be a label of the plan's domain (got {value!r})")
-            items[r] = pos[value]
-        else:
-            if not value.isdigit() or int(value) >= size:
-                raise InputDataError(f"{path}: row {r + 2}: item must be an index in [0, {size}) (got {value!r})")
-            items[r] = int(value)
-        if i_tag is not None:
-            t = row[i_tag].strip() if i_tag < len(row) else ""
-            if t and t not in tags:
-                raise InputDataError(f"{path}: row {r + 2}: tag must be empty or one of {tags} (got {t!r})")
-            tag_idx[r] = tags.index(t) if t else -1
-    return {"item": items, "tag": tag_idx} if plan.get("mechanism") == "pum" else items
-
-
-__all__ += ["read_uldp_inputs"]

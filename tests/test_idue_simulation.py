@@ -116,7 +116,7 @@ def test_read_inputs_single_items_and_sets(tmp_path):
     (tmp_path / "in.csv").write_text("item\nhiv\ntoothache\nanemia\n")
     np.testing.assert_array_equal(FAMILY.read_inputs(plan, tmp_path / "in.csv"), [0, 4, 1])
     (tmp_path / "bad.csv").write_text("item\nhiv\nmalaria\n")
-    with pytest.raises(InputDataError, match=r"line 3: item must be a label.*'malaria'"):
+    with pytest.raises(InputDataError, match=r"line 3: item: must be one of domain.labels.*'malaria'"):
         FAMILY.read_inputs(plan, tmp_path / "bad.csv")
     (tmp_path / "nocol.csv").write_text("thing\nhiv\n")
     with pytest.raises(InputDataError, match="'item'"):
@@ -169,10 +169,11 @@ def test_cli_perturb_estimate_roundtrip(tmp_path):
     assert r.exit_code == 0, r.output
     r = runner.invoke(main, ["estimate", str(plan_path), str(tmp_path / "r.npz"), "--json"])
     assert r.exit_code == 0, r.output
-    rows = json.loads(r.output)["rows"]
+    doc = json.loads(r.output)
     emp = {lab: np.mean(data == lab) for lab in labels}
-    for row in rows:
-        assert abs(row["frequency"] - emp[row["item"]]) < 5 * row["std. error"]
+    assert doc["labels"] == list(labels) and doc["n"] == 20000 and doc["method"] == "empirical"
+    for lab, freq, se in zip(doc["labels"], doc["frequency"], doc["std_error"]):
+        assert abs(freq - emp[lab]) < 5 * se
     (tmp_path / "bad.csv").write_text("item\nmalaria\n")
     r = runner.invoke(main, ["perturb", str(plan_path), "--input", str(tmp_path / "bad.csv"), "-o", str(tmp_path / "x.npz")])
     assert r.exit_code == 2 and not (tmp_path / "x.npz").exists()

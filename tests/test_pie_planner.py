@@ -273,13 +273,13 @@ def test_read_inputs_labels_or_indices(tmp_path):
     f.write_text("user,item\n1,y\n2,z\n3,x\n")
     assert FAMILY.read_inputs(labeled, f).tolist() == [1, 2, 0]
     f.write_text("item\n1\n")
-    with pytest.raises(InputDataError, match="not a label"):
+    with pytest.raises(InputDataError, match="must be one of domain.labels"):
         FAMILY.read_inputs(labeled, f)  # with labels, items are labels
     counted = _plan(mechanism="rr", domain=3, users=100, target={"epsilon": 1.0})
     f.write_text("item\n2\n0\n")
     assert FAMILY.read_inputs(counted, f).tolist() == [2, 0]
     f.write_text("item\n3\n")
-    with pytest.raises(InputDataError, match=r"outside \[0, 3\)"):
+    with pytest.raises(InputDataError, match=r"0-based index in \[0, 3\)"):
         FAMILY.read_inputs(counted, f)
     f.write_text("value\n1\n")
     with pytest.raises(InputDataError, match="item"):

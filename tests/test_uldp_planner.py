@@ -349,7 +349,7 @@ def test_read_inputs(tmp_path):
     f.write_text("user,item\n1,b\n2,a\n3,c\n")
     np.testing.assert_array_equal(FAMILY.read_inputs(plan, f), [1, 0, 2])
     f.write_text("item\nz\n")
-    with pytest.raises(InputDataError, match="row 2"):
+    with pytest.raises(InputDataError, match="line 2"):
         FAMILY.read_inputs(plan, f)
     plan = make("uldp-urr")  # labels null: 0-based indices
     f.write_text("item\n0\n399\n")

@@ -160,12 +160,19 @@ class PersonalizedULDP(Frozen):
                 "user_indistinguishability_epsilon": inner["epsilon"]}
 
     def channel_matrix(self) -> np.ndarray:
-        """The common mechanism's ``Q_cmn[z, y]`` over ``Z = X + bots`` (rows: |X| items, then the bots).
+        """Not defined for the PUM as a whole: raises ValueError.
 
         A user's own channel is ``Q^(i)[x, y] = Q_cmn[f_pre^(i)(x), y]`` (eq. 19); it depends on
-        her private pre-processor, so only the common part is public.
+        her private pre-processor, so only the common part is public:
+        ``self.common.channel_matrix()`` is ``Q_cmn[z, y]`` over ``Z = X + bots``.
+
+        Raises
+        ------
+        ValueError
+            Always (one line saying where the common channel is).
         """
-        return self.common.channel_matrix()
+        raise ValueError("channel_matrix: a PUM user's channel depends on her private pre-processor (eq. 19); "
+                         "the common part over Z is .common.channel_matrix()")
 
     # ------------------------------------------------------------------ client
     def preprocess(self, items, private_tags=None) -> np.ndarray:

@@ -33,12 +33,13 @@ def read_inputs(plan: Mapping[str, Any], path: str | Path):
     InputDataError
         Missing file or column, an item outside the plan's domain (line named).
     """
-    from ..data import read_idue_item_sets, read_idue_items
+    from ..data import read_item_column, read_item_sets
 
     labels, size = plan["domain"]["labels"], plan["domain"]["size"]
     if plan["mechanism"] == "idue-ps":
-        return read_idue_item_sets(path, labels, size)
-    return read_idue_items(path, labels, size)
+        _, indptr, indices = read_item_sets(path, labels, size)
+        return indptr, indices
+    return read_item_column(path, labels, size)
 
 
 def perturb_file(plan: Mapping[str, Any], input_path: str, output_path: str, rng: np.random.Generator) -> dict[str, Any]:

@@ -171,7 +171,7 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
         mses = np.array(mses)
         results[name] = {
             "empirical_mse": float(mses.mean()),
-            "empirical_mse_se": float(mses.std(ddof=1) / np.sqrt(trials)) if trials > 1 else float("nan"),
+            "empirical_mse_se": float(mses.std(ddof=1) / np.sqrt(trials)) if trials > 1 else None,
             "theoretical_mse": theoretical_mse(mech.a, mech.b, f, fs, n, L),
             "re_topk": float(np.nanmean(res)),
         }
@@ -249,7 +249,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
             res.update(_run(p, inputs, options.trials, options.seed, options.mode, opts.top_k, tick, idue_only=k > 0))
         e_min = float(ps[0]["guarantee"]["epsilon"])
         for name, r in res.items():
-            rows.append([name, e_min, r["empirical_mse"], r["empirical_mse_se"], r["theoretical_mse"],
+            rows.append([name, e_min, r["empirical_mse"], "n/a" if r["empirical_mse_se"] is None else r["empirical_mse_se"], r["theoretical_mse"],
                          r["empirical_mse"] / r["theoretical_mse"], r["re_topk"]])
         data_points.append({"epsilon_min": e_min, "mechanisms": res})
     title = (f"{plan['mechanism'].upper()} ({model}) on {inputs.source}: n = {inputs.n:,} users, m = {m:,} items"

@@ -95,9 +95,9 @@ class PIEFamily:
 
     def read_inputs(self, plan: Mapping[str, Any], path) -> Any:
         """Users' items (int64 indices) from a CSV with a column ``item`` (see :data:`INPUT_DOC`)."""
-        from ..data import read_pie_items
+        from ..data import read_item_column
 
-        return read_pie_items(path, int(plan["domain"]["size"]), plan["domain"]["labels"])
+        return read_item_column(path, plan["domain"]["labels"], int(plan["domain"]["size"]))
 
     def __repr__(self) -> str:
         return "PIEFamily(name='pie')"

@@ -51,7 +51,7 @@ class PIESimulateOptions(BaseModel):
 
 def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.ndarray, str, list[str] | None, int]:
     """Users' items, a description, the data's labels (None: the plan's domain) and |X|."""
-    from ..data import pie_gss_items, read_pie_items
+    from ..data import pie_gss_items, read_item_column
 
     k = int(plan["domain"]["size"])
     if options.data:
@@ -68,7 +68,7 @@ def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.n
             if labels != plan["domain"]["labels"]:
                 source += f"; the plan's target re-planned for the data's |X| = {len(labels)}"
             return index, source, labels, len(labels)
-        items = read_pie_items(path, k, plan["domain"]["labels"])
+        items = read_item_column(path, plan["domain"]["labels"], k)
         return items, f"{path.name} ({items.size} users)", plan["domain"]["labels"], k
     n = int(plan["guarantee"]["n"])
     labels = plan["domain"]["labels"]

@@ -58,10 +58,10 @@ class ULDPFamily:
         return _simulate(plan, options, progress)
 
     def read_inputs(self, plan: Mapping[str, Any], path: str | Path):
-        """Users' items from a CSV (see :func:`ldpplan.planner.data.read_uldp_inputs`)."""
-        from ..data import read_uldp_inputs
+        """Users' items from a CSV (see :func:`ldpplan.planner.uldp.inputs.read_inputs`)."""
+        from .inputs import read_inputs
 
-        return read_uldp_inputs(plan, path)
+        return read_inputs(plan, path)
 
     def __repr__(self) -> str:
         return "ULDPFamily(urr, urap, pum)"
