@@ -146,3 +146,26 @@ def test_movielens_two_phase_end_to_end(shared_data_dir, monkeypatch):
     assert two["private"]["users_phase2"] == 537 and two["raw"]["users_phase2"] == 671
     assert 1 <= two["private"]["L_min"] <= two["private"]["L_max"] <= 200
     assert any("privately vs from raw data" in t.title for t in rep.tables)
+
+
+def test_phase1_simulated_on_a_data_file_is_rerun_by_verify(tmp_path):
+    rng = np.random.default_rng(11)
+    lines = ["user,key,value"]
+    for u in range(300):
+        for k in rng.choice(12, size=int(rng.integers(1, 8)), replace=False):
+            lines.append(f"u{u},k{k},{rng.uniform(-1, 1):.3f}")
+    data = tmp_path / "kv.csv"
+    data.write_text("\n".join(lines) + "\n")
+    spec = {"mechanism": "pckv-ue", "epsilon": 2.0, "domain": "data", "data": str(data), "allocation": "optimized",
+            "padding_length": {"private": {"epsilon": 1.0, "user_share": 0.3, "max": 8, "seed": 4}}}
+    plan = FAMILY.plan(spec)
+    assert plan["verification"]["holds"], plan["verification"]["message"]
+    rec = plan["solver"]["padding_length_selection"]["private"]
+    assert rec["phase1_users"] == 90 and rec["data"] == str(data)
+    bad = copy.deepcopy(plan)
+    c = bad["solver"]["padding_length_selection"]["private"]["counts"]
+    i = int(np.argmax(c))
+    c[i] -= 1
+    c[(i + 1) % len(c)] += 1  # same total: only the re-run can tell
+    res = FAMILY.verify(bad)
+    assert not res.holds and "re-running phase 1" in res.message

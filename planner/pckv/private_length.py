@@ -60,6 +60,7 @@ class PhaseOne:
     phase1_users: int
     phase2_users: int
     source: str
+    data: str | None = None
 
     def to_dict(self, phase: PrivatePhase) -> dict[str, Any]:
         """The plan's record (``solver.padding_length_selection.private``)."""
@@ -68,7 +69,7 @@ class PhaseOne:
                 "users": self.users, "phase1_users": self.phase1_users, "phase2_users": self.phase2_users,
                 "phase2": "phase-1 users are excluded from phase 2 (predictions use phase2_users)",
                 "mechanism": "rr", "keep_probability": rt.mu, "epsilon_realized": rt.privacy_map()["epsilon"],
-                "estimator": ESTIMATOR, "source": self.source,
+                "estimator": ESTIMATOR, "source": self.source, "data": self.data,
                 "counts": [int(c) for c in self.counts], "distribution": [float(x) for x in self.distribution]}
 
 
@@ -186,4 +187,4 @@ def run_phase_one(spec: PCKVSpec, phase: PrivatePhase, set_sizes, data_source: s
         source = (f"phase 1 simulated on {data_source} (seed {phase.seed}): {m} of {users} users report "
                   f"min(set size, {phase.max}) with a k-ary RR over {{0..{phase.max}}}")
     dist = estimate_distribution(counts, phase.epsilon, phase.max)
-    return PhaseOne(counts, dist, users, m, users - m, source)
+    return PhaseOne(counts, dist, users, m, users - m, source, None if phase.counts is not None else data_source)

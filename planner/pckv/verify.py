@@ -205,6 +205,29 @@ def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
         raise _Fail(f"planning_inputs: the data file {str(path)!r} no longer gives this plan's model ({exc})") from None
 
 
+def _check_phase1_simulation(plan: Mapping[str, Any], spec: PCKVSpec, d: int, rec: Mapping[str, Any]) -> None:
+    """A phase 1 simulated on a data file: re-run it (seeded) when the file is readable here."""
+    import numpy as np
+
+    from ..data import load_key_value_data, map_key_value_data
+    from ..errors import InputDataError
+    from .private_length import run_phase_one
+
+    path = rec.get("data")
+    if not isinstance(path, str) or not Path(path).is_file():
+        return
+    try:
+        data = load_key_value_data(path)
+        indptr = map_key_value_data(data, plan["domain"]["labels"], d, out_of_domain_keys=spec.out_of_domain_keys)[0]
+    except InputDataError as exc:
+        raise _Fail(f"solver.padding_length_selection.private.data: {path!r} no longer gives this phase 1 ({exc})") \
+            from None
+    again = run_phase_one(spec, private_phase(spec), np.diff(indptr), path)
+    if again.users != rec.get("users") or [int(c) for c in again.counts] != rec.get("counts"):
+        raise _Fail(f"solver.padding_length_selection.private.counts: re-running phase 1 on {path!r} with seed "
+                    f"{private_phase(spec).seed} gives other counts (or users)")
+
+
 def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
     """Check the phase-1 record against the spec, recompute the distribution from its counts."""
     import numpy as np
@@ -238,6 +261,8 @@ def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
                     f"{phase1_user_count(users, phase.user_share)} (got {m})")
     if phase.counts is not None and users != spec.users:
         raise _Fail(f"solver.padding_length_selection.private.users: must be the spec's users = {spec.users}")
+    if phase.counts is None:
+        _check_phase1_simulation(plan, spec, d, rec)
     dist = estimate_distribution(counts, phase.epsilon, phase.max)
     got = np.asarray(rec.get("distribution"), dtype=float)
     if got.shape != dist.shape or not np.allclose(got, dist, rtol=CLAIM_RTOL, atol=1e-15):
