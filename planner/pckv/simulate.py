@@ -3,7 +3,11 @@ r"""PCKV simulation: empirical vs Theorem 4 MSE of frequency and mean, all keys 
 Data: a key-value CSV (``--data``; ``user,key,value`` or MovieLens) or the synthetic
 setting of Sec. 6.1 (one pair per user; keys and means uniform or Gaussian). Rows: the
 plan as written, then PCKV-UE and PCKV-GRR with the optimized and the naive
-(``epsilon/2`` each) allocations at the spec's ``epsilon`` and the plan's ``L``.
+(``epsilon/2`` each) allocations at the spec's ``epsilon`` and the plan's ``L``; then the
+paper's comparison mechanisms PrivKVM (c = 1, 1r5v, c = 3) and KVUE
+(:mod:`.simulate_baselines`; ``-O baselines=false`` drops them, ``-O epsilons=...`` adds the
+MSE-vs-epsilon table of Fig. 6 / Fig. 9); for a private-L plan, both phases end to end
+against planning on raw data (:mod:`.simulate_private`).
 """
 from __future__ import annotations
 
