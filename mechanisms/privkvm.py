@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from ._pckv_core import KeyValueUsers, as_users
+from ._pckv_core import as_users
 from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
 from ._sampling import bernoulli, bernoulli_iid, check_rng, to_grid
 

@@ -56,7 +56,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .._common import SpecBase, spec_from_pydantic
 from ..errors import SpecError
 
-__all__ = ["PCKVSpec", "PrivatePhase", "PrivatePaddingLength", "private_phase", "Weights", "parse_spec", "MAX_EPSILON", "DEFAULT_USERS", "ALLOCATIONS"]
+__all__ = ["PCKVSpec", "PrivatePhase", "PrivatePaddingLength", "private_phase",
+           "Weights", "parse_spec", "MAX_EPSILON", "DEFAULT_USERS", "ALLOCATIONS"]
 
 #: Largest total budget a PCKV spec accepts (nats).
 MAX_EPSILON = 20.0
