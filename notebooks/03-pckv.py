@@ -50,7 +50,7 @@ import numpy as np
 import ldpplan.planner.data
 from ldpplan import mechanisms, planner
 from ldpplan.mechanisms.pckv import KeyValueUsers, estimate_from_counts, sample_pairs
-from ldpplan.planner.pckv import load_key_value_data
+from ldpplan.planner.data import load_key_value_data
 from ldpplan.solvers import pckv as pckv_solvers
 from nbhelpers import PaperVsOurs, show_planner_table, show_table
 
@@ -98,15 +98,13 @@ def plan_mechanism(plan):
 
 
 def plan_g_h(plan):
-    """(g, h) of eq. (16) as the plan predicts them.
-
-    Plan format 2.0: presumably ``plan["predicted"]["g"]["value"]``, ``plan["predicted"]["h"]["value"]``."""
-    return plan["prediction"]["g"], plan["prediction"]["h"]
+    """(g, h) of eq. (16) as the plan predicts them (``predicted.g``, ``predicted.h``)."""
+    return plan["predicted"]["g"]["value"], plan["predicted"]["h"]["value"]
 
 
 def plan_padding_candidates(plan):
     """The automatic-L search: list of {padding_length, mse_frequency, mse_mean} per candidate L."""
-    return plan["padding_length_selection"]["candidates"]
+    return plan["solver"]["padding_length_selection"]["candidates"]
 
 
 def verified_composed_epsilon(verification):
@@ -120,17 +118,19 @@ def simulation_results(report):
 
 
 def runtime_counts(runtime, users, rng):
-    """Perturb every user through the client runtime and aggregate: per-key counts (n, n1, n2).
-
-    Runtime 2.0: ``aggregate`` returns an ``Aggregate`` object; read its per-key counts here."""
-    n, n1, n2 = runtime.aggregate(runtime.perturb(users, rng=rng))
-    return n, n1, n2
+    """Perturb every user through the client runtime and aggregate: per-key counts (n, n1, n2)."""
+    agg = runtime.aggregate(runtime.perturb(users, rng=rng))
+    return agg.n, agg["n1"], agg["n2"]
 
 
-def estimate_pairs(counts, params, raw=False):
-    """(frequency, mean) estimates, each shape (d,), from counts (n, n1, n2) (Algorithm 4; raw: eq. 7-8)."""
+def estimate_pairs(counts, params, method="corrected"):
+    """(frequency, mean) estimates, each shape (d,), from counts (n, n1, n2).
+
+    ``method``: "corrected" (Algorithm 4) or "empirical" (eq. 7-8), as ``mech.methods``."""
     n, n1, n2 = counts
-    return estimate_from_counts(n, n1, n2, params["a"], params["b"], params["p"], params["padding_length"], raw=raw)
+    est = estimate_from_counts(n, n1, n2, params["a"], params["b"], params["p"], params["padding_length"],
+                               method=method)
+    return est.frequency, est.mean
 
 
 # %% [markdown]
@@ -212,7 +212,7 @@ summary.add("1", "naive split ε/2 + ε/2 at ε = 1: composed ε (Theorem 2)", "
 
 # %% [markdown]
 # The same numbers come out of a verified plan: `planner.make_plan` rounds a, b, p to the 2⁻⁴⁸ grid on the
-# safe side, re-checks Theorem 2 exactly and records g and h in `plan["prediction"]`.
+# safe side, re-checks Theorem 2 exactly and records g and h in `plan["predicted"]` (`g`, `h`).
 
 # %%
 rows = []
@@ -304,7 +304,7 @@ plt.show()
 rows, ratio_f, ratio_m = [], [], []
 for dist, keyset, title in PANELS:
     for mech in ("pckv-ue", "pckv-grr"):
-        emp_f, raw_f = series(dist, keyset, mech, "mse_frequency"), series(dist, keyset, mech, "mse_frequency_raw")
+        emp_f, raw_f = series(dist, keyset, mech, "mse_frequency"), series(dist, keyset, mech, "mse_frequency_empirical")
         th_f = series(dist, keyset, mech, "mse_frequency_theory")
         emp_m, th_m = series(dist, keyset, mech, "mse_mean"), series(dist, keyset, mech, "mse_mean_theory")
         for k, eps in enumerate(FIG6_EPSILONS):
@@ -489,13 +489,13 @@ def report_counts(plan, users, rng):
     return n, counts[0:2 * d:2], counts[1:2 * d:2]
 
 
-def trial_estimates(plan, users, trials, seed, use_runtime, raw=False):
+def trial_estimates(plan, users, trials, seed, use_runtime, method="corrected"):
     """Per-trial (freq, mean) estimates; `use_runtime`: every user through mechanisms.load(plan).perturb."""
     runtime = mechanisms.load(plan)
     for child in np.random.SeedSequence(seed).spawn(trials):
         rng = np.random.default_rng(child)
         counts = runtime_counts(runtime, users, rng) if use_runtime else report_counts(plan, users, rng)
-        yield estimate_pairs(counts, plan_params(plan), raw=raw)
+        yield estimate_pairs(counts, plan_params(plan), method=method)
 
 
 def run_trials(plan, users, trials, seed, keys_eval, use_runtime):
@@ -510,7 +510,8 @@ def run_trials(plan, users, trials, seed, keys_eval, use_runtime):
 z_max = {}
 for mech in ("pckv-ue", "pckv-grr"):
     plan = plan_for(mech, 4.0, ML_L, n_real)
-    est = {path: np.array([f[top] for f, _ in trial_estimates(plan, real_users, 100, SEED + i, path, raw=True)])
+    est = {path: np.array([f[top] for f, _ in trial_estimates(plan, real_users, 100, SEED + i, path,
+                                                               method="empirical")])
            for i, path in enumerate((True, False))}
     diff = est[True].mean(0) - est[False].mean(0)
     se = np.sqrt(est[True].var(0, ddof=1) / 100 + est[False].var(0, ddof=1) / 100)
@@ -618,7 +619,9 @@ def auto_plans(users):
     spec = dict(planner.example_spec("pckv-movielens"), data=str(RATINGS), users=int(users), epsilon=AUTO_EPSILON,
                 max_padding_length=AUTO_MAX_L)
     chosen = planner.make_plan(spec)
-    per_mech = {m: planner.make_plan(dict(spec, mechanism=m)) for m in ("pckv-ue", "pckv-grr")}
+    # the chosen mechanism's plan is the "pckv" plan itself (same L search, same numbers): plan the other only
+    per_mech = {m: chosen if m == plan_mechanism(chosen) else planner.make_plan(dict(spec, mechanism=m))
+                for m in ("pckv-ue", "pckv-grr")}
     return chosen, per_mech
 
 

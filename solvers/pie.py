@@ -179,6 +179,33 @@ def _convex_g_candidates(epsilon: float, k: int, lo: int, hi: int) -> list[int]:
     return sorted(cands)
 
 
+def _glh_g_candidates(alpha_bits, epsilon, n: int, k: int, t: int, g_min: int, g_max: int,
+                      epsilon_max: float) -> set[int]:
+    """The few integer g among which the GLH optimum lies (see :func:`solve_glh`)."""
+    candidates: set[int] = {g_min, g_max}
+    if epsilon is not None:
+        candidates.update(_convex_g_candidates(float(epsilon), k, g_min, g_max))
+    else:
+        eps_gen, theta_max = _glh_pieces(alpha_bits, n, k, t, g_max, epsilon_max)
+        if theta_max >= 1.0 or eps_gen >= epsilon_max:
+            # epsilon = epsilon_max for every g: one convex piece
+            candidates.update(_convex_g_candidates(float(epsilon_max), k, g_min, g_max))
+        else:
+            r = theta_max / (1.0 - theta_max)
+            # eps_theta(g) >= eps_gen  <=>  g >= expm1(eps_gen)/r ; eps_theta(g) >= cap <=> g >= expm1(cap)/r
+            g_c = max(g_min, min(g_max + 1, math.ceil(math.expm1(eps_gen) / r))) if eps_gen > 0 else g_min
+            g_cap = max(g_min, min(g_max + 1, math.ceil(math.expm1(epsilon_max) / r)))
+            if g_c > g_min:  # constant eps_gen piece [g_min, g_c - 1]
+                candidates.update(_convex_g_candidates(eps_gen, k, g_min, g_c - 1))
+            if g_cap > g_c:  # theta piece [g_c, g_cap - 1]: right end (Thm. 4.8)
+                candidates.update({g_c, g_cap - 1})
+            if g_cap <= g_max:  # constant cap piece [g_cap, g_max]
+                candidates.update(_convex_g_candidates(float(epsilon_max), k, g_cap, g_max))
+            for gg in list(candidates):  # guard the rounding of the breakpoints
+                candidates.update(x for x in (gg - 1, gg + 1) if g_min <= x <= g_max)
+    return candidates
+
+
 def solve_glh(*, n: int, domain_size: int, g_max: int, alpha_bits: float | None = None,
               epsilon: float | None = None, releases: int = 1, epsilon_max: float = 30.0,
               g_min: int = 2) -> SolveResult:
@@ -238,27 +265,7 @@ def solve_glh(*, n: int, domain_size: int, g_max: int, alpha_bits: float | None 
             return float(epsilon)
         return min(float(epsilon_max), epsilon_for_alpha(alpha_bits, n, k, t, g=g))
 
-    candidates: set[int] = {g_min, g_max}
-    if epsilon is not None:
-        candidates.update(_convex_g_candidates(float(epsilon), k, g_min, g_max))
-    else:
-        eps_gen, theta_max = _glh_pieces(alpha_bits, n, k, t, g_max, epsilon_max)
-        if theta_max >= 1.0 or eps_gen >= epsilon_max:
-            # epsilon = epsilon_max for every g: one convex piece
-            candidates.update(_convex_g_candidates(float(epsilon_max), k, g_min, g_max))
-        else:
-            r = theta_max / (1.0 - theta_max)
-            # eps_theta(g) >= eps_gen  <=>  g >= expm1(eps_gen)/r ; eps_theta(g) >= cap <=> g >= expm1(cap)/r
-            g_c = max(g_min, min(g_max + 1, math.ceil(math.expm1(eps_gen) / r))) if eps_gen > 0 else g_min
-            g_cap = max(g_min, min(g_max + 1, math.ceil(math.expm1(epsilon_max) / r)))
-            if g_c > g_min:  # constant eps_gen piece [g_min, g_c - 1]
-                candidates.update(_convex_g_candidates(eps_gen, k, g_min, g_c - 1))
-            if g_cap > g_c:  # theta piece [g_c, g_cap - 1]: right end (Thm. 4.8)
-                candidates.update({g_c, g_cap - 1})
-            if g_cap <= g_max:  # constant cap piece [g_cap, g_max]
-                candidates.update(_convex_g_candidates(float(epsilon_max), k, g_cap, g_max))
-            for gg in list(candidates):  # guard the rounding of the breakpoints
-                candidates.update(x for x in (gg - 1, gg + 1) if g_min <= x <= g_max)
+    candidates = _glh_g_candidates(alpha_bits, epsilon, n, k, t, g_min, g_max, epsilon_max)
     scored = []
     for g in sorted(candidates):
         e = eps_of(g)

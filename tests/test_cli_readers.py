@@ -28,7 +28,7 @@ def test_read_item_column_labels_and_indices(tmp_path):
 
 @pytest.mark.parametrize("text, labels, needle", [
     ("item\nyes\nmaybe\n", ["no", "yes"], "line 3: item: must be one of domain.labels ['no', 'yes'] (got 'maybe')"),
-    ("item\n0\n5\n", None, "line 3: item: must be in [0, 4] (got 5)"),
+    ("item\n0\n5\n", None, "line 3: item: must be a 0-based index in [0, 5) (got 5)"),
     ("item\n0\nx\n", None, "line 3: item: must be a 0-based index"),
     ("value\n1\n", None, "line 1: columns ['item'] are required"),
     ("", None, "file is empty"),

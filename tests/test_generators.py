@@ -270,10 +270,12 @@ def estimate_failures(mech, aggregates_by_group: dict[int, list], truth: np.ndar
         subs = np.array([mech.estimate(p, method="empirical").frequency for p in parts])
         spread = subs.std(axis=0, ddof=1) / math.sqrt(len(parts))
         dev = np.abs(est.frequency - truth)
-        if est.std_error is not None and np.all(np.isfinite(est.std_error)) and np.all(est.std_error > 0):
-            # the estimator's own standard error (it may be a plug-in or f = 0 value: never below the spread)
-            se = np.maximum(est.std_error, spread)
-            off = dev > limit * se
+        if est.std_error is not None and np.all(np.isfinite(est.std_error)):
+            # the estimator's own standard error where it is positive; where it is 0 (an output that
+            # only the true item produces, e.g. a ULDP invertible output) the spread of the parts
+            own = est.std_error > 0
+            se = np.where(own, est.std_error, spread)
+            off = np.where(own, dev > limit * se, dev > 1.5 * limit * se)
         else:
             se = spread
             off = dev > 1.5 * limit * se  # t statistic on few parts: heavier tails; se == 0 with dev > 0 fails

@@ -187,3 +187,13 @@ def test_item_set_simulation_synthetic_runtime_mode():
     for name, r in res.items():
         # 4 trials: a loose but variance-derived check (the MSE is a sum over 1,000 items)
         assert abs(r["empirical_mse"] - r["theoretical_mse"]) < 6 * r["empirical_mse_se"] + 0.05 * r["theoretical_mse"], name
+
+
+def test_single_item_reader_refuses_item_sets(tmp_path):
+    plan = planner.make_plan(example("health"))
+    path = tmp_path / "sets.csv"
+    path.write_text("user,item\n1,hiv\n1,anemia\n2,anemia\n")
+    with pytest.raises(InputDataError, match="user '1' appears twice"):
+        FAMILY.read_inputs(plan, path)
+    path.write_text("user,item\n1,hiv\n2,anemia\n")
+    assert FAMILY.read_inputs(plan, path).tolist() == [0, 1]

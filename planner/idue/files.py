@@ -15,7 +15,8 @@ __all__ = ["INPUT_DOC", "read_inputs", "perturb_file", "estimate_file"]
 INPUT_DOC = ("IDUE: a CSV with a column 'item', one row per user, holding a label of the plan's domain.labels "
              "(or a 0-based index when domain.labels is null). IDUE-PS: rows 'user,item', one row per item a "
              "user holds (repeated rows count once; a user with no row is not a user). MovieLens ratings "
-             "('userId,movieId') are read as is (IDUE: one report per rating).")
+             "('userId,movieId') are read as item sets as they are; `simulate` of an IDUE plan on them takes one "
+             "report per rating (the paper's Sec. VII setting).")
 
 
 def read_inputs(plan: Mapping[str, Any], path: str | Path):
