@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .._common import attach_verification
-from .inputs import INPUT_DOC, estimate_file, perturb_file, read_inputs
+from .inputs import INPUT_DOC, read_inputs
 from .plan import build_plan
 from .simulate import PCKVSimulateOptions, simulate
 from .spec import PCKVSpec
@@ -72,14 +72,6 @@ class PCKVFamily:
     def read_inputs(self, plan: Mapping[str, Any], path):
         """See :func:`ldpplan.planner.pckv.inputs.read_inputs`."""
         return read_inputs(plan, path)
-
-    def perturb_file(self, plan, input_path, output_path, rng):
-        """See :func:`ldpplan.planner.pckv.inputs.perturb_file` (used by ``ldpplan perturb``)."""
-        return perturb_file(plan, input_path, output_path, rng)
-
-    def estimate_file(self, plan, reports_path, method: str | None = None):
-        """See :func:`ldpplan.planner.pckv.inputs.estimate_file` (used by ``ldpplan estimate``)."""
-        return estimate_file(plan, reports_path, method=method)
 
 
 FAMILY = PCKVFamily()
