@@ -10,25 +10,22 @@ array ``bit_counts`` (shape ``(width,)``): eq. (7)'s ``c_k``, the number of ones
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Iterator, Mapping
 
 import numpy as np
 
 from . import _sampling
+from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split
 from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
 
 __all__ = ["UnaryReports", "UnaryEncoding", "COUNTS", "CHUNK_BITS", "WORKERS"]
 
 #: Report bits (users x width) processed per chunk (~1 Mbit keeps blocks cache-friendly).
 CHUNK_BITS = 1 << 20
-#: Threads used to perturb chunks of users (numpy releases the GIL while sampling).
-WORKERS = min(2, os.cpu_count() or 1)
+#: Threads used to perturb (one: on the 2-core reference machine two threads were 7-8% slower, issue 11).
+WORKERS = 1
 #: Name of the aggregate's count array.
 COUNTS = "bit_counts"
-
-# bit k (little order) of each byte value: row v is np.unpackbits(uint8(v), bitorder="little")
-_BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int64)
 
 
 class UnaryReports(Reports):
@@ -197,40 +194,25 @@ class UnaryEncoding(Frozen):
                           rows: int) -> Iterator[tuple[int, np.ndarray]]:
         """Yield ``(start, y)``: bool reports (rows, width) of users ``start:start+rows``.
 
-        Non-holder bits are Bernoulli(``b[k]``) per column; the holder bit is redrawn as
-        Bernoulli(``a[item]``), both exactly on the 2^-48 grid. Each chunk uses its own
-        child generator (``rng.spawn``), so chunks run on up to :data:`WORKERS` threads and
-        the output is still a deterministic function of ``rng``'s state and the chunk size.
+        One thread, one stream (threads were slower than one on the 2-core reference
+        machine, issue 11). Per chunk, in this order: the non-holder bits
+        (:func:`bernoulli_rows`: ``rows * width`` uniform bytes, then one 40-bit
+        refinement per tie in row-major order), then the holder bits
+        (:func:`bernoulli_entries` with ``a[item]``), which replace column ``item`` of
+        each row. Exact on the 2^-48 grid; the output is a deterministic function of
+        ``rng``'s state and the chunk size.
         """
-        n = sampled.shape[0]
-        starts = list(range(0, n, rows))
-        children = rng.spawn(len(starts)) if len(starts) > 1 else [rng]
-
-        def one(k: int) -> tuple[int, np.ndarray]:
-            start, g = starts[k], children[k]
+        hi_b, lo_b = grid_split(self.b)
+        hi_a, lo_a = grid_split(self.a)
+        for start in range(0, sampled.shape[0], rows):
             idx = sampled[start:start + rows]
-            y = _sampling.bernoulli_columns(g, self.b, idx.shape[0])
-            y[np.arange(idx.shape[0]), idx] = _sampling.bernoulli(g, self.a[idx])
-            return start, y
-
-        if len(starts) < 2 or WORKERS < 2:
-            for k in range(len(starts)):
-                yield one(k)
-            return
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-            window = 2 * WORKERS  # a bounded window of chunks in flight keeps memory bounded
-            futures = [pool.submit(one, k) for k in range(min(window, len(starts)))]
-            for k in range(len(starts)):
-                yield futures[k].result()
-                futures[k] = None
-                if k + window < len(starts):
-                    futures.append(pool.submit(one, k + window))
+            y = bernoulli_rows(rng, hi_b, lo_b, idx.shape[0])
+            y[np.arange(idx.shape[0]), idx] = bernoulli_entries(rng, hi_a[idx], lo_a[idx])
+            yield start, y
 
     def _perturb_indices(self, sampled: np.ndarray, rng: np.random.Generator, chunk_size: int | None) -> UnaryReports:
         rows = self._chunk_rows(chunk_size)
-        out = np.zeros((sampled.shape[0], self._nbytes), dtype=np.uint8)
+        out = np.empty((sampled.shape[0], self._nbytes), dtype=np.uint8)
         for start, y in self._perturbed_chunks(sampled, rng, rows):
             out[start:start + y.shape[0]] = np.packbits(y, axis=1, bitorder="little")
         return UnaryReports(self.mechanism, {"bits": out})
@@ -239,7 +221,7 @@ class UnaryEncoding(Frozen):
         rows = self._chunk_rows(chunk_size)
         counts = np.zeros(self.width, dtype=np.int64)
         for _, y in self._perturbed_chunks(sampled, rng, rows):
-            counts += np.add.reduce(y.view(np.uint8), axis=0, dtype=np.int64)
+            counts += column_sums(y.view(np.uint8))
         return Aggregate(self.mechanism, int(sampled.shape[0]), {COUNTS: counts})
 
     def _binomial_counts(self, c: np.ndarray, n: int, rng: np.random.Generator) -> Aggregate:
@@ -284,14 +266,7 @@ class UnaryEncoding(Frozen):
             pad = np.uint8((0xFF << (self.width % 8)) & 0xFF)
             if np.any(bits[:, -1] & pad):
                 raise ValueError(f"reports.bits: padding bits beyond bit {self.width - 1} must be zero")
-        nb = bits.shape[1]
-        hist = np.zeros((nb, 256), dtype=np.int64)
-        offsets = np.arange(nb, dtype=np.intp) * 256
-        rows = max(1, (1 << 20) // nb)
-        for start in range(0, bits.shape[0], rows):
-            block = bits[start:start + rows] + offsets
-            hist += np.bincount(block.ravel(), minlength=nb * 256).reshape(nb, 256)
-        counts = (hist @ _BYTE_BITS).reshape(-1)[: self.width]
+        counts = count_bits(bits, self.width)
         return Aggregate(self.mechanism, int(bits.shape[0]), {COUNTS: counts})
 
     def _as_aggregate(self, reports_or_aggregate) -> Aggregate:
