@@ -27,8 +27,11 @@ Out-of-contract input is never silently wrong:
 
 Reports
 -------
-PCKV-UE: column ``y``, int8 ``(n, d + L)`` in {1, -1, 0} (the last ``L`` columns are
-dummy keys). PCKV-GRR: columns ``key`` (int64, ``0..d+L-1``) and ``value`` (int8, +-1).
+PCKV-UE: :class:`PCKVUEReports`, the report vectors ``y`` in {1, -1, 0}^(d + L) (the last
+``L`` positions are dummy keys) packed 2 bits per position in two uint8 bit planes
+``nonzero`` and ``negative``, each of shape ``(n, ceil((d + L) / 8))``, little bit order
+(:mod:`ldpplan.mechanisms._pckv_packed`; ``reports.unpack()`` gives the int8 matrix;
+``aggregate`` also accepts the int8 column ``y`` of earlier releases). PCKV-GRR: columns ``key`` (int64, ``0..d+L-1``) and ``value`` (int8, +-1).
 Aggregates hold ``n1[k]``, ``n2[k]`` (reports supporting ``<k, 1>`` / ``<k, -1>``), shape (d,).
 
 Randomness is exact where privacy depends on it: the coins ``a``, ``b``, ``p`` are
@@ -43,11 +46,13 @@ import numpy as np
 
 from ._pckv_core import (ESTIMATORS, KeyValueUsers, as_users, check_users, composed_ratio, estimate_from_counts,
                          exact_ratios, exceeds_exactly, key_budget, random_signs, sample_pairs, value_budget)
+from ._pckv_packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, pack_ternary,
+                           packed_counts, perturb_packed)
 from ._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
 from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
-from ._sampling import bernoulli, bernoulli_iid, check_rng, on_grid, to_grid
+from ._sampling import bernoulli_iid, check_rng, on_grid, to_grid
 
-__all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "PCKVReports", "sample_pairs", "estimate_from_counts",
+__all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "pack_ternary", "sample_pairs", "estimate_from_counts",
            "composed_ratio", "key_budget", "value_budget", "to_grid", "on_grid", "VALUE_MODES", "KEY_MODES",
            "MAX_PADDING_LENGTH"]
 
@@ -57,33 +62,6 @@ VALUE_MODES = ("reject", "clip")
 KEY_MODES = ("reject", "drop")
 #: Largest padding length a runtime accepts.
 MAX_PADDING_LENGTH = 100_000
-#: Rows of the PCKV-UE output generated per block (keeps temporaries cache friendly).
-_BLOCK_ROWS = 1 << 16
-
-
-class PCKVReports(Reports):
-    """PCKV reports plus ``dropped_pairs`` (pairs removed by ``out_of_domain_keys="drop"``)."""
-
-    __slots__ = ("dropped_pairs",)
-
-    def __init__(self, mechanism: str, columns: Mapping[str, Any], dropped_pairs: int = 0) -> None:
-        super().__init__(mechanism, columns)
-        self._set(dropped_pairs=int(dropped_pairs))
-
-
-def _ternary_rows(rng: np.random.Generator, b: float, n: int, m: int) -> np.ndarray:
-    """``(n, m)`` int8 matrix of independent entries: +1 / -1 w.p. ``b/2`` each, else 0.
-
-    The Bernoulli(``b``) part is exact on the 2^-48 grid; the sign is a separate fair bit.
-    """
-    y = np.empty((n, m), dtype=np.int8)
-    for start in range(0, n, _BLOCK_ROWS):
-        stop = min(n, start + _BLOCK_ROWS)
-        size = (stop - start) * m
-        block = bernoulli_iid(rng, b, size).view(np.int8)
-        block *= random_signs(rng, size)
-        y[start:stop] = block.reshape(stop - start, m)
-    return y
 
 
 def _int_column(reports: Reports, name: str, ndim: int) -> np.ndarray:
@@ -319,8 +297,9 @@ class PCKVUE(_PCKV):
 
         Returns
         -------
-        PCKVReports
-            Column ``y``: int8, shape (n, d + L), entries in {1, -1, 0}.
+        PCKVUEReports
+            Columns ``nonzero`` and ``negative``: uint8, shape (n, ceil((d + L) / 8)), the
+            bit planes of ``y != 0`` and ``y == -1`` (little bit order, padding bits zero).
 
         Raises
         ------
@@ -329,24 +308,18 @@ class PCKVUE(_PCKV):
         """
         check_rng(rng)
         users, dropped = self._prepare(data)
-        n = users.n_users
         k, v = sample_pairs(users, self.domain_size, self.padding_length, rng)
-        y = _ternary_rows(rng, self.b, n, self.output_size)
-        keep = bernoulli_iid(rng, self.a, n)
-        same = bernoulli_iid(rng, self.p, n)
-        y[np.arange(n), k] = np.where(keep, np.where(same, v, -v), 0).astype(np.int8)
-        return PCKVReports(self.mechanism, {"y": y}, dropped)
+        nonzero, negative = perturb_packed(rng, k, v, self.a, self.b, self.p, self.output_size)
+        return PCKVUEReports(self.mechanism, {"nonzero": nonzero, "negative": negative}, dropped,
+                             width=self.output_size)
 
     def _counts(self, reports: Reports) -> tuple[np.ndarray, np.ndarray]:
-        y = _int_column(reports, "y", 2)
-        if y.shape[1] != self.output_size:
-            raise ValueError(f"reports.y: must have shape (n, {self.output_size}) (got {y.shape})")
-        if y.size and (int(y.min()) < -1 or int(y.max()) > 1):
-            raise ValueError("reports.y: entries must be -1, 0 or 1")
-        head = y[:, : self.domain_size]
-        n1 = np.count_nonzero(head == 1, axis=0).astype(np.int64)
-        n2 = np.count_nonzero(head == -1, axis=0).astype(np.int64)
-        return n1, n2
+        if set(reports.columns) == {"y"}:
+            return int8_counts(_int_column(reports, "y", 2), self.domain_size, self.output_size)
+        if set(reports.columns) != set(PACKED_COLUMNS):
+            raise ValueError(f"reports: must have exactly the columns {list(PACKED_COLUMNS)} "
+                             f"(or the int8 column 'y'; got {sorted(reports.columns)})")
+        return packed_counts(reports, self.domain_size, self.output_size)
 
 
 class PCKVGRR(_PCKV):
@@ -400,8 +373,8 @@ class PCKVGRR(_PCKV):
         users, dropped = self._prepare(data)
         n = users.n_users
         k, v = sample_pairs(users, self.domain_size, self.padding_length, rng)
-        keep = bernoulli(rng, np.full(n, self.a))
-        same = bernoulli(rng, np.full(n, self.p))
+        keep = bernoulli_iid(rng, self.a, n)
+        same = bernoulli_iid(rng, self.p, n)
         other = rng.integers(0, self.output_size - 1, size=n, dtype=np.int64)
         other += other >= k
         key = np.where(keep, k, other)

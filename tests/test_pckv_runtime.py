@@ -122,7 +122,9 @@ def test_ue_runtime_matches_exact_marginals():
     mech = _ue(1.0, d, L)
     n = 200_000
     users = KeyValueUsers(np.arange(n + 1), np.full(n, 1), np.full(n, 0.5))
-    y = mech.perturb(users, np.random.default_rng(4))["y"]
+    rep = mech.perturb(users, np.random.default_rng(4))
+    assert rep["nonzero"].shape == rep["negative"].shape == (n, 1) and rep["nonzero"].dtype == np.uint8
+    y = rep.unpack()
     assert y.shape == (n, d + L) and y.dtype == np.int8
     a, b, p = mech.a, mech.b, mech.p
     up = 0.75   # (1 + 0.5) / 2
@@ -219,7 +221,7 @@ def test_input_handling():
         mech.perturb([([1], [0.5])], rng=np.random.RandomState(0))
     clip = PCKVUE(mech.a, mech.b, mech.p, 4, 1, values="clip", out_of_domain_keys="drop")
     rep = clip.perturb([([0, 9], [1.5, 0.0]), ([], []), ([0, 1, 2, 3], [0.1, 0.2, 0.3, 0.4])], rng=rng)
-    assert rep["y"].shape == (3, 5) and rep.dropped_pairs == 1 and len(rep) == 3
+    assert rep.unpack().shape == (3, 5) and rep.dropped_pairs == 1 and len(rep) == 3
     with pytest.raises(AttributeError, match="immutable"):
         clip.a = 0.9
     grr = _grr(1.0, 4, 2)
@@ -289,7 +291,7 @@ def test_random_signs_fair_per_position_under_mt19937():
     assert np.all(np.abs(plus - 0.5) < 5 * math.sqrt(0.25 / calls))
     # the same through the runtime: PCKV-UE's +-1 at positions the user does not hold, one user per call
     ue = PCKVUE(0.5, to_grid(0.4, "up"), 0.5, 3, 1)
-    y = np.array([ue.perturb([([0], [1.0])], rng)["y"][0] for _ in range(2500)])   # (2500, 4)
+    y = np.array([ue.perturb([([0], [1.0])], rng).unpack()[0] for _ in range(2500)])   # (2500, 4)
     for col in range(1, 4):
         nonzero = y[:, col] != 0
         frac = (y[nonzero, col] == 1).mean()

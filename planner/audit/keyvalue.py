@@ -43,10 +43,10 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
         width = float(d + L)
         src = "PCKV Theorem 2 (App. A)"
         key_test = Test(f"y({k1}) = 1, y({k2}) = 0",
-                        lambda r: (np.asarray(r["y"])[:, 0] == 1) & (np.asarray(r["y"])[:, 1] == 0),
+                        lambda r: (r.unpack([0])[:, 0] == 1) & (r.unpack([1])[:, 0] == 0),
                         eps, s * p * a * (1 - b) + (1 - s) * b / 2 * (1 - b),
                         s * b / 2 * (1 - a) + (1 - s) * b / 2 * (1 - b), source=src)
-        value_test = Test(f"y({k1}) = 1", lambda r: np.asarray(r["y"])[:, 0] == 1, eps_value,
+        value_test = Test(f"y({k1}) = 1", lambda r: r.unpack([0])[:, 0] == 1, eps_value,
                           s * p * a + (1 - s) * b / 2, s * (1 - p) * a + (1 - s) * b / 2, source=src)
     else:
         width = 2.0
