@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ._bitkernels import bernoulli_entries, bernoulli_rows, count_bits, grid_split
+from ._bitkernels import LANE_ROWS, bernoulli_entries, bernoulli_rows, count_bits, grid_split
 from ._protocol import Reports
 from ._sampling import uniform_bytes
 
@@ -29,7 +29,9 @@ __all__ = ["PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "perturb_packed", "
 #: Column names of packed PCKV-UE reports.
 PACKED_COLUMNS = ("nonzero", "negative")
 #: Report positions (rows x d') generated or counted per block (bounded temporaries).
-_BLOCK_POSITIONS = 1 << 22
+_BLOCK_POSITIONS = 1 << 20
+#: Packed rows validated and counted per block (a multiple of the 255-row uint8 lanes).
+_COUNT_ROWS = 4 * LANE_ROWS
 
 
 class PCKVReports(Reports):
@@ -168,7 +170,7 @@ def packed_counts(reports: Reports, d: int, width: int) -> tuple[np.ndarray, np.
     n = len(reports)
     nz = _check_plane(reports["nonzero"], "nonzero", n, width)
     neg = _check_plane(reports["negative"], "negative", n, width)
-    rows = max(1, _BLOCK_POSITIONS // width)
+    rows = _COUNT_ROWS
     ones = np.zeros(d, dtype=np.int64)
     minus = np.zeros(d, dtype=np.int64)
     for start in range(0, n, rows):
