@@ -38,333 +38,27 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Sequence
+from typing import Any, Callable
 
 import numpy as np
 
+from ._pckv_compose import (EPSILON2_CAP, MECHANISMS, budgets_from_probabilities, compose, compose_grr, compose_ue,
+                            feasible_frontier, grr_probabilities, max_epsilon1, max_epsilon2, probabilities,
+                            ue_probabilities)
+from ._pckv_errors import KeyModel, approximate_mse, theorem4_mse, truncation_factor
 from ._result import Certificate, SolveResult, SolverError, STATUS_CLOSED_FORM, STATUS_OPTIMAL
 
 __all__ = [
     "compose_ue", "compose_grr", "compose", "max_epsilon1", "max_epsilon2", "feasible_frontier",
     "ue_probabilities", "grr_probabilities", "probabilities", "budgets_from_probabilities",
     "allocate", "ALLOCATIONS", "theorem4_mse", "approximate_mse", "truncation_factor",
-    "choose_mechanism", "choose_padding_length", "KeyModel",
+    "choose_mechanism", "choose_padding_length", "KeyModel", "sec54_conditions", "MECHANISMS", "EPSILON2_CAP",
 ]
 
 #: Allocation methods accepted by :func:`allocate`.
 ALLOCATIONS = ("optimized", "numeric", "naive", "tight")
-MECHANISMS = ("pckv-ue", "pckv-grr")
 #: Grid points of the numeric allocation's 1-D search before the bounded Brent refinement.
 NUMERIC_GRID_POINTS = 500
-#: Largest value budget ever allocated (nats): keeps ``1 - p`` far above the 2^-48 grid.
-EPSILON2_CAP = 30.0
-
-
-# ---------------------------------------------------------------- composition
-def compose_ue(epsilon1: float, epsilon2: float) -> float:
-    r"""Composed budget of PCKV-UE (Theorem 2, eq. (3)).
-
-    ``epsilon = max{epsilon2, epsilon1 + ln[2 / (1 + e^{-epsilon2})]}``.
-
-    Parameters
-    ----------
-    epsilon1, epsilon2 : float
-        Key and value budgets (nats, >= 0).
-
-    Returns
-    -------
-    float
-        The composed budget in nats (independent of the padding length).
-    """
-    e1, e2 = float(epsilon1), float(epsilon2)
-    return max(e2, e1 + math.log(2.0) - math.log1p(math.exp(-e2)))
-
-
-def compose_grr(epsilon1: float, epsilon2: float, padding_length: int) -> float:
-    r"""Composed budget of PCKV-GRR (Theorem 3, eq. (6)).
-
-    ``epsilon = ln[(e^{e1+e2} + lambda) / (min{e^{e1}, (e^{e2}+1)/2} + lambda)]`` with
-    ``lambda = (L - 1)(e^{e2} + 1)/2``. Reduces to eq. (3) at ``L = 1`` and to
-    ``ln((e^{e1} + L - 1)/L)`` at ``epsilon2 = 0``.
-
-    Parameters
-    ----------
-    epsilon1, epsilon2 : float
-        Budgets in nats (>= 0).
-    padding_length : int
-        ``L >= 1``.
-
-    Returns
-    -------
-    float
-        Composed budget in nats.
-    """
-    e1, e2, L = float(epsilon1), float(epsilon2), int(padding_length)
-    if L < 1:
-        raise ValueError(f"padding_length must be >= 1 (got {padding_length})")
-    # work with everything divided by e^{e2} for stability at large budgets
-    half = (1.0 + math.exp(-e2)) / 2.0              # (e^{e2}+1)/2 / e^{e2}
-    lam = (L - 1) * half
-    num = math.exp(e1) + lam
-    den = min(math.exp(e1 - e2), half) + lam
-    return math.log(num / den)
-
-
-def compose(mechanism: str, epsilon1: float, epsilon2: float, padding_length: int = 1) -> float:
-    """Composed budget of ``"pckv-ue"`` (Thm. 2) or ``"pckv-grr"`` (Thm. 3), in nats."""
-    if mechanism == "pckv-ue":
-        return compose_ue(epsilon1, epsilon2)
-    if mechanism == "pckv-grr":
-        return compose_grr(epsilon1, epsilon2, padding_length)
-    raise ValueError(f"mechanism must be one of {MECHANISMS} (got {mechanism!r})")
-
-
-def max_epsilon1(mechanism: str, epsilon: float, padding_length: int = 1) -> float:
-    """Supremum of ``epsilon1`` under total ``epsilon`` (reached at ``epsilon2 = 0``).
-
-    PCKV-UE: ``epsilon``; PCKV-GRR: ``ln(L (e^epsilon - 1) + 1)`` (App. F, eq. (37)).
-    """
-    if mechanism == "pckv-ue":
-        return float(epsilon)
-    return math.log(int(padding_length) * math.expm1(float(epsilon)) + 1.0)
-
-
-def max_epsilon2(mechanism: str, epsilon: float, epsilon1: float, padding_length: int = 1) -> float:
-    r"""Largest ``epsilon2`` with composed budget ``<= epsilon`` for a given ``epsilon1``.
-
-    PCKV-UE (eq. (4)): ``min{epsilon, -ln(2 e^{epsilon1 - epsilon} - 1)}``.
-    PCKV-GRR: eq. (6) is solved for ``x = e^{epsilon2}``. With ``t = e^{epsilon1}``,
-    ``E = e^{epsilon}`` and ``c = (L-1)/2`` the condition is linear in ``x`` on each
-    branch of the ``min`` (``x >= 2t - 1`` and ``x <= 2t - 1``); both are solved in
-    closed form and the feasible maximum is returned. For ``L > 1`` and a small
-    ``epsilon1`` every ``epsilon2`` is feasible; the result is then capped at
-    :data:`EPSILON2_CAP`.
-
-    Parameters
-    ----------
-    mechanism : {"pckv-ue", "pckv-grr"}
-    epsilon, epsilon1 : float
-        Nats; ``0 <= epsilon1 < max_epsilon1(...)``.
-    padding_length : int
-
-    Returns
-    -------
-    float
-        ``epsilon2`` in nats (``0`` when ``epsilon1`` is at its maximum).
-    """
-    eps, e1 = float(epsilon), float(epsilon1)
-    if mechanism == "pckv-ue":
-        z = 2.0 * math.exp(e1 - eps) - 1.0
-        return eps if z <= math.exp(-eps) else max(0.0, -math.log(z))
-    L = int(padding_length)
-    E, t, c = math.exp(eps), math.exp(e1), (L - 1) / 2.0
-    # composed(x) = (t x + c (x+1)) / (min(t, (x+1)/2) + c (x+1)) <= E, x = e^{e2} >= 1
-    # Branch A (t <= (x+1)/2):  t x + c(x+1) <= E (t + c(x+1))  ->  x (t + c - E c) <= E t + E c - c
-    # Branch B (t >= (x+1)/2):  t x + c(x+1) <= E (x+1)(1/2 + c) ->  x (t + c - E(1/2+c)) <= E(1/2+c) - c
-    best = 1.0
-    kA = t + c - E * c
-    rA = E * t + E * c - c
-    xA = math.inf if kA <= 0 else rA / kA
-    lo_A = max(1.0, 2.0 * t - 1.0)   # branch A region: x >= 2t - 1
-    if xA >= lo_A:
-        best = max(best, xA)
-    kB = t + c - E * (0.5 + c)
-    rB = E * (0.5 + c) - c
-    xB = math.inf if kB <= 0 else rB / kB
-    hi_B = 2.0 * t - 1.0             # branch B region: x <= 2t - 1
-    if hi_B >= 1.0:
-        best = max(best, min(xB, hi_B))
-    if best >= math.exp(EPSILON2_CAP):   # unbounded (possible for L > 1 and small epsilon1)
-        return EPSILON2_CAP
-    return math.log(best)
-
-
-def feasible_frontier(mechanism: str, epsilon: float, padding_length: int = 1, num: int = 201) -> tuple[np.ndarray, np.ndarray]:
-    """The Pareto frontier of the feasible ``(epsilon1, epsilon2)`` set under ``epsilon``.
-
-    Every feasible pair lies below it: ``epsilon2 <= frontier(epsilon1)``.
-
-    Returns
-    -------
-    epsilon1, epsilon2 : ndarray, shape (num,)
-        Nats; ``epsilon1`` from 0 to ``max_epsilon1`` (excluded) on a uniform grid.
-    """
-    hi = max_epsilon1(mechanism, epsilon, padding_length)
-    e1 = np.linspace(0.0, hi, num + 1)[:-1]
-    e2 = np.array([max_epsilon2(mechanism, epsilon, x, padding_length) for x in e1])
-    return e1, e2
-
-
-# ------------------------------------------------------------- probabilities
-def ue_probabilities(epsilon1: float, epsilon2: float) -> dict[str, float]:
-    """PCKV-UE probabilities with OUE key perturbation, eq. (19).
-
-    ``a = 1/2``, ``b = 1/(e^{epsilon1} + 1)``, ``p = e^{epsilon2}/(e^{epsilon2} + 1)``.
-    """
-    return {"a": 0.5, "b": 1.0 / (math.exp(epsilon1) + 1.0), "p": 1.0 / (1.0 + math.exp(-epsilon2))}
-
-
-def grr_probabilities(epsilon1: float, epsilon2: float, domain_size: int, padding_length: int) -> dict[str, float]:
-    """PCKV-GRR probabilities, eq. (5): ``a = e^{e1}/(e^{e1}+d'-1)``, ``b = (1-a)/(d'-1)``, ``p`` as UE."""
-    dp = int(domain_size) + int(padding_length)
-    a = 1.0 / (1.0 + (dp - 1) * math.exp(-epsilon1))
-    return {"a": a, "b": (1.0 - a) / (dp - 1), "p": 1.0 / (1.0 + math.exp(-epsilon2))}
-
-
-def probabilities(mechanism: str, epsilon1: float, epsilon2: float, domain_size: int, padding_length: int) -> dict[str, float]:
-    """Dispatch to :func:`ue_probabilities` / :func:`grr_probabilities`."""
-    if mechanism == "pckv-ue":
-        return ue_probabilities(epsilon1, epsilon2)
-    return grr_probabilities(epsilon1, epsilon2, domain_size, padding_length)
-
-
-def budgets_from_probabilities(a: float, b: float, p: float) -> tuple[float, float]:
-    """``epsilon1 = ln(a(1-b)/(b(1-a)))`` (UE) and ``epsilon2 = ln(p/(1-p))``, eq. (2).
-
-    For PCKV-GRR ``a/b = e^{epsilon1}`` and ``(1-b)/(1-a)`` is not part of eq. (5); use
-    ``ln(a/b)`` there (the planner does).
-    """
-    return math.log(a * (1 - b) / (b * (1 - a))), math.log(p / (1 - p))
-
-
-# ------------------------------------------------------------------ errors
-def truncation_factor(set_sizes: Sequence[int] | np.ndarray, weights: Sequence[float] | np.ndarray, padding_length: int) -> float:
-    r"""``rho(L) = E[min(s, L)] / E[s]`` under a set-size distribution.
-
-    Model (the truncation the paper leaves to future work, Sec. 5.1): a user with ``s``
-    pairs reports one of them with probability ``1/max(s, L)``; if key ``k`` is held by a
-    user with probability proportional to her set size (each pair equally likely to be
-    any key), then ``E[f_hat_k] = rho(L) f_k`` with eq. (7), a bias of ``-(1 - rho) f_k``.
-
-    Parameters
-    ----------
-    set_sizes : array of int
-        Support of the distribution (number of pairs per user).
-    weights : array of float
-        Probabilities or counts of each size (normalised here).
-    padding_length : int
-
-    Returns
-    -------
-    float in (0, 1]
-    """
-    s = np.asarray(set_sizes, dtype=float)
-    w = np.asarray(weights, dtype=float)
-    w = w / w.sum()
-    mean = float(np.dot(w, s))
-    if mean <= 0:
-        return 1.0
-    return float(np.dot(w, np.minimum(s, padding_length)) / mean)
-
-
-def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means,
-                 sampled_frequencies=None) -> tuple[np.ndarray, np.ndarray]:
-    r"""Per-key MSE of the baseline estimators (7) and (8), Theorem 4.
-
-    ``MSE_f = Var (9) + (f_s - f)^2`` and ``MSE_m = Var (11) + bias (10)^2`` with
-    ``delta = (a-b) f_s / L`` and ``gamma = a (2p-1) f_s / L`` (eq. (12)). ``f_s`` is the
-    frequency the sampling actually sees (``sampled_frequencies``: ``f_k`` when no user
-    holds more than ``L`` pairs, as Theorem 4 assumes; smaller with truncation, see
-    :func:`truncation_factor`). Keys with ``f_s = 0`` get ``inf`` mean error.
-
-    Parameters
-    ----------
-    a, b, p : float
-        Perturbation probabilities (PCKV-UE or PCKV-GRR; the theorem covers both).
-    padding_length : int
-    n : float
-        Number of users.
-    frequencies, means : array_like, shape (d,)
-        True frequencies (fraction of users holding the key) and value means in [-1, 1].
-    sampled_frequencies : array_like, shape (d,), optional
-        ``L * E[#users sampling key k] / n``; defaults to ``frequencies``.
-
-    Returns
-    -------
-    mse_frequency, mse_mean : ndarray, shape (d,)
-        Squared frequency (fraction) units and squared value units.
-    """
-    L = float(padding_length)
-    f = np.asarray(frequencies, dtype=float)
-    m = np.asarray(means, dtype=float)
-    fs = f if sampled_frequencies is None else np.asarray(sampled_frequencies, dtype=float)
-    var_f = L * L * b * (1 - b) / (n * (a - b) ** 2) + L * fs * (1 - a - b) / (n * (a - b))
-    mse_f = var_f + (fs - f) ** 2
-    delta = (a - b) * fs / L
-    gamma = a * (2 * p - 1) * fs / L
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bias = m * (1 - b - delta) * b / (n * delta ** 2)
-        var_m = (b + delta) / (n * gamma ** 2) + (b * (1 - b) - delta) / (n * delta ** 2) * m ** 2
-        mse_m = np.where(fs > 0, var_m + bias ** 2, np.inf)
-    return mse_f, mse_m
-
-
-def approximate_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means) -> tuple[np.ndarray, np.ndarray]:
-    r"""Approximations (17)-(18): ``MSE_f ~ L^2 h / n``, ``MSE_m ~ mu (g + h m^2)``.
-
-    With ``mu = L^2/(n f^2)``, ``g = b/(a^2 (2p-1)^2)``, ``h = (1-b) b/(a-b)^2`` (eq. (16)).
-
-    Returns
-    -------
-    mse_frequency, mse_mean : ndarray, shape (d,)
-    """
-    L = float(padding_length)
-    f = np.asarray(frequencies, dtype=float)
-    m = np.asarray(means, dtype=float)
-    g = b / (a * a * (2 * p - 1) ** 2)
-    h = (1 - b) * b / (a - b) ** 2
-    with np.errstate(divide="ignore"):
-        mu = L * L / (n * f * f)
-    return np.full_like(f, L * L * h / n), mu * (g + h * m * m)
-
-
-class KeyModel:
-    """What the planner assumes about the data when predicting errors.
-
-    Parameters
-    ----------
-    frequencies : array, shape (d,)
-        ``f_k`` (fraction of users holding key k).
-    means : array, shape (d,)
-        ``m_k`` in [-1, 1].
-    n : int
-        Number of users.
-    set_sizes, set_size_weights : arrays, optional
-        Set-size distribution (for the truncation model). ``None``: every user holds
-        at most one pair (no truncation for any ``L >= 1``).
-    sampled_frequencies : callable ``L -> array (d,)``, optional
-        Exact per-key ``f_s(L)`` computed from real data (overrides the
-        proportional model of :func:`truncation_factor`).
-    objective_keys : array of int, optional
-        Indices of the keys the objective averages over (default all keys with f > 0).
-    """
-
-    def __init__(self, frequencies, means, n, set_sizes=None, set_size_weights=None,
-                 sampled_frequencies=None, objective_keys=None):
-        self.frequencies = np.asarray(frequencies, dtype=float)
-        self.means = np.asarray(means, dtype=float)
-        self.n = float(n)
-        self.set_sizes = None if set_sizes is None else np.asarray(set_sizes, dtype=float)
-        self.set_size_weights = None if set_size_weights is None else np.asarray(set_size_weights, dtype=float)
-        self._sampled = sampled_frequencies
-        keys = np.nonzero(self.frequencies > 0)[0] if objective_keys is None else np.asarray(objective_keys)
-        self.objective_keys = keys
-
-    def sampled(self, padding_length: int) -> np.ndarray:
-        """``f_s(L)`` per key (equals ``f`` without truncation)."""
-        if self._sampled is not None:
-            return np.asarray(self._sampled(int(padding_length)), dtype=float)
-        if self.set_sizes is None:
-            return self.frequencies
-        return self.frequencies * truncation_factor(self.set_sizes, self.set_size_weights, padding_length)
-
-    def objective(self, a, b, p, padding_length, weights=(1.0, 1.0)) -> tuple[float, float, float]:
-        """``(w_f MSE_f + w_m MSE_m, MSE_f, MSE_m)`` averaged over :attr:`objective_keys`."""
-        keys = self.objective_keys
-        fs = self.sampled(padding_length)
-        mf, mm = theorem4_mse(a, b, p, padding_length, self.n, self.frequencies[keys], self.means[keys], fs[keys])
-        ef, em = float(np.mean(mf)), float(np.mean(mm))
-        return weights[0] * ef + weights[1] * em, ef, em
 
 
 # -------------------------------------------------------------- allocation
@@ -462,19 +156,32 @@ def allocate(mechanism: str, epsilon: float, *, method: str = "optimized", domai
         return model.objective(pr["a"], pr["b"], pr["p"], L, weights)[0]
 
     if method != "numeric":
-        e1, e2 = _closed_form(mechanism, method, eps, L)
-        obj = evaluate(e1, e2)
-        pr = probabilities(mechanism, e1, e2, d, L)
-        source = {"optimized": "Lemma 2, eq. (20)" if mechanism == "pckv-ue" else "Lemma 3, eq. (22)-(23)",
-                  "naive": "epsilon1 = epsilon2 = epsilon/2 (Theorem 1)",
-                  "tight": "eq. (21)" if mechanism == "pckv-ue" else "epsilon2 = epsilon/2, Theorem 3 solved for epsilon1"}[method]
-        cert = Certificate("closed form", -math.inf, obj, {"source": source})
-        return SolveResult(STATUS_CLOSED_FORM, obj, {"epsilon1": e1, "epsilon2": e2, **pr}, cert,
-                           f"pckv.{method}", time.perf_counter() - t0,
-                           {"composed_epsilon": compose(mechanism, e1, e2, L)})
-
+        return _closed_form_result(mechanism, method, eps, d, L, evaluate, t0)
     if model is None:
         raise SolverError("numeric allocation needs a KeyModel (prior frequencies, means and n)")
+    return _numeric_allocation(mechanism, eps, d, L, evaluate, t0)
+
+
+_SOURCES = {"optimized": {"pckv-ue": "Lemma 2, eq. (20)", "pckv-grr": "Lemma 3, eq. (22)-(23)"},
+            "naive": {m: "epsilon1 = epsilon2 = epsilon/2 (Theorem 1)" for m in MECHANISMS},
+            "tight": {"pckv-ue": "eq. (21)", "pckv-grr": "epsilon2 = epsilon/2, Theorem 3 solved for epsilon1"}}
+
+
+def _closed_form_result(mechanism: str, method: str, eps: float, d: int, L: int,
+                        evaluate: Callable[[float, float], float], t0: float) -> SolveResult:
+    """The ``optimized`` / ``naive`` / ``tight`` allocations as a SolveResult."""
+    e1, e2 = _closed_form(mechanism, method, eps, L)
+    obj = evaluate(e1, e2)
+    pr = probabilities(mechanism, e1, e2, d, L)
+    cert = Certificate("closed form", -math.inf, obj, {"source": _SOURCES[method][mechanism]})
+    return SolveResult(STATUS_CLOSED_FORM, obj, {"epsilon1": e1, "epsilon2": e2, **pr}, cert,
+                       f"pckv.{method}", time.perf_counter() - t0,
+                       {"composed_epsilon": compose(mechanism, e1, e2, L)})
+
+
+def _numeric_allocation(mechanism: str, eps: float, d: int, L: int, evaluate: Callable[[float, float], float],
+                        t0: float) -> SolveResult:
+    """Grid + bounded Brent over ``epsilon1`` on the exact frontier, never worse than the closed form."""
     hi = max_epsilon1(mechanism, eps, L)
 
     def f_of(e1: float) -> float:

@@ -1,0 +1,152 @@
+r"""PCKV error analysis (part of :mod:`ldpplan.solvers.pckv`, which re-exports it).
+
+Source: Gu, Li, Cheng, Xiong, Cao, *PCKV*, USENIX Security 2020: Theorem 4 eq. (9)-(12),
+eq. (16)-(18); the truncation model of users holding more than ``L`` pairs.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["truncation_factor", "theorem4_mse", "approximate_mse", "KeyModel"]
+
+
+# ------------------------------------------------------------------ errors
+def truncation_factor(set_sizes: Sequence[int] | np.ndarray, weights: Sequence[float] | np.ndarray, padding_length: int) -> float:
+    r"""``rho(L) = E[min(s, L)] / E[s]`` under a set-size distribution.
+
+    Model (the truncation the paper leaves to future work, Sec. 5.1): a user with ``s``
+    pairs reports one of them with probability ``1/max(s, L)``; if key ``k`` is held by a
+    user with probability proportional to her set size (each pair equally likely to be
+    any key), then ``E[f_hat_k] = rho(L) f_k`` with eq. (7), a bias of ``-(1 - rho) f_k``.
+
+    Parameters
+    ----------
+    set_sizes : array of int
+        Support of the distribution (number of pairs per user).
+    weights : array of float
+        Probabilities or counts of each size (normalised here).
+    padding_length : int
+
+    Returns
+    -------
+    float in (0, 1]
+    """
+    s = np.asarray(set_sizes, dtype=float)
+    w = np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    mean = float(np.dot(w, s))
+    if mean <= 0:
+        return 1.0
+    return float(np.dot(w, np.minimum(s, padding_length)) / mean)
+
+
+def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means,
+                 sampled_frequencies=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Per-key MSE of the baseline estimators (7) and (8), Theorem 4.
+
+    ``MSE_f = Var (9) + (f_s - f)^2`` and ``MSE_m = Var (11) + bias (10)^2`` with
+    ``delta = (a-b) f_s / L`` and ``gamma = a (2p-1) f_s / L`` (eq. (12)). ``f_s`` is the
+    frequency the sampling actually sees (``sampled_frequencies``: ``f_k`` when no user
+    holds more than ``L`` pairs, as Theorem 4 assumes; smaller with truncation, see
+    :func:`truncation_factor`). Keys with ``f_s = 0`` get ``inf`` mean error.
+
+    Parameters
+    ----------
+    a, b, p : float
+        Perturbation probabilities (PCKV-UE or PCKV-GRR; the theorem covers both).
+    padding_length : int
+    n : float
+        Number of users.
+    frequencies, means : array_like, shape (d,)
+        True frequencies (fraction of users holding the key) and value means in [-1, 1].
+    sampled_frequencies : array_like, shape (d,), optional
+        ``L * E[#users sampling key k] / n``; defaults to ``frequencies``.
+
+    Returns
+    -------
+    mse_frequency, mse_mean : ndarray, shape (d,)
+        Squared frequency (fraction) units and squared value units.
+    """
+    L = float(padding_length)
+    f = np.asarray(frequencies, dtype=float)
+    m = np.asarray(means, dtype=float)
+    fs = f if sampled_frequencies is None else np.asarray(sampled_frequencies, dtype=float)
+    var_f = L * L * b * (1 - b) / (n * (a - b) ** 2) + L * fs * (1 - a - b) / (n * (a - b))
+    mse_f = var_f + (fs - f) ** 2
+    delta = (a - b) * fs / L
+    gamma = a * (2 * p - 1) * fs / L
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bias = m * (1 - b - delta) * b / (n * delta ** 2)
+        var_m = (b + delta) / (n * gamma ** 2) + (b * (1 - b) - delta) / (n * delta ** 2) * m ** 2
+        mse_m = np.where(fs > 0, var_m + bias ** 2, np.inf)
+    return mse_f, mse_m
+
+
+def approximate_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means) -> tuple[np.ndarray, np.ndarray]:
+    r"""Approximations (17)-(18): ``MSE_f ~ L^2 h / n``, ``MSE_m ~ mu (g + h m^2)``.
+
+    With ``mu = L^2/(n f^2)``, ``g = b/(a^2 (2p-1)^2)``, ``h = (1-b) b/(a-b)^2`` (eq. (16)).
+
+    Returns
+    -------
+    mse_frequency, mse_mean : ndarray, shape (d,)
+    """
+    L = float(padding_length)
+    f = np.asarray(frequencies, dtype=float)
+    m = np.asarray(means, dtype=float)
+    g = b / (a * a * (2 * p - 1) ** 2)
+    h = (1 - b) * b / (a - b) ** 2
+    with np.errstate(divide="ignore"):
+        mu = L * L / (n * f * f)
+    return np.full_like(f, L * L * h / n), mu * (g + h * m * m)
+
+
+class KeyModel:
+    """What the planner assumes about the data when predicting errors.
+
+    Parameters
+    ----------
+    frequencies : array, shape (d,)
+        ``f_k`` (fraction of users holding key k).
+    means : array, shape (d,)
+        ``m_k`` in [-1, 1].
+    n : int
+        Number of users.
+    set_sizes, set_size_weights : arrays, optional
+        Set-size distribution (for the truncation model). ``None``: every user holds
+        at most one pair (no truncation for any ``L >= 1``).
+    sampled_frequencies : callable ``L -> array (d,)``, optional
+        Exact per-key ``f_s(L)`` computed from real data (overrides the
+        proportional model of :func:`truncation_factor`).
+    objective_keys : array of int, optional
+        Indices of the keys the objective averages over (default all keys with f > 0).
+    """
+
+    def __init__(self, frequencies, means, n, set_sizes=None, set_size_weights=None,
+                 sampled_frequencies=None, objective_keys=None):
+        self.frequencies = np.asarray(frequencies, dtype=float)
+        self.means = np.asarray(means, dtype=float)
+        self.n = float(n)
+        self.set_sizes = None if set_sizes is None else np.asarray(set_sizes, dtype=float)
+        self.set_size_weights = None if set_size_weights is None else np.asarray(set_size_weights, dtype=float)
+        self._sampled = sampled_frequencies
+        keys = np.nonzero(self.frequencies > 0)[0] if objective_keys is None else np.asarray(objective_keys)
+        self.objective_keys = keys
+
+    def sampled(self, padding_length: int) -> np.ndarray:
+        """``f_s(L)`` per key (equals ``f`` without truncation)."""
+        if self._sampled is not None:
+            return np.asarray(self._sampled(int(padding_length)), dtype=float)
+        if self.set_sizes is None:
+            return self.frequencies
+        return self.frequencies * truncation_factor(self.set_sizes, self.set_size_weights, padding_length)
+
+    def objective(self, a, b, p, padding_length, weights=(1.0, 1.0)) -> tuple[float, float, float]:
+        """``(w_f MSE_f + w_m MSE_m, MSE_f, MSE_m)`` averaged over :attr:`objective_keys`."""
+        keys = self.objective_keys
+        fs = self.sampled(padding_length)
+        mf, mm = theorem4_mse(a, b, p, padding_length, self.n, self.frequencies[keys], self.means[keys], fs[keys])
+        ef, em = float(np.mean(mf)), float(np.mean(mm))
+        return weights[0] * ef + weights[1] * em, ef, em
