@@ -11,7 +11,8 @@ against planning on raw data (:mod:`.simulate_private`).
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Optional
+import dataclasses
+from typing import Any, Callable, Literal, Mapping, Optional
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -240,8 +241,6 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     ----------
     PCKV, Theorem 4, Algorithm 4, Sec. 6.1 (synthetic data), Fig. 9.
     """
-    from ldpplan.solvers.pckv import theorem4_mse
-
     from .verify import verify
 
     opts = parse_options(PCKVSimulateOptions, options.extra)
@@ -261,36 +260,18 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     sweep = _epsilons(opts.epsilons)
     total = (len(rows) + int(private) + 4 * int(opts.baselines) + 6 * len(sweep)) * options.trials
     tick = (lambda: progress(1, total)) if progress is not None else (lambda: None)
-    results, curves = [], []
-    shown = top[freq[top] > 0]
-    for name, method, rt in rows:
-        err, per_key_m = _run_row(rt, users, sets, freq, means, options, trial_seqs, tick)
-        th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, L, users.n_users, freq, means, sampled(L))
-        results.append(_row(name, method, rt, err, sets, th_f, th_m))
-        if method != "naive" and shown.size:
-            curves.append((f"{name} / {method}", list(range(1, shown.size + 1)), th_m[shown].tolist(),
-                           per_key_m[shown].tolist()))
+    run = _Run(users, sets, freq, means, sampled, d, L, options, trial_seqs, tick, f"top-{opts.top} keys")
+    results, curves = _plan_rows(run, rows, top[freq[top] > 0])
     setting = {"data": source, "users": users.n_users, "keys": d, "pairs": int(users.keys.size), "padding_length": L,
                "epsilon": eps, "users_truncated_fraction": float(np.mean(sizes > L)) if sizes.size else 0.0,
                "dropped_pairs": dropped, "top": opts.top, "mode": options.mode, "trials": options.trials}
     tables, data = _tables(results, sets, setting), {"setting": setting, "results": results}
-    top_name = f"top-{opts.top} keys"
     if opts.baselines:
         data["baselines"] = baseline_rows(eps, users, freq, means, sets, trial_seqs, tick)
-        tables.append(baseline_table(data["baselines"], top_name, [r for r in results if r["allocation"] != "naive"]))
+        tables.append(baseline_table(data["baselines"], run.top_name, [r for r in results if r["allocation"] != "naive"]))
     if sweep:
-        def pckv_at(e: float) -> list[dict[str, Any]]:
-            out = []
-            for mech in ("pckv-ue", "pckv-grr"):
-                q = solve_on_grid(mech, e, "optimized", d, L).params
-                rt = _RUNTIME[mech](q["a"], q["b"], q["p"], d, L)
-                err, _ = _run_row(rt, users, sets, freq, means, options, trial_seqs, tick)
-                th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, L, users.n_users, freq, means, sampled(L))
-                out.append(_row(mech, "optimized", rt, err, sets, th_f, th_m))
-            return out
-
-        table, data["epsilon_sweep"] = epsilon_sweep(sweep, users, freq, means, sets, top_name, trial_seqs, pckv_at,
-                                                     tick)
+        table, data["epsilon_sweep"] = epsilon_sweep(sweep, users, freq, means, sets, run.top_name, trial_seqs,
+                                                     lambda e: _optimized_rows(run, e), tick)
         tables.append(table)
     if private:
         from .simulate_private import two_phase
@@ -302,3 +283,51 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     title = f"PCKV per-key mean MSE, top-{opts.top} keys (epsilon = {eps:g} nats, L = {L}, n = {users.n_users})"
     return SimulationReport(tables=tables, data=data,
                             plot=_plotter(curves, title) if curves else None)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """What every simulated row shares: the users, key sets, data model, options and trial seeds."""
+
+    users: KeyValueUsers
+    sets: dict
+    freq: np.ndarray
+    means: np.ndarray
+    sampled: Callable[[int], np.ndarray]
+    d: int
+    L: int
+    options: SimulateOptions
+    trial_seqs: list
+    tick: Callable[[], None]
+    top_name: str
+
+    def result(self, name: str, method: str, rt) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+        """Simulate one runtime: its table row, Theorem 4 per-key mean MSE and the simulated one."""
+        from ldpplan.solvers.pckv import theorem4_mse
+
+        err, per_key_m = _run_row(rt, self.users, self.sets, self.freq, self.means, self.options, self.trial_seqs,
+                                  self.tick)
+        th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, self.L, self.users.n_users, self.freq, self.means,
+                                  self.sampled(self.L))
+        return _row(name, method, rt, err, self.sets, th_f, th_m), th_m, per_key_m
+
+
+def _plan_rows(run: _Run, rows, shown: np.ndarray) -> tuple[list[dict[str, Any]], list]:
+    """The plan's row and the optimized/naive PCKV-UE/GRR rows, plus the per-key curves of the non-naive ones."""
+    results, curves = [], []
+    for name, method, rt in rows:
+        row, th_m, per_key_m = run.result(name, method, rt)
+        results.append(row)
+        if method != "naive" and shown.size:
+            curves.append((f"{name} / {method}", list(range(1, shown.size + 1)), th_m[shown].tolist(),
+                           per_key_m[shown].tolist()))
+    return results, curves
+
+
+def _optimized_rows(run: _Run, epsilon: float) -> list[dict[str, Any]]:
+    """PCKV-UE and PCKV-GRR with the optimized allocation at ``epsilon`` (one point of the sweep)."""
+    out = []
+    for mech in ("pckv-ue", "pckv-grr"):
+        q = solve_on_grid(mech, epsilon, "optimized", run.d, run.L).params
+        out.append(run.result(mech, "optimized", _RUNTIME[mech](q["a"], q["b"], q["p"], run.d, run.L))[0])
+    return out
