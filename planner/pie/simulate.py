@@ -124,8 +124,6 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     InputDataError
         Unreadable data; SpecError for bad ``-O`` options (listing the valid keys).
     """
-    from ldpplan import mechanisms
-
     opts = parse_options(PIESimulateOptions, options.extra)
     items, source, labels, k = _data_items(plan, options)
     n = int(items.size)
@@ -134,47 +132,65 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     sims = _sim_plans(plan, n, labels, k, opts)
     total_steps = len(sims) * int(options.trials)
     seeds = np.random.SeedSequence(int(options.seed)).spawn(len(sims))
-    rows, results = [], []
-    for (label, sp), ss in zip(sims, seeds):
-        mech = mechanisms.load(sp)
-        losses: dict[str, list[float]] = {m: [] for m in opts.methods}
-        top_losses: dict[str, list[float]] = {m: [] for m in opts.methods}
-        for rng in (np.random.default_rng(s) for s in ss.spawn(int(options.trials))):
-            reports = mech.perturb(items, rng=rng)
-            agg = mech.aggregate(reports)
-            for m in opts.methods:
-                est = mech.estimate(reports if m == "em" else agg, m, alpha=opts.alpha,
-                                    threshold_fill=opts.threshold_fill).frequency
-                losses[m].append(float(np.sum((est - truth) ** 2)))
-                top_losses[m].append(float(np.sum((est[top] - truth[top]) ** 2)))
-            if progress:
-                progress(1, total_steps)
-        gu, pred = sp["guarantee"], sp["predicted"]["l2_loss_total"]["value"]
-        rec = {"target": label, "mechanism": sp["mechanism"], "epsilon": sp["params"]["epsilon"],
-               "g": sp["params"].get("g"), "alpha_bits": gu["alpha_bits"],
-               "bayes_error_lower_bound": gu["bayes_error_lower_bound"], "predicted_l2_total": pred,
-               "exact_l2_total_for_runtime": float(np.sum(mech.variance_per_user(truth)) / n),
-               "measured": {m: {"l2_total_mean": float(np.mean(v)),
-                                "l2_total_se": float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else None,
-                                "l2_top10_mean": float(np.mean(top_losses[m]))} for m, v in losses.items()}}
-        results.append(rec)
-        rows.append([label, sp["mechanism"], float(sp["params"]["epsilon"]), "-" if rec["g"] is None else int(rec["g"]),
-                     float(gu["alpha_bits"]), float(gu["bayes_error_lower_bound"]), float(pred)]
-                    + [float(np.mean(losses[m])) for m in opts.methods]
-                    + [float(np.mean(top_losses[m])) for m in opts.methods])
-    cols = (["target", "mechanism", "epsilon", "g", "alpha_bits", "Bayes err >=", "pred. l2"]
-            + [f"l2 {_SHORT[m]}" for m in opts.methods] + [f"top10 l2 {_SHORT[m]}" for m in opts.methods])
-    table = Table(f"PIE on {source}: RR vs GLH (means over {options.trials} trials)", cols, rows,
-                  note="pred. l2 = Prop. 4.6/4.7 total sum_x E[(p - p_hat)^2] (squared frequencies) for the empirical "
-                       "estimate; l2 columns are measured sums over all |X| items, top10 over the 10 most frequent. "
-                       + ("emp+thr: estimates below the Bonferroni threshold set to 0 (PIE paper, Sec. 5.3)"
-                          if opts.threshold_fill == "zero" else
-                          "emp+thr: the mass left by the significant estimates spread uniformly over the others "
-                          "(ULDP paper's convention; the PIE paper's is -O threshold_fill=zero)")
-                       + f", alpha = {opts.alpha}.")
+    tick = (lambda: progress(1, total_steps)) if progress else (lambda: None)
+    results = [_run_plan(label, sp, ss, items, truth, top, opts, int(options.trials), tick)
+               for (label, sp), ss in zip(sims, seeds)]
+    table = _table(results, source, opts, options.trials)
     data = {"source": source, "n": n, "domain_size": k, "results": results, "seed": int(options.seed),
             "trials": int(options.trials), "mode": options.mode, "options": opts.model_dump(mode="json")}
+    return SimulationReport(tables=[table], data=data, plot=_plotter(results, opts, n, k, options.trials))
 
+
+def _run_plan(label: str, sp: dict, ss: np.random.SeedSequence, items: np.ndarray, truth: np.ndarray,
+              top: np.ndarray, opts: PIESimulateOptions, trials: int, tick) -> dict[str, Any]:
+    """Trials of one simulated plan through the runtime; its result record (losses per estimator)."""
+    from ldpplan import mechanisms
+
+    mech = mechanisms.load(sp)
+    n = int(items.size)
+    losses: dict[str, list[float]] = {m: [] for m in opts.methods}
+    top_losses: dict[str, list[float]] = {m: [] for m in opts.methods}
+    for rng in (np.random.default_rng(s) for s in ss.spawn(trials)):
+        reports = mech.perturb(items, rng=rng)
+        agg = mech.aggregate(reports)
+        for m in opts.methods:
+            est = mech.estimate(reports if m == "em" else agg, m, alpha=opts.alpha,
+                                threshold_fill=opts.threshold_fill).frequency
+            losses[m].append(float(np.sum((est - truth) ** 2)))
+            top_losses[m].append(float(np.sum((est[top] - truth[top]) ** 2)))
+        tick()
+    gu, pred = sp["guarantee"], sp["predicted"]["l2_loss_total"]["value"]
+    return {"target": label, "mechanism": sp["mechanism"], "epsilon": sp["params"]["epsilon"],
+            "g": sp["params"].get("g"), "alpha_bits": gu["alpha_bits"],
+            "bayes_error_lower_bound": gu["bayes_error_lower_bound"], "predicted_l2_total": pred,
+            "exact_l2_total_for_runtime": float(np.sum(mech.variance_per_user(truth)) / n),
+            "measured": {m: {"l2_total_mean": float(np.mean(v)),
+                             "l2_total_se": float(np.std(v, ddof=1) / math.sqrt(len(v))) if len(v) > 1 else None,
+                             "l2_top10_mean": float(np.mean(top_losses[m]))} for m, v in losses.items()}}
+
+
+def _table(results: list[dict[str, Any]], source: str, opts: PIESimulateOptions, trials: int) -> Table:
+    """One row per simulated plan: guarantee, predicted and measured l2 loss per estimator."""
+    rows = []
+    for rec in results:
+        meas = rec["measured"]
+        rows.append([rec["target"], rec["mechanism"], float(rec["epsilon"]), "-" if rec["g"] is None else int(rec["g"]),
+                     float(rec["alpha_bits"]), float(rec["bayes_error_lower_bound"]), float(rec["predicted_l2_total"])]
+                    + [meas[m]["l2_total_mean"] for m in opts.methods]
+                    + [meas[m]["l2_top10_mean"] for m in opts.methods])
+    cols = (["target", "mechanism", "epsilon", "g", "alpha_bits", "Bayes err >=", "pred. l2"]
+            + [f"l2 {_SHORT[m]}" for m in opts.methods] + [f"top10 l2 {_SHORT[m]}" for m in opts.methods])
+    return Table(f"PIE on {source}: RR vs GLH (means over {trials} trials)", cols, rows,
+                 note="pred. l2 = Prop. 4.6/4.7 total sum_x E[(p - p_hat)^2] (squared frequencies) for the empirical "
+                      "estimate; l2 columns are measured sums over all |X| items, top10 over the 10 most frequent. "
+                      + ("emp+thr: estimates below the Bonferroni threshold set to 0 (PIE paper, Sec. 5.3)"
+                         if opts.threshold_fill == "zero" else
+                         "emp+thr: the mass left by the significant estimates spread uniformly over the others "
+                         "(ULDP paper's convention; the PIE paper's is -O threshold_fill=zero)")
+                      + f", alpha = {opts.alpha}.")
+
+
+def _plotter(results: list[dict[str, Any]], opts: PIESimulateOptions, n: int, k: int, trials: int):
     def plot(path: str) -> None:
         from ..plotting import Curve, plot_curves
 
@@ -189,7 +205,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
                 curves.append(Curve(f"{mech_name.upper()} {_SHORT[m]}", xs,
                                     [r["measured"][m]["l2_total_mean"] for r in recs], color=color))
         plot_curves(curves, path, title=f"PIE: l2 loss vs re-identification guarantee (n = {n}, |X| = {k}, "
-                                        f"{options.trials} trials)",
+                                        f"{trials} trials)",
                     xlabel="Bayes error lower bound (Cor. 3.9)", ylabel="sum over X of l2 loss (squared frequency)")
 
-    return SimulationReport(tables=[table], data=data, plot=plot)
+    return plot
