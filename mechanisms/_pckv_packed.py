@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ._bitkernels import LANE_ROWS, bernoulli_entries, bernoulli_rows, count_bits, grid_split
+from ._bitkernels import LANE_ROWS, bernoulli_entries, bernoulli_rows, count_bits, grid_split, hi_tile
 from ._protocol import Reports
 from ._sampling import uniform_bytes
 
@@ -129,10 +129,11 @@ def perturb_packed(rng: np.random.Generator, keys: np.ndarray, values: np.ndarra
     (hi_a,), (lo_a,) = grid_split([a])
     (hi_p,), (lo_p,) = grid_split([p])
     rows = max(1, _BLOCK_POSITIONS // width)
+    tile = hi_tile(hi_b, min(rows, n))
     for start in range(0, n, rows):
         k, v = keys[start:start + rows], values[start:start + rows]
         r = k.shape[0]
-        nz = bernoulli_rows(rng, hi_b, lo_b, r)
+        nz = bernoulli_rows(rng, hi_b, lo_b, r, tile)
         signs = uniform_bytes(rng, r * nbytes).reshape(r, nbytes)
         keep = bernoulli_entries(rng, np.full(r, hi_a), np.full(r, lo_a))
         same = bernoulli_entries(rng, np.full(r, hi_p), np.full(r, lo_p))

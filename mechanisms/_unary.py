@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from . import _sampling
-from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split
+from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split, hi_tile
 from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
 
 __all__ = ["UnaryReports", "UnaryEncoding", "COUNTS", "CHUNK_BITS", "WORKERS"]
@@ -204,9 +204,10 @@ class UnaryEncoding(Frozen):
         """
         hi_b, lo_b = grid_split(self.b)
         hi_a, lo_a = grid_split(self.a)
+        tile = hi_tile(hi_b, min(rows, sampled.shape[0]))
         for start in range(0, sampled.shape[0], rows):
             idx = sampled[start:start + rows]
-            y = bernoulli_rows(rng, hi_b, lo_b, idx.shape[0])
+            y = bernoulli_rows(rng, hi_b, lo_b, idx.shape[0], tile)
             y[np.arange(idx.shape[0]), idx] = bernoulli_entries(rng, hi_a[idx], lo_a[idx])
             yield start, y
 

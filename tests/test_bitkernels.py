@@ -79,3 +79,13 @@ def test_count_bits_and_column_sums(n, width):
     # all ones beyond the 255-row uint8 lane
     ones = np.ones((600, 3), np.uint8)
     assert column_sums(ones).tolist() == [600, 600, 600]
+
+
+def test_hi_tile_gives_the_same_bits():
+    from ldpplan.mechanisms._bitkernels import hi_tile
+
+    p = _sampling.to_grid(np.linspace(0.001, 0.9, 37))
+    hi, lo = grid_split(p)
+    plain = bernoulli_rows(np.random.default_rng(1), hi, lo, 300)
+    tiled = bernoulli_rows(np.random.default_rng(1), hi, lo, 300, hi_tile(hi, 512))
+    assert np.array_equal(plain, tiled)
