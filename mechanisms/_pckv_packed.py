@@ -129,11 +129,12 @@ def perturb_packed(rng: np.random.Generator, keys: np.ndarray, values: np.ndarra
     (hi_a,), (lo_a,) = grid_split([a])
     (hi_p,), (lo_p,) = grid_split([p])
     rows = max(1, _BLOCK_POSITIONS // width)
+    scratch = np.empty(min(rows, n) * hi_b.shape[0], dtype=bool)
     tile = hi_tile(hi_b, min(rows, n))
     for start in range(0, n, rows):
         k, v = keys[start:start + rows], values[start:start + rows]
         r = k.shape[0]
-        nz = bernoulli_rows(rng, hi_b, lo_b, r, tile)
+        nz = bernoulli_rows(rng, hi_b, lo_b, r, tile, scratch)
         signs = uniform_bytes(rng, r * nbytes).reshape(r, nbytes)
         keep = bernoulli_entries(rng, np.full(r, hi_a), np.full(r, lo_a))
         same = bernoulli_entries(rng, np.full(r, hi_p), np.full(r, lo_p))

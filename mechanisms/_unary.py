@@ -204,10 +204,11 @@ class UnaryEncoding(Frozen):
         """
         hi_b, lo_b = grid_split(self.b)
         hi_a, lo_a = grid_split(self.a)
+        scratch = np.empty(min(rows, sampled.shape[0]) * hi_b.shape[0], dtype=bool)
         tile = hi_tile(hi_b, min(rows, sampled.shape[0]))
         for start in range(0, sampled.shape[0], rows):
             idx = sampled[start:start + rows]
-            y = bernoulli_rows(rng, hi_b, lo_b, idx.shape[0], tile)
+            y = bernoulli_rows(rng, hi_b, lo_b, idx.shape[0], tile, scratch)
             y[np.arange(idx.shape[0]), idx] = bernoulli_entries(rng, hi_a[idx], lo_a[idx])
             yield start, y
 
