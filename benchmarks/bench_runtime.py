@@ -86,8 +86,9 @@ def median_time(fn, runs: int) -> tuple[float, list[float]]:
     return float(np.median(times)), times
 
 
-def randomness_bound(nbytes: int, runs: int) -> float:
-    """Median time to draw ``nbytes`` uniform bytes in CHUNK_BITS-byte chunks (one thread, PCG64)."""
+def bound_drawer(nbytes: int):
+    """A function drawing ``nbytes`` uniform bytes in CHUNK_BITS-byte chunks (one thread, PCG64):
+    the single-core randomness bound of a workload needing one byte per report bit."""
     rng = np.random.default_rng(99)
     chunk = CHUNK_BITS
 
@@ -95,8 +96,24 @@ def randomness_bound(nbytes: int, runs: int) -> float:
         for start in range(0, nbytes, chunk):
             uniform_bytes(rng, min(chunk, nbytes - start))
 
-    draw()
-    return median_time(draw, runs)[0]
+    return draw
+
+
+def interleaved(run, bound, runs: int) -> tuple[float, list[float], float, float]:
+    """Rounds of (workload, bound) one after the other: medians of both (wall) and of the workload's CPU time.
+
+    Interleaving keeps the ratio honest on a shared machine (both see the same load)."""
+    bound()
+    times, cpu, btimes = [], [], []
+    for _ in range(runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        run()
+        times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        t0 = time.perf_counter()
+        bound()
+        btimes.append(time.perf_counter() - t0)
+    return float(np.median(times)), times, float(np.median(cpu)), float(np.median(btimes))
 
 
 def bench_aggregate(n: int, m: int, runs: int) -> dict:
@@ -121,12 +138,11 @@ def bench_idue(n: int, m: int, runs: int) -> dict:
         out["freq"] = mech.estimate(mech.perturb(items, rng=rng)).frequency
 
     run()  # warm-up
-    med, times = median_time(run, runs)
+    med, times, cpu, bound = interleaved(run, bound_drawer(n * m), runs)
     mse = float(np.mean((out["freq"] - truth) ** 2))
-    cpu = _CPU[0]
     return {"case": f"OUE (IDUE runtime, a=1/2, b=1/(e+1)) perturb+estimate n={n:,} m={m:,}", "median_s": med,
             "cpu_median_s": cpu, "runs_s": times, "target_s": TARGET_PERTURB_ESTIMATE, "mse": mse,
-            "mse_theory": float(mech.variance(truth, n).mean()), "bound_s": randomness_bound(n * m, runs)}
+            "mse_theory": float(mech.variance(truth, n).mean()), "bound_s": bound}
 
 
 def bench_idue_ps(n: int, m: int, L: int, runs: int) -> dict:
@@ -143,10 +159,9 @@ def bench_idue_ps(n: int, m: int, L: int, runs: int) -> dict:
         mech.estimate(mech.perturb(csr, rng=rng))
 
     run()
-    med, times = median_time(run, runs)
+    med, times, cpu, bound = interleaved(run, bound_drawer(n * (m + L)), runs)
     return {"case": f"IDUE-PS perturb+estimate n={n:,} sets (mean 4 items) m={m:,} L={L}",
-            "median_s": med, "cpu_median_s": _CPU[0], "runs_s": times, "target_s": None,
-            "bound_s": randomness_bound(n * (m + L), runs)}
+            "median_s": med, "cpu_median_s": cpu, "runs_s": times, "target_s": None, "bound_s": bound}
 
 
 def bench_simulate(n: int, m: int, runs: int) -> dict:

@@ -231,9 +231,14 @@ class IDUEPS(UnaryEncoding):
             same_row = np.ones(indices.size - 1, dtype=bool)
             inner = indptr[1:-1]
             same_row[inner[(inner >= 1) & (inner < indices.size)] - 1] = False
-            if not np.all((indices[1:] > indices[:-1]) | ~same_row):
+            unsorted = (indices[1:] <= indices[:-1]) & same_row
+            if unsorted.any():
+                # only the users with an unsorted pair can hold a repeat: sort just their items
                 rows = np.repeat(np.arange(indptr.size - 1, dtype=np.int64), np.diff(indptr))
-                keys = np.sort(rows * self.m + indices)
+                suspect = np.zeros(indptr.size - 1, dtype=bool)
+                suspect[rows[1:][unsorted]] = True
+                pick = suspect[rows]
+                keys = np.sort(rows[pick] * self.m + indices[pick])
                 dup = keys[1:] == keys[:-1]
                 if dup.any():
                     k = int(keys[int(np.argmax(dup))])
