@@ -50,13 +50,19 @@ class PCKVUEReports(PCKVReports):
     Attributes
     ----------
     width : int
-        ``d' = d + L`` positions per report.
+        ``d' = d + L`` positions per report (``perturb`` sets it; rebuilt with the pinned
+        ``from_arrays(mechanism, arrays)`` it is ``8 * ceil(d'/8)``, the padding positions
+        reading as 0).
     """
 
     __slots__ = ("width",)
 
-    def __init__(self, mechanism: str, columns: Mapping[str, Any], dropped_pairs: int = 0, *, width: int) -> None:
+    def __init__(self, mechanism: str, columns: Mapping[str, Any], dropped_pairs: int = 0, *,
+                 width: int | None = None) -> None:
         super().__init__(mechanism, columns, dropped_pairs)
+        if width is None:
+            plane = self.columns.get("nonzero")
+            width = 8 * plane.shape[1] if plane is not None and plane.ndim == 2 else 0
         self._set(width=int(width))
 
     def unpack(self, positions: Iterable[int] | None = None) -> np.ndarray:

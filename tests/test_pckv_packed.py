@@ -126,3 +126,12 @@ def test_unpack_positions_are_checked():
     rep = _ue().perturb(_users(5, 13), rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="positions"):
         rep.unpack([16])
+
+
+def test_from_arrays_rebuilds_packed_reports():
+    mech = _ue(10, 1)                      # d' = 11: 2 bytes per plane
+    rep = mech.perturb(_users(50, 10), rng=np.random.default_rng(4))
+    again = type(rep).from_arrays(rep.mechanism, rep.to_arrays())
+    assert again.width == 16 and rep.width == 11
+    assert np.array_equal(again.unpack()[:, :11], rep.unpack()) and not again.unpack()[:, 11:].any()
+    assert mech.aggregate(again) == mech.aggregate(rep)
