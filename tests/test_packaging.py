@@ -32,3 +32,16 @@ def test_only_ldpplan_at_top_level():
     cfg = _config()
     assert {p.split(".")[0] for p in cfg["packages"]} == {"ldpplan"}
     assert all(k == "ldpplan" or k.startswith("ldpplan.") for k in cfg["package-dir"])
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    # `ldpplan --help` must stay fast: the CLI module and the planner package import neither
+    # scipy, cvxpy, matplotlib, pyarrow nor dask until a command needs them.
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom ldpplan.planner.cli import main\n"
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'cvxpy', 'matplotlib', 'pyarrow', 'dask'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]", out.stdout
