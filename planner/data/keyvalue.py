@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ldpplan.mechanisms.pckv import KeyValueUsers
+
 from ..errors import InputDataError
 from .datasets import load_movielens_ratings, read_simple_csv as _read_csv
 
@@ -15,32 +17,19 @@ __all__ = ["KeyValueData", "load_key_value_data", "map_key_value_data"]
 
 
 @dataclasses.dataclass(frozen=True)
-class KeyValueData:
-    """Users' key-value pairs read from a CSV, in CSR form with the file's own key labels.
+class KeyValueData(KeyValueUsers):
+    """Users' key-value pairs read from a CSV: the runtime's :class:`KeyValueUsers` (CSR arrays
+    ``indptr``, ``keys``, ``values``) plus the file's own key labels and user ids.
 
     Attributes
     ----------
     labels : list of str, length m
-        Distinct keys of the file (sorted numerically when all are integers).
+        Distinct keys of the file (sorted numerically when all are integers); ``keys`` index them.
     user_ids : ndarray of str, shape (n,)
-    indptr : ndarray of int64, shape (n + 1,)
-        User ``u`` holds pairs ``indptr[u]:indptr[u+1]``.
-    keys : ndarray of int64, shape (pairs,)
-        Indices into ``labels``.
-    values : ndarray of float64, shape (pairs,)
-        Values (MovieLens ratings mapped linearly from [0.5, 5] to [-1, 1]).
     """
 
-    labels: list
-    user_ids: np.ndarray
-    indptr: np.ndarray
-    keys: np.ndarray
-    values: np.ndarray
-
-    @property
-    def n_users(self) -> int:
-        """Number of users ``n``."""
-        return int(self.indptr.shape[0] - 1)
+    labels: list = dataclasses.field(default_factory=list)
+    user_ids: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=str))
 
     def set_sizes(self) -> np.ndarray:
         """Pairs per user, shape (n,)."""
