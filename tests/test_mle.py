@@ -395,6 +395,21 @@ def test_squarem_does_not_stall_at_a_collapsed_coordinate():
     # (em_simplex(lik, cnt, accelerate=True) stops here with freq[0] ~ 1e-300, 5e-3 nats below the MLE)
 
 
+def test_em_simplex_squarem_keeps_a_relative_floor():
+    # Regression for em_simplex(accelerate=True): with the old absolute floor (1e-300) it stopped on this
+    # instance with freq[0] ~ 1e-300, 5e-3 nats below the MLE; the relative floor 1e-2 * p keeps it on the MLE.
+    a, b = 0.5, 1 / (math.e + 1)
+    f = np.random.default_rng(41).dirichlet(np.full(5, 0.5))
+    y = unary_reports(a, b, f, 600, 41)
+    pattern, cnt = np.unique(y, axis=0, return_counts=True)
+    lik = full_likelihood(pattern, a, b)
+    plain = em_simplex(lik, cnt, tol=1e-15, max_iter=300000)
+    fast = em_simplex(lik, cnt, tol=1e-15, max_iter=300000, accelerate=True)
+    assert fast.converged and fast.freq[0] == pytest.approx(0.00728, abs=1e-5)
+    np.testing.assert_allclose(fast.freq, plain.freq, atol=1e-7)
+    assert fast.log_likelihood >= plain.log_likelihood - 1e-9 * abs(plain.log_likelihood)
+
+
 @pytest.mark.parametrize("gap_tol", [1.0, 1e-2])
 def test_full_em_gap_bound_certifies_the_shortfall(gap_tol):
     # stop on the certificate only; the true shortfall to the MLE must not exceed the reported bound
