@@ -25,7 +25,7 @@ from .._mle import unary_composite_mle
 from .._unary_em import unary_em_full
 from .._plan import PlanError, check_verified, read_plan, require
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (check_guarantee, check_items, domain_labels, grid_probability,
+from ._base import (bernoulli_two, check_guarantee, check_items, domain_labels, grid_probability,
                     linear_estimate, read_domain, read_sensitive, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
@@ -272,7 +272,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         y = np.zeros((n, self.domain_size), dtype=bool)
         if self.sensitive.size:
             y[:, self.sensitive] = _sampling.bernoulli_columns(rng, np.full(self.sensitive.size, self.d1), n)
-        y[np.arange(n), x] = _sampling.bernoulli(rng, np.where(self.sensitive_mask[x], self.theta, 1.0 - self.d2))
+        y[np.arange(n), x] = bernoulli_two(rng, self.sensitive_mask[x], self.theta, 1.0 - self.d2)
         return Reports(self.mechanism, {"bits": pack_bits(y)})
 
     # ------------------------------------------------------------------ server

@@ -16,8 +16,8 @@ from .. import _sampling
 from .._mle import urr_mle
 from .._plan import PlanError, check_verified, read_plan, require
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, check_guarantee, check_items, domain_labels,
-                    grid_probability, linear_estimate, read_domain, read_sensitive, sensitive_mask)
+from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_guarantee, check_items,
+                    domain_labels, grid_probability, linear_estimate, read_domain, read_sensitive, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRR", "URRChannel", "urr_epsilon"]
 
@@ -170,7 +170,7 @@ class UtilityOptimizedRR(Frozen):
         _sampling.check_rng(rng)
         x = check_items(data, self.domain_size)
         sens = self.sensitive_mask[x]
-        keep = _sampling.bernoulli(rng, np.where(sens, self.c1, self.c3))
+        keep = bernoulli_two(rng, sens, self.c1, self.c3)
         out = x.copy()
         ks = self.sensitive.size
         pos = np.cumsum(self.sensitive_mask) - 1  # position of an item inside X_S
