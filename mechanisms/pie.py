@@ -265,11 +265,12 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"reports.a: must be in [1, {HASH_PRIME}) (got {int(a.min())})")
         return {"a": a, "b": b, "y": y}
 
-    def aggregate(self, reports, chunk_entries: int = 4_000_000) -> Aggregate:
+    def aggregate(self, reports, chunk_entries: int | None = None) -> Aggregate:
         """Support counts ``c_GLH(x)``: reports with ``y = h_{a,b}(x)`` (counts key ``support``, shape ``(|X|,)``).
 
-        Exact; costs ``n min(|X|, 4 ceil(P/g))`` operations (:func:`support_counts`: hashing every
-        ``x``, or inverting the hash when ``g`` is large), in chunks of about ``chunk_entries``.
+        Exact; costs about ``n min(|X|, 4 ceil(P/g))`` pair evaluations (:func:`support_counts`:
+        hashing every ``x`` in cache-sized blocks, or inverting the hash when ``g`` is large),
+        ``chunk_entries`` per block (default: the function's).
 
         Raises
         ------
