@@ -193,26 +193,77 @@ class _Opt0:
 
 
 def _reduce_opt0_min(e, m):
-    core = _Opt0(m)
+    """opt0 under MinID over ``z = (U, W)``: ``u_i = min(U, e_i - W)``, ``w_i = min(W, e_i - U)``.
+
+    Both minima switch at the same place: levels with ``e_i >= U + W`` ("full") have ``u_i = U``
+    and ``w_i = W``, the others ("partial") ``u_i = e_i - W < U`` and ``w_i = e_i - U < W``. With the
+    budgets sorted once and prefix sums of the sizes, an evaluation touches only the partial
+    levels (a binary search finds them) and adds the full ones in O(1): value and gradient
+    together, plus a value-only path for the line searches.
+    """
+    order = np.argsort(e, kind="stable")
+    es, ms = e[order], m[order]
+    tail = np.concatenate([np.cumsum(ms[::-1])[::-1], [0.0]])  # tail[j] = sum of ms[j:]
 
     def uw(z):
         U, W = z
         return np.minimum(U, e - W), np.minimum(W, e - U)
 
+    def parts(z):
+        U, W = float(z[0]), float(z[1])
+        j = int(np.searchsorted(es, U + W, side="left"))  # es[:j] < U + W: partial levels
+        if U <= 0 or W <= 0 or (j and float(es[0]) <= max(U, W)):
+            return None
+        X, dX = _x_and_dx(np.array([U]))
+        Y, dY = _x_and_dx(np.array([W]))
+        return U, W, j, float(X[0]), float(dX[0]), float(Y[0]), float(dY[0])
+
+    def value(z):
+        pr = parts(z)
+        if pr is None:
+            return math.inf
+        U, W, j, X0, _, Y0, _ = pr
+        val = float(tail[j]) * X0 * (1.0 + Y0)
+        diff = Y0 - X0 if j < es.size else -math.inf
+        if j:
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                xp = 1.0 / np.expm1(es[:j] - W)
+                yp = 1.0 / np.expm1(es[:j] - U)
+            val += float(np.dot(ms[:j], xp * (1.0 + yp)))
+            diff = max(diff, float(np.max(yp - xp)))
+        return val + diff
+
     def value_grad(z):
-        U, W = z
-        u, w = uw(z)
-        val, gu, gw = core.value_grad_uw(u, w)
-        if gu is None:
+        pr = parts(z)
+        if pr is None:
             return math.inf, np.full(2, np.nan)
-        su = U <= e - W   # u_i = U
-        sw = W <= e - U   # w_i = W
-        gU = float(np.sum(gu[su]) - np.sum(gw[~sw]))
-        gW = float(np.sum(gw[sw]) - np.sum(gu[~su]))
-        return val, np.array([gU, gW])
+        U, W, j, X0, dX0, Y0, dY0 = pr
+        full = float(tail[j])
+        val = full * X0 * (1.0 + Y0)
+        gU = full * (1.0 + Y0) * dX0
+        gW = full * X0 * dY0
+        best, kink = (Y0 - X0, None) if j < es.size else (-math.inf, None)
+        if j:
+            xp, dxp = _x_and_dx(es[:j] - W)
+            yp, dyp = _x_and_dx(es[:j] - U)
+            mj = ms[:j]
+            val += float(np.dot(mj, xp * (1.0 + yp)))
+            gU -= float(np.dot(mj, xp * dyp))        # w_i = e_i - U
+            gW -= float(np.dot(mj, (1.0 + yp) * dxp))  # u_i = e_i - W
+            dp = yp - xp
+            k = int(np.argmax(dp))
+            if float(dp[k]) > best:
+                best, kink = float(dp[k]), k
+        if kink is None:  # the max term is a full level: d(Y(W) - X(U))
+            gU -= dX0
+            gW += dY0
+        else:  # a partial level: d(Y(e - U) - X(e - W))
+            gU -= float(dyp[kink])
+            gW += float(dxp[kink])
+        return val + best, np.array([gU, gW])
 
     emin = float(e.min())
-    return uw, value_grad, [0.0, 0.0], [emin, emin]
+    return uw, value_grad, [0.0, 0.0], [emin, emin], value
 
 
 def _reduce_opt0_avg(e, m):
@@ -229,8 +280,16 @@ def _reduce_opt0_avg(e, m):
             return math.inf, np.full(1, np.nan)
         return val, np.array([float(np.sum(gu) - np.sum(gw))])
 
+    def value(z):
+        u, w = uw(z)
+        if np.any(u <= 0) or np.any(w <= 0):
+            return math.inf
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            X, Y = 1.0 / np.expm1(u), 1.0 / np.expm1(w)
+        return float(np.dot(m, X * (1.0 + Y)) + np.max(Y - X))
+
     h = float(e.min()) / 2
-    return uw, value_grad, [-h], [h]
+    return uw, value_grad, [-h], [h], value
 
 
 def _reduce_opt1_min(e, m):
@@ -292,8 +351,8 @@ def _solve_reduced(e, m, model, notion):
         tau = e / 2
         return np.exp(tau) / (np.exp(tau) + 1), 1 / (np.exp(tau) + 1), None, 0
     if model == "opt0":
-        uw, vg, lo, hi = (_reduce_opt0_min if notion == "minid" else _reduce_opt0_avg)(e, m)
-        sol = minimize_convex(lambda z: vg(z)[0], vg, lo, hi)
+        uw, vg, lo, hi, value = (_reduce_opt0_min if notion == "minid" else _reduce_opt0_avg)(e, m)
+        sol = minimize_convex(value, vg, lo, hi)
         u, w = uw(sol.z)
         a, b = ue_from_uw(u, w)
         return a, b, sol, len(lo)
