@@ -145,7 +145,9 @@ def row_olh(n: int, k: int, rounds: int) -> dict:
 
     med = interleaved({"ldpplan": ours, "pure-ldp": pure if DEClient else None,
                        "multi-freq-ldpy": mf if MF_LH else None, "bound": bound}, rounds)
-    return dict(med, workload=f"OLH (GLH, g = {g}) perturb + estimate, n = {n:.0e}, \\|X\\| = {k}", target=None)
+    return dict(med, workload=f"OLH (GLH, g = {g}) perturb + estimate, n = {n:.0e}, \\|X\\| = {k} (the bound is "
+                                     "the randomness only; the server's n \\|X\\| support counting dominates)",
+                target=None)
 
 
 # --------------------------------------------------------------------------- estimators and kernels
