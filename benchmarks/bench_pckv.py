@@ -17,6 +17,7 @@ import numpy as np
 
 from ldpplan import mechanisms
 from ldpplan.mechanisms.pckv import KeyValueUsers
+from ldpplan.mechanisms.privkvm import KVUE, PrivKVM
 from ldpplan.planner import api
 from ldpplan.planner.pckv.simulate import aggregate_counts
 
@@ -59,12 +60,24 @@ def main() -> None:
     t_seq, _ = median_time(lambda: mech.perturb(small, rng=rng), R)
     print(f"pckv-ue perturb from a Python list of 100,000 (keys, values) pairs: {t_seq:.3f} s")
     print()
+    print("Comparison baselines (ldpplan.mechanisms.privkvm), same users (median seconds):")
+    for name, base in (("PrivKVM (c=1)", PrivKVM(1.0, d)), ("PrivKVM (c=3, collect)", PrivKVM(1.0, d, rounds=3)),
+                       ("KVUE", KVUE(1.0, d))):
+        run = ((lambda b=base: b.collect(users, rng)) if getattr(base, "rounds", 1) > 1
+               else (lambda b=base: b.estimate(b.aggregate(b.perturb(users, rng)))))
+        t, _ = median_time(run, R)
+        print(f"  {name:<24} perturb + aggregate + estimate {t:.3f}")
+    print()
     print("Planning (median seconds):")
     specs = {
         "closed form (Lemma 2), d=100": {"mechanism": "pckv-ue", "epsilon": 1.0, "domain": 100},
         "numeric allocation, d=100": {"mechanism": "pckv", "epsilon": 1.0, "domain": 100, "allocation": "numeric"},
         "L=auto, set-size distribution, d=1000": {"mechanism": "pckv", "epsilon": 2.0, "domain": 1000, "padding_length": "auto",
                                                   "set_size_distribution": {"1": 0.3, "2": 0.3, "5": 0.2, "20": 0.2}},
+        "private L (phase-1 counts, max=64), d=1000": {
+            "mechanism": "pckv", "epsilon": 2.0, "domain": 1000, "users": 100_000,
+            "padding_length": {"private": {"epsilon": 1.0, "user_share": 0.1, "max": 64,
+                                           "counts": [150] * 65}}},
     }
     for name, spec in specs.items():
         t, _ = median_time(lambda: api.make_plan(spec), R)

@@ -23,7 +23,8 @@ import numpy as np
 from . import _sampling
 from ._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
 
-__all__ = ["NOTIONS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map"]
+__all__ = ["NOTIONS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map", "set_budget",
+           "set_budget_range"]
 
 #: guarantee.notion values and their pair budget ``r``.
 NOTIONS = ("MinID-LDP", "AvgID-LDP")
@@ -94,6 +95,80 @@ def ldp_epsilon(a, b, sizes) -> float:
     own = np.where(sizes >= 2, u + w, -np.inf)
     best = float(np.max(np.maximum(cross, own)))
     return max(best, 0.0)
+
+
+def set_budget(item_epsilons, padding_length: int, dummy_epsilon: float) -> float:
+    """Budget of an item set under IDUE-PS (ID-LDP eq. 16), nats.
+
+    ``epsilon_x = ln[eta_x sum_{i in x} e^{epsilon_i} / |x| + (1 - eta_x) e^{epsilon*}]`` with
+    ``eta_x = |x| / max(|x|, L)``, the probability that padding-and-sampling picks a real item.
+
+    Parameters
+    ----------
+    item_epsilons : array_like of float, shape (|x|,)
+        Budget (nats) of each item of the set, ``|x| >= 1``.
+    padding_length : int
+        ``L >= 1``.
+    dummy_epsilon : float
+        ``epsilon*`` of the dummy items (nats).
+
+    Returns
+    -------
+    float
+        Nats (computed as a log-sum-exp: no overflow for large budgets).
+
+    Raises
+    ------
+    ValueError
+        An empty set.
+
+    References
+    ----------
+    Gu et al., ICDE 2020, eq. (16), Theorem 4.
+    """
+    e = np.asarray(item_epsilons, dtype=np.float64).ravel()
+    if e.size == 0:
+        raise ValueError("item_epsilons: an item set has at least one item")
+    s, L, es = e.size, int(padding_length), float(dummy_epsilon)
+    eta = s / max(s, L)
+    top = max(float(e.max()), es)
+    inner = eta * float(np.mean(np.exp(e - top))) + (1.0 - eta) * float(np.exp(es - top))
+    return float(np.log(inner) + top)
+
+
+def set_budget_range(level_epsilons, sizes, padding_length: int, dummy_epsilon: float) -> np.ndarray:
+    """Smallest and largest eq. (16) budget over the sets of each size ``1 .. min(L, m)``.
+
+    The sum of ``e^{epsilon_i}`` grows with every item's budget, so the largest budget of a
+    size-``s`` set takes the ``s`` items of the highest levels and the smallest the ``s`` items
+    of the lowest levels.
+
+    Parameters
+    ----------
+    level_epsilons : array_like of float, shape (t,)
+    sizes : array_like of int, shape (t,)
+        Items per level.
+    padding_length : int
+    dummy_epsilon : float
+
+    Returns
+    -------
+    ndarray of float64, shape (min(L, m), 3)
+        Rows ``(size, min, max)`` in nats.
+
+    References
+    ----------
+    Gu et al., ICDE 2020, eq. (16).
+    """
+    e = np.asarray(level_epsilons, dtype=np.float64)
+    n = np.asarray(sizes, dtype=np.int64)
+    top = min(int(padding_length), int(n.sum()))
+    order = np.argsort(e, kind="stable")
+    low = np.repeat(e[order], np.minimum(n[order], top))[:top]
+    high = np.repeat(e[order[::-1]], np.minimum(n[order[::-1]], top))[:top]
+    rows = [(s, set_budget(low[:s], padding_length, dummy_epsilon), set_budget(high[:s], padding_length, dummy_epsilon))
+            for s in range(1, top + 1)]
+    return np.array(rows, dtype=np.float64).reshape(-1, 3)
 
 
 class ParsedPlan:
@@ -271,3 +346,25 @@ def _check_claims(plan: Mapping[str, Any], pm: Mapping[str, Any], names, eps, du
     if "ldp_epsilon" in plan["guarantee"]:
         check_claim(pm["ldp_epsilon"], plan["guarantee"]["ldp_epsilon"], "guarantee.ldp_epsilon",
                     "Lemma 1 with the plan's a, b gives")
+    claimed_sets = plan["guarantee"].get("set_budgets")
+    if claimed_sets is not None and dummy is not None:
+        _check_set_claims(claimed_sets, pm, names, plan)
+
+
+def _check_set_claims(claimed: Any, pm: Mapping[str, Any], names, plan: Mapping[str, Any]) -> None:
+    """Refuse ``guarantee.set_budgets.by_size`` rows smaller than eq. (16) at the recomputed level budgets."""
+    rows = claimed.get("by_size") if isinstance(claimed, Mapping) else None
+    if not isinstance(rows, list):
+        raise PlanError("guarantee.set_budgets.by_size: must be a list of {size, min, max} rows")
+    sizes = [len(lv["items"]) for lv in plan["params"]["levels"]]
+    want = set_budget_range([pm["levels"][n] for n in names], sizes, plan["params"]["padding_length"],
+                            pm["dummy_epsilon"])
+    if len(rows) != want.shape[0]:
+        raise PlanError(f"guarantee.set_budgets.by_size: must have {want.shape[0]} rows (set sizes 1..min(L, m)) "
+                        f"(got {len(rows)})")
+    rule = "eq. (16) with the budgets the plan's a, b give is"
+    for k, row in enumerate(rows):
+        if not isinstance(row, Mapping) or row.get("size") != k + 1:
+            raise PlanError(f"guarantee.set_budgets.by_size[{k}].size: must be {k + 1}")
+        check_claim(want[k, 1], row.get("min"), f"guarantee.set_budgets.by_size[{k}].min", rule)
+        check_claim(want[k, 2], row.get("max"), f"guarantee.set_budgets.by_size[{k}].max", rule)

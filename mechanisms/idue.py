@@ -25,12 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import _sampling
-from ._idue_plan import ldp_epsilon, level_privacy, log_ratios, parse_plan
+from ._idue_plan import ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
 from ._protocol import Aggregate
 from ._sampling import to_grid
 from ._unary import COUNTS, UnaryEncoding, UnaryReports, _n_users, histogram
 
-__all__ = ["IDUE", "IDUEPS", "UnaryReports", "COUNTS", "level_privacy", "ldp_epsilon", "log_ratios", "to_grid"]
+__all__ = ["IDUE", "IDUEPS", "UnaryReports", "COUNTS", "level_privacy", "ldp_epsilon", "log_ratios", "to_grid",
+           "set_budget", "set_budget_range"]
 
 
 def _per_item(parsed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

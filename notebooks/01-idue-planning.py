@@ -83,21 +83,21 @@ def plan_levels(plan):
 
 def plan_worst_case(plan):
     """Eq. (9): the plan's worst-case MSE per user (counts²)."""
-    return plan["worst_case_mse_per_user"]
+    return plan["predicted"]["worst_case_mse_per_user"]["value"]
 
 
 def plan_baseline(plan, name):
     """The baseline ``name`` ("rappor", "oue") of the plan: dict with a, b, worst_case_mse_per_user.
 
-    Plan format 2.0: ``next(b for b in plan["baselines"] if b["name"] == name)``."""
-    return plan["baselines"][name]
+    Plan format 2.0: the object of the list ``plan["baselines"]`` whose ``name`` is ``name``."""
+    base = next(b for b in plan["baselines"] if b["name"].lower() == name.lower())
+    return {"a": base["params"]["a"], "b": base["params"]["b"],
+            "worst_case_mse_per_user": base["predicted"]["worst_case_mse_per_user"]["value"]}
 
 
 def baseline_worst_case(plan, name):
-    """Eq. (9) for the baseline ``name`` ("rappor", "oue") at the plan's min(E) (counts² per user).
-
-    Plan format 2.0: the baseline object of ``plan["baselines"]`` named ``name``."""
-    return plan["baselines"][name]["worst_case_mse_per_user"]
+    """Eq. (9) for the baseline ``name`` ("rappor", "oue") at the plan's min(E) (counts² per user)."""
+    return plan_baseline(plan, name)["worst_case_mse_per_user"]
 
 
 def plan_certificate_gap(plan):
@@ -108,6 +108,11 @@ def plan_certificate_gap(plan):
 def simulation_points(report):
     """``planner.simulate`` sweep points: list of {epsilon_min, mechanisms: {name: {...}}}."""
     return report.data["points"]
+
+
+def re_topk(result):
+    """RE(top-k) of one mechanism's entry in a simulation point (k = the ``top_k`` option)."""
+    return result["re_topk"]
 
 
 def simulation_n(report):
@@ -329,7 +334,7 @@ for name in names6:
     axes[0].plot(x, [r[name]["theoretical_mse"] for r in fig6], "-", color=STYLE[name], label=f"{name} theoretical")
     axes[0].plot(x, [r[name]["empirical_mse"] for r in fig6], "o--", mfc="none", color=STYLE[name],
                  label=f"{name} empirical")
-    axes[1].plot(x, [r[name][f"re_top{FIG6_TOP_K}"] for r in fig6], "o-", color=STYLE[name], label=name)
+    axes[1].plot(x, [re_topk(r[name]) for r in fig6], "o-", color=STYLE[name], label=name)
 axes[0].set_ylabel("MSE = Σ (ĉ_i − c_i)² / n  (counts² per user)")
 axes[1].set_ylabel(f"RE(top-{FIG6_TOP_K}) = mean |ĉ_i − c_i| / c_i  (fraction)")
 for ax in axes:
@@ -345,7 +350,7 @@ show_table(["share at ε1", "IDUE opt0 MSE (theory)", "OUE MSE (theory)", "IDUE 
            [[f"{100 * r['share']:g} %", r["IDUE opt0"]["theoretical_mse"], r["OUE"]["theoretical_mse"],
              f"{100 * (1 - r['IDUE opt0']['theoretical_mse'] / r['OUE']['theoretical_mse']):.1f} %",
              r["worst_case"], r["worst_case_oue"],
-             r["IDUE opt0"][f"re_top{FIG6_TOP_K}"], r["OUE"][f"re_top{FIG6_TOP_K}"]] for r in fig6],
+             re_topk(r["IDUE opt0"]), re_topk(r["OUE"])] for r in fig6],
            title="Fig. 6 numbers (MSE in counts² per user)")
 gains = {r["share"]: 1 - r["IDUE opt0"]["theoretical_mse"] / r["OUE"]["theoretical_mse"] for r in fig6}
 assert gains[min(gains)] > 0.5                    # large benefit when few items are sensitive

@@ -84,10 +84,8 @@ REAL_TRIALS = 10
 
 # %%
 def plan_labels(plan):
-    """The plan's item labels (list of str), in the order of the runtime's estimates.
-
-    Plan format 2.0: ``plan["domain"]["labels"]``."""
-    return plan["items"]
+    """The plan's item labels (list of str), in the order of the runtime's estimates (``domain.labels``)."""
+    return plan["domain"]["labels"]
 
 
 def plan_levels(plan):
@@ -96,10 +94,8 @@ def plan_levels(plan):
 
 
 def estimate_frequency(mech, counts):
-    """Frequency estimate, shape (m,), from the aggregated bit counts of ``simulated_counts``.
-
-    Runtime 2.0: ``mech.estimate(...)`` returns an ``Estimate``; take ``.frequency``."""
-    return mech.estimate(counts)
+    """Frequency estimate, shape (m,), from the ``Aggregate`` of ``simulated_counts`` (the paper's estimator)."""
+    return mech.estimate(counts, method="empirical").frequency
 
 
 def report_width(mech):

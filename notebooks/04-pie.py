@@ -104,15 +104,13 @@ def plan_guarantee(plan, field):
 
 
 def plan_predicted_l2(plan):
-    """The plan's predicted total l2 loss Σ_x E[(p(x) − p̂(x))²] (frequency²).
-
-    Plan format 2.0: ``plan["predicted"]["l2_loss_total"]["value"]``."""
-    return plan["predicted"]["l2_loss_total"]
+    """The plan's predicted total l2 loss Σ_x E[(p(x) − p̂(x))²] (frequency²)."""
+    return plan["predicted"]["l2_loss_total"]["value"]
 
 
 def plan_epsilon_binding(plan):
     """Which limit fixed the plan's ε ("epsilon_max", or the privacy target)."""
-    return plan["selection"]["epsilon_binding"]
+    return plan["solver"]["selection"]["epsilon_binding"]
 
 
 def simulation_results(report):
@@ -131,10 +129,8 @@ def simulation_table(report):
 
 
 def estimate_frequency(mech, reports, method):
-    """The runtime's frequency estimate, shape (|X|,), by ``method`` ("empirical", "threshold", "em").
-
-    Runtime 2.0: ``mech.estimate(reports, method=method).frequency``."""
-    return mech.estimate(reports, method)
+    """The runtime's frequency estimate, shape (|X|,), by ``method`` ("empirical", "threshold", "em")."""
+    return mech.estimate(reports, method=method).frequency
 
 
 def keep_probability(mech):

@@ -87,17 +87,13 @@ PUM_TABLE_TRIALS = 100 if FULL else 20   # Table 1: one hundred realizations of 
 
 # %%
 def plan_worst_l1(plan):
-    """The plan's predicted worst-case E[l1] · √n of the empirical estimate.
-
-    Plan format 2.0: ``plan["predicted"]["l1_worst_times_sqrt_n"]["value"]``."""
-    return plan["predicted"]["l1_worst_times_sqrt_n"]
+    """The plan's predicted worst-case E[l1] · √n of the empirical estimate."""
+    return plan["predicted"]["l1_worst_times_sqrt_n"]["value"]
 
 
 def plan_baselines_worst_l1(plan):
-    """{mechanism name: worst-case E[l1] · √n} of the comparison mechanisms at the plan's ε.
-
-    Plan format 2.0: the list ``plan["baselines"]`` (objects with ``name``)."""
-    return {row["mechanism"]: row["l1_worst_times_sqrt_n"] for row in plan["comparison"]}
+    """{mechanism name: worst-case E[l1] · √n} of the comparison mechanisms (``baselines``) at the plan's ε."""
+    return {row["name"]: row["predicted"]["l1_worst_times_sqrt_n"]["value"] for row in plan["baselines"]}
 
 
 def simulation_data(report):
@@ -111,22 +107,23 @@ def simulation_table(report):
     return report.tables[0]
 
 
-def perturb(runtime, items, rng, **kwargs):
-    """Client side: the runtime's reports for the users' items (0-based category indices)."""
-    return runtime.perturb(items, rng=rng, **kwargs)
+def perturb(runtime, items, rng, private_tags=None):
+    """Client side: the runtime's reports for the users' items (0-based category indices).
+
+    PUM: ``private_tags`` (one tag index per user, -1 for none) goes with the items as ``{"item", "tag"}``."""
+    data = items if private_tags is None else {"item": items, "tag": private_tags}
+    return runtime.perturb(data, rng=rng)
 
 
 def estimate_distribution(runtime, reports, method):
-    """The runtime's estimate of the distribution over X, shape (|X|,), by ``method``.
-
-    Runtime 2.0: ``runtime.estimate(reports, method=method, ...)`` returns an ``Estimate``; take ``.frequency``."""
-    return runtime.estimate(reports, method, tol=EM_TOL, max_iter=EM_MAX_ITER)
+    """The runtime's estimate of the distribution over X, shape (|X|,), by ``method``."""
+    return runtime.estimate(reports, method=method, tol=EM_TOL, max_iter=EM_MAX_ITER).frequency
 
 
 def estimate_intermediate(runtime, reports, method):
     """PUM: the estimate r̂ over Z = X + one bot per tag, shape (|X| + #tags,)."""
     kwargs = {"tol": EM_TOL, "max_iter": EM_MAX_ITER} if method == "em" else {}
-    return runtime.estimate_intermediate(reports, method, **kwargs)
+    return runtime.estimate_intermediate(reports, method=method, **kwargs).frequency
 
 
 def combine(runtime, r_hat, background):

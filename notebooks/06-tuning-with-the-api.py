@@ -65,37 +65,33 @@ def plan_levels(plan):
 
 
 def plan_labels(plan):
-    """The plan's item labels, in the order of the runtime's estimates.
-
-    Plan format 2.0: ``plan["domain"]["labels"]``."""
-    return plan["items"]
+    """The plan's item labels, in the order of the runtime's estimates (plan format 2.0: ``domain.labels``)."""
+    return plan["domain"]["labels"]
 
 
 def plan_model_objective(plan):
-    """The optimum of the plan's model (eq. 9 for opt0; counts² per user)."""
-    return plan["model_objective"]
+    """The optimum of the plan's model (eq. 9 for opt0; counts² per user): ``solver.objective``."""
+    return plan["solver"]["objective"]
 
 
 def plan_worst_case(plan):
     """Eq. (9): the plan's worst-case MSE per user (counts²)."""
-    return plan["worst_case_mse_per_user"]
+    return plan["predicted"]["worst_case_mse_per_user"]["value"]
 
 
 def runtime_labels(mech):
-    """The runtime's item labels (index k of an estimate is label k). Runtime 2.0: ``mech.labels``."""
-    return mech.items
+    """The runtime's item labels (index k of an estimate is label k)."""
+    return mech.labels
 
 
-def report_shape(reports):
+def report_shape(mech, reports):
     """(number of reports, bits per report, bytes held) of a batch of reports."""
-    return reports.bits.shape[0], reports.width, reports.bits.nbytes
+    return len(reports), mech.width, reports["bits"].nbytes
 
 
 def estimate_frequency(mech, reports):
-    """Server side: estimated frequencies, shape (m,) (counts = n · frequency; eq. 7).
-
-    Runtime 2.0: ``mech.estimate(reports).frequency``."""
-    return mech.estimate(reports)
+    """Server side: estimated frequencies, shape (m,) (counts = n · frequency; eq. 7)."""
+    return mech.estimate(reports, method="empirical").frequency
 
 
 def frequency_variance(mech, frequencies, n):
@@ -338,7 +334,7 @@ weights = np.array([0.5 if level_of_item[x] != "common" else 3.0 for x in labels
 truth_items = rng.choice(m, size=N_PATIENTS, p=weights / weights.sum())
 
 reports = mech.perturb(truth_items, rng=rng)              # client side: one packed report per patient
-n_reports, width, nbytes = report_shape(reports)
+n_reports, width, nbytes = report_shape(mech, reports)
 print(f"reports: {n_reports:,} x {width} bits ({nbytes:,} bytes packed)")
 freq_hat = estimate_frequency(mech, reports)          # server side: frequencies (counts = n * freq)
 f = np.bincount(truth_items, minlength=m) / N_PATIENTS

@@ -3,14 +3,14 @@
 The public API lives in :mod:`planner.api` and is re-exported here.
 """
 from ._report import SimulateOptions, SimulationReport, Table, Verification
-from .api import (example_spec, list_examples, load_spec, make_plan, plan_schema, read_plan, simulate,
+from .api import (example_spec, explain_items, list_examples, load_spec, make_plan, plan_schema, read_plan, simulate,
                   summarize, verify_plan, write_plan)
 from .audit import AuditResult, audit  # the function shadows its subpackage name
 from .errors import InputDataError, LdpplanError, PlanFormatError, PrivacyViolation, SpecError
 
 __all__ = [
     "make_plan", "verify_plan", "audit", "AuditResult", "write_plan", "read_plan", "load_spec", "summarize", "simulate",
-    "example_spec", "list_examples", "plan_schema",
+    "example_spec", "list_examples", "plan_schema", "explain_items",
     "SimulateOptions", "SimulationReport", "Table", "Verification",
     "LdpplanError", "SpecError", "PlanFormatError", "PrivacyViolation", "InputDataError",
 ]

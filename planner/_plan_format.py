@@ -128,8 +128,6 @@ def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
         Naming the first failing field (JSON path), the rule and the value; a plan of
         another format version gets a one-line error naming the version.
     """
-    import jsonschema
-
     version = plan.get("format_version") if isinstance(plan, Mapping) else None
     if version != FORMAT_VERSION:
         raise PlanFormatError(f"format_version: this ldpplan reads plan format {FORMAT_VERSION} (got {version!r}); "

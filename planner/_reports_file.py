@@ -1,175 +1,262 @@
-"""Report files: the ONE module that writes and reads them (``ldpplan perturb`` / ``estimate``).
+"""Report files: the ONE module that writes and reads them (``ldpplan perturb`` / ``aggregate`` / ``estimate``).
 
-Format ``ldpplan-reports`` 1.0: an uncompressed numpy ``.npz`` archive with
+Format ``ldpplan-reports`` 2.0 is Apache Parquet (schema in ``docs/REPORTS.md``):
 
-* ``meta``: a 0-d unicode array holding strict JSON: ``{"format": "ldpplan-reports",
-  "format_version": "1.0", "mechanism", "plan_fingerprint", "ldpplan_version", "n",
-  "columns", "seeded", "seed" (only when seeded)}``;
-* one array per report column (``Reports.to_arrays()``), named ``column.<name>``.
+* one column per report column of ``Reports.to_arrays()`` (1-D integers as Arrow integers,
+  2-D arrays such as packed bits as ``fixed_size_binary``; see :mod:`._parquet_columns`);
+* row groups of at most :data:`ROW_GROUP_ROWS` rows and about :data:`ROW_GROUP_BYTES` decoded bytes;
+* the file's key-value metadata (all values strings): ``format`` = ``ldpplan-reports``,
+  ``format_version``, ``mechanism``, ``plan_fingerprint`` (sha256 of the canonical plan JSON),
+  ``ldpplan_version``, ``seeded`` (``true``/``false``) and ``seed`` (only when seeded).
 
-A report file is attacker-controlled input: it is read with ``allow_pickle=False``, its
-size and the size of every member are bounded, and the mechanism validates the column
-values in ``aggregate()``. A later release moves reports to Parquet: only this module changes.
+A report file is attacker-controlled input: the metadata and schema are checked strictly here,
+columns are decoded a batch at a time, and the mechanism validates the values in ``aggregate()``.
 """
 from __future__ import annotations
 
 import dataclasses
-import io
-import json
 import os
-import zipfile
+import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from ._io import write_bytes_atomic
+from ._io import _umask
 from .errors import InputDataError
 
-__all__ = ["REPORTS_FORMAT", "REPORTS_FORMAT_VERSION", "MAX_REPORTS_BYTES", "ReportsFile", "write_reports",
-           "read_reports"]
+__all__ = ["REPORTS_FORMAT", "REPORTS_FORMAT_VERSION", "ROW_GROUP_ROWS", "ROW_GROUP_BYTES", "MAX_ROW_GROUP_BYTES",
+           "ReportsFile", "ReportsInfo", "ReportsWriter", "write_reports", "open_reports", "iter_report_batches",
+           "read_reports", "is_parquet", "rows_per_group"]
 
 REPORTS_FORMAT = "ldpplan-reports"
-REPORTS_FORMAT_VERSION = "1.0"
-#: Largest report file (and sum of its uncompressed members) read, in bytes.
-MAX_REPORTS_BYTES = 4 * 2**30
-_PREFIX = "column."
+REPORTS_FORMAT_VERSION = "2.0"
+#: Most rows in one row group.
+ROW_GROUP_ROWS = 1 << 20
+#: Most decoded bytes in one row group (wide reports get fewer rows per group).
+ROW_GROUP_BYTES = 32 << 20
+#: Most decoded bytes a row group of a file read may declare (a small file must not inflate beyond it).
+MAX_ROW_GROUP_BYTES = 512 << 20
+_MAGIC = b"PAR1"
+_REQUIRED = ("format", "format_version", "mechanism", "plan_fingerprint", "ldpplan_version", "seeded")
+
+
+def _bad(path: Any, rule: str) -> InputDataError:
+    return InputDataError(f"{path}: {rule}")
+
+
+def rows_per_group(arrays: Mapping[str, Any]) -> int:
+    """Rows per row group for these columns: at most ROW_GROUP_ROWS and about ROW_GROUP_BYTES decoded."""
+    row_bytes = sum(int(np.asarray(v)[:1].nbytes) or 1 for v in arrays.values()) or 1
+    return max(1, min(ROW_GROUP_ROWS, ROW_GROUP_BYTES // row_bytes))
 
 
 @dataclasses.dataclass(frozen=True)
 class ReportsFile:
-    """A report file's content.
-
-    Attributes
-    ----------
-    meta : dict
-        The ``meta`` record (see the module docstring).
-    arrays : dict of str -> ndarray
-        The report columns, each with ``n`` rows (first axis).
-    """
+    """A report file read whole: ``meta`` (key-value metadata, ``n`` added) and the ``arrays`` (n rows each)."""
 
     meta: dict[str, Any]
     arrays: dict[str, np.ndarray]
 
 
-def write_reports(path: str | os.PathLike, arrays: Mapping[str, Any], *, mechanism: str, plan_fingerprint: str,
-                  ldpplan_version: str, seed: int | None) -> dict[str, Any]:
-    """Write report columns and their provenance to ``path`` atomically.
+@dataclasses.dataclass(frozen=True)
+class ReportsInfo:
+    """A report file's checked metadata: ``meta`` (``seeded`` bool, ``seed`` int, ``n``), rows, row groups."""
+
+    path: str
+    meta: dict[str, Any]
+    num_rows: int
+    num_row_groups: int
+
+
+class ReportsWriter:
+    """Write report columns chunk by chunk to a Parquet file, atomically (temp file, then rename).
+
+    Use as a context manager; nothing is left at ``path`` if the block raises.
 
     Parameters
     ----------
-    arrays : mapping of str -> array-like
-        ``Reports.to_arrays()``: one row per user.
+    path : path-like
+        Destination (an existing file is replaced only on success).
+    mechanism, plan_fingerprint, ldpplan_version : str
+        Recorded in the key-value metadata.
     seed : int or None
-        The seed of a reproducible simulation (``seeded: true``), or None when the reports
-        were drawn from a cryptographically secure generator.
+        The seed of a reproducible simulation, or None (secure generator; ``seeded`` false).
+    """
+
+    def __init__(self, path: str | os.PathLike, *, mechanism: str, plan_fingerprint: str, ldpplan_version: str,
+                 seed: int | None) -> None:
+        self.path = Path(path)
+        self.meta = {"format": REPORTS_FORMAT, "format_version": REPORTS_FORMAT_VERSION, "mechanism": str(mechanism),
+                     "plan_fingerprint": str(plan_fingerprint), "ldpplan_version": str(ldpplan_version),
+                     "seeded": "true" if seed is not None else "false"}
+        if seed is not None:
+            self.meta["seed"] = str(int(seed))
+        self.rows = 0
+        self._writer = None
+        self._schema = None
+        self._tmp: str | None = None
+
+    def __enter__(self) -> "ReportsWriter":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
+        os.close(fd)
+        os.chmod(self._tmp, 0o666 & ~_umask())
+        return self
+
+    def write(self, arrays: Mapping[str, Any]) -> None:
+        """Append reports (``Reports.to_arrays()`` of some users) in row groups of bounded size."""
+        import pyarrow.parquet as pq
+
+        from ._parquet_columns import arrays_to_table
+
+        table = arrays_to_table(arrays, self.meta)
+        if self._writer is None:
+            self._schema = table.schema
+            self._writer = pq.ParquetWriter(self._tmp, table.schema, compression="zstd")
+        elif not table.schema.equals(self._schema, check_metadata=True):
+            raise ValueError(f"reports: every chunk must have the same columns (got {table.schema.names})")
+        self._writer.write_table(table, row_group_size=rows_per_group(arrays))
+        self.rows += table.num_rows
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is None and self._writer is None:
+                raise ValueError("reports: nothing to write (no reports)")
+            if self._writer is not None:
+                self._writer.close()
+            if exc_type is None:
+                with open(self._tmp, "rb+") as fh:
+                    os.fsync(fh.fileno())
+                os.replace(self._tmp, self.path)
+                self._tmp = None
+        finally:
+            if self._tmp is not None:
+                try:
+                    os.unlink(self._tmp)
+                except FileNotFoundError:
+                    pass
+
+
+def write_reports(path: str | os.PathLike, arrays: Mapping[str, Any], *, mechanism: str, plan_fingerprint: str,
+                  ldpplan_version: str, seed: int | None) -> dict[str, Any]:
+    """Write report columns (``Reports.to_arrays()``, one row per user) to ``path`` atomically.
 
     Returns
     -------
     dict
-        The ``meta`` record written.
+        The key-value metadata written (plus ``n``).
     """
-    cols = {str(k): np.ascontiguousarray(v) for k, v in arrays.items()}
-    n = int(next(iter(cols.values())).shape[0]) if cols else 0
-    meta: dict[str, Any] = {
-        "format": REPORTS_FORMAT, "format_version": REPORTS_FORMAT_VERSION, "mechanism": str(mechanism),
-        "plan_fingerprint": str(plan_fingerprint), "ldpplan_version": str(ldpplan_version), "n": n,
-        "columns": sorted(cols), "seeded": seed is not None,
-    }
-    if seed is not None:
-        meta["seed"] = int(seed)
-    buf = io.BytesIO()
-    np.savez(buf, meta=np.array(json.dumps(meta, sort_keys=True)), **{_PREFIX + k: v for k, v in cols.items()})
-    write_bytes_atomic(path, buf.getvalue())
-    return meta
+    with ReportsWriter(path, mechanism=mechanism, plan_fingerprint=plan_fingerprint,
+                       ldpplan_version=ldpplan_version, seed=seed) as writer:
+        writer.write(arrays)
+    return {**writer.meta, "n": writer.rows}
 
 
-def _bad(path: Path, rule: str) -> InputDataError:
-    return InputDataError(f"{path}: {rule}")
-
-
-def _meta(path: Path, archive) -> dict[str, Any]:
-    from ldpplan.mechanisms import PlanError, loads_strict
-
-    if "meta" not in archive.files:
-        raise _bad(path, "a reports file must hold a 'meta' record (written by `ldpplan perturb`)")
-    raw = archive["meta"]
-    if raw.dtype.kind != "U" or raw.ndim != 0:
-        raise _bad(path, f"meta: must be a JSON string (got dtype {raw.dtype}, shape {raw.shape})")
+def is_parquet(path: str | os.PathLike) -> bool:
+    """True when the file starts with the Parquet magic bytes (False for a missing or short file)."""
     try:
-        meta = loads_strict(str(raw), what="reports meta")
-    except PlanError as exc:
-        raise _bad(path, f"meta: {exc}") from None
-    if not isinstance(meta, dict):
-        raise _bad(path, "meta: must be a JSON object")
-    if meta.get("format") != REPORTS_FORMAT:
-        raise _bad(path, f"meta.format: must be {REPORTS_FORMAT!r} (got {str(meta.get('format'))[:40]!r})")
-    version = meta.get("format_version")
-    if not isinstance(version, str) or version.split(".")[0] != REPORTS_FORMAT_VERSION.split(".")[0]:
-        raise _bad(path, f"meta.format_version: this ldpplan reads reports format {REPORTS_FORMAT_VERSION} "
-                         f"(got {str(version)[:40]!r})")
-    for key, kind in (("mechanism", str), ("plan_fingerprint", str), ("seeded", bool)):
-        if not isinstance(meta.get(key), kind):
-            raise _bad(path, f"meta.{key}: must be a {kind.__name__} (got {str(meta.get(key))[:40]!r})")
-    n = meta.get("n")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise _bad(path, f"meta.n: must be an integer >= 0 (got {str(n)[:40]!r})")
+        with open(path, "rb") as fh:
+            return fh.read(4) == _MAGIC
+    except OSError:
+        return False
+
+
+def _meta(path: Path, raw: Mapping[bytes, bytes] | None) -> dict[str, Any]:
+    raw = raw or {}
+    meta: dict[str, Any] = {}
+    for key in (*_REQUIRED, "seed"):
+        value = raw.get(key.encode())
+        if value is not None:
+            meta[key] = value.decode("utf-8", "replace")
+    missing = [k for k in _REQUIRED if k not in meta]
+    if missing:
+        raise _bad(path, f"metadata: a reports file must record {missing} (written by `ldpplan perturb`)")
+    if meta["format"] != REPORTS_FORMAT:
+        raise _bad(path, f"metadata.format: must be {REPORTS_FORMAT!r} (got {meta['format'][:40]!r})")
+    if meta["format_version"].split(".")[0] != REPORTS_FORMAT_VERSION.split(".")[0]:
+        raise _bad(path, f"metadata.format_version: this ldpplan reads reports format {REPORTS_FORMAT_VERSION} "
+                         f"(got {meta['format_version'][:40]!r})")
+    if meta["seeded"] not in ("true", "false"):
+        raise _bad(path, f"metadata.seeded: must be 'true' or 'false' (got {meta['seeded'][:40]!r})")
+    meta["seeded"] = meta["seeded"] == "true"
+    if "seed" in meta:
+        if not meta["seeded"] or not meta["seed"].isdigit():
+            raise _bad(path, f"metadata.seed: must be a non-negative integer and only when seeded "
+                             f"(got {meta['seed'][:40]!r})")
+        meta["seed"] = int(meta["seed"])
     return meta
 
 
-def _check_members(p: Path) -> None:
-    """Bound the arrays a file declares before numpy allocates them (headers are attacker-controlled)."""
-    total = 0
-    with zipfile.ZipFile(p) as zf:
-        for info in zf.infolist():
-            if not info.filename.endswith(".npy"):
-                raise _bad(p, f"{info.filename}: unexpected member (a reports file holds .npy arrays only)")
-            with zf.open(info) as fh:
-                version = np.lib.format.read_magic(fh)
-                reader = np.lib.format.read_array_header_1_0 if version == (1, 0) else \
-                    np.lib.format.read_array_header_2_0
-                shape, _, dtype = reader(fh)
-            if dtype.hasobject:
-                raise _bad(p, f"{info.filename[:-4]}: object arrays are not allowed in a reports file")
-            total += int(np.prod(shape, dtype=object)) * dtype.itemsize
-            if total > MAX_REPORTS_BYTES:
-                raise _bad(p, f"a reports file must hold at most {MAX_REPORTS_BYTES} bytes of arrays")
-
-
-def read_reports(path: str | os.PathLike) -> ReportsFile:
-    """Read a report file written by :func:`write_reports`, strictly.
+def open_reports(path: str | os.PathLike) -> ReportsInfo:
+    """Check a report file's footer, metadata and schema without decoding its columns.
 
     Raises
     ------
     InputDataError
-        Missing or unreadable file, not an npz archive, too large, pickled (object) arrays,
-        a missing or malformed ``meta`` record, columns of different lengths or not
-        matching ``meta.n`` / ``meta.columns``. The message names the file and the rule.
+        Missing file, not Parquet (truncated, corrupt, empty), metadata missing or malformed,
+        a column outside the schema, no reports. The message names the file and the rule.
     """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ._parquet_columns import check_schema, row_bytes
+
     p = Path(path)
     if not p.is_file():
         raise _bad(p, "reports file must exist")
+    if p.stat().st_size == 0:
+        raise _bad(p, "reports file is empty (0 bytes; a reports file is Parquet written by `ldpplan perturb`)")
     try:
-        if p.stat().st_size > MAX_REPORTS_BYTES:
-            raise _bad(p, f"a reports file must be at most {MAX_REPORTS_BYTES} bytes")
-        _check_members(p)
-        with np.load(p, allow_pickle=False) as archive:
-            meta = _meta(p, archive)
-            arrays = {}
-            for name in archive.files:
-                if name == "meta":
-                    continue
-                if not name.startswith(_PREFIX):
-                    raise _bad(p, f"{name}: unexpected member (report columns are named {_PREFIX}<name>)")
-                arrays[name[len(_PREFIX):]] = archive[name]
-    except InputDataError:
-        raise
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError, KeyError) as exc:
-        raise _bad(p, f"must be a reports file written by `ldpplan perturb` ({type(exc).__name__}: {exc})") from None
-    if sorted(arrays) != meta.get("columns"):
-        raise _bad(p, f"meta.columns: must list the file's columns {sorted(arrays)} "
-                      f"(got {str(meta.get('columns'))[:80]})")
-    for name, arr in arrays.items():
-        if arr.ndim == 0 or arr.shape[0] != meta["n"]:
-            raise _bad(p, f"column {name!r}: must have meta.n = {meta['n']} rows (got shape {arr.shape})")
-    return ReportsFile(meta=meta, arrays=arrays)
+        md = pq.read_metadata(p)
+        schema = md.schema.to_arrow_schema()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise _bad(p, f"must be a Parquet reports file written by `ldpplan perturb` ({type(exc).__name__}: "
+                      f"{str(exc)[:200]})") from None
+    meta = _meta(p, schema.metadata)
+    try:
+        check_schema(schema, str(p))
+    except ValueError as exc:
+        raise InputDataError(str(exc)) from None
+    width = row_bytes(schema)
+    for i in range(md.num_row_groups):
+        size = md.row_group(i).num_rows * width
+        if not 0 <= size <= MAX_ROW_GROUP_BYTES:
+            raise _bad(p, f"row group {i}: must decode to at most {MAX_ROW_GROUP_BYTES} bytes (got {size} = "
+                          f"{md.row_group(i).num_rows} rows x {width} bytes)")
+    if md.num_rows < 1:
+        raise _bad(p, "a reports file must hold at least one report (got 0 rows)")
+    meta["n"] = int(md.num_rows)
+    return ReportsInfo(path=str(p), meta=meta, num_rows=int(md.num_rows), num_row_groups=int(md.num_row_groups))
+
+
+def iter_report_batches(path: str | os.PathLike, batch_rows: int) -> Iterator[dict[str, np.ndarray]]:
+    """Yield the file's report columns at most ``batch_rows`` rows (and about 8 MiB) at a time.
+
+    Raises
+    ------
+    InputDataError
+        A corrupt page or a column outside the schema (the message names the file).
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ._parquet_columns import batch_rows_for, check_schema, table_to_arrays
+
+    try:
+        with pq.ParquetFile(path) as pf:
+            check_schema(pf.schema_arrow, str(path))
+            for batch in pf.iter_batches(batch_size=batch_rows_for(pf.schema_arrow, batch_rows)):
+                yield table_to_arrays(batch, str(path))
+    except (pa.ArrowException, OSError) as exc:
+        raise _bad(path, f"unreadable Parquet data ({type(exc).__name__}: {str(exc)[:200]})") from None
+    except ValueError as exc:
+        raise InputDataError(str(exc)) from None
+
+
+def read_reports(path: str | os.PathLike) -> ReportsFile:
+    """Read a whole report file written by :class:`ReportsWriter` (checked as :func:`open_reports`)."""
+    info = open_reports(path)
+    parts = list(iter_report_batches(path, ROW_GROUP_ROWS))
+    arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    return ReportsFile(meta=info.meta, arrays=arrays)

@@ -19,8 +19,8 @@ from ._report import Table
 from .errors import InputDataError, PrivacyViolation, SpecError
 from .families import family_of_plan
 
-__all__ = ["PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file", "estimate_table",
-           "estimate_csv", "estimate_json", "write_estimate_csv"]
+__all__ = ["PERTURB_CHUNK", "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file",
+           "estimate_table", "estimate_csv", "estimate_json", "write_estimate_csv"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,15 +59,35 @@ def verified_plan(path: str | os.PathLike) -> dict[str, Any]:
     return plan
 
 
+#: Users perturbed (and reports written) per chunk by :func:`perturb_file`.
+PERTURB_CHUNK = 1 << 18
+
+
+def _chunks(data: Any, size: int):
+    """Slices of ``size`` users of an ndarray or list input; any other input type whole."""
+    if isinstance(data, (np.ndarray, list)) and len(data) > size:
+        for start in range(0, len(data), size):
+            yield data[start:start + size]
+    else:
+        yield data
+
+
 def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike,
-                 seed: int | None = None) -> PerturbResult:
-    """Verify a plan, read users' inputs, perturb them with the runtime and write a reports file.
+                 seed: int | None = None, chunk_rows: int = PERTURB_CHUNK) -> PerturbResult:
+    """Verify a plan, read users' inputs, perturb them with the runtime and write a Parquet reports file.
+
+    The CSV is read whole by the family's ``read_inputs`` (the Family protocol has no chunked
+    reader); an array or list of users is then perturbed and written ``chunk_rows`` users at a
+    time (row groups of bounded size), so the reports are never all in memory. Other input
+    types (e.g. key-value CSR inputs) are perturbed whole and written in bounded row groups.
 
     Parameters
     ----------
     seed : int, optional
         None (production): ``ldpplan.mechanisms.secure_rng()``. An int: ``numpy.random.default_rng(seed)``,
         a reproducible simulation (recorded as ``seeded: true`` with the seed).
+    chunk_rows : int
+        Users perturbed at a time.
 
     Raises
     ------
@@ -77,51 +97,62 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
     from ldpplan import mechanisms
 
     from ._plan_format import plan_fingerprint, tool_version
-    from ._reports_file import write_reports
+    from ._reports_file import ReportsWriter
 
     plan = verified_plan(plan_path)
     family = family_of_plan(plan)
     data = family.read_inputs(plan, input_path)
     mech = mechanisms.load(plan)
     rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
-    reports = mech.perturb(data, rng=rng)
-    write_reports(output, reports.to_arrays(), mechanism=plan["mechanism"], plan_fingerprint=plan_fingerprint(plan),
-                  ldpplan_version=tool_version(), seed=seed)
-    return PerturbResult(n=len(reports), mechanism=plan["mechanism"], output=str(output), seed=seed)
+    with ReportsWriter(output, mechanism=plan["mechanism"], plan_fingerprint=plan_fingerprint(plan),
+                       ldpplan_version=tool_version(), seed=seed) as writer:
+        for chunk in _chunks(data, int(chunk_rows)):
+            writer.write(mech.perturb(chunk, rng=rng).to_arrays())
+    return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed)
 
 
-def estimate_file(plan_path: str | os.PathLike, reports_path: str | os.PathLike,
+def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list,
                   method: str | None = None) -> EstimateResult:
-    """Verify a plan, check a reports file belongs to it, aggregate and estimate.
+    """Verify a plan, check its inputs belong to it, and estimate.
+
+    Parameters
+    ----------
+    inputs : path-like or list of path-like
+        Parquet report files (globs allowed) and/or aggregate files of ``ldpplan aggregate``.
+        When every input is a report file the reports are read whole and estimated as reports
+        (every method works); otherwise everything is aggregated (report files a batch at a
+        time) and estimated from the merged aggregate (methods that need the reports, e.g.
+        uRAP ``em``, are then refused with a ValueError).
 
     Raises
     ------
     InputDataError
-        The reports file is unreadable, or was written for another mechanism or plan
-        (the message names the file).
+        An input is unreadable, or was written for another mechanism or plan (the message names the file).
     SpecError
         ``--method`` is not one of the mechanism's ``methods``.
     """
     from ldpplan import mechanisms
 
-    from ._plan_format import plan_fingerprint
+    from .aggregate import aggregate_sources, expand_inputs, open_sources
     from ._reports_file import read_reports
 
     plan = verified_plan(plan_path)
     mech = mechanisms.load(plan)
     if method is not None and method not in mech.methods:
         raise SpecError("--method", f"must be one of {list(mech.methods)} for {plan['mechanism']}", method)
-    content = read_reports(reports_path)
-    if content.meta["mechanism"] != plan["mechanism"]:
-        raise InputDataError(f"{reports_path}: reports of mechanism {content.meta['mechanism'][:40]!r} cannot be "
-                             f"estimated with a {plan['mechanism']!r} plan")
-    fingerprint = plan_fingerprint(plan)
-    if content.meta["plan_fingerprint"] != fingerprint:
-        raise InputDataError(f"{reports_path}: was written for another plan (plan_fingerprint "
-                             f"{content.meta['plan_fingerprint'][:16]}... != {fingerprint[:16]}... of {plan_path})")
-    reports = mechanisms.Reports(plan["mechanism"], content.arrays)
-    mech.aggregate(reports)  # validates every column first (the file is untrusted): ValueError naming it
-    estimate = mech.estimate(reports, method=method)  # reports, not an aggregate: some methods need them (GLH em)
+    paths = expand_inputs(inputs if isinstance(inputs, (list, tuple)) else [inputs])
+    sources = open_sources(plan, paths)
+    if all(s.kind == "reports" for s in sources):
+        parts = [read_reports(s.file).arrays for s in sources]
+        arrays = {k: np.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k] for k in parts[0]}
+        source: Any = mechanisms.Reports(plan["mechanism"], arrays)
+        try:
+            mech.aggregate(source)  # validates every column first (the files are untrusted): ValueError naming it
+        except ValueError as exc:
+            raise InputDataError(f"{', '.join(paths)[:200]}: {exc}") from None
+    else:
+        source = aggregate_sources(plan, sources).aggregate
+    estimate = mech.estimate(source, method=method)  # reports when possible: some methods need them (GLH em)
     labels = mech.labels if mech.labels is not None else [str(i) for i in range(mech.domain_size)]
     return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"])
 

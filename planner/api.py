@@ -22,7 +22,7 @@ from .families import all_examples, family_for, family_of_plan, spec_mechanisms
 
 __all__ = [
     "load_spec", "make_plan", "verify_plan", "write_plan", "read_plan", "summarize", "simulate",
-    "example_spec", "list_examples", "plan_schema", "family", "options_help",
+    "example_spec", "list_examples", "plan_schema", "family", "options_help", "explain_items",
 ]
 
 
@@ -192,3 +192,56 @@ def plan_schema(mechanism: str | None = None) -> dict[str, Any]:
         return load_schema(name)
     except FileNotFoundError:
         raise SpecError("--mechanism", "names a family without a schema part of its own", mechanism) from None
+
+
+def explain_items(plan: Mapping[str, Any] | str | os.PathLike, items) -> dict[str, Any]:
+    """The privacy budget a verified IDUE-PS plan gives one user's item set (ID-LDP eq. 16).
+
+    Parameters
+    ----------
+    plan : mapping or path-like
+        An ``idue-ps`` plan (an ``idue`` plan answers for a single item: its level's budget).
+    items : sequence or str
+        Item labels (``domain.labels``) or 0-based indices when the plan has no labels; a
+        string is split on commas.
+
+    Returns
+    -------
+    dict
+        ``{"epsilon": nats, "items": [...], "eta": |x| / max(|x|, L), "source": "ID-LDP eq. 16",
+        "mechanism", "padding_length", "dummy_epsilon", "item_epsilons"}``.
+
+    Raises
+    ------
+    SpecError
+        Unknown, repeated or no items, several items on an ``idue`` plan, or a plan of another family.
+    PlanFormatError
+        Unreadable or malformed plan.
+    PrivacyViolation
+        The plan fails its re-check (no budget is explained for it).
+
+    References
+    ----------
+    Gu, Li, Xiong & Cao, ICDE 2020, eq. (16) and Theorem 4.
+
+    Examples
+    --------
+    >>> from ldpplan import planner
+    >>> plan = planner.make_plan(planner.example_spec("health-itemsets"))
+    >>> round(planner.explain_items(plan, ["hiv", "anemia", "headache"])["epsilon"], 3)
+    1.674
+    """
+    if not isinstance(plan, Mapping):
+        plan = _io.read_plan_file(plan)
+    if isinstance(items, str):
+        items = [x for x in items.split(",") if x.strip()]
+    mech = plan.get("mechanism")
+    if mech not in ("idue", "idue-ps"):
+        raise SpecError("PLAN", "item-set budgets (ID-LDP eq. 16) exist for 'idue-ps' plans (and single items of "
+                        "'idue' plans) only", mech)
+    result = verify_plan(plan)
+    if not result.holds:
+        raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)
+    from .idue.itemsets import explain_items as _explain
+
+    return _explain(plan, list(items))

@@ -58,8 +58,9 @@ def main() -> None:
       ldpplan plan SPEC.toml -o plan.json       # solve a spec, write a verified plan
       ldpplan verify plan.json                  # independent re-check (exit 0/1/2)
       ldpplan simulate plan.json --data X.csv   # accuracy on real data vs theory
-      ldpplan perturb plan.json --input users.csv -o reports.npz
-      ldpplan estimate plan.json reports.npz    # frequencies (and means) from reports
+      ldpplan perturb plan.json --input users.csv -o reports.parquet
+      ldpplan aggregate plan.json 'reports/*.parquet' -o agg.json   # mergeable counts
+      ldpplan estimate plan.json agg.json       # frequencies (and means)
       ldpplan plan --example health             # an embedded example
 
     Exit codes: 0 ok, 1 a privacy guarantee does not hold, 2 bad input.
@@ -218,7 +219,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
                    "(a label of domain.labels, or a 0-based index), item sets rows `user,item`, key-value rows "
                    "`user,key,value`; `ldpplan options MECHANISM` prints the exact format.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Reports file to write (.npz; atomically, nothing on error).")
+              help="Reports file to write (Parquet, see docs/REPORTS.md; atomically, nothing on error).")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Reproducible simulation: numpy's default_rng(SEED), recorded in the file. Without it "
                    "(production) the reports are drawn from a cryptographically secure generator.")
@@ -227,8 +228,8 @@ def perturb_cmd(plan_file, input_path, output, seed):
 
     \b
     Examples:
-      ldpplan perturb health.json --input users.csv -o reports.npz
-      ldpplan perturb health.json --input users.csv -o reports.npz --seed 7   # reproducible
+      ldpplan perturb health.json --input users.csv -o reports.parquet
+      ldpplan perturb health.json --input users.csv -o reports.parquet --seed 7   # reproducible
       ldpplan options idue       # the --input columns of a family
     """
     from ._console import console
@@ -240,26 +241,56 @@ def perturb_cmd(plan_file, input_path, output, seed):
                     highlight=False, soft_wrap=True)
 
 
-@main.command("estimate", short_help="Estimate frequencies (and means) from reports.")
+@main.command("aggregate", short_help="Merge report files (and aggregates) into an aggregate file.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
-@click.argument("reports", type=click.Path(dir_okay=False))
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Aggregate file to write (JSON; atomically, nothing on error).")
+@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="local: this process; dask: one task per row group on a Dask cluster (ldpplan[dask]).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler (tcp://host:port); without it --engine dask starts a LocalCluster.")
+def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
+    """Aggregate INPUTS (Parquet report files, globs, earlier aggregate files) of PLAN_FILE.
+
+    \b
+    Examples:
+      ldpplan aggregate health.json 'day1/*.parquet' -o day1.json
+      ldpplan aggregate health.json day1.json day2.json -o total.json
+      ldpplan aggregate health.json 'reports/*.parquet' -o agg.json --engine dask
+    """
+    from ._console import console
+    from ._runtime_io import verified_plan
+    from .aggregate import aggregate_files, write_aggregate_file
+
+    result = aggregate_files(verified_plan(plan_file), list(inputs), engine=engine, scheduler=scheduler)
+    write_aggregate_file(output, result)
+    console().print(f"wrote the aggregate of {result.n:,} reports from {len(result.sources)} file(s) "
+                    f"({engine} engine) to {output}", markup=False, highlight=False, soft_wrap=True)
+
+
+@main.command("estimate", short_help="Estimate frequencies (and means) from reports or aggregates.")
+@click.argument("plan_file", type=click.Path(dir_okay=False))
+@click.argument("inputs", nargs=-1, required=True)
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write estimates as CSV (atomically).")
 @click.option("--json", "as_json", is_flag=True, help="Print estimates as JSON (domain order).")
 @click.option("--method", default=None, metavar="NAME",
               help="Estimator (the mechanism's `methods`; the first is the default; `empirical` always exists).")
-def estimate_cmd(plan_file, reports, output, as_json, method):
-    """Estimate frequencies (and means, for key-value plans) from a REPORTS file of PLAN_FILE.
+def estimate_cmd(plan_file, inputs, output, as_json, method):
+    """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
+
+    INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
 
     \b
     Examples:
-      ldpplan estimate health.json reports.npz
-      ldpplan estimate health.json reports.npz --method empirical --json
-      ldpplan estimate health.json reports.npz -o estimates.csv
+      ldpplan estimate health.json reports.parquet
+      ldpplan estimate health.json 'reports/*.parquet' --method empirical --json
+      ldpplan estimate health.json agg.json -o estimates.csv
     """
     from ._console import console, print_tables
     from ._runtime_io import estimate_file, estimate_json, estimate_table, write_estimate_csv
 
-    result = estimate_file(plan_file, reports, method=method)
+    result = estimate_file(plan_file, list(inputs), method=method)
     if output:
         write_estimate_csv(result, output)
     if as_json:
@@ -364,6 +395,39 @@ def schema_cmd(mechanism):
 
     click.echo(json.dumps(api.plan_schema(mechanism), indent=2))
 
+
+
+@main.command("explain", short_help="The budget an IDUE-PS plan gives one item set (ID-LDP eq. 16).")
+@click.argument("plan_file", type=click.Path(dir_okay=False))
+@click.option("--items", required=True, metavar="A,B,C",
+              help="Comma-separated items of one user's set (labels, or 0-based indices when the plan has none).")
+@click.option("--json", "as_json", is_flag=True, help="Print {epsilon, items, eta, source, ...} as JSON.")
+def explain_cmd(plan_file, items, as_json):
+    """Explain what PLAN_FILE guarantees a user holding the item set ITEMS.
+
+    IDUE-PS plans: eq. (16) of ID-LDP, epsilon_x = ln[eta sum_i e^eps_i / |x| + (1 - eta) e^eps*]
+    with eta = |x| / max(|x|, L). IDUE plans: one item, its level's budget. Other plans: exit 2.
+
+    \b
+    Examples:
+      ldpplan plan --example health-itemsets -o health-ps.json
+      ldpplan explain health-ps.json --items hiv,anemia,headache
+      ldpplan explain health-ps.json --items hiv --json
+    """
+    from . import api
+    from ._console import print_tables
+    from ._report import Table
+
+    out = api.explain_items(api.read_plan(plan_file), items)
+    if as_json:
+        _echo_json(out)
+        return
+    rows = [[str(x), e] for x, e in zip(out["items"], out["item_epsilons"])]
+    note = (f"epsilon_x = {out['epsilon']:.6g} nats ({out['source']}); eta = |x| / max(|x|, L) = {out['eta']:.6g}"
+            + (f", L = {out['padding_length']}, dummy epsilon* = {out['dummy_epsilon']:.6g}"
+               if out["padding_length"] else ""))
+    print_tables([Table(f"{out['mechanism'].upper()}: budget of the item set {{{', '.join(map(str, out['items']))}}}",
+                        ["item", "level epsilon (nats)"], rows, note=note)])
 
 
 if __name__ == "__main__":  # pragma: no cover

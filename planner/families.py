@@ -12,13 +12,14 @@ Family packages are imported lazily so that ``ldpplan --help`` stays fast.
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from pathlib import Path
 from typing import Any, Mapping, Protocol, runtime_checkable
 
 from .errors import PlanFormatError, SpecError
 
-__all__ = ["Family", "REGISTRY", "family_names", "spec_mechanisms", "family_for", "family_of_plan",
+__all__ = ["Family", "ModuleFamily", "REGISTRY", "family_names", "spec_mechanisms", "family_for", "family_of_plan",
            "all_families", "all_examples"]
 
 
@@ -68,6 +69,79 @@ class Family(Protocol):
 
     def read_inputs(self, plan: Mapping[str, Any], path: str | Path) -> Any:
         """Read a CSV of users' true inputs into what the runtime's ``perturb`` accepts."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ModuleFamily:
+    """A :class:`Family` whose operations are functions of its package's modules, imported on first use.
+
+    Each operation is named ``"module:function"`` relative to ``package``; a family package
+    builds its ``FAMILY`` as one ``ModuleFamily(...)`` instead of writing the delegation again.
+
+    Attributes
+    ----------
+    name, spec_mechanisms, plan_mechanisms, examples, input_doc
+        As in :class:`Family`.
+    package : str
+        The family package, e.g. ``"ldpplan.planner.pie"``.
+    options : str
+        ``"module:Model"`` of the simulate options model.
+    build : str
+        ``"module:function(raw, *, base_dir)"`` returning a plan 2.0 dict; when its
+        ``verification.holds`` is not yet true, :meth:`plan` verifies and attaches it.
+    check, tables, simulator, reader : str
+        The functions behind :meth:`verify`, :meth:`summarize`, :meth:`simulate`, :meth:`read_inputs`.
+    """
+
+    name: str
+    spec_mechanisms: tuple[str, ...]
+    plan_mechanisms: tuple[str, ...]
+    examples: Mapping[str, dict]
+    input_doc: str
+    package: str
+    options: str
+    build: str = "plan:plan_from_spec"
+    check: str = "verify:verify"
+    tables: str = "tables:summarize"
+    simulator: str = "simulate:simulate"
+    reader: str = "files:read_inputs"
+
+    def _fn(self, ref: str):
+        module, attr = ref.split(":")
+        return getattr(importlib.import_module(f"{self.package}.{module}"), attr)
+
+    @property
+    def options_model(self) -> type:
+        """The typed simulate options (pydantic, ``extra="forbid"``)."""
+        return self._fn(self.options)
+
+    def plan(self, raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
+        """Spec -> verified plan 2.0 (SpecError; PrivacyViolation instead of a failing plan)."""
+        plan = self._fn(self.build)(raw, base_dir=base_dir)
+        if (plan.get("verification") or {}).get("holds") is not True:
+            from ._common import attach_verification
+
+            plan = attach_verification(plan, self.verify(plan))
+        return plan
+
+    def verify(self, plan: Mapping[str, Any]) -> Any:
+        """Exact re-check of the numbers and of the plan against its spec (``Verification``)."""
+        return self._fn(self.check)(plan)
+
+    def summarize(self, plan: Mapping[str, Any]) -> list:
+        """Tables that ``ldpplan plan`` prints."""
+        return self._fn(self.tables)(plan)
+
+    def simulate(self, plan: Mapping[str, Any], options: Any, progress: Any = None) -> Any:
+        """The family's simulation (``SimulationReport``)."""
+        return self._fn(self.simulator)(plan, options, progress)
+
+    def read_inputs(self, plan: Mapping[str, Any], path: str | Path) -> Any:
+        """Users' true inputs from a CSV, in the form the runtime's ``perturb`` takes."""
+        return self._fn(self.reader)(plan, path)
+
+    def __repr__(self) -> str:
+        return f"<family {self.name}: {', '.join(self.plan_mechanisms)}>"
 
 
 #: family name -> (package, spec mechanisms). The single source of mechanism names:

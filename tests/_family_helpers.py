@@ -35,8 +35,10 @@ def family_cases(include_data: bool = True) -> list:
         for name, spec in fam.examples.items():
             data = needs_real_data(spec)
             if include_data or not data:
-                # examples on real data have large domains: slow tier only
-                marks = [pytest.mark.slow] if data else []
+                # examples on real data, and paper-scale domains (the PIE spec's 10.5 million items),
+                # are the slow tier's
+                big = spec_domain_size(spec) > 10_000 and spec_domain_size(spec) != math.inf
+                marks = [pytest.mark.slow] if data or big else []
                 out.append(pytest.param(fam, name, id=f"{fam.name}-{name}", marks=marks))
     return out
 

@@ -7,6 +7,7 @@ import os
 import stat
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -128,24 +129,31 @@ def test_old_format_plan_is_one_line_naming_the_version(plan_file):
         assert "format_version" in line and "'1.0'" in line and "2.0" in line
 
 
+def _parquet(path):
+    """(key-value metadata as str -> str, columns as numpy) of a reports file, read with plain pyarrow."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    meta = {k.decode(): v.decode() for k, v in table.schema.metadata.items() if not k.startswith(b"ARROW")}
+    return meta, {name: table.column(name).to_numpy() for name in table.column_names}
+
+
 def test_perturb_estimate_roundtrip(plan_file, users_csv, tmp_path):
-    reports = tmp_path / "r.npz"
+    reports = tmp_path / "r.parquet"
     result = run("perturb", plan_file, "--input", users_csv, "-o", reports, "--seed", 7)
     assert result.exit_code == 0, result.output
     assert "wrote 1,000 reports" in result.output and "seed=7" in result.output
-    with np.load(reports) as z:
-        meta = json.loads(str(z["meta"]))
-        y = z["column.y"]
+    meta, columns = _parquet(reports)
+    y = columns["y"]
     from ldpplan.planner._plan_format import plan_fingerprint
 
-    assert meta["seeded"] is True and meta["seed"] == 7 and meta["n"] == 1000
+    assert meta["seeded"] == "true" and meta["seed"] == "7" and len(y) == 1000
     assert meta["plan_fingerprint"] == plan_fingerprint(json.loads(plan_file.read_text()))
-    assert meta["mechanism"] == "toy-rr" and meta["format_version"] == "1.0"
+    assert meta["mechanism"] == "toy-rr" and meta["format_version"] == "2.0" and meta["format"] == "ldpplan-reports"
     # reproducible: the same seed gives the same reports
-    again = tmp_path / "r2.npz"
+    again = tmp_path / "r2.parquet"
     assert run("perturb", plan_file, "--input", users_csv, "-o", again, "--seed", 7).exit_code == 0
-    with np.load(again) as z:
-        assert np.array_equal(z["column.y"], y)
+    assert np.array_equal(_parquet(again)[1]["y"], y)
     out = json.loads(run("estimate", plan_file, reports, "--json").stdout)
     assert set(out) >= {"frequency", "mean", "n", "method", "std_error", "labels"}
     assert out["labels"] == ["no", "yes"] and out["n"] == 1000 and out["method"] == "empirical"
@@ -168,19 +176,18 @@ def test_perturb_without_seed_uses_secure_rng(plan_file, users_csv, tmp_path, mo
         return real(*a, **k)
 
     monkeypatch.setattr(mechanisms, "secure_rng", spy)
-    reports = tmp_path / "r.npz"
+    reports = tmp_path / "r.parquet"
     result = run("perturb", plan_file, "--input", users_csv, "-o", reports)
     assert result.exit_code == 0 and calls == [()]
-    with np.load(reports) as z:
-        meta = json.loads(str(z["meta"]))
-    assert meta["seeded"] is False and "seed" not in meta
+    meta, _ = _parquet(reports)
+    assert meta["seeded"] == "false" and "seed" not in meta
 
 
 def test_perturb_refuses_failing_plan_and_writes_nothing(plan_file, users_csv, tmp_path):
     plan = json.loads(plan_file.read_text())
     plan["guarantee"]["epsilon"] = plan["spec"]["epsilon"] = 0.5
     plan_file.write_text(json.dumps(plan))
-    out = tmp_path / "r.npz"
+    out = tmp_path / "r.parquet"
     result = run("perturb", plan_file, "--input", users_csv, "-o", out)
     assert result.exit_code == 1
     assert "plan fails verification" in one_error_line(result)
@@ -193,7 +200,7 @@ def test_perturb_refuses_failing_plan_and_writes_nothing(plan_file, users_csv, t
 def test_perturb_bad_input_csv(plan_file, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("item\nyes\nmaybe\n")
-    out = tmp_path / "r.npz"
+    out = tmp_path / "r.parquet"
     result = run("perturb", plan_file, "--input", bad, "-o", out)
     assert result.exit_code == 2
     assert "line 3" in one_error_line(result) and "'maybe'" in result.stderr
@@ -202,7 +209,7 @@ def test_perturb_bad_input_csv(plan_file, tmp_path):
 
 @pytest.fixture
 def reports_file(plan_file, users_csv, tmp_path):
-    out = tmp_path / "reports.npz"
+    out = tmp_path / "reports.parquet"
     assert run("perturb", plan_file, "--input", users_csv, "-o", out, "--seed", 1).exit_code == 0
     return out
 
@@ -236,34 +243,47 @@ def test_estimate_refuses_reports_of_another_plan(plan_file, reports_file, tmp_p
     assert str(reports_file) in line and "another plan" in line
 
 
-@pytest.mark.parametrize("tamper, needle", [
-    (lambda a, m: a.update({"column.y": np.full(1000, 7, dtype=np.uint8)}), "reports.y"),
-    (lambda a, m: a.update({"column.y": np.zeros(999, dtype=np.uint8)}), "must have meta.n = 1000 rows"),
-    (lambda a, m: m.update(mechanism="rr"), "reports of mechanism 'rr'"),
-    (lambda a, m: m.update(format_version="9.0"), "meta.format_version"),
-    (lambda a, m: a.pop("meta"), "'meta' record"),
-    (lambda a, m: a.update({"column.y": np.array([None] * 1000, dtype=object)}), "object arrays are not allowed"),
-    (lambda a, m: a.update({"evil": np.zeros(3)}), "evil: unexpected member"),
+def _rewrite(path, columns=None, meta=None, drop=()):
+    """Rewrite a reports file with some columns / metadata replaced (a tampering client)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    old = dict(table.schema.metadata)
+    cols = {name: table.column(name) for name in table.column_names}
+    cols.update(columns or {})
+    new = {k: v for k, v in old.items() if k.decode() not in drop}
+    new.update({k.encode(): v.encode() for k, v in (meta or {}).items()})
+    pq.write_table(pa.table(cols).replace_schema_metadata(new), path)
+
+
+@pytest.mark.parametrize("columns, meta, drop, needle", [
+    ({"y": np.full(1000, 7, dtype=np.uint8)}, None, (), "reports.y"),
+    ({"y": np.full(1000, 0.5)}, None, (), "column 'y' must be an integer or fixed_size_binary column"),
+    ({"y": pa.array([None] * 999 + [1], pa.uint8())}, None, (), "column 'y' must not hold nulls"),
+    (None, {"mechanism": "rr"}, (), "reports of mechanism 'rr'"),
+    (None, {"format_version": "9.0"}, (), "metadata.format_version"),
+    (None, {"seeded": "maybe"}, (), "metadata.seeded"),
+    (None, {"seed": "-3"}, (), "metadata.seed"),
+    (None, {"seeded": "false"}, (), "metadata.seed"),
+    (None, None, ("plan_fingerprint",), "must record ['plan_fingerprint']"),
+    ({"y": np.zeros(0, np.uint8)}, None, (), "at least one report"),
 ])
-def test_estimate_tampered_reports_exit_2(plan_file, reports_file, tamper, needle):
-    with np.load(reports_file) as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(str(arrays["meta"]))
-    tamper(arrays, meta)
-    if "meta" in arrays:
-        arrays["meta"] = np.array(json.dumps(meta))
-    with open(reports_file, "wb") as fh:
-        np.savez(fh, **arrays)
-    result = run("estimate", plan_file, reports_file)
+def test_estimate_tampered_reports_exit_2(plan_file, reports_file, columns, meta, drop, needle):
+    _rewrite(reports_file, columns, meta, drop)
+    out = reports_file.parent / "est.csv"
+    result = run("estimate", plan_file, reports_file, "-o", out)
     assert result.exit_code == 2
-    assert needle in one_error_line(result)
+    assert needle in one_error_line(result) and str(reports_file) in one_error_line(result)
+    assert not out.exists()
 
 
-def test_estimate_garbage_reports_file(plan_file, tmp_path):
-    junk = tmp_path / "junk.npz"
-    junk.write_bytes(b"PK\x03\x04 not really a zip")
-    result = run("estimate", plan_file, junk)
-    assert result.exit_code == 2 and str(junk) in one_error_line(result)
+def test_estimate_garbage_reports_file(plan_file, tmp_path, reports_file):
+    junk = tmp_path / "junk.parquet"
+    for data in (b"PK\x03\x04 not really a zip", b"", b"PAR1" + b"\x00" * 20 + b"PAR1",
+                 reports_file.read_bytes()[:-100]):
+        junk.write_bytes(data)
+        result = run("estimate", plan_file, junk)
+        assert result.exit_code == 2 and str(junk) in one_error_line(result)
 
 
 def test_estimate_passes_the_reports_to_the_runtime(plan_file, reports_file, monkeypatch, toy_family):

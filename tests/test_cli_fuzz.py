@@ -154,7 +154,7 @@ def _fuzz_plan_file(text: bytes, command: str) -> None:
         good.write_text(VALID_TEXT)
         users = folder / "users.csv"
         users.write_text("item\nyes\nno\nno\n")
-        reports = folder / "reports.npz"
+        reports = folder / "reports.parquet"
         assert _invoke(["perturb", good, "--input", users, "-o", reports, "--seed", 1]).exit_code == 0
         plan = folder / "plan.json"
         plan.write_bytes(text)
@@ -173,7 +173,7 @@ def test_fuzz_reports_files(data):
         folder = Path(tmp)
         plan = folder / "plan.json"
         plan.write_text(VALID_TEXT)
-        reports = folder / "reports.npz"
+        reports = folder / "reports.parquet"
         reports.write_bytes(data)
         out = folder / "est.csv"
         before = {p.name for p in folder.iterdir()}

@@ -1,7 +1,6 @@
 """Generic input readers (planner.data, CLI section), atomic writes and the reports file module."""
 from __future__ import annotations
 
-import json
 import os
 import stat
 
@@ -28,7 +27,7 @@ def test_read_item_column_labels_and_indices(tmp_path):
 
 @pytest.mark.parametrize("text, labels, needle", [
     ("item\nyes\nmaybe\n", ["no", "yes"], "line 3: item: must be one of domain.labels ['no', 'yes'] (got 'maybe')"),
-    ("item\n0\n5\n", None, "line 3: item: must be in [0, 4] (got 5)"),
+    ("item\n0\n5\n", None, "line 3: item: must be a 0-based index in [0, 5) (got 5)"),
     ("item\n0\nx\n", None, "line 3: item: must be a 0-based index"),
     ("value\n1\n", None, "line 1: columns ['item'] are required"),
     ("", None, "file is empty"),
@@ -79,43 +78,39 @@ def test_write_bytes_atomic_respects_umask(tmp_path, umask, mode):
 
 
 def test_reports_file_roundtrip_and_meta(tmp_path):
-    arrays = {"y": np.array([0, 1, 1], dtype=np.uint8), "bits": np.zeros((3, 2), dtype=np.uint8)}
-    meta = _reports_file.write_reports(tmp_path / "r.npz", arrays, mechanism="rr", plan_fingerprint="ab" * 32,
+    arrays = {"y": np.array([0, 1, 1], dtype=np.uint8), "bits": np.arange(6, dtype=np.uint8).reshape(3, 2)}
+    meta = _reports_file.write_reports(tmp_path / "r.parquet", arrays, mechanism="rr", plan_fingerprint="ab" * 32,
                                        ldpplan_version="0.2.0", seed=None)
-    assert meta["seeded"] is False and "seed" not in meta and meta["n"] == 3 and meta["columns"] == ["bits", "y"]
-    content = _reports_file.read_reports(tmp_path / "r.npz")
-    assert content.meta == meta
+    assert meta["seeded"] == "false" and "seed" not in meta and meta["n"] == 3
+    content = _reports_file.read_reports(tmp_path / "r.parquet")
+    assert content.meta == {**meta, "seeded": False}
     assert set(content.arrays) == {"y", "bits"} and np.array_equal(content.arrays["bits"], arrays["bits"])
-    seeded = _reports_file.write_reports(tmp_path / "s.npz", arrays, mechanism="rr", plan_fingerprint="x",
+    assert content.arrays["y"].dtype == np.uint8 and content.arrays["bits"].shape == (3, 2)
+    seeded = _reports_file.write_reports(tmp_path / "s.parquet", arrays, mechanism="rr", plan_fingerprint="x",
                                          ldpplan_version="0.2.0", seed=5)
-    assert seeded["seeded"] is True and seeded["seed"] == 5
+    assert seeded["seeded"] == "true" and _reports_file.read_reports(tmp_path / "s.parquet").meta["seed"] == 5
 
 
-def test_reports_file_refuses_unexpected_members_and_bad_meta(tmp_path):
-    path = tmp_path / "r.npz"
-    meta = {"format": "ldpplan-reports", "format_version": "1.0", "mechanism": "rr", "plan_fingerprint": "x",
-            "ldpplan_version": "0", "n": 2, "columns": ["y"], "seeded": False}
-    np.savez(path, meta=np.array(json.dumps(meta)), **{"column.y": np.zeros(2, np.uint8), "evil": np.zeros(1)})
-    with pytest.raises(InputDataError, match="evil: unexpected member"):
-        _reports_file.read_reports(path)
-    for key, value, needle in [("n", -1, "meta.n"), ("n", True, "meta.n"), ("seeded", "no", "meta.seeded"),
-                               ("columns", ["z"], "meta.columns")]:
-        bad = dict(meta, **{key: value})
-        np.savez(path, meta=np.array(json.dumps(bad)), **{"column.y": np.zeros(2, np.uint8)})
+def test_reports_file_refuses_bad_meta(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "r.parquet"
+    meta = {"format": "ldpplan-reports", "format_version": "2.0", "mechanism": "rr", "plan_fingerprint": "x",
+            "ldpplan_version": "0", "seeded": "false"}
+    for key, value, needle in [("format", "other", "metadata.format"), ("seeded", "no", "metadata.seeded"),
+                               ("format_version", "1.0", "metadata.format_version")]:
+        table = pa.table({"y": np.zeros(2, np.uint8)}).replace_schema_metadata(dict(meta, **{key: value}))
+        pq.write_table(table, path)
         with pytest.raises(InputDataError, match=needle):
             _reports_file.read_reports(path)
-    np.savez(path, meta=np.array(json.dumps(meta).replace('"n": 2', '"n": NaN')), **{"column.y": np.zeros(2)})
-    with pytest.raises(InputDataError, match="NaN"):
-        _reports_file.read_reports(path)
 
 
-def test_reports_file_bounds_declared_array_sizes_before_allocating(tmp_path, monkeypatch):
-    path = tmp_path / "r.npz"   # a small compressed file declaring 10^6 bytes of arrays (a zip bomb)
-    np.savez_compressed(path, meta=np.array("{}"), **{"column.y": np.zeros(10**6, np.uint8)})
+def test_reports_file_bounds_declared_row_group_sizes_before_decoding(tmp_path, monkeypatch):
+    path = tmp_path / "r.parquet"   # a small compressed file declaring 10^6 decoded bytes (a decompression bomb)
+    _reports_file.write_reports(path, {"y": np.zeros(10**6, np.uint8)}, mechanism="rr", plan_fingerprint="x",
+                                ldpplan_version="0", seed=None)
     assert path.stat().st_size < 10_000
-    monkeypatch.setattr(_reports_file, "MAX_REPORTS_BYTES", 10_000)
-    with pytest.raises(InputDataError, match="at most 10000 bytes of arrays"):
-        _reports_file.read_reports(path)
-    np.savez(path, meta=np.array("{}"), **{"column.y": np.array([None, 1], dtype=object)})
-    with pytest.raises(InputDataError, match="object arrays are not allowed"):
+    monkeypatch.setattr(_reports_file, "MAX_ROW_GROUP_BYTES", 10_000)
+    with pytest.raises(InputDataError, match="row group 0: must decode to at most 10000 bytes"):
         _reports_file.read_reports(path)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 
 import numpy as np
@@ -16,19 +15,6 @@ from ldpplan.planner.errors import InputDataError, SpecError
 from ldpplan.planner.idue import FAMILY
 from ldpplan.planner.idue.simulate import RE_NOTE
 
-
-@pytest.fixture(autouse=True)
-def _registered_families(monkeypatch):
-    from ldpplan.planner import families
-
-    keep = {}
-    for name, (module, mechs) in families.REGISTRY.items():
-        try:
-            if hasattr(importlib.import_module(module), "FAMILY"):
-                keep[name] = (module, mechs)
-        except ImportError:  # pragma: no cover
-            pass
-    monkeypatch.setattr(families, "REGISTRY", keep)
 
 
 def example(name):
@@ -187,3 +173,13 @@ def test_item_set_simulation_synthetic_runtime_mode():
     for name, r in res.items():
         # 4 trials: a loose but variance-derived check (the MSE is a sum over 1,000 items)
         assert abs(r["empirical_mse"] - r["theoretical_mse"]) < 6 * r["empirical_mse_se"] + 0.05 * r["theoretical_mse"], name
+
+
+def test_single_item_reader_refuses_item_sets(tmp_path):
+    plan = planner.make_plan(example("health"))
+    path = tmp_path / "sets.csv"
+    path.write_text("user,item\n1,hiv\n1,anemia\n2,anemia\n")
+    with pytest.raises(InputDataError, match="user '1' appears twice"):
+        FAMILY.read_inputs(plan, path)
+    path.write_text("user,item\n1,hiv\n2,anemia\n")
+    assert FAMILY.read_inputs(plan, path).tolist() == [0, 1]

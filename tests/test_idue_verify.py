@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import importlib
 import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -19,19 +18,6 @@ from ldpplan.planner.idue.plan import baselines_of
 
 STEP = 2.0**-48  # one step of the probability grid
 
-
-@pytest.fixture(autouse=True)
-def _registered_families(monkeypatch):
-    from ldpplan.planner import families
-
-    keep = {}
-    for name, (module, mechs) in families.REGISTRY.items():
-        try:
-            if hasattr(importlib.import_module(module), "FAMILY"):
-                keep[name] = (module, mechs)
-        except ImportError:  # pragma: no cover
-            pass
-    monkeypatch.setattr(families, "REGISTRY", keep)
 
 
 @pytest.fixture()

@@ -38,9 +38,17 @@ ABSOLUTE_PATH = re.compile(r"""(?:^|[\s"'`(=])(?:/(?:work|tmp|home|Users|root|mn
 # plan fields and runtime results that may only be read inside the accessor cell
 PLAN_OR_RESULT_ACCESS = re.compile(
     r"""\[\s*["'](params|baselines|predicted|prediction|guarantee|comparison|solver|selection|"""
-    r"""padding_length_selection|worst_case_mse_per_user|model_objective)["']\s*\]"""
+    r"""padding_length_selection|worst_case_mse_per_user|model_objective|labels|verification|planning_inputs|"""
+    r"""provenance)["']\s*\]"""
     r"""|\breport\.data\b|\.data\[|\.tables\[|\.estimate(_intermediate)?\(|\.aggregate\(|\.combine\("""
-    r"""|\.variance(_per_user)?\(|\.simulate_counts\(|\.sampling_probabilities\(|\.sample_items\(|\.mu\b|\.width\b""")
+    r"""|\.variance(_per_user)?\(|\.simulate_counts\(|\.sampling_probabilities\(|\.sample_items\(|\.mu\b|\.width\b"""
+    r"""|\.(frequency|std_error|log_likelihood|iterations|counts)\b""")
+# top-level plan keys of the pre-2.0 format (now domain.labels, predicted.*, baselines, solver.*, guarantee.*)
+# and the pre-protocol runtime calls; the accessor cells must not use them
+PRE_2_0 = re.compile(
+    r"""\bplan\[\s*["'](items|model_objective|comparison|prediction|selection|padding_length_selection|"""
+    r"""worst_case_mse_per_user|created_by|notion|model)["']\s*\]"""
+    r"""|\bmech\.items\b|\.estimate_em\(|\braw\s*=\s*(True|False|raw)\b""")
 ALLOWED_TOP_LEVEL = {"ldpplan", "nbhelpers", "numpy", "matplotlib", "IPython"}
 
 
@@ -178,3 +186,23 @@ def test_public_api_only(path):
                 importlib.import_module(f"{module}.{name}")
             elif hasattr(target, "__all__") and not isinstance(getattr(target, name), type(sys)):
                 assert name in target.__all__, f"{path.name}: {module}.{name} is not in __all__"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_accessors_follow_plan_format_2_and_the_runtime_protocol(stem):
+    """The accessor cell reads plan format 2.0 fields and runtime-protocol results only."""
+    cells = _cells(NOTEBOOK_DIR / f"{stem}.py")
+    source = cells[_accessor_index(cells)].source
+    hits = [line.strip() for line in source.splitlines() if PRE_2_0.search(line.split("#", 1)[0])]
+    assert not hits, f"{stem}: pre-2.0 plan field or pre-protocol runtime call in the accessors: {hits[:3]}"
+
+
+def test_pre_2_0_pattern_catches_the_old_accessors():
+    """The check above can fail: the accessors of the 1.x notebooks are caught."""
+    old = ['return plan["items"]', 'return plan["worst_case_mse_per_user"]', 'plan["comparison"]',
+           'return plan["selection"]["epsilon_binding"]', 'return mech.items',
+           'estimate_from_counts(n, n1, n2, a, b, p, L, raw=raw)']
+    new = ['return plan["domain"]["labels"]', 'plan["predicted"]["worst_case_mse_per_user"]["value"]',
+           'plan["solver"]["selection"]["epsilon_binding"]', 'return mech.labels']
+    assert all(PRE_2_0.search(line) for line in old)
+    assert not any(PRE_2_0.search(line) for line in new)

@@ -16,7 +16,6 @@ from ldpplan.planner.errors import PlanFormatError, PrivacyViolation, SpecError
 from ldpplan.planner.pckv import FAMILY
 from ldpplan.planner.pckv.allocation import composed_ratio_exact
 
-from _pckv_helpers import only_families_with_FAMILY  # noqa: F401  (autouse fixture)
 
 ISSUE_SPEC = {"mechanism": "pckv-ue", "epsilon": 1.0, "keys": 100, "padding_length": 1, "allocation": "optimized"}
 GRID = 2.0 ** -48

@@ -16,7 +16,6 @@ from ldpplan.planner import api
 from ldpplan.planner.pckv.allocation import composed_ratio_exact
 from ldpplan.solvers import pckv as S
 
-from _pckv_helpers import only_families_with_FAMILY  # noqa: F401  (autouse fixture)
 
 
 def _ue(eps, d, L, method="optimized"):

@@ -13,7 +13,6 @@ from ldpplan.planner.data import load_key_value_data
 from ldpplan.planner.errors import InputDataError, SpecError
 from ldpplan.planner.pckv import FAMILY
 
-from _pckv_helpers import only_families_with_FAMILY  # noqa: F401  (autouse fixture)
 
 ISSUE_SPEC = {"mechanism": "pckv-ue", "epsilon": 1.0, "keys": 100, "padding_length": 1, "allocation": "optimized"}
 
@@ -34,7 +33,7 @@ def test_simulate_synthetic_aggregate_and_runtime_agree_with_theory():
 
 def test_simulate_options_are_typed(tmp_path):
     plan = api.make_plan({**ISSUE_SPEC, "users": 2000})
-    with pytest.raises(SpecError, match="valid: distribution, top, users"):
+    with pytest.raises(SpecError, match="valid: baselines, distribution, epsilons, top, users"):
         api.simulate(plan, SimulateOptions(trials=1, extra={"bogus": "1"}))
     with pytest.raises(SpecError, match="-O distribution"):
         api.simulate(plan, SimulateOptions(trials=1, extra={"distribution": "cauchy"}))

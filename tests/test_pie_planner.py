@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import math
 
@@ -20,15 +19,6 @@ from ldpplan.planner.pie import EXAMPLES, FAMILY, gss_labels
 
 N_LOC, X_LOC = 1370637, 10500393
 
-
-@pytest.fixture(autouse=True)
-def _registered_families(monkeypatch):
-    """Only families already converted to the Family protocol (others may still be in transition)."""
-    for name, (module, _) in list(families.REGISTRY.items()):
-        try:
-            importlib.import_module(module).FAMILY
-        except (ImportError, AttributeError):
-            monkeypatch.delitem(families.REGISTRY, name)
 
 
 def _plan(**spec):

@@ -20,7 +20,6 @@ from ldpplan.planner.uldp import FAMILY, numbers, plan as plan_module
 from ldpplan.planner.uldp.tables import sizes
 from ldpplan.solvers.uldp import prop5_l1, prop8_l1, prop16_l2, prop19_l2
 
-from uldp_support import other_families_until_merge  # noqa: F401  (autouse fixture)
 
 STEP = 2.0**-48
 

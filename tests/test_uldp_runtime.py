@@ -19,7 +19,6 @@ from ldpplan.planner._exact import SAFETY_MARGIN
 from ldpplan.planner.uldp.numbers import grid_rappor, grid_urap, grid_urr
 from ldpplan.solvers.uldp import LinearMarginals
 
-from uldp_support import other_families_until_merge  # noqa: F401  (autouse fixture)
 
 
 def make_urr(eps, k, sens):

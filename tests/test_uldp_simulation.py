@@ -13,14 +13,10 @@ from ldpplan.planner.cli import main
 from ldpplan.planner.errors import SpecError
 from ldpplan.planner.uldp import FAMILY
 
-from uldp_support import other_families_until_merge  # noqa: F401  (autouse fixture)
 
 
 @pytest.fixture(scope="module")
 def plans():
-    from uldp_support import patch_families
-
-    patch_families()
     return {name: planner.make_plan(planner.example_spec(name)) for name in FAMILY.examples}
 
 

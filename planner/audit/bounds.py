@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from scipy import stats
 
 __all__ = ["cp_lower", "cp_upper", "log_ratio_bound", "per_bound_alpha", "expected_bound", "default_trials",
            "TARGET_FRACTION", "MIN_TRIALS", "MAX_TRIALS", "WORK_LIMIT"]
@@ -45,6 +44,8 @@ def cp_lower(k: int, n: int, alpha: float) -> float:
     """
     if k <= 0:
         return 0.0
+    from scipy import stats  # lazily: `ldpplan --help` must not pay for scipy
+
     return float(stats.beta.ppf(alpha, k, n - k + 1))
 
 
@@ -52,6 +53,8 @@ def cp_upper(k: int, n: int, alpha: float) -> float:
     """One-sided Clopper-Pearson upper bound (``Beta(1 - alpha; k + 1, n - k)``, 1 when ``k = n``)."""
     if k >= n:
         return 1.0
+    from scipy import stats
+
     return float(stats.beta.ppf(1.0 - alpha, k + 1, n - k))
 
 

@@ -67,7 +67,6 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     ls = _label(plan, s)
     ls2 = _label(plan, s2) if s2 is not None else ""
     ln = _label(plan, n) if n is not None else ""
-    alone = (never,) if s2 is None else ()  # the invertible check rides on the s vs n pair when s is alone
     cost = float(z_size) if common == "urap" else 1.0
     if common == "urap":
         invertible = _nonsensitive_bits(mask)
@@ -75,6 +74,7 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
         invertible = (lambda r: ~mask[np.asarray(r["y"])])
     never = Test("an invertible output (Y_I)", invertible, 0.0, 0.0, 0.0, never=True, source=_SOURCE)
     never_both = Test("an invertible output (Y_I)", invertible, 0.0, 0.0, 0.0, never=True, both=True, source=_SOURCE)
+    alone = (never,) if s2 is None else ()  # the invertible check rides on the s vs n pair when s is alone
     out: list[InputPair] = []
     if common == "urr":
         c1, c2 = float(params["c1"]), float(params["c2"])

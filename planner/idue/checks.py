@@ -96,17 +96,71 @@ def _predicted_match(field: str, claimed: Mapping[str, Any], actual: Mapping[str
 
 
 def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float]) -> str | None:
+    if "ldp_epsilon" not in g:
+        return "guarantee.ldp_epsilon: required (Lemma 1: the plain LDP budget of the plan's numbers)"
     if "ldp_epsilon" in g:
         claim = exact(g["ldp_epsilon"])
         value = Decimal(claim.numerator) / Decimal(claim.denominator)
         if value < ldp - Decimal("1e-40"):
             return (f"guarantee.ldp_epsilon: claims {g['ldp_epsilon']!r} but Lemma 1 with the plan's a, b gives "
                     f"{float(ldp)!r} (exact; smaller by {float(ldp - value):.3e} nats)")
-        problem = _close("guarantee.ldp_epsilon", float(g["ldp_epsilon"]), float(ldp))
-        if problem:
-            return problem
+        if value - ldp > Decimal(4e-16) * max(ldp, Decimal(1)):
+            return (f"guarantee.ldp_epsilon: claims {g['ldp_epsilon']!r} but Lemma 1 with the plan's a, b gives "
+                    f"{float(ldp)!r} exactly (the claim must be the exact value rounded up to a float)")
     if "ldp_epsilon_lemma1" in g and g["ldp_epsilon_lemma1"] != float(min(max(e), 2 * min(e))):
         return _differs("guarantee.ldp_epsilon_lemma1", g["ldp_epsilon_lemma1"], float(min(max(e), 2 * min(e))))
+    return None
+
+
+def _set_claims(plan: Mapping[str, Any]) -> str | None:
+    """``guarantee.set_budgets`` (IDUE-PS: required) recomputed with eq. (16) and required verbatim."""
+    from .itemsets import set_budget_table
+
+    g, params = plan["guarantee"], plan["params"]
+    if params.get("padding_length") is None:
+        return None if "set_budgets" not in g else "guarantee.set_budgets: applies to 'idue-ps' plans only"
+    if "set_budgets" not in g:
+        return "guarantee.set_budgets: required for 'idue-ps' plans (ID-LDP eq. 16 by set size)"
+    lv = params["levels"]
+    want = set_budget_table([x["epsilon"] for x in lv], [x["size"] for x in lv], params["padding_length"],
+                            params["dummy"]["epsilon"])
+    got = g["set_budgets"]
+    if not isinstance(got, Mapping) or not isinstance(got.get("by_size"), list):
+        return "guarantee.set_budgets.by_size: must be a list of {size, min, max} rows"
+    if len(got["by_size"]) != len(want["by_size"]):
+        return _differs("guarantee.set_budgets.by_size (rows)", len(got["by_size"]), len(want["by_size"]))
+    for k, (row, w) in enumerate(zip(got["by_size"], want["by_size"])):
+        for key in ("size", "min", "max"):
+            if not isinstance(row, Mapping) or row.get(key) != w[key]:
+                return (f"guarantee.set_budgets.by_size[{k}].{key}: claims "
+                        f"{row.get(key) if isinstance(row, Mapping) else row!r} but eq. (16) with the plan's level "
+                        f"budgets gives {w[key]!r}")
+    for key in ("padding_length", "dummy_epsilon", "source"):
+        problem = _differs(f"guarantee.set_budgets.{key}", got.get(key), want[key])
+        if problem:
+            return problem
+    return _users_claims(plan)
+
+
+def _users_claims(plan: Mapping[str, Any]) -> str | None:
+    """``guarantee.users_set_budgets``: recorded as a planning input; ordered quantiles within [min E, max E]."""
+    from .plan import USERS_SETS_WHAT
+
+    dist = plan["guarantee"].get("users_set_budgets")
+    if dist is None:
+        return None
+    if not any(isinstance(p, Mapping) and p.get("what") == USERS_SETS_WHAT for p in plan.get("planning_inputs", [])):
+        return "guarantee.users_set_budgets: the users' item sets it summarises must be listed in planning_inputs"
+    keys = ["min", "p05", "p25", "median", "p75", "p95", "max"]
+    if not isinstance(dist, Mapping) or not all(isinstance(dist.get(k), (int, float)) for k in keys + ["mean"]):
+        return f"guarantee.users_set_budgets: must hold the numbers {keys + ['mean']}"
+    e = [x["epsilon"] for x in plan["params"]["levels"]]
+    vals = [dist[k] for k in keys]
+    lo, hi = min(e) * (1 - 1e-12), max(e) * (1 + 1e-12)
+    if any(x > y for x, y in zip(vals, vals[1:])) or not (lo <= vals[0] and vals[-1] <= hi) \
+            or not (vals[0] <= dist["mean"] <= vals[-1]):
+        return (f"guarantee.users_set_budgets: quantiles {vals} must increase and lie in [min E, max E] = "
+                f"[{min(e)!r}, {max(e)!r}] (eq. 16 budgets lie between the smallest and largest level budget)")
     return None
 
 
@@ -121,7 +175,8 @@ def compare_derived(plan: Mapping[str, Any], ldp: Decimal) -> str | None:
     emin = min(e)
     problem = (_differs("guarantee.epsilon", g["epsilon"], emin)
                or _differs("guarantee.levels", g.get("levels"), {x["name"]: x["epsilon"] for x in lv})
-               or _ldp_claims(g, ldp, e))
+               or _ldp_claims(g, ldp, e)
+               or _set_claims(plan))
     if problem:
         return problem
     L = params.get("padding_length")

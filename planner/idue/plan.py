@@ -39,6 +39,16 @@ EXAMPLES: dict[str, dict] = {
         ],
     },
     # ID-LDP Sec. VII default: budgets {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of m = 100 items.
+    # The same health levels for item sets (IDUE-PS, L = 3): ID-LDP eq. (16) gives {hiv} ln 4 but
+    # {hiv, anemia, headache} ln((4 + 6 + 6) / 3) (`ldpplan explain PLAN --items hiv,anemia,headache`).
+    "health-itemsets": {
+        "mechanism": "idue-ps", "model": "opt0", "notion": "minid", "padding_length": 3,
+        "description": "ID-LDP Table II levels on item sets (IDUE-PS, L = 3): HIV ln 4, common conditions ln 6",
+        "levels": [
+            {"name": "hiv", "epsilon": _LN4, "items": 1},
+            {"name": "other", "epsilon": _LN6, "items": ["anemia", "headache", "stomachache", "toothache"]},
+        ],
+    },
     "three-levels": {
         "mechanism": "idue", "model": "opt0", "notion": "minid", "domain": 100, "assignment_seed": 0,
         "description": "ID-LDP Sec. VII default: {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of 100 items, eps = 1",
@@ -74,17 +84,36 @@ def to_grid_safe(a, b) -> tuple[np.ndarray, np.ndarray]:
 
 
 def worst_case_mse(a, b, sizes, padding_length: int | None = None) -> float:
-    """eq. (9) at ``(a, b)``, times ``L^2`` for IDUE-PS (its estimator is L times eq. 7).
+    """Worst-case total MSE of the runtime's count estimates divided by ``n`` (counts^2 per user).
+
+    IDUE: eq. (9), ``sum_i m_i coef_n_i + max_i coef_c_i`` with ``coef_n = b(1-b)/(a-b)^2`` and
+    ``coef_c = (1-a-b)/(a-b)``. IDUE-PS (estimator ``L`` times eq. 7): a user with a set of
+    ``s <= L`` items samples each with probability ``1/L``; bit ``k`` is then Bernoulli
+    ``b + pi (a - b)`` whose variance exceeds the known-sample one by ``pi (1 - pi) (a-b)^2``, so
+    the worst case over users holding at most ``L`` items (no truncation bias) is
+    ``L^2 [sum_i m_i coef_n_i + (1/L) sum over the L items of largest coef_c of
+    max(0, coef_c + 1 - 1/L)]`` (``L^2 eq. 9 + L (L - 1)`` when the top level has >= L items).
 
     Returns
     -------
     float
-        Worst-case total MSE of the count estimates divided by ``n`` (counts^2 per user).
+        Counts^2 per user (divide by ``n`` for the total MSE of frequencies).
+
+    References
+    ----------
+    Gu et al., ICDE 2020, eq. (7)-(9), Sec. VI-B (Algorithm 1).
     """
     from ldpplan.solvers.idue import worst_case_mse as eq9
 
-    s = float(padding_length or 1)
-    return s * s * eq9(a, b, sizes)
+    if not padding_length:
+        return eq9(a, b, sizes)
+    aa, bb = np.asarray(a, float), np.asarray(b, float)
+    L = int(padding_length)
+    noise = float(np.sum(np.asarray(sizes, float) * bb * (1 - bb) / (aa - bb) ** 2))
+    gain = (1 - aa - bb) / (aa - bb) + 1.0 - 1.0 / L
+    order = np.argsort(-gain, kind="stable")
+    top = np.repeat(gain[order], np.minimum(np.asarray(sizes)[order], L))[:L]
+    return float(L * L * noise + L * np.sum(np.maximum(top, 0.0)))
 
 
 def solve_levels(levels: ResolvedLevels, model: str, notion: str):
@@ -114,12 +143,14 @@ def solve_levels(levels: ResolvedLevels, model: str, notion: str):
 
 
 def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None, dummy=None) -> dict[str, Any]:
-    """``guarantee``: notion, epsilon = min level budget, per-level budgets, and Lemma 1's LDP budgets.
+    """``guarantee``: notion, epsilon = min level budget, per-level budgets, Lemma 1's LDP budgets and,
+    for IDUE-PS, ``set_budgets`` (eq. 16 min / max by set size, :func:`.itemsets.set_budget_table`).
 
     ``ldp_epsilon`` is the exact largest ``u_i + w_j`` over distinct items (the dummy items of
     IDUE-PS included); ``ldp_epsilon_lemma1`` is Lemma 1's bound ``min(max E, 2 min E)``.
     """
-    from ldpplan.mechanisms.idue import ldp_epsilon
+    from .itemsets import round_up
+    from .verify import exact_ldp_epsilon
 
     e = np.asarray(epsilons, dtype=float)
     aa, bb, ss = np.asarray(a, float), np.asarray(b, float), np.asarray(sizes)
@@ -127,10 +158,16 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
         aa, bb, ss = np.append(aa, dummy["a"]), np.append(bb, dummy["b"]), np.append(ss, padding_length)
     out = {"notion": NOTION_NAMES[notion], "epsilon": float(e.min()),
            "levels": {n: float(x) for n, x in zip(names, e)},
-           # rounded up past float64 error (the verifier compares with the exact value)
-           "ldp_epsilon": float(np.nextafter(ldp_epsilon(aa, bb, ss) * (1 + 1e-12), np.inf))}
+           # the exact value (50-digit logs of the exact rationals) rounded up to the next float
+           "ldp_epsilon": round_up(exact_ldp_epsilon([float(x) for x in aa], [float(x) for x in bb],
+                                                     [int(x) for x in ss]))}
     if notion == "minid":
         out["ldp_epsilon_lemma1"] = float(min(e.max(), 2 * e.min()))
+    if dummy is not None:
+        from .itemsets import set_budget_table
+
+        out["set_budgets"] = set_budget_table([float(x) for x in e], [int(x) for x in np.asarray(sizes)],
+                                              int(padding_length), float(dummy["epsilon"]))
     return out
 
 
@@ -138,9 +175,12 @@ def predicted_of(a, b, sizes, padding_length=None, users: int | None = None) -> 
     """``predicted``: eq. (9) worst-case MSE in the units of the runtime's estimator."""
     value = worst_case_mse(a, b, sizes, padding_length)
     src = "Gu et al. ICDE 2020 eq. (9) at the plan's a, b"
+    unit = "counts^2 per user (sum over items of MSE of counts / n)"
     if padding_length:
-        src += f", times L^2 = {padding_length ** 2} (the IDUE-PS estimator is L times eq. 7, Sec. VI-B)"
-    out = {"worst_case_mse_per_user": predicted(value, "counts^2 per user (sum over items of MSE of counts / n)", src)}
+        src += (f", times L^2 = {padding_length ** 2} (the IDUE-PS estimator is L times eq. 7, Sec. VI-B), plus the "
+                "padding-and-sampling variance; worst case over users holding at most L items (no truncation bias)")
+        unit = "counts^2 per user (sum over items of MSE of the IDUE-PS count estimates L (c - n b)/(a - b), / n)"
+    out = {"worst_case_mse_per_user": predicted(value, unit, src)}
     if users:
         out["worst_case_total_mse_frequency"] = predicted(
             value / users, "frequency^2 (sum over items)", f"worst_case_mse_per_user / n with n = {users} (spec users)")
@@ -205,4 +245,23 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
                 "merged_levels": res.extra["merged_levels"], "capped_levels": res.extra["capped_levels"],
                 "epsilon_cap": res.extra["epsilon_cap"]},
         spec=inline_spec(raw, levels), planning_inputs=levels.planning_inputs)
+    if spec.user_set_budgets:
+        _add_user_set_budgets(plan, levels.planning_inputs[0]["source"])
     return attach_verification(plan, _verify.verify_plan(plan))
+
+
+#: ``planning_inputs[].what`` of the users' item sets read for ``guarantee.users_set_budgets``.
+USERS_SETS_WHAT = "users' item sets (distribution of eq. 16 budgets in guarantee.users_set_budgets)"
+
+
+def _add_user_set_budgets(plan: dict[str, Any], path: str) -> None:
+    """``guarantee.users_set_budgets``: eq. (16) over the users of the domain file (raw data, private: false)."""
+    from pathlib import Path as _Path
+
+    from ..data import read_item_sets
+    from .itemsets import budget_distribution, user_set_budgets
+
+    _, indptr, indices = read_item_sets(path, plan["domain"]["labels"], plan["domain"]["size"])
+    plan["guarantee"]["users_set_budgets"] = budget_distribution(user_set_budgets(plan, indptr, indices),
+                                                                 _Path(path).name)
+    plan["planning_inputs"].append({"what": USERS_SETS_WHAT, "source": str(path), "private": False})

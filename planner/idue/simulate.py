@@ -88,23 +88,28 @@ def synthetic_inputs(plan: Mapping[str, Any], opts: IDUESimulateOptions, rng: np
     return _Inputs(indptr=indptr, indices=np.concatenate(sets).astype(np.int64), source=f"synthetic {opts.synthetic}")
 
 
-def _truth_and_sampled(inputs: _Inputs, m: int, L: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """True frequencies f (m,) and expected sampled-item frequencies f' (m,)."""
+def _truth_and_sampled(inputs: _Inputs, m: int, L: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """True frequencies f (m,), expected sampled-item frequencies f' (m,) and the sampling spread (m,).
+
+    The spread is ``sum_u pi_uk (1 - pi_uk) / n`` (0 for single items).
+    """
     n = inputs.n
     if not inputs.is_sets:
         f = np.bincount(inputs.items, minlength=m) / n
-        return f, f
+        return f, f, np.zeros(m)
     sizes = np.diff(inputs.indptr)
     f = np.bincount(inputs.indices, minlength=m) / n
     w = np.repeat(1.0 / np.maximum(sizes, L), sizes)
-    return f, np.bincount(inputs.indices, weights=w, minlength=m) / n
+    return (f, np.bincount(inputs.indices, weights=w, minlength=m) / n,
+            np.bincount(inputs.indices, weights=w * (1 - w), minlength=m) / n)
 
 
-def theoretical_mse(a, b, f, f_sampled, n: int, L: int | None) -> float:
+def theoretical_mse(a, b, f, f_sampled, n: int, L: int | None, spread=None) -> float:
     """Expected ``sum_k (c_hat_k - c_k)^2 / n`` (counts^2 per user).
 
     IDUE: eq. (8) summed over items, divided by n. IDUE-PS: the estimator ``L (c_k/n - b)/(a - b)``
-    has mean ``L f'_k`` and variance ``L^2 [f'_k a(1-a) + (1-f'_k) b(1-b)] / (n (a-b)^2)``; the
+    has mean ``L f'_k`` and variance ``L^2 [f'_k a(1-a) + (1-f'_k) b(1-b) + spread_k (a-b)^2] /
+    (n (a-b)^2)`` (``spread_k = sum_u pi_uk (1 - pi_uk) / n``: the sampling of Algorithm 1); the
     truncation bias ``L f'_k - f_k`` (users with more than L items) is included.
 
     References
@@ -115,6 +120,8 @@ def theoretical_mse(a, b, f, f_sampled, n: int, L: int | None) -> float:
     a, b = np.asarray(a)[:m], np.asarray(b)[:m]
     s = 1.0 if L is None else float(L)
     var = s**2 * (f_sampled * a * (1 - a) + (1 - f_sampled) * b * (1 - b)) / (n * (a - b) ** 2)
+    if spread is not None:
+        var = var + s**2 * np.asarray(spread) / n
     bias2 = (s * f_sampled - f) ** 2 if L is not None else 0.0
     return float(n * np.sum(var + bias2))
 
@@ -156,7 +163,7 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
         mechs = {k: v for k, v in mechs.items() if k.startswith("IDUE")}
     m, L = plan["domain"]["size"], plan["params"].get("padding_length")
     n = inputs.n
-    f, fs = _truth_and_sampled(inputs, m, L)
+    f, fs, spread = _truth_and_sampled(inputs, m, L)
     true_counts = np.bincount(inputs.items, minlength=m) if not inputs.is_sets else None
     children = np.random.SeedSequence(seed).spawn(trials)
     results: dict[str, dict[str, Any]] = {}
@@ -171,9 +178,9 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
         mses = np.array(mses)
         results[name] = {
             "empirical_mse": float(mses.mean()),
-            "empirical_mse_se": float(mses.std(ddof=1) / np.sqrt(trials)) if trials > 1 else None,
-            "theoretical_mse": theoretical_mse(mech.a, mech.b, f, fs, n, L),
-            "re_topk": float(np.nanmean(res)),
+            "empirical_mse_se": float(mses.std(ddof=1) / np.sqrt(trials)) if trials > 1 else None,  # JSON: no NaN
+            "theoretical_mse": theoretical_mse(mech.a, mech.b, f, fs, n, L, spread),
+            "re_topk": float(np.mean([x for x in res if x == x])) if any(x == x for x in res) else None,
         }
     return results
 
@@ -255,20 +262,29 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
             res.update(_run(p, inputs, options.trials, options.seed, options.mode, opts.top_k, tick, idue_only=k > 0))
         e_min = float(ps[0]["guarantee"]["epsilon"])
         for name, r in res.items():
-            rows.append([name, e_min, r["empirical_mse"], "n/a" if r["empirical_mse_se"] is None else r["empirical_mse_se"], r["theoretical_mse"],
-                         r["empirical_mse"] / r["theoretical_mse"], r["re_topk"]])
+            rows.append([name, e_min, r["empirical_mse"], "n/a" if r["empirical_mse_se"] is None else r["empirical_mse_se"],
+                         r["theoretical_mse"], r["empirical_mse"] / r["theoretical_mse"],
+                         "n/a" if r["re_topk"] is None else r["re_topk"]])
         data_points.append({"epsilon_min": e_min, "mechanisms": res})
     title = (f"{plan['mechanism'].upper()} ({model}) on {inputs.source}: n = {inputs.n:,} users, m = {m:,} items"
              + (f", L = {L}" if L else "") + f", {options.trials} trials ({options.mode})")
     table = Table(title, ["mechanism", "min epsilon", "empirical MSE", "std. error", "theoretical MSE",
                           "empirical / theory", f"RE(top-{opts.top_k})"], rows,
                   note="MSE = sum_i (c_hat_i - c_i)^2 / n (counts^2 per user, ID-LDP Sec. VII); theory from eq. (8)"
-                       + (" times L^2 plus the padding-and-sampling truncation bias" if L else "")
+                       + (" times L^2 plus the sampling variance and the padding-and-sampling truncation bias" if L else "")
                        + f". {RE_NOTE}. RAPPOR/OUE satisfy epsilon-LDP with epsilon = min(E).")
     payload = {"n": inputs.n, "m": m, "source": inputs.source, "top_k": opts.top_k,
                "metric": "MSE = sum_i (c_hat_i - c_i)^2 / n (counts^2 per user)", "re_topk": RE_NOTE,
                "points": data_points}
-    return SimulationReport([table], payload, plot=lambda path: _plot(data_points, title, path))
+    tables = [table]
+    if inputs.is_sets:
+        from .itemsets import budget_distribution, user_set_budgets
+        from .tables import users_budget_table
+
+        dist = budget_distribution(user_set_budgets(plan, inputs.indptr, inputs.indices), inputs.source)
+        payload["users_set_budgets"] = dist
+        tables.append(users_budget_table(dist))
+    return SimulationReport(tables, payload, plot=lambda path: _plot(data_points, title, path))
 
 
 def _plot(points, title: str, path: str) -> None:

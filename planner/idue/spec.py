@@ -26,6 +26,11 @@ Item-to-level assignment, exactly one of:
   seeded random permutation, level ``i`` receiving ``round(share_i * m)`` items (largest
   remainder, at least one each): the paper's Sec. VII setting.
 
+IDUE-PS with ``domain_csv``: ``user_set_budgets = true`` also reads the file's users' item sets
+(rows ``user,item`` or MovieLens ``userId,movieId``) and records the distribution of their
+eq. (16) set budgets in ``guarantee.users_set_budgets`` (raw data: a ``planning_inputs`` entry
+with ``private: false``).
+
 A plan embeds the spec with files inlined (``domain`` list and per-level ``items``), so
 ``verify`` re-derives the assignment without reading any file.
 """
@@ -90,6 +95,10 @@ class IDUESpec(SpecBase):
     domain: Optional[Union[StrictInt, list[Union[str, StrictInt]]]] = None
     domain_csv: Optional[DomainCSV] = None
     assignment_seed: StrictInt = 0
+    user_set_budgets: bool = Field(
+        False, description="IDUE-PS with domain_csv: also read the file's users' item sets (rows user,item) and "
+                           "record the distribution of their eq. (16) budgets in guarantee.users_set_budgets "
+                           "(raw data: planning_inputs private false)")
 
 
 class ResolvedLevels:
@@ -183,6 +192,9 @@ def _check_common(spec: IDUESpec) -> dict[str, int]:
             raise SpecError("notion", "must be 'minid' for 'idue-ps' (Theorem 4 proves IDUE-PS for MinID-LDP only)", spec.notion)
     elif spec.padding_length is not None:
         raise SpecError("padding_length", "applies only to mechanism 'idue-ps'", spec.padding_length)
+    if spec.user_set_budgets and (spec.mechanism != "idue-ps" or spec.domain_csv is None):
+        raise SpecError("user_set_budgets", "needs mechanism 'idue-ps' and a 'domain_csv' file holding rows "
+                        "user,item", spec.user_set_budgets)
     return seen
 
 
@@ -297,10 +309,11 @@ def parse_idue_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> tup
 def inline_spec(raw: Mapping[str, Any], levels: ResolvedLevels) -> dict[str, Any]:
     """The spec with its files inlined: re-parsing it needs no file and gives the same levels.
 
-    ``domain_csv`` becomes a ``domain`` list; ``item_levels_csv`` becomes per-level ``items``
+    ``domain_csv`` becomes a ``domain`` list (and ``user_set_budgets`` is dropped); ``item_levels_csv`` becomes per-level ``items``
     plus a ``domain`` list (the item order).
     """
     out = copy.deepcopy(dict(raw))
+    out.pop("user_set_budgets", None)  # the file is not inlined; guarantee.users_set_budgets records the result
     if "domain_csv" in out:
         out.pop("domain_csv")
         out["domain"] = list(levels.labels)

@@ -5,7 +5,50 @@ from typing import Any, Mapping
 
 from .._report import Table
 
-__all__ = ["summarize"]
+__all__ = ["summarize", "guarantee_table", "set_budget_tables"]
+
+
+def guarantee_table(plan: Mapping[str, Any]) -> Table:
+    """What the plan guarantees: each level's MinID/AvgID-LDP budget and the plain-LDP budget (Lemma 1).
+
+    References
+    ----------
+    Gu et al., ICDE 2020, Def. 3 and Lemma 1.
+    """
+    g = plan["guarantee"]
+    rows = [[f"{g['notion']} level {name!r}", eps, "the level's items, against any other input"]
+            for name, eps in g["levels"].items()]
+    rows.append(["plain LDP (Lemma 1, exact)", g["ldp_epsilon"],
+                 "every input against every other: max u_i + w_j over distinct items"])
+    if "ldp_epsilon_lemma1" in g:
+        rows.append(["Lemma 1 bound min(max E, 2 min E)", g["ldp_epsilon_lemma1"], "what Lemma 1 promises"])
+    return Table("Guarantee (nats)", ["notion", "epsilon", "protects"], rows,
+                 note=f"Under the classical notion the worst case is {g['ldp_epsilon']:.4f} nats: a reader comparing "
+                      "with plain LDP mechanisms should use this number, not the level budgets.")
+
+
+def set_budget_tables(plan: Mapping[str, Any]) -> list[Table]:
+    """IDUE-PS: eq. (16) set budgets by set size, and over a data set's users when the plan read one."""
+    g = plan["guarantee"]
+    if "set_budgets" not in g:
+        return []
+    sb = g["set_budgets"]
+    out = [Table(f"Item-set budgets by set size (ID-LDP eq. 16, L = {sb['padding_length']})",
+                 ["set size", "min epsilon_x", "max epsilon_x"],
+                 [[r["size"], r["min"], r["max"]] for r in sb["by_size"]],
+                 note=f"epsilon_x = ln[eta sum e^eps_i / |x| + (1 - eta) e^eps*], eta = |x| / max(|x|, L), "
+                      f"eps* = {sb['dummy_epsilon']:.4f}; min / max over sets of each size. "
+                      "`ldpplan explain PLAN --items a,b,c` gives one set's budget.")]
+    if "users_set_budgets" in g:
+        out.append(users_budget_table(g["users_set_budgets"]))
+    return out
+
+
+def users_budget_table(dist: Mapping[str, Any]) -> Table:
+    """A :func:`.itemsets.budget_distribution` summary as a one-row table."""
+    keys = ["mean", "min", "p05", "p25", "median", "p75", "p95", "max"]
+    return Table(f"Item-set budgets of the {dist['users']:,} users of {dist['source']} (ID-LDP eq. 16, nats)",
+                 keys, [[dist[k] for k in keys]], note="Quantiles over users of each user's set budget epsilon_x.")
 
 
 def summarize(plan: Mapping[str, Any]) -> list[Table]:
@@ -41,7 +84,8 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
         v = base["predicted"]["worst_case_mse_per_user"]["value"]
         cmp_rows.append([base["name"], f"{base['guarantee']['epsilon']:.4g}-LDP", base["params"]["a"],
                          base["params"]["b"], v, v / wc])
-    cmp = Table("Worst-case total MSE of counts per user (eq. 9" + (" times L^2" if L else "") + "; multiply by n)",
+    cmp = Table("Worst-case total MSE of counts per user (eq. 9" + (" times L^2 plus the sampling variance, sets of "
+                                                                  "at most L items" if L else "") + "; multiply by n)",
                 ["mechanism", "guarantee", "a", "b", "MSE / n", "vs IDUE"], cmp_rows,
                 note="RAPPOR and OUE satisfy epsilon-LDP with epsilon = min(E), the strongest level.")
-    return [levels, cmp]
+    return [levels, cmp, guarantee_table(plan), *set_budget_tables(plan)]

@@ -11,18 +11,13 @@ and report files).
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from .._common import attach_verification
-from .inputs import INPUT_DOC, estimate_file, perturb_file, read_inputs
-from .plan import build_plan
-from .simulate import PCKVSimulateOptions, simulate
+from ..families import ModuleFamily
+from .inputs import INPUT_DOC
 from .spec import PCKVSpec
-from .tables import summarize
-from .verify import verify
 
-__all__ = ["FAMILY", "PCKVFamily", "EXAMPLES", "PCKVSpec"]
+__all__ = ["FAMILY", "EXAMPLES", "PCKVSpec"]
 
 EXAMPLES: dict[str, dict[str, Any]] = {
     # Sec. 6.1: n = 10^6 users, d = 100 keys, one pair per user (L = 1).
@@ -42,44 +37,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
-class PCKVFamily:
-    """The PCKV family (see :class:`ldpplan.planner.families.Family`)."""
-
-    name = "pckv"
-    spec_mechanisms = ("pckv", "pckv-ue", "pckv-grr")
-    plan_mechanisms = ("pckv-ue", "pckv-grr")
-    examples = EXAMPLES
-    options_model = PCKVSimulateOptions
-    input_doc = INPUT_DOC
-
-    def plan(self, raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
-        """Validate, solve, verify: a plan 2.0 dict (SpecError / PrivacyViolation)."""
-        plan = build_plan(raw, base_dir=base_dir)
-        return attach_verification(plan, verify(plan))
-
-    def verify(self, plan: Mapping[str, Any]):
-        """See :func:`ldpplan.planner.pckv.verify.verify`."""
-        return verify(plan)
-
-    def summarize(self, plan: Mapping[str, Any]) -> list:
-        """See :func:`ldpplan.planner.pckv.tables.summarize`."""
-        return summarize(plan)
-
-    def simulate(self, plan: Mapping[str, Any], options: Any, progress: Any = None):
-        """See :func:`ldpplan.planner.pckv.simulate.simulate`."""
-        return simulate(plan, options, progress)
-
-    def read_inputs(self, plan: Mapping[str, Any], path):
-        """See :func:`ldpplan.planner.pckv.inputs.read_inputs`."""
-        return read_inputs(plan, path)
-
-    def perturb_file(self, plan, input_path, output_path, rng):
-        """See :func:`ldpplan.planner.pckv.inputs.perturb_file` (used by ``ldpplan perturb``)."""
-        return perturb_file(plan, input_path, output_path, rng)
-
-    def estimate_file(self, plan, reports_path, method: str | None = None):
-        """See :func:`ldpplan.planner.pckv.inputs.estimate_file` (used by ``ldpplan estimate``)."""
-        return estimate_file(plan, reports_path, method=method)
-
-
-FAMILY = PCKVFamily()
+#: The PCKV implementation of :class:`ldpplan.planner.families.Family`.
+FAMILY = ModuleFamily(
+    name="pckv", spec_mechanisms=("pckv", "pckv-ue", "pckv-grr"), plan_mechanisms=("pckv-ue", "pckv-grr"),
+    examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
+    options="simulate:PCKVSimulateOptions", build="plan:build_plan", check="verify:verify",
+    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs")

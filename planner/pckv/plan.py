@@ -25,7 +25,7 @@ from .._plan_format import envelope, predicted
 from ..errors import SpecError
 from .allocation import GridAllocation, solve_on_grid
 from .model import PlanningData, build_model, read_spec_data
-from .spec import ALLOCATIONS, PCKVSpec, parse_spec
+from .spec import ALLOCATIONS, PCKVSpec, parse_spec, private_phase
 
 __all__ = ["build_plan", "predictions", "domain_of", "choose", "COMPOSITION"]
 
@@ -105,27 +105,35 @@ def choose(objectives: Mapping[str, float]) -> str:
     return "pckv-ue" if ue <= grr else "pckv-grr"
 
 
-def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights) -> tuple[int, dict | None]:
+def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights,
+                    phase_one: dict | None = None) -> tuple[int, dict | None]:
     from ldpplan.solvers import SolverError
     from ldpplan.solvers import pckv as S
 
     from .._exact import shrink
 
-    if spec.padding_length != "auto":
+    phase = private_phase(spec)
+    if phase is None and spec.padding_length != "auto":
         return int(spec.padding_length), None
+    bound = phase.max if phase is not None else spec.max_padding_length
     try:
         sel = S.choose_padding_length(mech, shrink(spec.epsilon), domain_size=d, model=model, method=spec.allocation,
-                                      weights=weights, max_padding_length=spec.max_padding_length)
+                                      weights=weights, max_padding_length=bound)
     except (SolverError, ValueError) as exc:
         raise SpecError("padding_length", f"\"auto\" must find an L with a finite predicted error ({exc})",
                         "auto") from None
     L = int(sel.parameters["padding_length"])
     rows = _finite_or_none([{k: (float(v) if isinstance(v, (float, np.floating)) else v) for k, v in r.items()}
                             for r in sel.extra["candidates"]])
-    return L, {"chosen": L, "max_padding_length": spec.max_padding_length, "at_search_bound": L == spec.max_padding_length,
-               "model": "minimise w_f*MSE_f + w_m*MSE_m over L = 1..max: Theorem 4 at the sampled frequency f_s(L) "
-                        "plus the truncation bias (f_s(L) - f)^2 of eq. (7); f_s exact from data, else rho(L) f",
-               "candidates": rows}
+    out = {"chosen": L, "max_padding_length": bound, "at_search_bound": L == bound,
+           "model": "minimise w_f*MSE_f + w_m*MSE_m over L = 1..max: Theorem 4 at the sampled frequency f_s(L) "
+                    "plus the truncation bias (f_s(L) - f)^2 of eq. (7); f_s exact from data, else rho(L) f",
+           "candidates": rows}
+    if phase_one is not None:
+        out["private"] = phase_one
+        out["model"] += ("; private route: rho(L) from the phase-1 estimated set-size distribution, key "
+                         "frequencies and means from the priors, n = phase-2 users")
+    return L, out
 
 
 def _baseline(mech: str, method: str, L: int, alloc: GridAllocation, model, weights, role: str) -> dict[str, Any]:
@@ -137,10 +145,18 @@ def _baseline(mech: str, method: str, L: int, alloc: GridAllocation, model, weig
             "predicted": {k: pred[k] for k in ("mse_frequency", "mse_mean")}}
 
 
-def _planning_inputs(spec: PCKVSpec, pdata: PlanningData) -> list[dict[str, Any]]:
+def _planning_inputs(spec: PCKVSpec, pdata: PlanningData, phase_one: dict | None = None) -> list[dict[str, Any]]:
+    src = str(pdata.path)
+    if phase_one is not None:
+        out = []
+        if spec.domain_value == "data":
+            out.append({"what": "key domain: the distinct keys of the data", "source": src, "private": False})
+        out.append({"what": "set-size distribution", "source": phase_one["source"], "private": True,
+                    "epsilon": phase_one["epsilon"], "user_share": phase_one["user_share"],
+                    "phase1_users": phase_one["phase1_users"], "max": phase_one["max"]})
+        return out
     if pdata.path is None:
         return []
-    src = str(pdata.path)
     out = []
     if spec.domain_value == "data":
         out.append({"what": "key domain: the distinct keys of the data", "source": src, "private": False})
@@ -152,6 +168,34 @@ def _planning_inputs(spec: PCKVSpec, pdata: PlanningData) -> list[dict[str, Any]
     out.append({"what": "key frequencies, value means and set sizes for the predicted errors and the mechanism choice",
                 "source": src, "private": False})
     return out
+
+
+def _private_model(spec: PCKVSpec, d: int, labels, pdata: PlanningData):
+    """Phase 1 (spec counts, or simulated on the data), then the private key model at the phase-2 n."""
+    from ..data import map_key_value_data
+    from ..errors import InputDataError
+    from .private_length import private_key_model, run_phase_one
+
+    phase = private_phase(spec)
+    sizes = None
+    if phase.counts is None:
+        try:
+            indptr, _, _, _ = map_key_value_data(pdata.data, labels, d, out_of_domain_keys=spec.out_of_domain_keys)
+        except InputDataError as exc:
+            raise SpecError("data", "keys must be in the plan's domain", str(exc)) from None
+        sizes = np.diff(indptr)
+        if spec.users is not None and spec.users != sizes.size:
+            raise SpecError("users", f"a phase 1 simulated on the data needs users = its {sizes.size} users "
+                            "(or no users)", spec.users)
+    one = run_phase_one(spec, phase, sizes, None if pdata.path is None else str(pdata.path))
+    record = one.to_dict(phase)
+    model = private_key_model(spec, d, one.distribution, one.phase2_users)
+    info = {"source": "private phase 1 + priors", "users": one.phase2_users, "users_source": "phase 2 (n - phase-1 users)",
+            "users_total": one.users, "phase1_users": one.phase1_users,
+            "prior_frequencies": "spec" if spec.prior_frequencies is not None
+            else "pairs spread uniformly over keys (f_k = E[set size]/d, E from the phase-1 estimate)",
+            "prior_means": "spec" if spec.prior_means is not None else "|m_k| = 1 (worst case of eq. 11)"}
+    return model, info, record
 
 
 def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
@@ -168,13 +212,17 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     spec = parse_spec(raw)
     pdata = read_spec_data(spec, base_dir)
     d, labels = domain_of(spec, pdata)
-    model, info = build_model(spec, d, labels, pdata)
+    phase_one = None
+    if private_phase(spec) is not None:
+        model, info, phase_one = _private_model(spec, d, labels, pdata)
+    else:
+        model, info = build_model(spec, d, labels, pdata)
     weights = (spec.weights.frequency, spec.weights.mean)
     eps = float(spec.epsilon)
     candidates = ["pckv-ue", "pckv-grr"] if spec.mechanism == "pckv" else [spec.mechanism]
     solved: dict[str, tuple[int, GridAllocation, dict | None]] = {}
     for m in candidates:
-        L, selection = _padding_length(spec, m, d, model, weights)
+        L, selection = _padding_length(spec, m, d, model, weights, phase_one)
         solved[m] = (L, solve_on_grid(m, eps, spec.allocation, d, L, model, weights), selection)
     baselines = []
     for m, (L, alloc, _) in solved.items():
@@ -221,4 +269,4 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     solver["time_seconds"] = time.perf_counter() - t0
     return envelope(mechanism=mech, domain_size=d, labels=labels, params=params, guarantee=guarantee,
                     predicted=predictions(q, L, model, weights), baselines=baselines, solver=solver,
-                    spec=dict(raw), planning_inputs=_planning_inputs(spec, pdata))
+                    spec=dict(raw), planning_inputs=_planning_inputs(spec, pdata, phase_one))

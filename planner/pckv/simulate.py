@@ -3,7 +3,11 @@ r"""PCKV simulation: empirical vs Theorem 4 MSE of frequency and mean, all keys 
 Data: a key-value CSV (``--data``; ``user,key,value`` or MovieLens) or the synthetic
 setting of Sec. 6.1 (one pair per user; keys and means uniform or Gaussian). Rows: the
 plan as written, then PCKV-UE and PCKV-GRR with the optimized and the naive
-(``epsilon/2`` each) allocations at the spec's ``epsilon`` and the plan's ``L``.
+(``epsilon/2`` each) allocations at the spec's ``epsilon`` and the plan's ``L``; then the
+paper's comparison mechanisms PrivKVM (c = 1, 1r5v, c = 3) and KVUE
+(:mod:`.simulate_baselines`; ``-O baselines=false`` drops them, ``-O epsilons=...`` adds the
+MSE-vs-epsilon table of Fig. 6 / Fig. 9); for a private-L plan, both phases end to end
+against planning on raw data (:mod:`.simulate_private`).
 """
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ from ..data import load_key_value_data, map_key_value_data
 from ..errors import InputDataError, PrivacyViolation
 from .allocation import solve_on_grid
 from .model import data_model
+from .simulate_baselines import baseline_rows, baseline_table, epsilon_sweep
+from .spec import parse_spec, private_phase
 
 __all__ = ["PCKVSimulateOptions", "simulate", "synthetic_users", "aggregate_counts"]
 
@@ -36,6 +42,9 @@ class PCKVSimulateOptions(BaseModel):
                                  "(default: the plan's predicted n)")
     distribution: Literal["uniform", "gaussian"] = Field(
         "uniform", description="synthetic data only: keys/means uniform, or Gaussian (Sec. 6.1)")
+    baselines: bool = Field(True, description="add the paper's comparison rows: PrivKVM (c=1, 1r5v, c=3) and KVUE")
+    epsilons: Optional[str] = Field(None, description="comma-separated epsilons (nats): MSE vs epsilon of PCKV-UE, "
+                                    "PCKV-GRR and the baselines (Fig. 6 / Fig. 9 style), e.g. 0.5,1,2,4")
 
 
 def synthetic_users(d: int, n: int, distribution: str, rng: np.random.Generator) -> KeyValueUsers:
@@ -169,6 +178,20 @@ def _tables(results, sets, setting) -> list[Table]:
     return tables
 
 
+def _epsilons(text: str | None) -> list[float]:
+    from ..errors import SpecError
+
+    if not text:
+        return []
+    try:
+        vals = [float(x) for x in str(text).split(",") if x.strip()]
+    except ValueError:
+        vals = []
+    if not vals or not all(0 < v <= 20 for v in vals):
+        raise SpecError("epsilons", "must be comma-separated numbers in (0, 20] (nats)", text)
+    return vals
+
+
 def _plotter(curves_data, title):
     def plot(path: str) -> None:
         from ..plotting import Curve, plot_curves
@@ -234,12 +257,14 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     top = np.argsort(-freq, kind="stable")[: opts.top]
     sets = {"all keys": (np.arange(d), np.nonzero(freq > 0)[0]), f"top-{opts.top} keys": (top, top[freq[top] > 0])}
     rows = _runtimes(plan, eps, d, L)
-    total = len(rows) * options.trials
+    private = private_phase(parse_spec(plan["spec"])) is not None
+    sweep = _epsilons(opts.epsilons)
+    total = (len(rows) + int(private) + 4 * int(opts.baselines) + 6 * len(sweep)) * options.trials
+    tick = (lambda: progress(1, total)) if progress is not None else (lambda: None)
     results, curves = [], []
     shown = top[freq[top] > 0]
     for name, method, rt in rows:
-        err, per_key_m = _run_row(rt, users, sets, freq, means, options, trial_seqs,
-                                  (lambda: progress(1, total)) if progress is not None else (lambda: None))
+        err, per_key_m = _run_row(rt, users, sets, freq, means, options, trial_seqs, tick)
         th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, L, users.n_users, freq, means, sampled(L))
         results.append(_row(name, method, rt, err, sets, th_f, th_m))
         if method != "naive" and shown.size:
@@ -248,6 +273,32 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     setting = {"data": source, "users": users.n_users, "keys": d, "pairs": int(users.keys.size), "padding_length": L,
                "epsilon": eps, "users_truncated_fraction": float(np.mean(sizes > L)) if sizes.size else 0.0,
                "dropped_pairs": dropped, "top": opts.top, "mode": options.mode, "trials": options.trials}
+    tables, data = _tables(results, sets, setting), {"setting": setting, "results": results}
+    top_name = f"top-{opts.top} keys"
+    if opts.baselines:
+        data["baselines"] = baseline_rows(eps, users, freq, means, sets, trial_seqs, tick)
+        tables.append(baseline_table(data["baselines"], top_name, [r for r in results if r["allocation"] != "naive"]))
+    if sweep:
+        def pckv_at(e: float) -> list[dict[str, Any]]:
+            out = []
+            for mech in ("pckv-ue", "pckv-grr"):
+                q = solve_on_grid(mech, e, "optimized", d, L).params
+                rt = _RUNTIME[mech](q["a"], q["b"], q["p"], d, L)
+                err, _ = _run_row(rt, users, sets, freq, means, options, trial_seqs, tick)
+                th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, L, users.n_users, freq, means, sampled(L))
+                out.append(_row(mech, "optimized", rt, err, sets, th_f, th_m))
+            return out
+
+        table, data["epsilon_sweep"] = epsilon_sweep(sweep, users, freq, means, sets, top_name, trial_seqs, pckv_at,
+                                                     tick)
+        tables.append(table)
+    if private:
+        from .simulate_private import two_phase
+
+        table, data["two_phase"] = two_phase(plan, users, (freq, means, sampled), top, trial_seqs,
+                                             lambda m, a, b, p, d_, L_: _RUNTIME[m](a, b, p, d_, L_), aggregate_counts,
+                                             tick)
+        tables.append(table)
     title = f"PCKV per-key mean MSE, top-{opts.top} keys (epsilon = {eps:g} nats, L = {L}, n = {users.n_users})"
-    return SimulationReport(tables=_tables(results, sets, setting), data={"setting": setting, "results": results},
+    return SimulationReport(tables=tables, data=data,
                             plot=_plotter(curves, title) if curves else None)

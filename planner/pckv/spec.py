@@ -11,7 +11,19 @@ Keys
     ``d`` as a count, a list of distinct key labels, or ``"data"`` (the distinct keys of
     the ``data`` file).
 ``padding_length``
-    ``L >= 1`` or ``"auto"`` (needs ``set_size_distribution`` or ``data``). Default 1.
+    ``L >= 1``, ``"auto"`` (needs ``set_size_distribution`` or ``data``; reads raw set sizes:
+    recorded in ``planning_inputs`` with ``private = false``), or the private two-phase route
+    ``{private = {epsilon = 1.0, user_share = 0.1, max = 64}}`` (PCKV Sec. 5.1, after Wang et
+    al. [23]): a random ``user_share`` of the users (phase 1) reports ``min(set size, max)``
+    with a k-ary RR over ``{0..max}`` at ``epsilon`` (nats); the planner estimates the set-size
+    distribution from those reports only (empirical estimator projected onto the simplex),
+    chooses ``L`` in ``1..max`` with the prior key model (``prior_frequencies`` /
+    ``prior_means`` or their defaults) and records ``private = true``. Phase-1 users are
+    EXCLUDED from phase 2 (each user takes part in one mechanism, so each user's guarantee is
+    that mechanism's epsilon); predictions use the ``n - round(user_share n)`` phase-2 users.
+    The phase-1 reports come from ``counts`` (the RR output counts of a real phase 1,
+    ``max + 1`` integers) or, for a simulation, from ``data`` (users drawn with ``seed``).
+    Default 1.
 ``allocation``
     ``"optimized"`` (Lemma 2 / Lemma 3, default), ``"numeric"``, ``"naive"``, ``"tight"`` (eq. 21).
 ``weights``
@@ -39,12 +51,13 @@ from __future__ import annotations
 
 from typing import Any, Literal, Mapping, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .._common import SpecBase, spec_from_pydantic
 from ..errors import SpecError
 
-__all__ = ["PCKVSpec", "Weights", "parse_spec", "MAX_EPSILON", "DEFAULT_USERS", "ALLOCATIONS"]
+__all__ = ["PCKVSpec", "PrivatePhase", "PrivatePaddingLength", "private_phase",
+           "Weights", "parse_spec", "MAX_EPSILON", "DEFAULT_USERS", "ALLOCATIONS"]
 
 #: Largest total budget a PCKV spec accepts (nats).
 MAX_EPSILON = 20.0
@@ -63,6 +76,24 @@ class Weights(BaseModel):
     mean: float = Field(1.0, ge=0)
 
 
+class PrivatePhase(BaseModel):
+    """Phase 1 of the private padding-length route (see ``padding_length`` above)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    epsilon: float = Field(gt=0, le=MAX_EPSILON, description="phase-1 LDP budget (nats) of the k-ary RR")
+    user_share: float = Field(gt=0, lt=1, description="share of the users that report their set size (phase 1)")
+    max: int = Field(64, ge=1, le=10_000, description="L_max: reported sizes are capped at max; L is chosen in 1..max")
+    seed: int = Field(0, ge=0, description="simulation of phase 1 on the data file: seed of the user split and RR")
+    counts: Optional[list[int]] = Field(None, description="RR output counts of a real phase 1 (max + 1 integers)")
+
+
+class PrivatePaddingLength(BaseModel):
+    """``padding_length = {private = {...}}``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    private: PrivatePhase
+
+
 class PCKVSpec(SpecBase):
     """A PCKV spec (see the module docstring for the keys)."""
 
@@ -70,7 +101,7 @@ class PCKVSpec(SpecBase):
     epsilon: float = Field(gt=0, le=MAX_EPSILON)
     domain: Optional[DomainValue] = None
     keys: Optional[DomainValue] = None
-    padding_length: Union[Literal["auto"], int] = 1
+    padding_length: Union[Literal["auto"], int, PrivatePaddingLength] = 1
     allocation: Literal["optimized", "numeric", "naive", "tight"] = "optimized"
     weights: Weights = Weights()
     users: Optional[int] = Field(None, ge=1)
@@ -82,6 +113,19 @@ class PCKVSpec(SpecBase):
     max_padding_length: int = Field(64, ge=1, le=100_000)
     values: Literal["reject", "clip"] = "reject"
     out_of_domain_keys: Literal["reject", "drop"] = "reject"
+
+    @field_validator("padding_length", mode="before")
+    @classmethod
+    def _private_table(cls, v: Any) -> Any:
+        if isinstance(v, Mapping):
+            try:
+                return PrivatePaddingLength.model_validate(v)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(x) for x in err["loc"])
+                raise ValueError(f"{{private = {{epsilon, user_share, max, seed, counts}}}}: {where}: {err['msg']}") \
+                    from None
+        return v
 
     @model_validator(mode="after")
     def _rules(self) -> "PCKVSpec":
@@ -116,7 +160,9 @@ def _check(spec: PCKVSpec, raw: Mapping[str, Any]) -> None:
     if dv == "data" and spec.data is None:
         raise SpecError(field, '"data" needs the data field (a key-value CSV)', dv)
     L = spec.padding_length
-    if L != "auto" and (isinstance(L, bool) or not 1 <= L <= 100_000):
+    if isinstance(L, PrivatePaddingLength):
+        _check_private(spec, L.private)
+    elif L != "auto" and (isinstance(L, bool) or not 1 <= L <= 100_000):
         raise SpecError("padding_length", "must be an integer in 1..100000 or \"auto\"", L)
     if L == "auto" and spec.data is None and spec.set_size_distribution is None:
         raise SpecError("padding_length", '"auto" needs set_size_distribution or data', "auto")
@@ -138,6 +184,26 @@ def _check(spec: PCKVSpec, raw: Mapping[str, Any]) -> None:
         if not sizes or min(sizes) < 0 or min(weights) < 0 or sum(weights) <= 0:
             raise SpecError("set_size_distribution", "sizes and weights must be >= 0 and the weights must not all be 0",
                             spec.set_size_distribution)
+
+
+def _check_private(spec: PCKVSpec, ph: PrivatePhase) -> None:
+    if ph.counts is None and spec.data is None:
+        raise SpecError("padding_length.private", "needs counts (a real phase 1) or data (to simulate phase 1)", None)
+    if ph.counts is not None:
+        if len(ph.counts) != ph.max + 1 or min(ph.counts) < 0 or sum(ph.counts) < 1:
+            raise SpecError("padding_length.private.counts", f"must be max + 1 = {ph.max + 1} counts >= 0 with a "
+                            "positive sum", ph.counts)
+        if spec.users is None:
+            raise SpecError("users", "padding_length.private.counts needs the total number of users n", None)
+        if sum(ph.counts) >= spec.users:
+            raise SpecError("padding_length.private.counts", f"phase-1 users must be fewer than users = {spec.users}",
+                            sum(ph.counts))
+
+
+def private_phase(spec: PCKVSpec) -> PrivatePhase | None:
+    """The spec's phase-1 settings (None unless ``padding_length = {private = ...}``)."""
+    L = spec.padding_length
+    return L.private if isinstance(L, PrivatePaddingLength) else None
 
 
 def parse_spec(raw: Mapping[str, Any]) -> PCKVSpec:

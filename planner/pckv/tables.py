@@ -47,7 +47,12 @@ def _padding(sel: Mapping[str, Any]) -> Table:
     if sel.get("at_search_bound"):
         note += (f". WARNING: the chosen L equals max_padding_length = {sel['max_padding_length']}; "
                  "the optimum may lie beyond it (raise max_padding_length)")
-    return Table(f"Padding length L = \"auto\": chose L = {sel['chosen']} (best 5 of {len(sel['candidates'])})",
+    how = "\"auto\""
+    if sel.get("private"):
+        pr = sel["private"]
+        how = (f"private (phase 1: {pr['phase1_users']} of {pr['users']} users, k-ary RR over {{0..{pr['max']}}} at "
+               f"epsilon = {pr['epsilon']:g}; phase 2: the other {pr['phase2_users']})")
+    return Table(f"Padding length L = {how}: chose L = {sel['chosen']} (best 5 of {len(sel['candidates'])})",
                  ["L", "objective", "MSE frequency", "MSE mean"], rows, note=note)
 
 
@@ -66,6 +71,10 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     if sel:
         tables.append(_padding(sel))
     if plan["planning_inputs"]:
-        tables.append(Table("Planning inputs (data read to plan)", ["what", "source", "private"],
-                            [[x["what"], x["source"], x["private"]] for x in plan["planning_inputs"]]))
+        tables.append(Table("Planning inputs (data read to plan)", ["what", "source", "private", "epsilon", "user share"],
+                            [[x["what"], x["source"], x["private"], x.get("epsilon", ""), x.get("user_share", "")]
+                             for x in plan["planning_inputs"]],
+                            note="private = false: raw data read outside every stated epsilon; private = true: read "
+                                 "only through an LDP phase of its own (epsilon, user share), those users excluded "
+                                 "from the plan's mechanism"))
     return tables

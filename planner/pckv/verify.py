@@ -28,7 +28,7 @@ from .._report import Verification
 from ..errors import PlanFormatError, SpecError
 from .allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, solve_on_grid, value_ratio_exact
 from .plan import choose, predictions
-from .spec import PCKVSpec, parse_spec
+from .spec import PCKVSpec, parse_spec, private_phase
 
 __all__ = ["verify", "check_finite"]
 
@@ -118,7 +118,9 @@ def _argmin(rows: list[dict], key: str) -> Any:
 
 
 def _check_padding(plan: Mapping[str, Any], spec: PCKVSpec, L: int) -> None:
-    if spec.padding_length != "auto":
+    phase = private_phase(spec)
+    bound = phase.max if phase is not None else spec.max_padding_length
+    if phase is None and spec.padding_length != "auto":
         if L != spec.padding_length:
             raise _Fail(f"params.padding_length: must be the spec's padding_length = {spec.padding_length} (got {L})")
         return
@@ -126,10 +128,10 @@ def _check_padding(plan: Mapping[str, Any], spec: PCKVSpec, L: int) -> None:
     if not isinstance(sel, Mapping) or not sel.get("candidates"):
         raise _Fail("solver.padding_length_selection: an \"auto\" plan must record its candidates")
     best = _argmin(list(sel["candidates"]), "objective")
-    if L > spec.max_padding_length or sel.get("chosen") != L or best["padding_length"] != L:
+    if L > bound or sel.get("chosen") != L or best["padding_length"] != L:
         raise _Fail(f"params.padding_length: must be the recorded \"auto\" choice (argmin L = {best['padding_length']}, "
-                    f"<= max_padding_length = {spec.max_padding_length}; got {L})")
-    if spec.data is not None and not any("set sizes" in x["what"] for x in plan["planning_inputs"]):
+                    f"<= max_padding_length = {bound}; got {L})")
+    if phase is None and spec.data is not None and not any("set sizes" in x["what"] for x in plan["planning_inputs"]):
         raise _Fail("planning_inputs: an \"auto\" plan must record the data file its set sizes came from")
 
 
@@ -177,12 +179,15 @@ def _check_predictions(plan: Mapping[str, Any], model, weights, q, L: int) -> No
 
 
 def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
-    """The planning model rebuilt from the spec's priors or from the data file named in
-    ``planning_inputs`` (None when that file is no longer readable)."""
+    """The planning model rebuilt from the spec's priors, from the recorded phase-1 counts
+    (private route) or from the data file named in ``planning_inputs`` (None when that file
+    is no longer readable)."""
     from ..data import load_key_value_data
     from ..errors import InputDataError
     from .model import PlanningData, build_model
 
+    if private_phase(spec) is not None:
+        return _private_model(plan, spec, d)
     if spec.data is None:
         return build_model(spec, d, spec.labels(), PlanningData(None, None))[0]
     sources = {x["source"] for x in plan["planning_inputs"]}
@@ -200,14 +205,84 @@ def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
         raise _Fail(f"planning_inputs: the data file {str(path)!r} no longer gives this plan's model ({exc})") from None
 
 
+def _check_phase1_simulation(plan: Mapping[str, Any], spec: PCKVSpec, d: int, rec: Mapping[str, Any]) -> None:
+    """A phase 1 simulated on a data file: re-run it (seeded) when the file is readable here."""
+    import numpy as np
+
+    from ..data import load_key_value_data, map_key_value_data
+    from ..errors import InputDataError
+    from .private_length import run_phase_one
+
+    path = rec.get("data")
+    if not isinstance(path, str) or not Path(path).is_file():
+        return
+    try:
+        data = load_key_value_data(path)
+        indptr = map_key_value_data(data, plan["domain"]["labels"], d, out_of_domain_keys=spec.out_of_domain_keys)[0]
+    except InputDataError as exc:
+        raise _Fail(f"solver.padding_length_selection.private.data: {path!r} no longer gives this phase 1 ({exc})") \
+            from None
+    again = run_phase_one(spec, private_phase(spec), np.diff(indptr), path)
+    if again.users != rec.get("users") or [int(c) for c in again.counts] != rec.get("counts"):
+        raise _Fail(f"solver.padding_length_selection.private.counts: re-running phase 1 on {path!r} with seed "
+                    f"{private_phase(spec).seed} gives other counts (or users)")
+
+
+def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
+    """Check the phase-1 record against the spec, recompute the distribution from its counts."""
+    import numpy as np
+
+    from .private_length import estimate_distribution, phase1_user_count, private_key_model
+
+    phase = private_phase(spec)
+    rec = plan["solver"].get("padding_length_selection", {}).get("private")
+    if not isinstance(rec, Mapping):
+        raise _Fail("solver.padding_length_selection.private: a private-L plan must record its phase 1")
+    for k in ("epsilon", "user_share", "max", "seed"):
+        if rec.get(k) != getattr(phase, k):
+            raise _Fail(f"solver.padding_length_selection.private.{k}: must be the spec's padding_length.private.{k} "
+                        f"= {getattr(phase, k)!r} (got {rec.get(k)!r})")
+    entries = [x for x in plan["planning_inputs"] if x.get("what") == "set-size distribution"]
+    if len(entries) != 1 or entries[0].get("private") is not True or entries[0].get("epsilon") != phase.epsilon \
+            or entries[0].get("user_share") != phase.user_share:
+        raise _Fail(f"planning_inputs: a private-L plan records one \"set-size distribution\" entry with private = true, "
+                    f"epsilon = {phase.epsilon!r} and user_share = {phase.user_share!r} (got {entries})")
+    counts, users, m, m2 = rec.get("counts"), rec.get("users"), rec.get("phase1_users"), rec.get("phase2_users")
+    if not (isinstance(counts, list) and len(counts) == phase.max + 1 and all(isinstance(c, int) and c >= 0
+                                                                              for c in counts)):
+        raise _Fail(f"solver.padding_length_selection.private.counts: must be max + 1 = {phase.max + 1} counts >= 0")
+    if phase.counts is not None and counts != list(phase.counts):
+        raise _Fail("solver.padding_length_selection.private.counts: must be the spec's padding_length.private.counts")
+    if not all(isinstance(x, int) for x in (users, m, m2)) or sum(counts) != m or m + m2 != users or m2 < 1:
+        raise _Fail(f"solver.padding_length_selection.private: phase1_users ({m}) must equal the counts' sum "
+                    f"({sum(counts)}) and phase1_users + phase2_users ({m2}) the users ({users})")
+    if phase.counts is None and m != phase1_user_count(users, phase.user_share):
+        raise _Fail(f"solver.padding_length_selection.private.phase1_users: must be round(user_share * users) = "
+                    f"{phase1_user_count(users, phase.user_share)} (got {m})")
+    if phase.counts is not None and users != spec.users:
+        raise _Fail(f"solver.padding_length_selection.private.users: must be the spec's users = {spec.users}")
+    if phase.counts is None:
+        _check_phase1_simulation(plan, spec, d, rec)
+    dist = estimate_distribution(counts, phase.epsilon, phase.max)
+    got = np.asarray(rec.get("distribution"), dtype=float)
+    if got.shape != dist.shape or not np.allclose(got, dist, rtol=CLAIM_RTOL, atol=1e-15):
+        raise _Fail("solver.padding_length_selection.private.distribution: must be the estimate recomputed from the "
+                    "recorded counts (RR empirical estimator projected onto the simplex)")
+    if plan["predicted"]["mse_frequency"].get("users") != m2:
+        raise _Fail(f"predicted.mse_frequency.users: must be the phase-2 users = {m2} (phase-1 users are excluded)")
+    return private_key_model(spec, d, dist, m2)
+
+
 def _check_auto(plan: Mapping[str, Any], spec: PCKVSpec, mech: str, d: int, model, weights) -> None:
     """Re-run the ``"auto"`` search (closed-form allocations) and compare the chosen L."""
     from ldpplan.solvers import pckv as S
 
     from .._exact import shrink
 
+    phase = private_phase(spec)
+    bound = phase.max if phase is not None else spec.max_padding_length
     sel = S.choose_padding_length(mech, shrink(spec.epsilon), domain_size=d, model=model, method=spec.allocation,
-                                  weights=weights, max_padding_length=spec.max_padding_length)
+                                  weights=weights, max_padding_length=bound)
     L = int(sel.parameters["padding_length"])
     if L != plan["params"]["padding_length"]:
         raise _Fail(f"params.padding_length: the \"auto\" search recomputed from its inputs chooses L = {L} "
@@ -254,12 +329,13 @@ def verify(plan: Mapping[str, Any]) -> Verification:
         for k, want in (("values", spec.values), ("out_of_domain_keys", spec.out_of_domain_keys)):
             if plan["params"].get(k) != want:
                 raise _Fail(f"params.{k}: must be the spec's {k} {want!r} (got {plan['params'].get(k)!r})")
-        if spec.users is not None and plan["predicted"]["mse_frequency"].get("users") != spec.users:
+        if spec.users is not None and private_phase(spec) is None \
+                and plan["predicted"]["mse_frequency"].get("users") != spec.users:
             raise _Fail(f"predicted.mse_frequency.users: must be the spec's users = {spec.users}")
         checks.append("plan vs spec: mechanism, domain, padding_length, allocation, users, runtime options")
         if model is not None:
             _check_predictions(plan, model, weights, {"a": a, "b": b, "p": p}, L)
-            if spec.padding_length == "auto" and spec.allocation != "numeric":
+            if (spec.padding_length == "auto" or private_phase(spec) is not None) and spec.allocation != "numeric":
                 _check_auto(plan, spec, mech, d, model, weights)
             checks.append("predictions, mechanism choice and the \"auto\" L recomputed from the planning inputs")
         else:

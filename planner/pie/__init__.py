@@ -12,12 +12,9 @@ and spec comparison), :mod:`.tables`, :mod:`.simulate` (+ typed ``-O`` options).
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
-from typing import Any, Mapping
+from ..families import ModuleFamily
 
-from .simulate import PIESimulateOptions
-
-__all__ = ["FAMILY", "PIEFamily", "EXAMPLES", "gss_labels", "GSS_FIELDS"]
+__all__ = ["FAMILY", "EXAMPLES", "gss_labels", "GSS_FIELDS"]
 
 #: GSS vocabulary joint category X = ageGroup x educGroup x gender x nativeBorn
 GSS_FIELDS = ("ageGroup", "educGroup", "gender", "nativeBorn")
@@ -56,51 +53,9 @@ INPUT_DOC = ("CSV with a header and a column 'item', one row per user: a label o
              "or a 0-based index in [0, domain.size) when domain.labels is null.")
 
 
-class PIEFamily:
-    """The PIE family (k-ary RR and GLH with (U, alpha)-PIE guarantees); see :class:`~ldpplan.planner.families.Family`."""
-
-    name = "pie"
-    spec_mechanisms = ("pie", "rr", "glh")
-    plan_mechanisms = ("rr", "glh")
-    examples = EXAMPLES
-    options_model = PIESimulateOptions
-    input_doc = INPUT_DOC
-
-    def plan(self, raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
-        """Solve, build, verify and return a PIE plan 2.0 (SpecError; PrivacyViolation never returns a failing plan)."""
-        from .._common import attach_verification
-        from .plan import build_plan
-        from .verify import verify
-
-        plan = build_plan(raw, base_dir=base_dir)
-        return attach_verification(plan, verify(plan))
-
-    def verify(self, plan: Mapping[str, Any]):
-        """Exact re-check of the numbers and of the plan against its spec (:func:`.verify.verify`)."""
-        from .verify import verify
-
-        return verify(plan)
-
-    def summarize(self, plan: Mapping[str, Any]) -> list:
-        """Tables of ``ldpplan plan`` (:func:`.tables.summarize`)."""
-        from .tables import summarize
-
-        return summarize(plan)
-
-    def simulate(self, plan: Mapping[str, Any], options: Any, progress: Any = None):
-        """RR vs GLH on data (:func:`.simulate.simulate`)."""
-        from .simulate import simulate
-
-        return simulate(plan, options, progress=progress)
-
-    def read_inputs(self, plan: Mapping[str, Any], path) -> Any:
-        """Users' items (int64 indices) from a CSV with a column ``item`` (see :data:`INPUT_DOC`)."""
-        from ..data import read_item_column
-
-        return read_item_column(path, plan["domain"]["labels"], int(plan["domain"]["size"]))
-
-    def __repr__(self) -> str:
-        return "PIEFamily(name='pie')"
-
-
-FAMILY = PIEFamily()
+#: The PIE implementation of :class:`ldpplan.planner.families.Family`.
+FAMILY = ModuleFamily(
+    name="pie", spec_mechanisms=("pie", "rr", "glh"), plan_mechanisms=("rr", "glh"),
+    examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
+    options="simulate:PIESimulateOptions", build="plan:build_plan", check="verify:verify",
+    tables="tables:summarize", simulator="simulate:simulate", reader="plan:read_inputs")

@@ -114,3 +114,11 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
                     predicted=_predictions(chosen, float(ex["epsilon"]), k, n, g, float(ex["theta"])),
                     baselines=[_baseline(name, r, spec, chosen) for name, r in results.items()],
                     solver=solver, spec=dict(raw), planning_inputs=spec.planning_inputs)
+
+
+def read_inputs(plan: Mapping[str, Any], path):
+    """Users' items (int64 indices, shape (n,)) from a CSV with a column ``item``, one row per user
+    (:func:`ldpplan.planner.data.read_item_column`)."""
+    from ..data import read_item_column
+
+    return read_item_column(path, plan["domain"]["labels"], int(plan["domain"]["size"]))

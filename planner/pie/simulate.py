@@ -166,7 +166,12 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
             + [f"l2 {_SHORT[m]}" for m in opts.methods] + [f"top10 l2 {_SHORT[m]}" for m in opts.methods])
     table = Table(f"PIE on {source}: RR vs GLH (means over {options.trials} trials)", cols, rows,
                   note="pred. l2 = Prop. 4.6/4.7 total sum_x E[(p - p_hat)^2] (squared frequencies) for the empirical "
-                       "estimate; l2 columns are measured sums over all |X| items, top10 over the 10 most frequent.")
+                       "estimate; l2 columns are measured sums over all |X| items, top10 over the 10 most frequent. "
+                       + ("emp+thr: estimates below the Bonferroni threshold set to 0 (PIE paper, Sec. 5.3)"
+                          if opts.threshold_fill == "zero" else
+                          "emp+thr: the mass left by the significant estimates spread uniformly over the others "
+                          "(ULDP paper's convention; the PIE paper's is -O threshold_fill=zero)")
+                       + f", alpha = {opts.alpha}.")
     data = {"source": source, "n": n, "domain_size": k, "results": results, "seed": int(options.seed),
             "trials": int(options.trials), "mode": options.mode, "options": opts.model_dump(mode="json")}
 

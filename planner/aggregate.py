@@ -1,0 +1,279 @@
+"""Aggregate report files (and earlier aggregate files) into one aggregate file (``ldpplan aggregate``).
+
+Inputs are Parquet report files (:mod:`._reports_file`) and aggregate files written here; every
+input's plan fingerprint is checked against the plan before anything is aggregated, and the
+result is written atomically only when every input was read. Engines: ``"local"`` (this
+process, a batch at a time) and ``"dask"`` (:mod:`._dask_engine`, one task per row group,
+tree-reduced with ``+``); integer counts make both give identical aggregates.
+
+Aggregate file (JSON, ``format`` :data:`AGGREGATE_FILE_FORMAT`)::
+
+    {"format": "ldpplan-aggregate-file/1", "mechanism": ..., "plan_fingerprint": ...,
+     "ldpplan_version": ..., "n": ..., "aggregate": Aggregate.to_dict(),
+     "sources": [{"file": ..., "path": absolute path, "kind": "reports" | "aggregate", "rows": ...,
+                  "sources": [...] (aggregate inputs only)}]}
+
+Nothing here prints.
+"""
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from .errors import InputDataError, SpecError
+
+__all__ = ["AGGREGATE_FILE_FORMAT", "BATCH_ROWS", "ENGINES", "Source", "AggregateResult", "expand_inputs",
+           "open_sources", "aggregate_sources", "aggregate_files", "write_aggregate_file", "read_aggregate_file"]
+
+AGGREGATE_FILE_FORMAT = "ldpplan-aggregate-file/1"
+#: Reports decoded at a time by the local engine and by each Dask task.
+BATCH_ROWS = 1 << 16
+ENGINES = ("local", "dask")
+#: Largest aggregate file read, in bytes.
+MAX_AGGREGATE_BYTES = 256 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """One checked input: ``kind`` "reports" (``info``: ReportsInfo) or "aggregate" (``aggregate``, ``record``)."""
+
+    file: str
+    kind: str
+    rows: int
+    info: Any = None
+    aggregate: Any = None
+    record: dict[str, Any] | None = None
+
+    def describe(self) -> dict[str, Any]:
+        """The entry of the aggregate file's ``sources`` list."""
+        out: dict[str, Any] = {"file": self.file, "path": os.path.abspath(self.file), "kind": self.kind,
+                               "rows": self.rows}
+        if self.record is not None:
+            out["sources"] = self.record.get("sources", [])
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class AggregateResult:
+    """The merged ``aggregate`` (an ``ldpplan.mechanisms.Aggregate``) of ``sources``, with the plan's fingerprint."""
+
+    aggregate: Any
+    sources: tuple[Source, ...]
+    mechanism: str
+    plan_fingerprint: str
+    engine: str
+
+    @property
+    def n(self) -> int:
+        """Number of reports behind the aggregate."""
+        return int(self.aggregate.n)
+
+
+def expand_inputs(patterns: Sequence[str | os.PathLike]) -> list[str]:
+    """Input paths: each argument as is, or its glob matches (sorted) when it holds ``*?[``.
+
+    Raises
+    ------
+    InputDataError
+        No input, a pattern matching nothing, or the same file given twice.
+    """
+    out: list[str] = []
+    for pattern in patterns:
+        text = os.fspath(pattern)
+        if any(c in text for c in "*?["):
+            matches = sorted(glob.glob(text))
+            if not matches:
+                raise InputDataError(f"{text}: the pattern matches no file")
+            out.extend(matches)
+        else:
+            out.append(text)
+    if not out:
+        raise InputDataError("inputs: give at least one reports or aggregate file")
+    seen: dict[str, str] = {}
+    for path in out:
+        key = os.path.realpath(path)
+        if key in seen:
+            raise InputDataError(f"{path}: given twice (also as {seen[key]}); its reports would be counted twice")
+        seen[key] = path
+    return out
+
+
+def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Source:
+    """Read an aggregate file written by :func:`write_aggregate_file` and check it belongs to ``plan``.
+
+    Raises
+    ------
+    InputDataError
+        Unreadable, not strict JSON, another format, mechanism or plan fingerprint, malformed counts.
+    """
+    from ldpplan.mechanisms import Aggregate, PlanError, loads_strict
+
+    from ._plan_format import plan_fingerprint
+
+    p = Path(path)
+    try:
+        if p.stat().st_size > MAX_AGGREGATE_BYTES:
+            raise InputDataError(f"{p}: an aggregate file must be at most {MAX_AGGREGATE_BYTES} bytes")
+        data = loads_strict(p.read_text(encoding="utf-8"), what="aggregate file")
+    except (OSError, UnicodeError, PlanError) as exc:
+        raise InputDataError(f"{p}: must be a Parquet reports file or an aggregate file written by `ldpplan "
+                             f"aggregate` ({type(exc).__name__}: {str(exc)[:200]})") from None
+    if not isinstance(data, dict) or data.get("format") != AGGREGATE_FILE_FORMAT:
+        got = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise InputDataError(f"{p}: format: must be {AGGREGATE_FILE_FORMAT!r} (got {str(got)[:40]!r})")
+    if data.get("mechanism") != plan["mechanism"]:
+        raise InputDataError(f"{p}: an aggregate of mechanism {str(data.get('mechanism'))[:40]!r} cannot be used "
+                             f"with a {plan['mechanism']!r} plan")
+    if data.get("plan_fingerprint") != plan_fingerprint(plan):
+        raise InputDataError(f"{p}: plan_fingerprint: was aggregated for another plan "
+                             f"({str(data.get('plan_fingerprint'))[:16]}... != {plan_fingerprint(plan)[:16]}...)")
+    try:
+        agg = Aggregate.from_dict(data.get("aggregate"))
+    except ValueError as exc:
+        raise InputDataError(f"{p}: {exc}") from None
+    if agg.mechanism != plan["mechanism"] or agg.n != data.get("n") or not isinstance(data.get("sources"), list):
+        raise InputDataError(f"{p}: aggregate: mechanism, n and sources must match the file's record")
+    return Source(file=str(path), kind="aggregate", rows=agg.n, aggregate=agg, record=data)
+
+
+def _leaf_paths(record: Mapping[str, Any]) -> list[str]:
+    out = []
+    for src in record.get("sources", []):
+        if isinstance(src, Mapping):
+            if src.get("kind") == "reports":
+                out.append(str(src.get("path")))
+            out.extend(_leaf_paths(src))
+    return out
+
+
+def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
+    """Check every input (metadata only for report files) against ``plan``; nothing is aggregated yet.
+
+    Raises
+    ------
+    InputDataError
+        The first bad input, named: unreadable, another mechanism or plan, a report file also
+        counted inside an aggregate input.
+    """
+    from ._plan_format import plan_fingerprint
+    from ._reports_file import is_parquet, open_reports
+
+    fingerprint = plan_fingerprint(plan)
+    sources = []
+    for path in paths:
+        if not is_parquet(path) and Path(path).is_file() and Path(path).stat().st_size:
+            sources.append(read_aggregate_file(path, plan))
+            continue
+        info = open_reports(path)
+        if info.meta["mechanism"] != plan["mechanism"]:
+            raise InputDataError(f"{path}: reports of mechanism {info.meta['mechanism'][:40]!r} cannot be used "
+                                 f"with a {plan['mechanism']!r} plan")
+        if info.meta["plan_fingerprint"] != fingerprint:
+            raise InputDataError(f"{path}: plan_fingerprint: was written for another plan "
+                                 f"({info.meta['plan_fingerprint'][:16]}... != {fingerprint[:16]}...)")
+        sources.append(Source(file=str(path), kind="reports", rows=info.num_rows, info=info))
+    counted: dict[str, str] = {}
+    for src in sources:
+        leaves = [os.path.realpath(src.file)] if src.kind == "reports" else _leaf_paths(src.record or {})
+        for leaf in leaves:
+            if leaf in counted:
+                raise InputDataError(f"{src.file}: reports file {leaf} is already counted in {counted[leaf]}")
+            counted[leaf] = src.file
+    return sources
+
+
+def _aggregate_local(plan: Mapping[str, Any], reports: list[Source], batch_rows: int):
+    from ldpplan import mechanisms
+
+    from ._reports_file import iter_report_batches
+
+    mech = mechanisms.load(dict(plan))
+    total = None
+    for src in reports:
+        for arrays in iter_report_batches(src.file, batch_rows):
+            try:
+                agg = mech.aggregate(mechanisms.Reports(plan["mechanism"], arrays))
+            except ValueError as exc:
+                raise InputDataError(f"{src.file}: {exc}") from None
+            total = agg if total is None else total + agg
+    return total
+
+
+def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, engine: str = "local",
+                      scheduler: str | None = None, batch_rows: int = BATCH_ROWS) -> AggregateResult:
+    """Aggregate checked sources (:func:`open_sources`) and merge them with ``+``.
+
+    Parameters
+    ----------
+    engine : {"local", "dask"}
+        Where report files are aggregated; the result is identical.
+    scheduler : str, optional
+        Dask scheduler address (``tcp://host:port``); None starts a ``distributed.LocalCluster``.
+    batch_rows : int
+        Reports decoded at a time (bounds the memory of the local engine and of each task).
+
+    Raises
+    ------
+    SpecError
+        An unknown engine, or ``scheduler`` with the local engine.
+    InputDataError
+        A report column the mechanism refuses (the message names the file).
+    """
+    from ._plan_format import plan_fingerprint
+
+    if engine not in ENGINES:
+        raise SpecError("--engine", f"must be one of {list(ENGINES)}", engine)
+    if scheduler is not None and engine != "dask":
+        raise SpecError("--scheduler", "is used only with --engine dask", scheduler)
+    reports = [s for s in sources if s.kind == "reports"]
+    total = None
+    if reports:
+        if engine == "dask":
+            from ._dask_engine import aggregate_dask
+
+            total = aggregate_dask(plan, [s.file for s in reports], scheduler=scheduler, batch_rows=batch_rows)
+        else:
+            total = _aggregate_local(plan, reports, batch_rows)
+    for src in sources:
+        if src.kind == "aggregate":
+            try:
+                total = src.aggregate if total is None else total + src.aggregate
+            except ValueError as exc:
+                raise InputDataError(f"{src.file}: {exc}") from None
+    return AggregateResult(aggregate=total, sources=tuple(sources), mechanism=plan["mechanism"],
+                           plan_fingerprint=plan_fingerprint(plan), engine=engine)
+
+
+def aggregate_files(plan: Mapping[str, Any], inputs: Sequence[str | os.PathLike], **options: Any) -> AggregateResult:
+    """:func:`expand_inputs`, :func:`open_sources`, :func:`aggregate_sources`, then a check that the
+    runtime estimates the merged aggregate (its counts have the plan's shapes).
+
+    Raises
+    ------
+    InputDataError
+        A bad input (named) or counts the runtime refuses.
+    """
+    from ldpplan import mechanisms
+
+    sources = open_sources(plan, expand_inputs(inputs))
+    result = aggregate_sources(plan, sources, **options)
+    try:
+        mechanisms.load(dict(plan)).estimate(result.aggregate, method="empirical")
+    except ValueError as exc:
+        raise InputDataError(f"aggregate of {[s.file for s in sources][:5]}: {exc}") from None
+    return result
+
+
+def write_aggregate_file(path: str | os.PathLike, result: AggregateResult) -> dict[str, Any]:
+    """Write ``result`` as an aggregate file (JSON, atomically). Returns the record written."""
+    from ._io import write_json_atomic
+    from ._plan_format import tool_version
+
+    record = {"format": AGGREGATE_FILE_FORMAT, "mechanism": result.mechanism,
+              "plan_fingerprint": result.plan_fingerprint, "ldpplan_version": tool_version(), "n": result.n,
+              "aggregate": result.aggregate.to_dict(), "sources": [s.describe() for s in result.sources]}
+    write_json_atomic(path, record)
+    return record

@@ -1,0 +1,116 @@
+"""The Dask engine on a real ``distributed.LocalCluster`` (2 worker processes): Parquet shards of every
+runtime aggregated per row group on the workers, tree-reduced with ``+``, bit-identical to the local
+engine; workers never import the planner, cvxpy or scipy."""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from _family_helpers import example_runtime, read_inputs, small_example_per_family
+from ldpplan.planner import _reports_file
+from ldpplan.planner.cli import main
+
+distributed = pytest.importorskip("distributed")
+SMALL = small_example_per_family()
+USERS = 1500
+
+
+@pytest.fixture(scope="module")
+def client():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as c:
+        yield c
+
+
+def _shards(fam, name, request, tmp_path, monkeypatch):
+    from ldpplan.planner._io import write_json_atomic
+    from ldpplan.planner._plan_format import plan_fingerprint
+
+    plan, mech = example_runtime(fam, name, request)
+    write_json_atomic(tmp_path / "plan.json", plan)
+    monkeypatch.setattr(_reports_file, "ROW_GROUP_ROWS", 200)   # many row groups: many tasks
+    paths = []
+    for i in range(3):
+        data = read_inputs(fam, plan, tmp_path, USERS // 3, np.random.default_rng(10 + i))
+        reports = mech.perturb(data, rng=np.random.default_rng(20 + i))
+        path = tmp_path / f"shard{i}.parquet"
+        _reports_file.write_reports(path, reports.to_arrays(), mechanism=plan["mechanism"],
+                                    plan_fingerprint=plan_fingerprint(plan), ldpplan_version="0", seed=20 + i)
+        paths.append(path)
+    assert _reports_file.open_reports(paths[0]).num_row_groups >= 2
+    return plan, paths
+
+
+def _planner_modules():
+    """(runs on a worker, shipped by value) the planner/solver modules the worker has imported."""
+    return sorted(m for m in sys.modules if m.split(".")[0] in ("cvxpy", "scipy") or m.startswith("ldpplan.planner")
+                  or m.startswith("ldpplan.solvers"))
+
+
+@pytest.mark.parametrize("fam, name", SMALL)
+def test_dask_engine_is_bit_identical_to_local(fam, name, request, tmp_path, monkeypatch, client):
+    from ldpplan.planner._dask_engine import aggregate_dask
+    from ldpplan.planner.aggregate import aggregate_files
+
+    plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
+    local = aggregate_files(plan, paths, engine="local").aggregate
+    on_cluster = aggregate_dask(plan, [str(p) for p in paths], client=client, batch_rows=64)
+    again = aggregate_dask(plan, [str(p) for p in paths], client=client)   # same plan scattered again
+    assert on_cluster == local == again
+    assert json.dumps(on_cluster.to_dict()) == json.dumps(local.to_dict())
+    assert local.n == sum(_reports_file.open_reports(p).num_rows for p in paths)
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    assert client.run(_planner_modules) == {w: [] for w in client.scheduler_info()["workers"]}
+
+
+def test_cli_dask_engine_on_a_scheduler_writes_the_same_file(tmp_path, monkeypatch, client, request):
+    fam, name = SMALL[0].values
+    plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
+    plan_path = tmp_path / "plan.json"
+    runner = CliRunner()
+    local, dask = tmp_path / "local.json", tmp_path / "dask.json"
+    assert runner.invoke(main, ["aggregate", str(plan_path), str(tmp_path / "shard*.parquet"), "-o",
+                                str(local)]).exit_code == 0
+    result = runner.invoke(main, ["aggregate", str(plan_path), str(tmp_path / "shard*.parquet"), "-o", str(dask),
+                                  "--engine", "dask", "--scheduler", client.scheduler.address])
+    assert result.exit_code == 0, result.output
+    assert "(dask engine)" in result.output and dask.read_bytes() == local.read_bytes()
+    # a damaged shard fails on the worker: exit 2, nothing written
+    paths[1].write_bytes(paths[1].read_bytes()[:8] + b"\x00" * (paths[1].stat().st_size - 16)
+                         + paths[1].read_bytes()[-8:])
+    bad = tmp_path / "bad.json"
+    result = runner.invoke(main, ["aggregate", str(plan_path), *map(str, paths), "-o", str(bad), "--engine", "dask",
+                                  "--scheduler", client.scheduler.address])
+    assert result.exit_code == 2 and not bad.exists(), result.output
+    assert str(paths[1].resolve()) in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_cli_dask_engine_without_scheduler_starts_a_local_cluster(tmp_path, monkeypatch, request):
+    import distributed as dist
+
+    started = []
+    real = dist.LocalCluster
+
+    def spy(*args, **kwargs):
+        started.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dist, "LocalCluster", spy)
+    fam, name = SMALL[-1].values
+    plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
+    runner = CliRunner()
+    local, dask = tmp_path / "local.json", tmp_path / "dask.json"
+    args = ["aggregate", str(tmp_path / "plan.json"), *map(str, paths), "-o"]
+    assert runner.invoke(main, [*args, str(local)]).exit_code == 0
+    result = runner.invoke(main, [*args, str(dask), "--engine", "dask"])
+    assert result.exit_code == 0, result.output
+    assert dask.read_bytes() == local.read_bytes()
+    assert len(started) == 1 and started[0]["processes"] is True

@@ -1,0 +1,187 @@
+"""Issue 10, item 3: every family's predicted error against a seeded simulation of its runtime.
+
+For each registered family (``ldpplan.planner.families.all_families()``) a small plan is made
+and its ``predicted`` figures are compared, in their stated units, with the runtime's own
+estimator (``method="empirical"``: the papers' unbiased linear estimators the predictions are
+about) on data where the prediction is exact (the worst case, or any data when the paper's
+formula is affine in the data). The tolerance is 4 standard errors of the trial mean (from
+the trials' own spread) plus, for predictions that are first-order approximations (PCKV's
+mean estimator, ULDP's n -> infinity l1), a stated model slack.
+
+A family registered without a case here fails :func:`test_every_family_has_a_case`.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ldpplan import mechanisms, planner
+from ldpplan.mechanisms.pckv import KeyValueUsers
+from ldpplan.planner.families import all_families
+
+
+def _check(name: str, predicted: float, samples, *, slack: float = 0.0, z: float = 4.0) -> None:
+    """``|mean - predicted| <= z * se + slack * predicted`` (se from the trials' spread)."""
+    x = np.asarray(samples, dtype=float)
+    mean, se = float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
+    assert abs(mean - predicted) <= z * se + slack * abs(predicted), (
+        f"{name}: simulated {mean:.6g} +- {se:.3g} (se, {x.size} trials) vs predicted {predicted:.6g}")
+    # the test can fail: the prediction is resolved to a few per cent
+    assert z * se + slack * abs(predicted) < 0.15 * abs(predicted), f"{name}: too few trials to test anything"
+
+
+# ------------------------------------------------------------------ IDUE / IDUE-PS
+
+def _idue_worst_items(plan) -> list[int]:
+    """Items (indices) where eq. (9) / its IDUE-PS form is attained: the L (or 1) items of largest coef_c."""
+    mech = mechanisms.load(plan)
+    L = plan["params"]["padding_length"] or 1
+    coef = (1 - mech.a[: mech.m] - mech.b[: mech.m]) / (mech.a[: mech.m] - mech.b[: mech.m])
+    return [int(k) for k in np.argsort(-coef, kind="stable")[:L]]
+
+
+def _idue_trials(plan, n: int, trials: int, seed: int) -> list[float]:
+    mech = mechanisms.load(plan)
+    items = _idue_worst_items(plan)
+    m = mech.m
+    f = np.zeros(m)
+    f[items] = 1.0  # every user holds the same worst-case item (set)
+    out = []
+    for child in np.random.SeedSequence(seed).spawn(trials):
+        rng = np.random.default_rng(child)
+        if plan["mechanism"] == "idue":
+            agg = mech.simulate_counts(np.bincount(np.full(n, items[0]), minlength=m), n, rng)
+        else:
+            indptr = np.arange(0, n * len(items) + 1, len(items))
+            sampled = mech.sample_items((indptr, np.tile(np.sort(items), n)), rng)
+            agg = mech.simulate_counts(np.bincount(sampled, minlength=mech.width), n, rng)
+        est = mech.estimate(agg, "empirical").frequency
+        out.append(n * float(np.sum((est - f) ** 2)))  # counts^2 per user
+    return out
+
+
+@pytest.mark.parametrize("example", ["health", "health-itemsets", "three-levels-itemsets"])
+def test_idue_worst_case_mse_per_user(example):
+    plan = planner.make_plan(planner.example_spec(example))
+    value = plan["predicted"]["worst_case_mse_per_user"]["value"]
+    _check(example, value, _idue_trials(plan, n=5000, trials=400, seed=10))
+
+
+@pytest.mark.slow
+def test_idue_ps_sampling_variance_is_part_of_the_prediction():
+    """The old prediction L^2 eq. (9) (77.1 here, vs 82.0 with the sampling variance) is refuted by the simulation."""
+    from ldpplan.solvers.idue import worst_case_mse as eq9
+
+    plan = planner.make_plan(planner.example_spec("health-itemsets"))
+    lv = plan["params"]["levels"]
+    L = plan["params"]["padding_length"]
+    old = L * L * eq9([x["a"] for x in lv], [x["b"] for x in lv], [x["size"] for x in lv])
+    value = plan["predicted"]["worst_case_mse_per_user"]["value"]
+    assert value - old == pytest.approx(4.92, abs=0.01)
+    samples = np.array(_idue_trials(plan, n=2000, trials=6000, seed=11))
+    se = samples.std(ddof=1) / math.sqrt(samples.size)
+    assert samples.mean() - old > 4 * se
+    _check("health-itemsets (6000 trials)", value, samples)
+
+
+# ------------------------------------------------------------------ PCKV
+
+def _pckv_trials(mechanism: str, d: int, epsilon: float, n: int, trials: int, seed: int):
+    spec = planner.example_spec("pckv-synthetic") | {"mechanism": mechanism, "users": n, "domain": d,
+                                                     "epsilon": epsilon}
+    plan = planner.make_plan(spec)
+    mech = mechanisms.load(plan)
+    # the plan's priors: one pair per user, f_k = 1/d, |m_k| = 1 (the worst case of eq. 11)
+    keys = np.repeat(np.arange(d), n // d)
+    users = KeyValueUsers(np.arange(n + 1, dtype=np.int64), keys.astype(np.int64), np.ones(n))
+    f, m = np.full(d, 1.0 / d), np.ones(d)
+    mse_f, mse_m = [], []
+    for child in np.random.SeedSequence(seed).spawn(trials):
+        est = mech.estimate(mech.perturb(users, np.random.default_rng(child)), "empirical")
+        mse_f.append(float(np.mean((est.frequency - f) ** 2)))
+        mse_m.append(float(np.mean((est.mean - m) ** 2)))
+    return plan, mse_f, mse_m
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", ["pckv-ue", "pckv-grr"])
+def test_pckv_theorem4_mse(mechanism):
+    """Theorem 4 at d = 10, epsilon = 2, n = 20,000 (PCKV estimators (7)-(8), frequency and mean units).
+
+    The mean's eq. (10)-(11) are a delta-method expansion of the ratio estimator (8); they hold
+    when every key gets many reports. At d = 100, epsilon = 1, n = 20,000 (200 users per key)
+    the simulated mean MSE is 30x (PCKV-UE) above, or 70x (PCKV-GRR) below, the prediction:
+    the ratio's denominator comes near zero. Not tested there (a limit of the paper's formula).
+    """
+    plan, mse_f, mse_m = _pckv_trials(mechanism, 10, 2.0, 20_000, 600, 20)
+    _check(f"{mechanism} mse_frequency", plan["predicted"]["mse_frequency"]["value"], mse_f)
+    _check(f"{mechanism} mse_mean", plan["predicted"]["mse_mean"]["value"], mse_m, slack=0.02)
+
+
+def test_pckv_frequency_prediction_at_the_example_scale():
+    for mechanism in ("pckv-ue", "pckv-grr"):
+        plan, mse_f, _ = _pckv_trials(mechanism, 100, 1.0, 20_000, 30, 21)
+        _check(f"{mechanism} mse_frequency (d = 100)", plan["predicted"]["mse_frequency"]["value"], mse_f)
+
+
+# ------------------------------------------------------------------ PIE (RR, GLH)
+
+@pytest.mark.parametrize("mechanism", ["rr", "glh"])
+def test_pie_l2_loss_total(mechanism):
+    base = planner.example_spec("pie-gss")
+    spec = base | ({"mechanism": mechanism} if mechanism == "rr" else {"g_max": 256})
+    plan = planner.make_plan(spec)
+    assert plan["mechanism"] == mechanism
+    mech = mechanisms.load(plan)
+    size, n = plan["domain"]["size"], 5000
+    rng0 = np.random.default_rng(30)
+    data = rng0.choice(size, size=n, p=rng0.dirichlet(np.ones(size)))
+    p = np.bincount(data, minlength=size) / n
+    losses = []
+    for child in np.random.SeedSequence(31).spawn(60):
+        est = mech.estimate(mech.perturb(data, np.random.default_rng(child)), "empirical").frequency
+        losses.append(float(np.sum((est - p) ** 2)))
+    # eq. 22/23 are affine in p: the prediction at the plan's n holds for any p; rescale to n users
+    total = plan["predicted"]["l2_loss_total"]["value"] * plan["spec"]["users"] / n
+    _check(f"PIE {mechanism} l2_loss_total", total, losses)
+
+
+# ------------------------------------------------------------------ ULDP (uRR, uRAP, PUM)
+
+@pytest.mark.parametrize("example", ["uldp-urr", "uldp-urap", "uldp-pum"])
+def test_uldp_worst_case_l2_and_l1(example):
+    plan = planner.make_plan(planner.example_spec(example))
+    mech = mechanisms.load(plan)
+    size = plan["params"]["domain_size"]
+    sensitive = set(plan["params"]["sensitive"])
+    nonsensitive = np.array([x for x in range(size) if x not in sensitive])
+    n = nonsensitive.size * 40
+    data = np.repeat(nonsensitive, 40)  # p_UN: uniform over X_N, the worst case the plan states
+    p = np.bincount(data, minlength=size) / n
+    if example == "uldp-pum":
+        # the prediction is about the common mechanism's estimate r_hat over Z = X + bots (no user has a tag,
+        # so r = p padded with zeros); eq. (21) then moves the bots' (noise) mass onto X
+        p = np.concatenate([p, np.zeros(len(plan["params"]["tags"]))])
+    l2, l1 = [], []
+    for child in np.random.SeedSequence(40).spawn(160 if example == "uldp-pum" else 40):
+        reports = mech.perturb(data, np.random.default_rng(child))
+        est = (mech.estimate_intermediate(reports, "empirical") if example == "uldp-pum"
+               else mech.estimate(reports, "empirical")).frequency
+        l2.append(n * float(np.sum((est - p) ** 2)))
+        l1.append(math.sqrt(n) * float(np.sum(np.abs(est - p))))
+    assert "uniform over X_N" in plan["predicted"]["l2_worst_times_n"]["at"]
+    _check(f"{example} l2_worst_times_n", plan["predicted"]["l2_worst_times_n"]["value"], l2)
+    # eq. (37) is the n -> infinity (normal) limit of E l1: 3% slack at finite n
+    _check(f"{example} l1_worst_times_sqrt_n", plan["predicted"]["l1_worst_times_sqrt_n"]["value"], l1, slack=0.03)
+
+
+CASES = {"idue": test_idue_worst_case_mse_per_user, "pckv": test_pckv_theorem4_mse,
+         "pie": test_pie_l2_loss_total, "uldp": test_uldp_worst_case_l2_and_l1}
+
+
+def test_every_family_has_a_case():
+    names = [fam.name for fam in all_families()]
+    missing = [x for x in names if x not in CASES]
+    assert not missing, f"families without a predicted-vs-simulated test: {missing}"
