@@ -12,7 +12,8 @@ Runtime protocol (:mod:`ldpplan.mechanisms._protocol`)
     and GLH ``support`` (``c_GLH(x)``: reports with ``y = h(x)``, shape ``(|X|,)``), computed
     at aggregation so that aggregates of disjoint users merge with ``+``.
     ``estimate(..., method)`` with ``methods = ("empirical", "threshold", "em")``, all from the
-    counts (so they work on merged aggregates); ``threshold`` zeroes the estimates below the
+    counts (so they work on merged aggregates; ``"em"`` is the exact water-filling maximiser,
+    ``iterations = 0``); ``threshold`` zeroes the estimates below the
     Bonferroni threshold (PIE Sec. 5.3; ``threshold_fill="uniform"`` is the ULDP convention);
     the GLH's exact per-report MLE is ``GeneralizedLocalHashing.estimate_em_reports``.
     GLH support counts invert the hash when ``g`` is large (``n ceil(P/g)`` operations instead
