@@ -8,13 +8,13 @@ the dense ones, as stated in each row), the iterations, and the log-likelihood
 shortfall ``L(best) - L(estimate)`` in nats (0 = the best estimate of that block):
 
 * k-RR at |X| = 1e2, 1e3, 1e4 (n users, epsilon = 1): :func:`rr_mle` (water-filling)
-  vs :func:`em_simplex` with :class:`RRChannel` (the current runtime's "em");
-* uRR at |X| = 1000, |X_S| = 100, epsilon = 1: :func:`urr_mle` vs :func:`em_simplex`
-  with the dense channel (as the current uldp runtime);
+  (the runtimes' "em") vs :func:`em_simplex` with :class:`RRChannel` (the earlier "em");
+* uRR at |X| = 1000, |X_S| = 100, epsilon = 1: :func:`urr_mle` (the runtime's "em") vs
+  :func:`em_simplex` with the dense channel (the earlier iterative EM);
 * OUE (a = 1/2, b = 1/(e^epsilon + 1), epsilon = 1) at n users, |X| = 100 and 400:
   the composite MLE, the composite EM, the full-report EM (packed, dense float64 and
-  float32 storage) vs :func:`em_simplex` on the grouped full likelihood (as the
-  current uldp runtime). The shortfall of every unary row is measured on the full
+  float32 storage; packed is the uRAP runtime's "em") vs :func:`em_simplex` on the
+  grouped full likelihood (the earlier iterative EM). The shortfall of every unary row is measured on the full
   likelihood.
 
 Data are drawn with numpy from a Zipf(1.1) input distribution (the runtimes are not

@@ -241,7 +241,10 @@ def em_simplex(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, 
         S3) with a monotonicity guard: every cycle of three EM evaluations keeps the
         extrapolated point only if its likelihood is not below the plain two-step EM
         point, so the log-likelihood still never decreases; extrapolated entries are
-        floored at 1e-300 (then renormalised) so no entry is frozen at zero.
+        floored coordinate-wise at ``1e-2`` times the cycle's start (then renormalised): EM
+        multiplies coordinates, so one that an extrapolation set to ~0 (a plain floor such
+        as 1e-300) would need thousands of steps to come back and the l1 rule would stop
+        below the maximum.
 
     Returns
     -------
@@ -324,7 +327,7 @@ def _em_loop(lik, backward, w: np.ndarray, tol, max_iter, init, accelerate) -> E
         nv = float(np.sqrt(v @ v))
         alpha = -float(np.sqrt(r @ r)) / nv if nv > 0 else -1.0
         alpha = min(alpha, -1.0)
-        cand = np.maximum(p - 2 * alpha * r + alpha * alpha * v, 1e-300)
+        cand = np.maximum(p - 2 * alpha * r + alpha * alpha * v, 1e-2 * p)
         cand = step(cand / cand.sum())
         it += 1
         p = cand if _log_likelihood(lik, w, cand) >= _log_likelihood(lik, w, p2) else p2

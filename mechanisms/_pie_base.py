@@ -11,7 +11,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._estimators import RRChannel, bonferroni_z, em_simplex, significance_threshold
+from ._estimators import bonferroni_z, significance_threshold
+from ._mle import rr_mle
 from ._pie_channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
 from ._plan import PlanError, RUNTIME_TOLERANCE, check_claim, check_verified, integer, number, read_plan, require
 from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
@@ -21,8 +22,6 @@ __all__ = ["KaryRRBase", "NOTION"]
 
 #: ``guarantee.notion`` of PIE plans: epsilon-LDP and (U, alpha)-PIE privacy.
 NOTION = "LDP+PIE"
-#: Largest number of distinct counts for which EM runs on groups (a dense J x J likelihood).
-GROUPED_EM_MAX = 2000
 
 
 def _fill_zero(emp: np.ndarray, n: int, var0: float, alpha: float) -> np.ndarray:
@@ -230,11 +229,13 @@ class KaryRRBase(Frozen):
         method : {"empirical", "threshold", "em"}, default "empirical"
             ``"empirical"``: eq. 19/20 (unbiased, may be negative). ``"threshold"``: the
             empirical estimate with the Bonferroni significance threshold at level ``alpha``
-            (one-sided z-test of ``p(x) = 0``). ``"em"``: EM reconstruction on the counts
-            ``c(x)`` with the channel ``mu`` on ``x``, ``nu`` elsewhere: for the RR the exact
-            maximum-likelihood estimate on the simplex; for the GLH the same iteration on the
-            support counts (a composite likelihood whose interior fixed point is the
-            empirical estimate; it works on merged aggregates; the exact per-report MLE is
+            (one-sided z-test of ``p(x) = 0``). ``"em"``: the fixed point of EM reconstruction
+            (ULDP paper Sec. 2.5) computed exactly, without iterations: the maximiser on the
+            simplex of ``sum_x c(x) log(nu + (mu - nu) p(x))`` by water-filling
+            (:func:`ldpplan.mechanisms._mle.rr_mle`, ``O(|X| log |X|)``, ``iterations = 0``).
+            For the RR it is the maximum-likelihood estimate; for the GLH it is the composite
+            likelihood of the support counts (its interior maximiser is the empirical
+            estimate; it works on merged aggregates; the exact per-report MLE is
             ``GeneralizedLocalHashing.estimate_em_reports``).
         alpha : float, default 0.05
             Significance level of ``"threshold"`` (Sec. 5.3 uses 0.05).
@@ -244,7 +245,7 @@ class KaryRRBase(Frozen):
             convention (Murakami & Kawamoto 2019, Sec. 6.1: the mass left by the significant
             estimates is spread uniformly over the others, so the result sums to one).
         em_tol, em_max_iter : float, int
-            EM stopping rule (l1 change of one step; cap on EM steps).
+            Accepted for compatibility and unused: ``"em"`` is exact (no iterations).
 
         Returns
         -------
@@ -280,50 +281,8 @@ class KaryRRBase(Frozen):
             freq = (_fill_zero(emp, n, intercept, alpha) if threshold_fill == "zero"
                     else significance_threshold(emp, n, intercept, alpha=alpha))
             return Estimate(freq, None, method, n, std_error=std)
-        freq, res = self._em_grouped(support, n, intercept, alpha, em_tol, em_max_iter)
-        return Estimate(freq, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations)
-
-    def _em_grouped(self, support: np.ndarray, n: int, var0: float, alpha: float, tol: float, max_iter: int):
-        """EM on the counts with the channel ``mu`` on ``x``, ``nu`` elsewhere, on groups of equal counts.
-
-        The EM map sends ``p(x)`` to a function of ``(c(x), p(x))`` and of totals, and the warm
-        start (``em_warm_start`` of the ``"uniform"`` threshold estimate, ULDP Sec. 6.2) is a
-        function of ``c(x)``: items with equal counts stay equal. So EM runs on the ``J``
-        distinct counts, with group masses ``q_j`` (``m_j`` items): likelihood
-        ``nu + (mu - nu)/m_j`` on the diagonal and ``nu`` elsewhere, weights ``c_j m_j``. The
-        log-likelihood, the l1 stopping rule and the fixed point (the maximum-likelihood
-        estimate) are those on all ``|X|`` items (SQUAREM's step lengths are measured on the
-        groups); a domain of 10^7 items with 600 users costs a few dozen groups. Many distinct
-        counts (``J > GROUPED_EM_MAX``) use the O(|X|) structured channel instead.
-        """
-        c = np.rint(support).astype(np.int64)
-        present = np.bincount(c)
-        values = np.flatnonzero(present)
-        mult = present[values]
-        k = self.domain_size
-        d = self.mu - self.nu
-        emp = (values / n - self.nu) / d
-        sig = emp > bonferroni_z(alpha, k) * float(np.sqrt(var0 / n))
-        total = float(np.sum(mult[sig] * emp[sig]))
-        rest = int(np.sum(mult[~sig]))
-        if not sig.any():  # the rule of _estimators.significance_threshold, per group
-            f = np.full(values.size, 1.0 / k)
-        elif total >= 1.0 or rest == 0:
-            f = np.where(sig, emp / total, 0.0)
-        else:
-            f = np.where(sig, emp, (1.0 - total) / rest)
-        init = np.maximum(f, 0.0) + 1e-3 / k  # _estimators.em_warm_start, per group
-        q0 = mult * init
-        q0 /= q0.sum()
-        if values.size > GROUPED_EM_MAX:
-            lut = np.zeros(values[-1] + 1, dtype=np.int64)
-            lut[values] = np.arange(values.size)
-            channel = RRChannel(mu=float(self.mu), nu=float(self.nu), k=k)
-            res = em_simplex(channel, support, tol=tol, max_iter=max_iter, init=(q0 / mult)[lut[c]], accelerate=True)
-            return res.freq, res
-        lik = np.full((values.size, values.size), float(self.nu))
-        lik[np.diag_indices(values.size)] += d / mult
-        res = em_simplex(lik, (values * mult).astype(np.float64), tol=tol, max_iter=max_iter, init=q0, accelerate=True)
-        lut = np.zeros(values[-1] + 1, dtype=np.int64)
-        lut[values] = np.arange(values.size)
-        return (res.freq / mult)[lut[c]], res
+        if not support.any():  # no GLH report supports any item: the likelihood is flat, take the uniform
+            return Estimate(np.full(self.domain_size, 1.0 / self.domain_size), None, method, n,
+                            log_likelihood=0.0, iterations=0)
+        res = rr_mle(support, self.mu, self.nu)
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0)

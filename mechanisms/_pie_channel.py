@@ -172,49 +172,117 @@ def _inverse_mod_prime(a: np.ndarray) -> np.ndarray:
     return result
 
 
-def support_counts(a, b, y, domain_size: int, g: int, chunk_entries: int = 4_000_000) -> np.ndarray:
+#: Entries per block of the direct support count: two int64 work arrays of 512 KiB stay in L2.
+SUPPORT_BLOCK = 65536
+
+
+def _division_magic(g: int) -> tuple[int, int]:
+    """``(M, s)`` with ``floor(r / g) = (r M) >> s`` for every ``0 <= r < 2**31`` (int64 products).
+
+    Granlund & Montgomery (PLDI 1994), Thm. 4.2: with ``l = ceil(log2 g)``, ``s = 31 + l`` and
+    ``M = ceil(2**s / g)``, ``0 <= M g - 2**s < g <= 2**l``; ``M <= 2**32`` so ``r M < 2**63``.
+    """
+    s = 31 + int(g - 1).bit_length()
+    return -(-(1 << s) // g), s
+
+
+def _direct_counts(a, b, y, k: int, g: int, block: int) -> np.ndarray:
+    """``c(x)`` by hashing every ``x`` for every user, in cache-sized blocks, in place.
+
+    ``v = a x + b + 1 < 2**63`` is reduced mod ``P = 2**31 - 1`` by three folds
+    ``(v & P) + (v >> 31)`` (each keeps the residue; a positive value stays positive), which
+    leave ``w`` in ``[1, P]`` with ``w - 1 = (a x + b) mod P``; then ``h(x) = y`` iff
+    ``w mod g = (y + 1) mod g``, with the remainder by a multiply-shift (:func:`_division_magic`).
+    No integer division: about 17 vectorised in-place operations per (user, item) pair.
+    """
+    magic, shift = _division_magic(g)
+    xs = np.arange(k, dtype=np.int64)
+    out = np.zeros(k, dtype=np.int64)
+    width = min(k, max(1, block))
+    users = max(1, block // width)
+    work = np.empty((users, width), dtype=np.int64)
+    tmp = np.empty_like(work)
+    hit = np.empty(work.shape, dtype=bool)
+    b1 = b + 1
+    y1 = (y + 1) % g
+    prime = np.int64(HASH_PRIME)
+    for s in range(0, y.size, users):
+        aa, bb, yy = a[s:s + users, None], b1[s:s + users, None], y1[s:s + users, None]
+        for t in range(0, k, width):
+            xx = xs[None, t:t + width]
+            w, v, e = work[:aa.shape[0], :xx.shape[1]], tmp[:aa.shape[0], :xx.shape[1]], hit[:aa.shape[0], :xx.shape[1]]
+            np.multiply(aa, xx, out=w)
+            w += bb
+            for _ in range(3):
+                np.right_shift(w, 31, out=v)
+                np.bitwise_and(w, prime, out=w)
+                w += v
+            np.multiply(w, magic, out=v)
+            np.right_shift(v, shift, out=v)
+            v *= g
+            w -= v
+            np.equal(w, yy, out=e)
+            out[t:t + xx.shape[1]] += np.count_nonzero(e, axis=0)
+    return out
+
+
+def _inverted_counts(a, b, y, k: int, g: int, chunk_entries: int) -> np.ndarray:
+    """``c(x)`` by inverting the hash: the ``ceil(P/g)`` preimages of ``y`` per user."""
+    per_user = -(-HASH_PRIME // g)
+    users = max(1, int(chunk_entries) // per_user)
+    steps = np.arange(per_user, dtype=np.int64) * g
+    hits = []
+    for s in range(0, y.size, users):
+        ainv = _inverse_mod_prime(a[s:s + users])[:, None]
+        v = y[s:s + users, None] + steps[None, :]
+        x = ainv * ((v - b[s:s + users, None]) % HASH_PRIME) % HASH_PRIME
+        hits.append(x[(v < HASH_PRIME) & (x < k)])
+    return np.bincount(np.concatenate(hits), minlength=k).astype(np.int64)
+
+
+def support_counts(a, b, y, domain_size: int, g: int, chunk_entries: int | None = None,
+                   method: str = "auto") -> np.ndarray:
     """``c(x) = #{users i : h_{a_i, b_i}(x) = y_i}`` for every ``x`` in ``[0, |X|)`` (int64, shape ``(|X|,)``).
 
-    Two exact methods, the cheaper one is used:
+    Two exact methods; ``method="auto"`` picks the cheaper one by cost:
 
-    * direct: evaluate every user's hash on every ``x`` (``n |X|`` evaluations);
-    * inversion: ``h(x) = y`` iff ``(a x + b) mod P = v`` for some ``v = y + j g < P``, and each
-      such ``v`` has the one preimage ``x = a^{-1} (v - b) mod P``; counting the preimages below
-      ``|X|`` costs ``n ceil(P/g)`` operations (e.g. 22 per user instead of 10^7 for
-      ``g = 10^8``, ``|X| = 10^7``).
+    * ``"direct"``: evaluate every user's hash on every ``x`` (``n |X|`` pairs, about 3-6 ns
+      each on one core: blocks of ``chunk_entries`` pairs, in place, no integer division;
+      :func:`_direct_counts`);
+    * ``"inversion"``: ``h(x) = y`` iff ``(a x + b) mod P = v`` for some ``v = y + j g < P``,
+      and each such ``v`` has the one preimage ``x = a^{-1} (v - b) mod P``; counting the
+      preimages below ``|X|`` costs ``n ceil(P/g)`` candidates (about 4x a direct pair each)
+      plus a modular inverse per user (e.g. 22 candidates per user instead of 10^7 pairs for
+      ``g = 10^8``, ``|X| = 10^7``). Chosen when ``4 ceil(P/g) + 64 < |X|``.
 
     Parameters
     ----------
     a, b, y : ndarray of int64, shape (n,)
         Validated reports (``1 <= a < P``, ``0 <= b < P``, ``0 <= y < g``).
     domain_size, g : int
-    chunk_entries : int
-        Work per vectorised chunk (memory ~ 16 bytes each).
+    chunk_entries : int, optional
+        Pairs (direct; default :data:`SUPPORT_BLOCK`) or candidates (inversion; default 4e6)
+        per vectorised block.
+    method : {"auto", "direct", "inversion"}
+
+    Returns
+    -------
+    ndarray of int64, shape (|X|,)
+
+    References
+    ----------
+    Murakami & Takahashi (TDP 2021), eq. 20 (``c_GLH``); Wang et al. (USENIX Security 2017).
     """
     k, g = int(domain_size), int(g)
-    n = int(y.size)
+    if method not in ("auto", "direct", "inversion"):
+        raise ValueError(f"method: must be one of ['auto', 'direct', 'inversion'] (got {method!r})")
+    a, b, y = (np.asarray(v, dtype=np.int64) for v in (a, b, y))
+    if y.size == 0:
+        return np.zeros(k, dtype=np.int64)
     per_user = -(-HASH_PRIME // g)  # ceil(P / g): candidates v per user
-    out = np.zeros(k, dtype=np.int64)
-    if n == 0:
-        return out
-    if 4 * per_user < k:
-        users = max(1, int(chunk_entries) // per_user)
-        steps = np.arange(per_user, dtype=np.int64) * g
-        hits = []
-        for s in range(0, n, users):
-            ainv = _inverse_mod_prime(a[s:s + users])[:, None]
-            v = y[s:s + users, None] + steps[None, :]
-            x = ainv * ((v - b[s:s + users, None]) % HASH_PRIME) % HASH_PRIME
-            hits.append(x[(v < HASH_PRIME) & (x < k)])
-        return np.bincount(np.concatenate(hits), minlength=k).astype(np.int64)
-    xs = np.arange(k, dtype=np.int64)
-    users = max(1, int(chunk_entries) // k)
-    xchunk = max(1, min(k, int(chunk_entries)))
-    for s in range(0, n, users):
-        aa, bb, yy = a[s:s + users, None], b[s:s + users, None], y[s:s + users, None]
-        for t in range(0, k, xchunk):
-            out[t:t + xchunk] += (hash_values(aa, bb, xs[None, t:t + xchunk], g) == yy).sum(axis=0)
-    return out
+    if method == "inversion" or (method == "auto" and 4 * per_user + 64 < k):
+        return _inverted_counts(a, b, y, k, g, 4_000_000 if chunk_entries is None else chunk_entries)
+    return _direct_counts(a, b, y, k, g, SUPPORT_BLOCK if chunk_entries is None else int(chunk_entries))
 
 
 def split_streams(rng: np.random.Generator) -> tuple[np.random.Generator, np.random.Generator]:

@@ -12,7 +12,8 @@ Runtime protocol (:mod:`ldpplan.mechanisms._protocol`)
     and GLH ``support`` (``c_GLH(x)``: reports with ``y = h(x)``, shape ``(|X|,)``), computed
     at aggregation so that aggregates of disjoint users merge with ``+``.
     ``estimate(..., method)`` with ``methods = ("empirical", "threshold", "em")``, all from the
-    counts (so they work on merged aggregates); ``threshold`` zeroes the estimates below the
+    counts (so they work on merged aggregates; ``"em"`` is the exact water-filling maximiser,
+    ``iterations = 0``); ``threshold`` zeroes the estimates below the
     Bonferroni threshold (PIE Sec. 5.3; ``threshold_fill="uniform"`` is the ULDP convention);
     the GLH's exact per-report MLE is ``GeneralizedLocalHashing.estimate_em_reports``.
     GLH support counts invert the hash when ``g`` is large (``n ceil(P/g)`` operations instead
@@ -265,11 +266,12 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"reports.a: must be in [1, {HASH_PRIME}) (got {int(a.min())})")
         return {"a": a, "b": b, "y": y}
 
-    def aggregate(self, reports, chunk_entries: int = 4_000_000) -> Aggregate:
+    def aggregate(self, reports, chunk_entries: int | None = None) -> Aggregate:
         """Support counts ``c_GLH(x)``: reports with ``y = h_{a,b}(x)`` (counts key ``support``, shape ``(|X|,)``).
 
-        Exact; costs ``n min(|X|, 4 ceil(P/g))`` operations (:func:`support_counts`: hashing every
-        ``x``, or inverting the hash when ``g`` is large), in chunks of about ``chunk_entries``.
+        Exact; costs about ``n min(|X|, 4 ceil(P/g))`` pair evaluations (:func:`support_counts`:
+        hashing every ``x`` in cache-sized blocks, or inverting the hash when ``g`` is large),
+        ``chunk_entries`` per block (default: the function's).
 
         Raises
         ------

@@ -50,6 +50,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ._idue_reduced import _Opt0, _reduce_opt0_avg, _reduce_opt0_min, _reduce_opt1_min, _reduce_opt2  # noqa: F401
 from ._lowdim import minimize_convex
 from ._result import STATUS_CLOSED_FORM, STATUS_OPTIMAL, Certificate, SolveResult, SolverError
 
@@ -164,136 +165,15 @@ def _validate(epsilons, sizes, model: str, notion: str) -> tuple[np.ndarray, np.
     return e, m
 
 
-# ----------------------------------------------------------------------------- reduced problems
-def _x_and_dx(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        x = 1.0 / np.expm1(u)
-    return x, -x * (1.0 + x)
-
-
-class _Opt0:
-    """opt0 objective as a function of (u, w) with value and gradient."""
-
-    def __init__(self, m: np.ndarray):
-        self.m = m
-
-    def value_grad_uw(self, u, w):
-        if np.any(u <= 0) or np.any(w <= 0):
-            return math.inf, None, None
-        X, dX = _x_and_dx(u)
-        Y, dY = _x_and_dx(w)
-        diff = Y - X
-        k = int(np.argmax(diff))
-        val = float(np.sum(self.m * X * (1.0 + Y)) + diff[k])
-        gu = self.m * (1.0 + Y) * dX
-        gw = self.m * X * dY
-        gu[k] -= dX[k]
-        gw[k] += dY[k]
-        return val, gu, gw
-
-
-def _reduce_opt0_min(e, m):
-    core = _Opt0(m)
-
-    def uw(z):
-        U, W = z
-        return np.minimum(U, e - W), np.minimum(W, e - U)
-
-    def value_grad(z):
-        U, W = z
-        u, w = uw(z)
-        val, gu, gw = core.value_grad_uw(u, w)
-        if gu is None:
-            return math.inf, np.full(2, np.nan)
-        su = U <= e - W   # u_i = U
-        sw = W <= e - U   # w_i = W
-        gU = float(np.sum(gu[su]) - np.sum(gw[~sw]))
-        gW = float(np.sum(gw[sw]) - np.sum(gu[~su]))
-        return val, np.array([gU, gW])
-
-    emin = float(e.min())
-    return uw, value_grad, [0.0, 0.0], [emin, emin]
-
-
-def _reduce_opt0_avg(e, m):
-    core = _Opt0(m)
-
-    def uw(z):
-        (P,) = z
-        return e / 2 + P, e / 2 - P
-
-    def value_grad(z):
-        u, w = uw(z)
-        val, gu, gw = core.value_grad_uw(u, w)
-        if gu is None:
-            return math.inf, np.full(1, np.nan)
-        return val, np.array([float(np.sum(gu) - np.sum(gw))])
-
-    h = float(e.min()) / 2
-    return uw, value_grad, [-h], [h]
-
-
-def _reduce_opt1_min(e, m):
-    def uw(z):
-        (T,) = z
-        tau = np.minimum(T, e - T)
-        return tau, tau
-
-    def value_grad(z):
-        (T,) = z
-        tau = np.minimum(T, e - T)
-        if np.any(tau <= 0):
-            return math.inf, np.full(1, np.nan)
-        X, dX = _x_and_dx(tau)
-        val = float(np.sum(m * X * (1.0 + X)))
-        dtau = np.where(T <= e - T, 1.0, -1.0)
-        g = float(np.sum(m * (1.0 + 2.0 * X) * dX * dtau))
-        return val, np.array([g])
-
-    return uw, value_grad, [0.0], [float(e.min())]
-
-
-def _g_opt2(b):
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return b * (1 - b) / (0.5 - b) ** 2, 0.5 / (0.5 - b) ** 3
-
-
-def _reduce_opt2(e, m, notion):
-    if notion == "minid":
-        pieces = lambda B: np.stack([np.full_like(e, B), (1 - B) * np.exp(-e), 1 - B * np.exp(e)])  # noqa: E731
-        slopes = np.stack([np.ones_like(e), -np.exp(-e), -np.exp(e)])
-        emin = float(e.min())
-        lo = max(math.exp(-emin) / 2, 1 - math.exp(emin) / 2, 0.0)
-        hi = 0.5
-    else:
-        pieces = lambda S: np.stack([S * np.exp(-e / 2), 1 - S * np.exp(e / 2)])  # noqa: E731
-        slopes = np.stack([np.exp(-e / 2), -np.exp(e / 2)])
-        lo = float(np.max(np.exp(-e / 2))) / 2
-        hi = float(np.min(np.exp(e / 2))) / 2
-
-    def b_of(z):
-        P = pieces(float(z[0]))
-        idx = np.argmax(P, axis=0)
-        return P[idx, np.arange(e.size)], slopes[idx, np.arange(e.size)]
-
-    def value_grad(z):
-        b, db = b_of(z)
-        if np.any(b >= 0.5) or np.any(b <= 0):
-            return math.inf, np.full(1, np.nan)
-        g, dg = _g_opt2(b)
-        return float(np.sum(m * g)), np.array([float(np.sum(m * dg * db))])
-
-    return b_of, value_grad, [lo], [hi]
-
-
+# ----------------------------------------------------------------------------- reduced problems (see _idue_reduced)
 def _solve_reduced(e, m, model, notion):
     """Return (a, b, lowdim_solution or None, reduced_dimension)."""
     if model == "opt1" and notion == "avgid":
         tau = e / 2
         return np.exp(tau) / (np.exp(tau) + 1), 1 / (np.exp(tau) + 1), None, 0
     if model == "opt0":
-        uw, vg, lo, hi = (_reduce_opt0_min if notion == "minid" else _reduce_opt0_avg)(e, m)
-        sol = minimize_convex(lambda z: vg(z)[0], vg, lo, hi)
+        uw, vg, lo, hi, value = (_reduce_opt0_min if notion == "minid" else _reduce_opt0_avg)(e, m)
+        sol = minimize_convex(value, vg, lo, hi)
         u, w = uw(sol.z)
         a, b = ue_from_uw(u, w)
         return a, b, sol, len(lo)

@@ -204,3 +204,28 @@ def test_solver_covers_budgets_from_1e_minus_6_to_100(model, notion):
 def test_log_ratio_slack_refuses_nan():
     with pytest.raises(ValueError, match="finite"):
         log_ratio_slack([0.6, np.nan], [0.3, 0.2], [1.0, 2.0])
+
+
+@pytest.mark.parametrize("t, seed", [(1, 0), (7, 1), (60, 2)])
+def test_opt0_minid_sorted_evaluation_equals_the_per_level_objective(t, seed):
+    # the reduced opt0 touches only the levels with e_i < U + W; it must equal the per-level formula
+    from ldpplan.solvers import idue as mod
+
+    rng = np.random.default_rng(seed)
+    e = rng.uniform(0.5, 5.0, t)
+    e[: t // 3] = e[0]  # ties in the budgets
+    m = rng.integers(1, 51, t).astype(float)
+    uw, value_grad, lo, hi, value = mod._reduce_opt0_min(e, m)
+    core = mod._Opt0(m)
+    for _ in range(100):
+        z = rng.uniform(0.0, float(e.min()), 2)
+        v_ref, _, _ = core.value_grad_uw(*uw(z))
+        v, g = value_grad(z)
+        assert v == pytest.approx(v_ref, rel=1e-12) and value(z) == pytest.approx(v_ref, rel=1e-12)
+        # a subgradient of a convex function: the cut lies below the function at other points
+        for _ in range(5):
+            z2 = rng.uniform(0.0, float(e.min()), 2)
+            v2, _, _ = core.value_grad_uw(*uw(z2))
+            if np.isfinite(v2) and np.isfinite(v):
+                assert v2 >= v + g @ (z2 - z) - 1e-9 * max(1.0, abs(v2))
+    assert value(np.array([0.0, 0.1])) == np.inf and value(np.array([float(e.min()), 0.1])) == np.inf

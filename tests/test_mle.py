@@ -395,6 +395,21 @@ def test_squarem_does_not_stall_at_a_collapsed_coordinate():
     # (em_simplex(lik, cnt, accelerate=True) stops here with freq[0] ~ 1e-300, 5e-3 nats below the MLE)
 
 
+def test_em_simplex_squarem_keeps_a_relative_floor():
+    # Regression for em_simplex(accelerate=True): with the old absolute floor (1e-300) it stopped on this
+    # instance with freq[0] ~ 1e-300, 5e-3 nats below the MLE; the relative floor 1e-2 * p keeps it on the MLE.
+    a, b = 0.5, 1 / (math.e + 1)
+    f = np.random.default_rng(41).dirichlet(np.full(5, 0.5))
+    y = unary_reports(a, b, f, 600, 41)
+    pattern, cnt = np.unique(y, axis=0, return_counts=True)
+    lik = full_likelihood(pattern, a, b)
+    plain = em_simplex(lik, cnt, tol=1e-15, max_iter=300000)
+    fast = em_simplex(lik, cnt, tol=1e-15, max_iter=300000, accelerate=True)
+    assert fast.converged and fast.freq[0] == pytest.approx(0.00728, abs=1e-5)
+    np.testing.assert_allclose(fast.freq, plain.freq, atol=1e-7)
+    assert fast.log_likelihood >= plain.log_likelihood - 1e-9 * abs(plain.log_likelihood)
+
+
 @pytest.mark.parametrize("gap_tol", [1.0, 1e-2])
 def test_full_em_gap_bound_certifies_the_shortfall(gap_tol):
     # stop on the certificate only; the true shortfall to the MLE must not exceed the reported bound
@@ -431,3 +446,20 @@ def test_packed_products_equal_dense(d):
     k = _Packed(y)
     np.testing.assert_allclose(k.forward(u), y.astype(float) @ u, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(k.backward(r), y.T.astype(float) @ r, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("storage", ["packed", "float64"])
+def test_binary_rows_em_skips_all_zero_columns_exactly(storage):
+    # columns that are 0 in every report are left out of the products; the MLE must not change
+    a, b = 0.6, 0.3
+    f = np.random.default_rng(5).dirichlet(np.full(7, 0.5))
+    y = unary_reports(a, b, f, 400, 5)
+    y[:, [1, 4]] = False  # as uRAP's X_N bits in reports that reveal nothing
+    pattern, cnt = np.unique(y, axis=0, return_counts=True)
+    lik = full_likelihood(pattern, a, b)
+    ref = em_simplex(lik, cnt, tol=1e-15, max_iter=300000)
+    ours = binary_rows_em(pattern, (1 - a) / (1 - b) * np.ones(7), a / b * np.ones(7), weights=cnt,
+                          storage=storage, rtol=1e-15, gap_tol=0, max_iter=20000)
+    np.testing.assert_allclose(ours.frequency, ref.freq, atol=1e-7)
+    const = float(np.sum(cnt * np.log(np.prod(np.where(pattern, b, 1 - b), axis=1))))
+    assert ours.log_likelihood + const == pytest.approx(ref.log_likelihood, rel=1e-9)

@@ -140,7 +140,7 @@ def test_rr_threshold_zero_fill_default_uniform_option_and_em():
     with pytest.raises(ValueError, match="threshold_fill"):
         rr.estimate(rep, "threshold", threshold_fill="mean")
     em = rr.estimate(rep, "em")
-    assert em.frequency.min() >= 0 and em.frequency.sum() == pytest.approx(1.0) and em.iterations >= 1
+    assert em.frequency.min() >= 0 and em.frequency.sum() == pytest.approx(1.0) and em.iterations == 0  # exact
     c = np.bincount(rep["y"], minlength=k)
     proj = project_simplex(emp)
     ll_proj = float(np.sum(c * np.log(np.maximum(proj @ rr.channel_matrix(), 1e-300))))
@@ -390,3 +390,33 @@ def test_support_counts_by_hash_inversion_equal_brute_force(k, g, n):
     brute = np.array([(hash_values(a, b, x, g) == y).sum() for x in range(k)])
     np.testing.assert_array_equal(support_counts(a, b, y, k, g), brute)
     np.testing.assert_array_equal(support_counts(a, b, y, k, g, chunk_entries=1000), brute)
+
+
+@pytest.mark.parametrize("g", [2, 3, 7, 64, 1000, 65537, 2**30 + 3, HASH_PRIME - 1, HASH_PRIME])
+def test_division_magic_is_exact_at_the_edges(g):
+    from ldpplan.mechanisms._pie_channel import _division_magic
+
+    magic, shift = _division_magic(g)
+    m = np.arange(0, HASH_PRIME // g + 1, max(1, (HASH_PRIME // g) // 5000), dtype=np.int64) * g
+    r = np.concatenate([np.arange(5000), HASH_PRIME - np.arange(5000), m, m - 1, m + 1,
+                        np.random.default_rng(g % 1000).integers(0, HASH_PRIME + 1, 50000)])
+    r = r[(r >= 0) & (r <= HASH_PRIME)].astype(np.int64)
+    np.testing.assert_array_equal((r * magic) >> shift, r // g)
+
+
+@pytest.mark.parametrize("k, g", [(50, 7), (300, 64), (40, HASH_PRIME - 1), (1000, 2**20)])
+def test_support_counts_direct_and_inversion_agree_with_brute_force(k, g):
+    from ldpplan.mechanisms.pie import support_counts
+
+    rng = np.random.default_rng(k + g % 97)
+    n = 400
+    a, b = rng.integers(1, HASH_PRIME, n), rng.integers(0, HASH_PRIME, n)
+    a[:4], b[:4] = [1, HASH_PRIME - 1, 2, HASH_PRIME - 1], [0, HASH_PRIME - 1, HASH_PRIME - 2, 1]  # fold edges
+    y = rng.integers(0, g, n)
+    y[:4] = hash_values(a[:4], b[:4], np.arange(4), g)  # make the edge users hit
+    brute = np.array([(hash_values(a, b, x, g) == y).sum() for x in range(k)])
+    for method in ("direct", "inversion") if g >= 2**20 else ("direct",):  # inversion: ceil(P/g) per user
+        for chunk in (None, 5, 997) if method == "direct" else (None, 997):
+            np.testing.assert_array_equal(support_counts(a, b, y, k, g, chunk, method=method), brute)
+    with pytest.raises(ValueError, match="method"):
+        support_counts(a, b, y, k, g, method="numba")

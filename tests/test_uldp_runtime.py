@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from ldpplan.mechanisms import Aggregate, Estimate, Reports
 from ldpplan.mechanisms._estimators import em_simplex, em_structured, project_simplex
+from ldpplan.mechanisms.uldp.urap import BitwiseChannel
 from ldpplan.mechanisms.uldp import (BasicRAPPOR, PersonalizedULDP, PreProcessor, UtilityOptimizedRAPPOR,
                                      UtilityOptimizedRR, pack_bits, unpack_bits, urap_epsilon,
                                      urr_epsilon)
@@ -167,9 +168,21 @@ def test_estimators_threshold_and_em(which):
     # the MLE's likelihood is not below the projected empirical estimate's
     if which == "urr":
         lik, w = m.channel_matrix().T, agg["y"].astype(float)
-    else:
-        channel, w = m.pattern_channel(rep)
-        lik = np.stack([channel @ e for e in np.eye(k)], axis=1)
+        assert res.iterations == 0  # exact water-filling MLE
+    else:  # the exact likelihood of eq. (8), one row per report
+        y = unpack_bits(rep["bits"], k)
+        bp = m.bit_probabilities()
+        lik = np.prod(np.where(y[:, None, :], bp[None], 1 - bp[None]), axis=2)
+        w = np.ones(len(y))
+        # the iterative EM on the grouped pattern likelihood (row-scaled) is a cross-check of the MLE
+        channel, wg = m.pattern_channel(rep)
+        ref = em_structured(channel, wg, tol=1e-13, max_iter=200000, accelerate=True).freq
+        assert res.log_likelihood == pytest.approx(float(np.sum(np.log(lik @ res.frequency))), rel=1e-10)
+        ll_ref = float(np.sum(np.log(lik @ ref)))
+        assert res.log_likelihood >= ll_ref - 1e-2  # the default rule stops on a certified gap <= 1e-2 nats
+        tight = m.estimate(rep, "em", tol=1e-15, gap_tol=0.0, max_iter=20000)
+        np.testing.assert_allclose(tight.frequency, ref, atol=1e-5)
+        assert tight.log_likelihood >= ll_ref - 1e-7
     proj = project_simplex(emp.frequency)
     pos = w > 0
     with np.errstate(divide="ignore"):
@@ -177,8 +190,14 @@ def test_estimators_threshold_and_em(which):
     assert res.log_likelihood >= ll_proj - 1e-6
     assert 0.5 * np.abs(res.frequency - p).sum() < 0.5 * np.abs(emp.frequency - p).sum() + 0.02
     if which != "urr":
-        bits = m.estimate(agg, "em-bits", tol=1e-9)
-        assert bits.method == "em-bits" and np.all(bits.frequency >= 0)
+        bits = m.estimate(agg, "em-bits")
+        assert bits.method == "em-bits" and np.all(bits.frequency >= 0) and bits.iterations == 0
+        # the exact composite MLE is the fixed point of the iterative per-bit EM
+        bch = BitwiseChannel(np.asarray(m.sensitive_mask), m.theta, m.d1, m.d2)
+        counts = agg["bits"].astype(float)
+        it = em_structured(bch, np.concatenate([counts, 5000 - counts]), tol=1e-14, max_iter=300000,
+                           accelerate=True)
+        np.testing.assert_allclose(bits.frequency, it.freq, atol=1e-5)
         assert 0.5 * np.abs(bits.frequency - p).sum() < 0.5 * np.abs(emp.frequency - p).sum() + 0.02
         with pytest.raises(ValueError, match="needs each report's pattern"):
             m.estimate(agg, "em")

@@ -13,8 +13,10 @@ Distribution Estimation" (USENIX Security 2019, full version):
 Every class follows the runtime protocol (:mod:`ldpplan.mechanisms._protocol`):
 ``from_plan``, ``perturb -> Reports``, ``aggregate -> Aggregate``, ``estimate(...,
 method=...) -> Estimate`` with methods ``"empirical"`` (eq. 3), ``"threshold"`` (emp +
-Bonferroni significance threshold) and ``"em"`` (EM reconstruction; the uRAP adds
-``"em-bits"``, EM on its per-bit counts), ``privacy_map()`` and ``channel_matrix()``.
+Bonferroni significance threshold) and ``"em"`` (the fixed point of EM reconstruction, the
+MLE: exact water-filling for the uRR, the full-report EM from Reports for the uRAP; the uRAP
+adds ``"em-bits"``, the exact per-bit composite MLE from an Aggregate), ``privacy_map()`` and
+``channel_matrix()``.
 All probabilities are multiples of 2^-48 and are sampled exactly.
 """
 from __future__ import annotations

@@ -15,7 +15,7 @@ from .. import _sampling
 from .._estimators import significance_threshold
 from .._plan import PlanError, check_claim, integer, number, require
 
-__all__ = ["EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
+__all__ = ["bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
            "sensitive_mask", "linear_estimate", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
 
 #: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
@@ -116,6 +116,33 @@ def check_items(items: Any, size: int, field: str = "items") -> np.ndarray:
     if x.size and (x.min() < 0 or x.max() >= size):
         raise ValueError(f"{field}: must be item indices in [0, {size}) (got range [{x.min()}, {x.max()}])")
     return x
+
+
+def bernoulli_two(rng: np.random.Generator, mask: np.ndarray, p_true: float, p_false: float) -> np.ndarray:
+    """Bernoulli draws with probability ``p_true`` where ``mask`` else ``p_false`` (grid scalars).
+
+    Each group goes through the scalar sampler :func:`_sampling.bernoulli_iid` (one
+    grid decomposition per group, not per entry as ``bernoulli(np.where(...))``).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+    mask : ndarray of bool, shape (n,)
+    p_true, p_false : float
+        Multiples of 2^-48 in [0, 1].
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    out = np.empty(mask.shape[0], dtype=bool)
+    on = np.flatnonzero(mask)
+    off = np.flatnonzero(~mask)
+    if on.size:
+        out[on] = _sampling.bernoulli_iid(rng, p_true, on.size)
+    if off.size:
+        out[off] = _sampling.bernoulli_iid(rng, p_false, off.size)
+    return out
 
 
 def linear_estimate(counts: np.ndarray, n: int, alpha: np.ndarray, beta: np.ndarray, method: str,

@@ -5,11 +5,13 @@ packed little-endian per row (``np.packbits(..., axis=1, bitorder="little")``; b
 the report is bit ``j % 8`` of byte ``j // 8``; padding bits are 0).
 
 Aggregate: ``counts["bits"]`` (shape (|X|,)): how many reports have bit ``j`` set. It serves
-``"empirical"``, ``"threshold"`` and ``"em-bits"`` (EM on the *per-bit* likelihood
-``prod_j Binomial(counts_j; n, Pr(bit j = 1))``, a composite likelihood that treats the bits
-as independent). The exact EM (``"em"``, the likelihood of eq. 8 of every report) depends on
-each report's pattern of sensitive bits, which per-bit counts do not keep: it needs the
-:class:`Reports` and refuses an aggregate with a ValueError.
+``"empirical"``, ``"threshold"`` and ``"em-bits"`` (the exact maximiser of the *per-bit*
+likelihood ``prod_j Binomial(counts_j; n, Pr(bit j = 1))``, a composite likelihood that treats
+the bits as independent: :func:`ldpplan.mechanisms._mle.unary_composite_mle`, no iterations).
+The MLE (``"em"``, the paper's EM reconstruction on the likelihood of eq. 8 of every report,
+:func:`ldpplan.mechanisms._unary_em.unary_em_full`) depends on each report's pattern of
+sensitive bits, which per-bit counts do not keep: it needs the :class:`Reports` and refuses
+an aggregate with a ValueError.
 """
 from __future__ import annotations
 
@@ -19,10 +21,11 @@ from typing import Any
 import numpy as np
 
 from .. import _sampling
-from .._estimators import em_structured, em_warm_start
+from .._mle import unary_composite_mle
+from .._unary_em import unary_em_full
 from .._plan import PlanError, check_verified, read_plan, require
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (EM_MAX_ITER, EM_TOL, check_guarantee, check_items, domain_labels, grid_probability,
+from ._base import (bernoulli_two, check_guarantee, check_items, domain_labels, grid_probability,
                     linear_estimate, read_domain, read_sensitive, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
@@ -269,7 +272,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         y = np.zeros((n, self.domain_size), dtype=bool)
         if self.sensitive.size:
             y[:, self.sensitive] = _sampling.bernoulli_columns(rng, np.full(self.sensitive.size, self.d1), n)
-        y[np.arange(n), x] = _sampling.bernoulli(rng, np.where(self.sensitive_mask[x], self.theta, 1.0 - self.d2))
+        y[np.arange(n), x] = bernoulli_two(rng, self.sensitive_mask[x], self.theta, 1.0 - self.d2)
         return Reports(self.mechanism, {"bits": pack_bits(y)})
 
     # ------------------------------------------------------------------ server
@@ -336,47 +339,80 @@ class UtilityOptimizedRAPPOR(Frozen):
         channel = PatternChannel(self.sensitive_mask, hit, uniq, self.theta, self.d1, self.d2)
         return channel, np.concatenate([revealed[hit], cnt]).astype(np.float64)
 
+    def unary_parameters(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(a, b)``: ``Pr(bit j = 1 | x = j) = a_j`` and ``Pr(bit j = 1 | x != j) = b_j`` (eqs. 9-10), shape (|X|,).
+
+        ``a = theta`` and ``b = d1`` on X_S; ``a = 1 - d2`` and ``b = 0`` on X_N (a set bit of X_N
+        reveals the input: the EM treats such a report as pinned).
+        """
+        s = self.sensitive_mask
+        return np.where(s, self.theta, 1.0 - self.d2), np.where(s, self.d1, 0.0)
+
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 tol: float = EM_TOL, max_iter: int = EM_MAX_ITER) -> Estimate:
+                 tol: float = 1e-12, max_iter: int = 10000, gap_tol: float = 1e-2) -> Estimate:
         """Estimate the input distribution (frequencies over X).
 
         Parameters
         ----------
         reports_or_aggregate : Reports or Aggregate
         method : {"empirical", "threshold", "em", "em-bits"}, default "empirical"
-            Empirical estimate (eq. 41, with plug-in standard errors), emp + Bonferroni
-            threshold at level ``alpha``, EM reconstruction with the exact likelihood of
-            eq. (8) (needs Reports), or EM on the per-bit likelihood (works on an Aggregate);
-            both EMs are warm-started from emp+thr and stop when the l1 change is ``<= tol``.
+            ``"empirical"``: eq. 41, with plug-in standard errors. ``"threshold"``: emp +
+            Bonferroni threshold at level ``alpha``. ``"em"``: EM reconstruction (Sec. 2.5)
+            with the full likelihood of eq. (8) of every report, i.e. the MLE (needs
+            Reports): :func:`ldpplan.mechanisms._unary_em.unary_em_full`, warm-started at the
+            per-bit MLE, SQUAREM-accelerated, two passes over the packed reports per
+            iteration. ``"em-bits"``: the exact maximiser of the per-bit (composite)
+            likelihood of the per-bit counts (works on an Aggregate; ``iterations = 0``); a
+            consistent estimator, not the MLE.
+        tol : float, default 1e-12
+            ``"em"``: stop when the relative log-likelihood increase of one iteration
+            (SQUAREM cycle) is ``<= tol``.
+        max_iter : int, default 10000
+            ``"em"``: cap on EM-map evaluations (the iterations reported in the Estimate).
+        gap_tol : float, default 1e-2
+            ``"em"``: also stop when the certified bound on ``L(MLE) - L(estimate)`` is
+            ``<= gap_tol`` nats.
 
         Returns
         -------
         Estimate
+            ``log_likelihood`` (nats: the exact eq. (8) log-likelihood of the reports for
+            ``"em"``, the composite one for ``"em-bits"``) and ``iterations`` for both EMs.
 
         Raises
         ------
         ValueError
             Unsupported method; ``"em"`` given an Aggregate (it needs each report's
             sensitive-bit pattern); foreign or malformed reports; no reports.
+
+        References
+        ----------
+        Murakami & Kawamoto 2019, eqs. (8)-(10), (41), Sec. 2.5.
         """
         method = check_method(method, self.methods)
         if method == "em" and isinstance(reports_or_aggregate, Aggregate):
             raise ValueError("method 'em': the exact uRAP likelihood (eq. 8) needs each report's pattern of "
                              "sensitive bits, which an Aggregate (per-bit counts) does not keep; pass the Reports, "
-                             "or use method='em-bits' (EM on the per-bit likelihood)")
+                             "or use method='em-bits' (the per-bit composite MLE)")
+        if method == "em":
+            rows = list(self._unpacked(reports_or_aggregate))
+            if not rows or sum(r.shape[0] for r in rows) == 0:
+                raise ValueError("reports: an estimate needs at least one report (n = 0)")
+            y = rows[0] if len(rows) == 1 else np.concatenate(rows)
+            a, b = self.unary_parameters()
+            res = unary_em_full(y, a, b, rtol=tol, gap_tol=gap_tol, max_iter=max_iter)
+            return Estimate(res.frequency, None, method, int(y.shape[0]), log_likelihood=res.log_likelihood,
+                            iterations=res.iterations)
         counts, n = self._counts(reports_or_aggregate)
         a, b = self.marginals()
         if method in ("empirical", "threshold"):
             freq, std = linear_estimate(counts, n, a, b, method, alpha)
             return Estimate(freq, None, method, n, std_error=std)
-        thr, _ = linear_estimate(counts, n, a, b, "threshold", alpha)
-        if method == "em":
-            channel, weights = self.pattern_channel(reports_or_aggregate)
-        else:
-            channel = BitwiseChannel(self.sensitive_mask, self.theta, self.d1, self.d2)
-            weights = np.concatenate([counts, n - counts]).astype(np.float64)
-        res = em_structured(channel, weights, tol=tol, max_iter=max_iter, init=em_warm_start(thr), accelerate=True)
-        return Estimate(res.freq, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations)
+        if n <= 0:
+            raise ValueError("reports: an estimate needs at least one report (n = 0)")
+        a, b = self.unary_parameters()
+        res = unary_composite_mle(counts, n, a, b)
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0)
 
 
 class BasicRAPPOR(UtilityOptimizedRAPPOR):

@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from .. import _sampling
-from .._estimators import em_structured, em_warm_start
+from .._mle import urr_mle
 from .._plan import PlanError, check_verified, read_plan, require
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, check_guarantee, check_items, domain_labels,
-                    grid_probability, linear_estimate, read_domain, read_sensitive, sensitive_mask)
+from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_guarantee, check_items,
+                    domain_labels, grid_probability, linear_estimate, read_domain, read_sensitive, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRR", "URRChannel", "urr_epsilon"]
 
@@ -170,7 +170,7 @@ class UtilityOptimizedRR(Frozen):
         _sampling.check_rng(rng)
         x = check_items(data, self.domain_size)
         sens = self.sensitive_mask[x]
-        keep = _sampling.bernoulli(rng, np.where(sens, self.c1, self.c3))
+        keep = bernoulli_two(rng, sens, self.c1, self.c3)
         out = x.copy()
         ks = self.sensitive.size
         pos = np.cumsum(self.sensitive_mask) - 1  # position of an item inside X_S
@@ -221,9 +221,12 @@ class UtilityOptimizedRR(Frozen):
         reports_or_aggregate : Reports or Aggregate
         method : {"empirical", "threshold", "em"}, default "empirical"
             Empirical estimate (eq. 35, may be negative, with plug-in standard errors),
-            empirical + Bonferroni significance threshold at level ``alpha``, or EM
-            reconstruction (the MLE on the simplex; O(|X|) per step, warm-started from
-            emp+thr, stopped when the l1 change is ``<= tol``).
+            empirical + Bonferroni significance threshold at level ``alpha``, or the fixed
+            point of EM reconstruction (Sec. 2.5: the MLE on the simplex) computed exactly
+            by water-filling (:func:`ldpplan.mechanisms._mle.urr_mle`, ``O(|X| log |X|)``,
+            ``iterations = 0``; works on an Aggregate).
+        tol, max_iter : float, int
+            Accepted for compatibility and unused (``"em"`` is exact).
 
         Returns
         -------
@@ -242,8 +245,8 @@ class UtilityOptimizedRR(Frozen):
         if method != "em":
             freq, std = linear_estimate(counts, n, a, b, method, alpha)
             return Estimate(freq, None, method, n, std_error=std)
-        thr, _ = linear_estimate(counts, n, a, b, "threshold", alpha)
-        res = em_structured(URRChannel(self.sensitive_mask, self.c1, self.c2, self.c3), counts, tol=tol,
-                            max_iter=max_iter, init=em_warm_start(thr), accelerate=True)
-        return Estimate(res.freq, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations)
+        if n <= 0:
+            raise ValueError("reports: an estimate needs at least one report (n = 0)")
+        res = urr_mle(counts, np.asarray(self.sensitive_mask), self.c1, self.c2, self.c3)
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0)
 
