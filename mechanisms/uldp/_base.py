@@ -13,9 +13,9 @@ import numpy as np
 
 from .. import _sampling
 from .._estimators import significance_threshold
-from .._plan import PlanError, check_claim, integer, number, require
+from .._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
 
-__all__ = ["bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
+__all__ = ["from_plan_numbers", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
            "sensitive_mask", "linear_estimate", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
 
 #: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
@@ -207,3 +207,31 @@ def check_guarantee(actual: dict[str, Any], plan: dict[str, Any]) -> None:
     if missing:
         raise PlanError(f"guarantee.sensitive: claims items {missing[:5]} are protected but params.sensitive does not "
                         "protect them; the runtime refuses a plan that claims more privacy than its numbers give")
+
+
+def from_plan_numbers(cls, plan, names: tuple[str, ...]):
+    """``cls(domain, sensitive, *params[names])`` from a verified plan, refused unless its guarantee holds.
+
+    The shared body of the uRR and uRAP ``from_plan``: strict reading, ``verification.holds``,
+    the domain and ``params.domain_size`` consistent, the sensitive items, every number on the
+    2^-48 grid, then the class's ``privacy_map()`` compared with the plan's ``guarantee``.
+
+    Raises
+    ------
+    PlanError
+        Naming the field, the rule and the value.
+    """
+    data = read_plan(plan)
+    check_verified(data)
+    size, labels = read_domain(data)
+    params = require(data, "params")
+    if "domain_size" in params and params["domain_size"] != size:
+        raise PlanError(f"params.domain_size: must equal domain.size {size} (got {params['domain_size']!r})")
+    sens = read_sensitive(require(data, "params.sensitive"), "params.sensitive", size)
+    numbers = [grid_probability(require(data, f"params.{n}"), f"params.{n}") for n in names]
+    try:
+        mech = cls(labels if labels is not None else size, sens, *numbers)
+    except ValueError as exc:
+        raise PlanError(f"params.{exc}") from None
+    check_guarantee(mech.privacy_map(), data)
+    return mech

@@ -23,10 +23,9 @@ import numpy as np
 from .. import _sampling
 from .._mle import unary_composite_mle
 from .._unary_em import unary_em_full
-from .._plan import PlanError, check_verified, read_plan, require
+from .._plan import PlanError
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (bernoulli_two, check_guarantee, check_items, domain_labels, grid_probability,
-                    linear_estimate, read_domain, read_sensitive, sensitive_mask)
+from ._base import bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, sensitive_mask
 
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
 
@@ -203,20 +202,7 @@ class UtilityOptimizedRAPPOR(Frozen):
             Unverified plan, a missing/non-finite/off-grid number (theta = 1, d1 = 1 ...),
             inconsistent sizes, or a ``guarantee`` stronger than ``privacy_map()``.
         """
-        data = read_plan(plan)
-        check_verified(data)
-        size, labels = read_domain(data)
-        params = require(data, "params")
-        if "domain_size" in params and params["domain_size"] != size:
-            raise PlanError(f"params.domain_size: must equal domain.size {size} (got {params['domain_size']!r})")
-        sens = read_sensitive(require(data, "params.sensitive"), "params.sensitive", size)
-        p = [grid_probability(require(data, f"params.{n}"), f"params.{n}") for n in ("theta", "d1", "d2")]
-        try:
-            mech = cls(labels if labels is not None else size, sens, *p)
-        except ValueError as exc:
-            raise PlanError(f"params.{exc}") from None
-        check_guarantee(mech.privacy_map(), data)
-        return mech
+        return from_plan_numbers(cls, plan, ("theta", "d1", "d2"))
 
     def privacy_map(self) -> dict[str, Any]:
         """``{"notion": "ULDP", "epsilon", "sensitive", "protected_outputs"}`` recomputed from theta, d1, d2.

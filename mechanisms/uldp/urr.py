@@ -14,10 +14,9 @@ import numpy as np
 
 from .. import _sampling
 from .._mle import urr_mle
-from .._plan import PlanError, check_verified, read_plan, require
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_guarantee, check_items,
-                    domain_labels, grid_probability, linear_estimate, read_domain, read_sensitive, sensitive_mask)
+from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels, from_plan_numbers,
+                    linear_estimate, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRR", "URRChannel", "urr_epsilon"]
 
@@ -119,20 +118,7 @@ class UtilityOptimizedRR(Frozen):
             Unverified plan, a missing/non-finite/off-grid number, inconsistent sizes, or a
             ``guarantee`` (epsilon, sensitive items) stronger than ``privacy_map()``.
         """
-        data = read_plan(plan)
-        check_verified(data)
-        size, labels = read_domain(data)
-        params = require(data, "params")
-        if "domain_size" in params and params["domain_size"] != size:
-            raise PlanError(f"params.domain_size: must equal domain.size {size} (got {params['domain_size']!r})")
-        sens = read_sensitive(require(data, "params.sensitive"), "params.sensitive", size)
-        c = [grid_probability(require(data, f"params.{n}"), f"params.{n}") for n in ("c1", "c2", "c3")]
-        try:
-            mech = cls(labels if labels is not None else size, sens, *c)
-        except ValueError as exc:
-            raise PlanError(f"params.{exc}") from None
-        check_guarantee(mech.privacy_map(), data)
-        return mech
+        return from_plan_numbers(cls, plan, ("c1", "c2", "c3"))
 
     def privacy_map(self) -> dict[str, Any]:
         """The guarantee of these numbers: ``{"notion": "ULDP", "epsilon", "sensitive", "protected_outputs"}``.
