@@ -10,7 +10,7 @@ from typing import Sequence
 
 from ._io import write_bytes_atomic
 
-__all__ = ["Curve", "plot_curves"]
+__all__ = ["Curve", "plot_curves", "figure"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,21 @@ def plot_curves(curves: Sequence[Curve], path: str, *, title: str, xlabel: str, 
     logy, logx : bool
         Log scales.
     """
+    import matplotlib.pyplot as plt
+
+    fig = figure(curves, title=title, xlabel=xlabel, ylabel=ylabel, logy=logy, logx=logx)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    write_bytes_atomic(path, buf.getvalue())
+
+
+def figure(curves: Sequence[Curve], *, title: str, xlabel: str, ylabel: str, logy: bool = True,
+           logx: bool = False):
+    """The matplotlib figure of :func:`plot_curves` (Agg backend), not yet saved or closed.
+
+    A curve of a single point always gets a marker, so it stays visible.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
@@ -76,7 +91,4 @@ def plot_curves(curves: Sequence[Curve], path: str, *, title: str, xlabel: str, 
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=120)
-    plt.close(fig)
-    write_bytes_atomic(path, buf.getvalue())
+    return fig
