@@ -137,8 +137,8 @@ def test_explain_every_idue_ps_example():
         assert all(r["min"] <= r["max"] for r in rows), name
 
 
-@pytest.mark.skipif(not os.environ.get("LDPPLAN_DATA_DIR"), reason="needs LDPPLAN_DATA_DIR (MovieLens)")
-def test_movielens_plan_users_distribution_and_explain():
+def test_movielens_plan_users_distribution_and_explain(shared_data_dir, monkeypatch):
+    monkeypatch.setenv("LDPPLAN_DATA_DIR", str(shared_data_dir))
     plan = planner.make_plan(os.path.join(os.path.dirname(__file__), "..", "examples", "movielens-idue-ps.toml"))
     dist = plan["guarantee"]["users_set_budgets"]
     assert dist["users"] == 671 and 1.0 <= dist["min"] <= dist["median"] <= dist["max"] <= 2.0

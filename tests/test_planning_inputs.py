@@ -21,9 +21,14 @@ from ldpplan import planner
 from ldpplan.planner.cli import main
 from ldpplan.planner.families import all_families
 
-DATA = os.environ.get("LDPPLAN_DATA_DIR")
 PACKAGE = Path(ldpplan.__file__).resolve().parents[1]  # the installed tree (schemas, code)
-needs_data = pytest.mark.skipif(not DATA, reason="needs LDPPLAN_DATA_DIR")
+
+
+@pytest.fixture
+def data_dir(shared_data_dir, monkeypatch):
+    """The real data folder (the one fixture ``shared_data_dir``), also as ``$LDPPLAN_DATA_DIR``."""
+    monkeypatch.setenv("LDPPLAN_DATA_DIR", str(shared_data_dir))
+    return shared_data_dir
 
 
 class _Spy:
@@ -79,11 +84,10 @@ def _examples():
 
 
 @pytest.mark.parametrize("family,name", _examples())
-def test_every_example_lists_what_it_read(family, name, spy):
+def test_every_example_lists_what_it_read(family, name, spy, request):
     spec = planner.example_spec(name)
-    text = repr(spec)
-    if "LDPPLAN_DATA_DIR" in text and not DATA:
-        pytest.skip("needs LDPPLAN_DATA_DIR")
+    if "LDPPLAN_DATA_DIR" in repr(spec):
+        request.getfixturevalue("data_dir")
     plan = planner.make_plan(spec)
     _check_truthful(plan, spy.files)
 
@@ -101,17 +105,15 @@ def test_idue_item_levels_csv_is_listed(tmp_path, spy):
     assert planner.verify_plan(plan).holds
 
 
-@needs_data
-def test_idue_ps_movielens_lists_domain_and_users(spy):
+def test_idue_ps_movielens_lists_domain_and_users(spy, data_dir):
     plan = planner.make_plan(Path(__file__).parents[1] / "examples" / "movielens-idue-ps.toml")
     _check_truthful(plan, spy.files - {str((Path(__file__).parents[1] / "examples" / "movielens-idue-ps.toml").resolve())})
     whats = [e["what"] for e in plan["planning_inputs"]]
     assert any(w.startswith("item domain") for w in whats) and any(w.startswith("users' item sets") for w in whats)
 
 
-@needs_data
-def test_pie_users_from_data_is_listed(spy):
-    spec = planner.example_spec("pie-gss") | {"users": {"data": os.path.join(DATA, "gss_vocab.csv")}}
+def test_pie_users_from_data_is_listed(spy, data_dir):
+    spec = planner.example_spec("pie-gss") | {"users": {"data": str(data_dir / "gss_vocab.csv")}}
     plan = planner.make_plan(spec)
     _check_truthful(plan, spy.files)
     assert any(e["what"].startswith("users") for e in plan["planning_inputs"])
@@ -124,8 +126,7 @@ def test_uldp_plans_read_nothing(spy):
 
 
 @pytest.mark.slow
-@needs_data
-def test_cli_warns_on_raw_planning_inputs(tmp_path):
+def test_cli_warns_on_raw_planning_inputs(tmp_path, data_dir):
     runner = CliRunner()
     r = runner.invoke(main, ["plan", "--example", "pckv-movielens", "-o", str(tmp_path / "p.json")])
     assert r.exit_code == 0, r.output
