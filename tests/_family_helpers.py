@@ -51,7 +51,7 @@ def needs_real_data(spec) -> bool:
 
 def spec_domain_size(spec) -> float:
     """The spec's common ``domain`` key as a size (int, or number of labels); inf if absent."""
-    dom = spec.get("domain") if isinstance(spec, dict) else None
+    dom = spec.get("domain", spec.get("domain_size")) if isinstance(spec, dict) else None
     if isinstance(dom, int) and not isinstance(dom, bool):
         return dom
     return len(dom) if isinstance(dom, list) else math.inf
