@@ -124,3 +124,15 @@ def test_readme_console_blocks(tmp_path):
     failures = [o for b in rb.parse(text) for o in rb.run_block(session, b) if not o.ok]
     assert not failures, "README console blocks differ (refresh: python docs/readme_blocks.py --update):\n\n" + \
         "\n\n".join(o.describe() for o in failures)
+
+
+def test_monte_carlo_output_matches_within_tolerance_and_structure():
+    # numpy's samplers change between releases: a seeded simulation's numbers may move a little
+    expected = ["│ IDUE opt0 │     2.174e+04 │      149.7 │", "seed=1 trials=5"]
+    assert rb.matches_approximately(expected, "│ IDUE opt0 │     2.174e+04 │      150.4 │\nseed=1 trials=5\n")
+    assert rb.matches_approximately(expected, "│ IDUE opt0 │    2.1744e+04 │      150.4 │\nseed=1 trials=5\n")
+    assert not rb.matches_approximately(expected, "│ IDUE opt0 │     2.174e+04 │      450.4 │\nseed=1 trials=5\n")
+    assert not rb.matches_approximately(expected, "│ RAPPOR    │     2.174e+04 │      149.7 │\nseed=1 trials=5\n")
+    assert not rb.matches_approximately(expected, "│ IDUE opt0 │     2.174e+04 │\nseed=1 trials=5\n")
+    assert rb._is_monte_carlo("ldpplan simulate p.json --seed 1") and rb._is_monte_carlo("ldpplan audit p.json")
+    assert not rb._is_monte_carlo("ldpplan plan --example health") and not rb._is_monte_carlo("ldpplan verify p.json")
