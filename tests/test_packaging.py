@@ -45,3 +45,66 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]", out.stdout
+
+
+# modules a client running the runtime may not have: the runtime must work without every one of them
+_PLANNER_ONLY = ("scipy", "cvxpy", "click", "rich", "pydantic", "jsonschema", "matplotlib", "pyarrow", "randomgen",
+                 "dask", "distributed")
+_BLOCKER = (
+    "import sys\n"
+    "class _Blocker:\n"
+    f"    blocked = {_PLANNER_ONLY!r}\n"
+    "    def find_spec(self, name, path=None, target=None):\n"
+    "        if name.split('.')[0] in self.blocked:\n"
+    "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+    "        return None\n"
+    "sys.meta_path.insert(0, _Blocker())\n"
+)
+
+
+def test_the_core_distribution_is_the_numpy_only_runtime():
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    assert [d.split(">")[0].split("=")[0].strip() for d in deps] == ["numpy"]
+
+
+def test_runtime_runs_every_family_with_numpy_alone(tmp_path):
+    # plans made here (with the planner), then used in a process where nothing but numpy is importable
+    import json
+    import subprocess
+    import sys
+
+    from ldpplan import planner
+
+    for name in ("health", "pckv-synthetic", "pie-gss", "uldp-urap"):
+        (tmp_path / f"{name}.json").write_text(json.dumps(planner.make_plan(planner.example_spec(name))))
+    code = _BLOCKER + (
+        "import glob, numpy as np\n"
+        "import ldpplan, ldpplan.mechanisms as m\n"
+        "for f in sorted(glob.glob('*.json')):\n"
+        "    mech = ldpplan.load(f)\n"
+        "    data = [(np.array([0]), np.array([0.5]))] * 40 if mech.mechanism.startswith('pckv') "
+        "else np.zeros(40, dtype=np.int64)\n"
+        "    agg = mech.aggregate(mech.perturb(data, rng=np.random.default_rng(0)))\n"
+        "    est = mech.estimate(agg + agg)\n"
+        "    assert est.n == 80 and est.frequency.shape == (mech.domain_size,)\n"
+        "    print(mech.mechanism)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["idue", "pckv-ue", "glh", "urap"]
+
+
+def test_the_command_without_the_planner_extra_is_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    code = _BLOCKER + "sys.argv = ['ldpplan', '--help']\nfrom ldpplan._cli import main\nmain()\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 2 and out.stdout == ""
+    (line,) = out.stderr.strip().splitlines()
+    assert "pip install 'ldpplan[planner]'" in line and "Traceback" not in out.stderr
+    # the Python API names the missing module (planning imports pydantic and the solvers lazily)
+    code = _BLOCKER + "import ldpplan\nldpplan.make_plan({'mechanism': 'rr', 'epsilon': 1.0})\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    last = out.stderr.strip().splitlines()[-1]
+    assert out.returncode == 1 and "ModuleNotFoundError" in last and any(m in last for m in _PLANNER_ONLY), last

@@ -7,7 +7,8 @@ The package is one import namespace:
 * :mod:`ldpplan.mechanisms`: the numpy-only runtime (perturb, aggregate, estimate).
 
 The names below are imported lazily, so ``import ldpplan`` (and
-``import ldpplan.mechanisms``) loads neither cvxpy nor scipy.
+``import ldpplan.mechanisms``) loads neither cvxpy nor scipy: the core distribution is the
+numpy-only runtime; ``make_plan`` and ``verify_plan`` need the extra ``ldpplan[planner]``.
 
 Examples
 --------
@@ -46,7 +47,15 @@ def __getattr__(name: str) -> Any:
         return _version()
     if name in _LAZY:
         module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ImportError as exc:
+            from ._cli import missing_planner_dependency
+
+            message = missing_planner_dependency(exc)
+            if message is None:
+                raise
+            raise ImportError(message, name=exc.name) from None
     if name in ("planner", "solvers", "mechanisms"):
         return importlib.import_module(f"ldpplan.{name}")
     raise AttributeError(f"module 'ldpplan' has no attribute {name!r}")

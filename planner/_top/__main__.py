@@ -1,5 +1,5 @@
 """``python -m ldpplan``: the command line."""
-from ldpplan.planner.cli import main
+from ldpplan._cli import main
 
 if __name__ == "__main__":  # pragma: no branch
     main()
