@@ -37,7 +37,7 @@ def _describe(exc: BaseException) -> str:
 
 
 #: top-level module -> what to install when it is missing
-_EXTRAS = {"randomgen": "'ldpplan[secure]'"}
+_EXTRAS = {"randomgen": "'ldpplan[secure]'", "dask": "'ldpplan[dask]'", "distributed": "'ldpplan[dask]'"}
 
 
 def _import_error(exc: ImportError) -> tuple[int, str]:
@@ -45,7 +45,7 @@ def _import_error(exc: ImportError) -> tuple[int, str]:
     name = (getattr(exc, "name", None) or "").split(".")[0]
     if name == "ldpplan" or (not name and "cannot import name" in str(exc)):
         return EXIT_BAD_INPUT, one_line(f"internal error (please report): {_describe(exc)}")
-    hint = f" (pip install {_EXTRAS.get(name, name)})" if name and "pip install" not in str(exc) else ""
+    hint = f" (pip install {_EXTRAS.get(name, chr(39) + 'ldpplan[planner]' + chr(39))})" if name and "pip install" not in str(exc) else ""
     return EXIT_BAD_INPUT, one_line(f"a dependency is not installed: {exc}{hint}")
 
 

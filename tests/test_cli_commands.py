@@ -104,7 +104,7 @@ def test_schema_family_and_mechanism_names_agree():
     (ModuleNotFoundError("No module named 'randomgen'", name="randomgen"), 2,
      "a dependency is not installed: No module named 'randomgen' (pip install 'ldpplan[secure]')"),
     (ModuleNotFoundError("No module named 'matplotlib.pyplot'", name="matplotlib.pyplot"), 2,
-     "a dependency is not installed: No module named 'matplotlib.pyplot' (pip install matplotlib)"),
+     "a dependency is not installed: No module named 'matplotlib.pyplot' (pip install 'ldpplan[planner]')"),
     (ImportError("secure_rng needs the package 'randomgen': pip install 'ldpplan[secure]'"), 2,
      "a dependency is not installed: secure_rng needs the package 'randomgen': pip install 'ldpplan[secure]'"),
     (ImportError("cannot import name 'FAMILY' from 'ldpplan.planner.idue'", name="ldpplan.planner.idue"), 2,
