@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = ["PlanError", "read_plan", "loads_strict", "require", "number", "integer", "check_verified",
            "check_claim", "FORMAT_VERSION", "SUPPORTED_FORMAT_MAJOR", "MAX_PLAN_BYTES", "MAX_DEPTH",
-           "RUNTIME_TOLERANCE"]
+           "RUNTIME_TOLERANCE", "plan_fingerprint"]
 
 #: The plan format this runtime reads (major version must match).
 FORMAT_VERSION = "2.0"
@@ -211,3 +211,25 @@ def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's
     if not (actual <= c * (1.0 + RUNTIME_TOLERANCE)):
         raise PlanError(f"{field}: claims {c!r} but {rule} {actual!r}; the runtime refuses a plan that claims "
                         "more privacy than its numbers give")
+
+
+def plan_fingerprint(plan: Mapping[str, Any]) -> str:
+    """The plan's fingerprint: ``sha256`` of its canonical JSON (sorted keys, no spaces), hex.
+
+    Clients pin it (``load(plan, fingerprint=...)``); report and aggregate files record it so
+    that a server cannot estimate with the wrong plan.
+
+    Parameters
+    ----------
+    plan : mapping
+        The parsed plan.
+
+    Returns
+    -------
+    str
+        64 lowercase hex digits.
+    """
+    import hashlib
+
+    text = json.dumps(plan, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -25,6 +25,7 @@ from importlib import resources
 from typing import Any, Mapping, Sequence
 
 from .errors import PlanFormatError
+from ldpplan.mechanisms import plan_fingerprint as _runtime_plan_fingerprint
 
 __all__ = ["FORMAT_VERSION", "envelope", "predicted", "provenance", "tool_version", "load_schema",
            "validate_plan", "plan_fingerprint"]
@@ -151,12 +152,5 @@ def _strict_validator():
     return jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=checker)
 
 
-def plan_fingerprint(plan: Mapping[str, Any]) -> str:
-    """``sha256`` of the canonical plan JSON (sorted keys, no spaces), hex.
+plan_fingerprint = _runtime_plan_fingerprint
 
-    Report and aggregate files record it so that a server cannot estimate with the wrong plan.
-    """
-    import hashlib
-
-    text = json.dumps(plan, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
