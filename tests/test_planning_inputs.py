@@ -38,7 +38,8 @@ class _Spy:
     def note(self, file) -> None:
         if isinstance(file, (str, os.PathLike)):
             p = Path(file).resolve()
-            if p.is_file() and PACKAGE not in p.parents and "site-packages" not in p.parts:
+            metadata = any(part.endswith((".egg-info", ".dist-info")) for part in p.parts)  # package metadata
+            if p.is_file() and PACKAGE not in p.parents and "site-packages" not in p.parts and not metadata:
                 self.files.add(str(p))
 
 
