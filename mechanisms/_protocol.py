@@ -218,8 +218,10 @@ class Aggregate(Frozen):
             arr = np.asarray(v)
             if arr.dtype.kind not in "iu":
                 raise ValueError(f"aggregate.counts.{k}: must be integer counts (got dtype {arr.dtype})")
-            if arr.size and (arr.min() < 0 or arr.max() > MAX_COUNT):
-                raise ValueError(f"aggregate.counts.{k}: counts must be in [0, {MAX_COUNT}]")
+            if arr.size and arr.min() < 0:
+                raise ValueError(f"aggregate.counts.{k}: counts must be >= 0")
+            if arr.size and arr.max() > MAX_COUNT:
+                raise ValueError(f"aggregate.counts.{k}: counts must be at most {MAX_COUNT} (2**62 - 1)")
             cols[str(k)] = readonly(arr.astype(np.int64))
         if plan_fingerprint is not None and not (isinstance(plan_fingerprint, str)
                                                  and FINGERPRINT.fullmatch(plan_fingerprint)):

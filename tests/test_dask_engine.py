@@ -58,10 +58,14 @@ def test_dask_engine_is_bit_identical_to_local(fam, name, request, tmp_path, mon
     from ldpplan.planner.aggregate import aggregate_files
 
     plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
-    local = aggregate_files(plan, paths, engine="local").aggregate
+    from ldpplan.mechanisms import Aggregate
+
+    identified = aggregate_files(plan, paths, engine="local").aggregate
+    local = Aggregate(identified.mechanism, identified.n, identified.counts)   # the counts (the engine's part)
     on_cluster = aggregate_dask(plan, [str(p) for p in paths], client=client, batch_rows=64)
     again = aggregate_dask(plan, [str(p) for p in paths], client=client)   # same plan scattered again
     assert on_cluster == local == again
+    assert aggregate_files(plan, paths, engine="dask").aggregate == identified   # batches attached alike
     assert json.dumps(on_cluster.to_dict()) == json.dumps(local.to_dict())
     assert local.n == sum(_reports_file.open_reports(p).num_rows for p in paths)
     import cloudpickle
