@@ -233,12 +233,12 @@ class Aggregate(Frozen):
                 raise ValueError("aggregate.batches: must be Batch objects")
             if plan_fingerprint is None:
                 raise ValueError("aggregate.batches: an aggregate with batches must carry its plan_fingerprint")
-            if sum(b.rows for b in batches) != n:
-                raise ValueError(f"aggregate.batches: rows must sum to n = {n} "
-                                 f"(got {sum(b.rows for b in batches)})")
             duplicate = Batch.find_duplicate(batches)
             if duplicate is not None:
                 raise ValueError(f"aggregate.batches: {duplicate_message(*duplicate)}")
+            if sum(b.rows for b in batches) != n:
+                raise ValueError(f"aggregate.batches: rows must sum to n = {n} "
+                                 f"(got {sum(b.rows for b in batches)})")
         self._set(mechanism=str(mechanism), n=n, counts=cols, plan_fingerprint=plan_fingerprint, batches=batches)
 
     def __getitem__(self, name: str) -> np.ndarray:
@@ -269,12 +269,12 @@ class Aggregate(Frozen):
         for k, v in self.counts.items():
             if v.shape != other.counts[k].shape:
                 raise ValueError(f"aggregate.counts.{k}: shapes differ ({v.shape} vs {other.counts[k].shape})")
-        if self.plan_fingerprint != other.plan_fingerprint:
-            raise ValueError(f"aggregate.plan_fingerprint: aggregates of different plans cannot merge "
-                             f"({str(self.plan_fingerprint)[:16]}... != {str(other.plan_fingerprint)[:16]}...)")
         if bool(self.batches) != bool(other.batches):
             raise ValueError("aggregate.batches: an aggregate of unidentified reports (no batches) cannot merge with "
                              "one that lists its batches: double counting could not be checked (use with_batches)")
+        if self.plan_fingerprint != other.plan_fingerprint:
+            raise ValueError(f"aggregate.plan_fingerprint: aggregates of different plans cannot merge "
+                             f"({str(self.plan_fingerprint)[:16]}... != {str(other.plan_fingerprint)[:16]}...)")
         duplicate = Batch.find_duplicate((*self.batches, *other.batches))
         if duplicate is not None:
             raise ValueError(duplicate_message(*duplicate))
