@@ -279,7 +279,7 @@ def iter_report_batches(path: str | os.PathLike, batch_rows: int) -> Iterator[di
         raise InputDataError(str(exc)) from None
 
 
-def file_digest(path: str | os.PathLike, chunk_bytes: int = 1 << 20) -> str:
+def file_digest(path: str | os.PathLike, chunk_bytes: int = 1 << 16) -> str:
     """``"sha256:"`` and the hex SHA-256 of the file's bytes, read ``chunk_bytes`` at a time."""
     h = hashlib.sha256()
     try:
