@@ -113,7 +113,8 @@ def _exact_sum(arr: np.ndarray) -> int:
     if int(arr.max()) * arr.size < 1 << 63:         # no int64 overflow possible: the plain sum
         return int(arr.sum(dtype=np.int64))
     a = arr.astype(np.uint64, copy=False).ravel()
-    return (int((a >> np.uint64(32)).sum(dtype=np.uint64)) << 32) + int((a & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
+    high = int((a >> np.uint64(32)).sum(dtype=np.uint64))
+    return (high << 32) + int((a & np.uint64(0xFFFFFFFF)).sum(dtype=np.uint64))
 
 
 @dataclasses.dataclass(frozen=True)

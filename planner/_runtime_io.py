@@ -19,7 +19,8 @@ from ._report import Table
 from .errors import InputDataError, PrivacyViolation, SpecError
 from .families import family_of_plan
 
-__all__ = ["PERTURB_CHUNK", "MAX_WHOLE_REPORT_BYTES", "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file",
+__all__ = ["PERTURB_CHUNK", "MAX_WHOLE_REPORT_BYTES",
+           "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file",
            "estimate_table", "estimate_csv", "estimate_json", "write_estimate_csv"]
 
 

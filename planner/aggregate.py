@@ -28,7 +28,8 @@ from typing import Any, Mapping, Sequence
 from .errors import InputDataError, SpecError
 
 __all__ = ["AGGREGATE_FILE_FORMAT", "BATCH_ROWS", "ENGINES", "Source", "AggregateResult", "expand_inputs",
-           "open_sources", "check_counted_once", "aggregate_sources", "aggregate_files", "write_aggregate_file", "read_aggregate_file"]
+           "open_sources", "check_counted_once", "aggregate_sources", "aggregate_files", "write_aggregate_file",
+           "read_aggregate_file"]
 
 AGGREGATE_FILE_FORMAT = "ldpplan-aggregate-file/1"
 #: Reports decoded at a time by the local engine and by each Dask task.
@@ -140,7 +141,8 @@ def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Sou
         raise InputDataError(f"{p}: format: must be {AGGREGATE_FILE_FORMAT!r} (got {str(got)[:40]!r})")
     unknown = sorted(set(data) - _FILE_KEYS)
     if unknown:
-        raise InputDataError(f"{p}: unknown field {str(unknown[0])[:40]!r} (an aggregate file has {sorted(_FILE_KEYS)})")
+        raise InputDataError(f"{p}: unknown field {str(unknown[0])[:40]!r} "
+                             f"(an aggregate file has {sorted(_FILE_KEYS)})")
     if data.get("mechanism") != plan["mechanism"]:
         raise InputDataError(f"{p}: an aggregate of mechanism {str(data.get('mechanism'))[:40]!r} cannot be used "
                              f"with a {plan['mechanism']!r} plan")
