@@ -21,11 +21,11 @@ import os
 from typing import Any, Mapping
 
 from ._plan import PlanError, check_verified, loads_strict, plan_fingerprint, read_plan
-from ._protocol import Aggregate, Estimate, Reports, Runtime
+from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
 
 __all__ = ["load", "runtime_class", "read_plan", "loads_strict", "PlanError", "RUNTIMES", "Estimate", "Aggregate",
-           "Reports", "Runtime", "secure_rng", "plan_fingerprint"]
+           "Reports", "Runtime", "secure_rng", "plan_fingerprint", "Batch", "CountRule"]
 
 #: plan ``mechanism`` -> "module:Class" implementing the runtime protocol. The planner's
 #: family registry (``ldpplan.planner.families``) names, per family, which of these it writes.

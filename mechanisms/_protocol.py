@@ -6,6 +6,8 @@ Every runtime class (``ldpplan.mechanisms.load(plan)`` returns one) offers:
 * ``perturb(data, rng=...) -> Reports`` with ``len(reports) == n`` (one report per user);
 * ``aggregate(reports) -> Aggregate``: sufficient statistics with ``.n``, merged with ``+``
   (disjoint sets of users) and round-tripped through ``to_dict()`` / ``from_dict()``;
+* ``count_rule`` (class attribute, a :class:`CountRule`): what the family's counts imply
+  about ``n``, checked by ``Aggregate.from_dict`` on every aggregate read;
 * ``estimate(reports_or_aggregate, method=...) -> Estimate``; ``methods`` lists the
   supported ``method`` names, the first being the default; ``"empirical"`` (the
   paper's unbiased linear estimator) is always one of them;
@@ -19,15 +21,18 @@ Runtime objects are immutable (:class:`Frozen`) and have a useful ``repr``.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Mapping, Protocol, runtime_checkable
+from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Estimate", "Reports", "Aggregate", "Runtime", "Frozen", "check_method", "readonly",
-           "AGGREGATE_FORMAT"]
+from ._batches import FINGERPRINT, MAX_COUNT, Batch, CountRule, check_int, count_array, duplicate_message
+
+__all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "check_method", "readonly",
+           "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT"]
 
 #: ``format`` tag of :meth:`Aggregate.to_dict` documents.
 AGGREGATE_FORMAT = "ldpplan-aggregate/1"
+_AGGREGATE_KEYS = {"format", "mechanism", "n", "counts", "plan_fingerprint", "batches"}
 
 
 def readonly(x) -> np.ndarray:
@@ -156,19 +161,58 @@ class Reports(Frozen):
         return cls(mechanism, arrays)
 
 
-class Aggregate(Frozen):
-    """Sufficient statistics of a set of reports: ``n`` and named count arrays.
+def _count_rule(mechanism: str) -> CountRule | None:
+    """The ``count_rule`` of the runtime class of ``mechanism`` (None: unknown mechanism or none declared)."""
+    import importlib
 
-    ``a + b`` merges two aggregates of disjoint users of the same plan: counts add,
-    ``n`` adds. ``to_dict()`` / ``from_dict()`` round-trip exactly (integers as JSON ints).
+    package = importlib.import_module(__package__)   # ldpplan.mechanisms, imported before this module
+    try:
+        cls = package.runtime_class(mechanism)
+    except ValueError:
+        return None
+    return getattr(cls, "count_rule", None)
+
+
+class Aggregate(Frozen):
+    """Sufficient statistics of a set of reports: ``n`` and named count arrays, with their provenance.
+
+    ``a + b`` merges two aggregates of disjoint users of the same plan: counts add, ``n``
+    adds, batches are listed together. ``to_dict()`` / ``from_dict()`` round-trip exactly
+    (integers as JSON ints); ``from_dict`` checks the counts against ``n`` with the
+    mechanism's :class:`CountRule` (its runtime class's ``count_rule``).
+
+    Provenance. An aggregate read from files (``ldpplan aggregate``) is *identified*: it
+    carries the ``plan_fingerprint`` of its plan and the :class:`Batch` of every reports file
+    it counts (their rows sum to ``n``). ``mech.aggregate(reports)`` of in-memory reports is
+    *unidentified* (no fingerprint, no batches): it cannot be checked for double counting;
+    give it an identity with :meth:`identified`. ``+`` refuses aggregates of different plans
+    (fingerprints), an identified with an unidentified one, and a batch counted twice
+    (a shared ``batch_id`` or digest), naming the batch and both sources.
+
+    Parameters
+    ----------
+    mechanism : str
+    n : int
+        Reports counted, in ``[0, 2**62)``.
+    counts : mapping of str to array_like of int
+        Non-negative integer counts (below ``2**62``).
+    plan_fingerprint : str, optional
+        64 lowercase hex digits (:func:`ldpplan.mechanisms.plan_fingerprint`); required with ``batches``.
+    batches : sequence of Batch, optional
+        The batches counted; when given, their rows sum to ``n`` and no two share a key.
+
+    Raises
+    ------
+    ValueError
+        Naming the field and the rule.
     """
 
-    __slots__ = ("mechanism", "n", "counts")
+    __slots__ = ("mechanism", "n", "counts", "plan_fingerprint", "batches")
     format: ClassVar[str] = AGGREGATE_FORMAT
 
-    def __init__(self, mechanism: str, n: int, counts: Mapping[str, Any]) -> None:
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or int(n) < 0:
-            raise ValueError(f"aggregate.n: must be an integer >= 0 (got {n!r})")
+    def __init__(self, mechanism: str, n: int, counts: Mapping[str, Any], *, plan_fingerprint: str | None = None,
+                 batches: Sequence[Batch] = ()) -> None:
+        n = check_int(n, "aggregate.n")
         cols = {}
         for k, v in counts.items():
             arr = np.asarray(v)
@@ -176,11 +220,46 @@ class Aggregate(Frozen):
                 raise ValueError(f"aggregate.counts.{k}: must be integer counts (got dtype {arr.dtype})")
             if arr.size and arr.min() < 0:
                 raise ValueError(f"aggregate.counts.{k}: counts must be >= 0")
+            if arr.size and arr.max() > MAX_COUNT:
+                raise ValueError(f"aggregate.counts.{k}: counts must be at most {MAX_COUNT} (2**62 - 1)")
             cols[str(k)] = readonly(arr.astype(np.int64))
-        self._set(mechanism=str(mechanism), n=int(n), counts=cols)
+        if plan_fingerprint is not None and not (isinstance(plan_fingerprint, str)
+                                                 and FINGERPRINT.fullmatch(plan_fingerprint)):
+            raise ValueError(f"aggregate.plan_fingerprint: must be 64 lowercase hex digits "
+                             f"(got {str(plan_fingerprint)[:40]!r})")
+        batches = tuple(batches)
+        if batches:
+            if not all(isinstance(b, Batch) for b in batches):
+                raise ValueError("aggregate.batches: must be Batch objects")
+            if plan_fingerprint is None:
+                raise ValueError("aggregate.batches: an aggregate with batches must carry its plan_fingerprint")
+            duplicate = Batch.find_duplicate(batches)
+            if duplicate is not None:
+                raise ValueError(f"aggregate.batches: {duplicate_message(*duplicate)}")
+            if sum(b.rows for b in batches) != n:
+                raise ValueError(f"aggregate.batches: rows must sum to n = {n} "
+                                 f"(got {sum(b.rows for b in batches)})")
+        self._set(mechanism=str(mechanism), n=n, counts=cols, plan_fingerprint=plan_fingerprint, batches=batches)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.counts[name]
+
+    @property
+    def identified(self) -> bool:
+        """True when the aggregate carries its plan fingerprint and batches."""
+        return bool(self.batches)
+
+    def with_batches(self, plan_fingerprint: str, batches: Sequence[Batch]) -> "Aggregate":
+        """This (unidentified) aggregate with its plan's fingerprint and the batches it counts.
+
+        Raises
+        ------
+        ValueError
+            The aggregate already has batches, or the batches' rows do not sum to ``n``.
+        """
+        if self.batches:
+            raise ValueError("aggregate.batches: this aggregate already lists its batches")
+        return type(self)(self.mechanism, self.n, self.counts, plan_fingerprint=plan_fingerprint, batches=batches)
 
     def __add__(self, other: "Aggregate") -> "Aggregate":
         if not isinstance(other, Aggregate):
@@ -190,45 +269,85 @@ class Aggregate(Frozen):
         for k, v in self.counts.items():
             if v.shape != other.counts[k].shape:
                 raise ValueError(f"aggregate.counts.{k}: shapes differ ({v.shape} vs {other.counts[k].shape})")
-        return type(self)(self.mechanism, self.n + other.n, {k: v + other.counts[k] for k, v in self.counts.items()})
+        if bool(self.batches) != bool(other.batches):
+            raise ValueError("aggregate.batches: an aggregate of unidentified reports (no batches) cannot merge with "
+                             "one that lists its batches: double counting could not be checked (use with_batches)")
+        if self.plan_fingerprint != other.plan_fingerprint:
+            raise ValueError(f"aggregate.plan_fingerprint: aggregates of different plans cannot merge "
+                             f"({str(self.plan_fingerprint)[:16]}... != {str(other.plan_fingerprint)[:16]}...)")
+        duplicate = Batch.find_duplicate((*self.batches, *other.batches))
+        if duplicate is not None:
+            raise ValueError(duplicate_message(*duplicate))
+        return type(self)(self.mechanism, self.n + other.n, {k: v + other.counts[k] for k, v in self.counts.items()},
+                          plan_fingerprint=self.plan_fingerprint, batches=(*self.batches, *other.batches))
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Aggregate) and other.mechanism == self.mechanism and other.n == self.n
                 and set(other.counts) == set(self.counts)
-                and all(np.array_equal(v, other.counts[k]) for k, v in self.counts.items()))
+                and all(np.array_equal(v, other.counts[k]) for k, v in self.counts.items())
+                and other.plan_fingerprint == self.plan_fingerprint and other.batches == self.batches)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}: {list(v.shape)}" for k, v in self.counts.items())
-        return f"Aggregate(mechanism={self.mechanism!r}, n={self.n}, counts={{{shapes}}})"
+        extra = f", plan_fingerprint={self.plan_fingerprint[:12]!r}..., batches={len(self.batches)}" \
+            if self.plan_fingerprint else ""
+        return f"Aggregate(mechanism={self.mechanism!r}, n={self.n}, counts={{{shapes}}}{extra})"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready dict: ``{"format", "mechanism", "n", "counts": {name: nested lists}}``."""
-        return {"format": self.format, "mechanism": self.mechanism, "n": self.n,
-                "counts": {k: v.tolist() for k, v in self.counts.items()}}
+        """JSON-ready dict: ``{"format", "mechanism", "n", "counts": {name: nested lists}}``, plus
+        ``plan_fingerprint`` and ``batches`` (list of :meth:`Batch.to_dict`) when identified."""
+        out: dict[str, Any] = {"format": self.format, "mechanism": self.mechanism, "n": self.n,
+                               "counts": {k: v.tolist() for k, v in self.counts.items()}}
+        if self.plan_fingerprint is not None:
+            out["plan_fingerprint"] = self.plan_fingerprint
+        if self.batches:
+            out["batches"] = [b.to_dict() for b in self.batches]
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Aggregate":
-        """Inverse of :meth:`to_dict`.
+        """Inverse of :meth:`to_dict`, validating what an untrusted file may hold.
+
+        Counts must be JSON integers (not booleans or floats), non-negative, and consistent
+        with ``n`` by the mechanism's :class:`CountRule` (e.g. k-ary RR counts sum to ``n``;
+        unary-encoding bit counts are at most ``n``); the batches' rows sum to ``n``.
 
         Raises
         ------
         ValueError
-            Wrong ``format``, missing fields, non-integer or negative counts.
+            Naming the field, the rule and the value: wrong ``format``, unknown or missing
+            fields, non-integer, boolean or negative counts, counts inconsistent with ``n``,
+            a malformed fingerprint or batch list, a batch listed twice.
         """
         if not isinstance(data, Mapping) or data.get("format") != AGGREGATE_FORMAT:
             raise ValueError(f"aggregate.format: must be {AGGREGATE_FORMAT!r}")
+        unknown = sorted(set(data) - _AGGREGATE_KEYS)
+        if unknown:
+            raise ValueError(f"aggregate: unknown field {str(unknown[0])[:40]!r} (known: {sorted(_AGGREGATE_KEYS)})")
+        mechanism = data.get("mechanism")
+        if not isinstance(mechanism, str) or not mechanism:
+            raise ValueError(f"aggregate.mechanism: must be a non-empty string (got {str(mechanism)[:40]!r})")
+        n = check_int(data.get("n"), "aggregate.n")
         counts = data.get("counts")
         if not isinstance(counts, Mapping):
             raise ValueError("aggregate.counts: must be an object of count arrays")
-        arrays = {}
-        for k, v in counts.items():
-            arr = np.asarray(v)
-            if arr.dtype.kind not in "iu":
-                raise ValueError(f"aggregate.counts.{k}: must be integer counts")
-            arrays[k] = arr
-        return cls(str(data.get("mechanism")), data.get("n"), arrays)
+        arrays = {k: count_array(v, f"aggregate.counts.{k}") for k, v in counts.items()}
+        batches = data.get("batches", [])
+        if not isinstance(batches, list) or ("batches" in data and not batches):
+            raise ValueError("aggregate.batches: must be a non-empty list of batches")
+        parsed = []
+        for i, b in enumerate(batches):
+            try:
+                parsed.append(Batch.from_dict(b))
+            except ValueError as exc:
+                raise ValueError(f"aggregate.batches[{i}]: {exc}") from None
+        agg = cls(mechanism, n, arrays, plan_fingerprint=data.get("plan_fingerprint"), batches=parsed)
+        rule = _count_rule(mechanism)
+        if rule is not None:
+            rule.check(agg.n, agg.counts)
+        return agg
 
 
 @runtime_checkable

@@ -7,6 +7,10 @@ the user's value. Production clients should draw from a cryptographically secure
 generator; :func:`secure_rng` wraps randomgen's ChaCha (20 rounds) keyed from the
 operating system's entropy in a :class:`numpy.random.Generator`, which every
 sampling function of the runtime accepts and samples from exactly.
+
+The 256-bit secret is the ChaCha key itself (randomgen's ``key=``), not a ``seed=``:
+a seed goes through numpy's ``SeedSequence``, whose pool holds 128 bits, so a seeded
+ChaCha has at most 128 bits of entropy whatever the seed's width.
 """
 from __future__ import annotations
 
@@ -14,7 +18,10 @@ import secrets
 
 import numpy as np
 
-__all__ = ["secure_rng", "is_secure"]
+__all__ = ["secure_rng", "is_secure", "KEY_BITS"]
+
+#: Width of the ChaCha key drawn from the operating system's CSPRNG.
+KEY_BITS = 256
 
 _MISSING = ("secure_rng needs the package 'randomgen' (a cryptographically secure ChaCha bit generator): "
             "pip install 'ldpplan[secure]'")
@@ -27,18 +34,23 @@ def secure_rng(seed: int | None = None) -> np.random.Generator:
     ----------
     seed : int, optional
         ``None`` (production): a fresh 256-bit key from :func:`secrets.randbits`
-        (the operating system's CSPRNG). An int gives a reproducible stream, for
-        tests only: a known seed makes the stream predictable.
+        (the operating system's CSPRNG), used as the ChaCha key whole (all 256 bits;
+        counter 0). An int in ``[0, 2**256)`` is used as the key the same way and gives a
+        reproducible stream, for tests only: a known key makes the stream predictable.
 
     Returns
     -------
     numpy.random.Generator
-        Over ``randomgen.ChaCha(rounds=20)``.
+        Over ``randomgen.ChaCha(key=..., counter=0, rounds=20)``; its
+        ``bit_generator.state["state"]["keysetup"]`` holds the key as 8 little-endian
+        32-bit words.
 
     Raises
     ------
     ImportError
         One line naming the extra to install when randomgen is missing.
+    ValueError
+        ``seed`` is not an integer in ``[0, 2**256)``.
 
     References
     ----------
@@ -48,8 +60,14 @@ def secure_rng(seed: int | None = None) -> np.random.Generator:
         from randomgen import ChaCha
     except ImportError:  # pragma: no cover - exercised via a monkeypatched import in tests
         raise ImportError(_MISSING) from None
-    key = secrets.randbits(256) if seed is None else int(seed)
-    return np.random.Generator(ChaCha(seed=key, rounds=20))
+    if seed is None:
+        key = secrets.randbits(KEY_BITS)
+    elif isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= int(seed) < 1 << KEY_BITS:
+        raise ValueError(f"seed: must be an integer in [0, 2**{KEY_BITS}) or None (got {seed!r})")
+    else:
+        key = int(seed)
+    return np.random.Generator(ChaCha(key=key, counter=0, rounds=20))
 
 
 def is_secure(rng: np.random.Generator) -> bool:

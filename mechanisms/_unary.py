@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _sampling
 from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split, hi_tile
-from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
+from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
 
 __all__ = ["UnaryReports", "UnaryEncoding", "COUNTS", "CHUNK_BITS", "WORKERS"]
 
@@ -133,6 +133,8 @@ class UnaryEncoding(Frozen):
 
     MECHANISM = ""
     methods = ("empirical",)
+    #: each report sets each bit at most once
+    count_rule = CountRule(at_most_n=((COUNTS,),))
 
     def __init__(self, labels, domain_size: int, a, b, epsilon, padding_length: int | None,
                  level_names=(), privacy: Mapping[str, Any] | None = None) -> None:

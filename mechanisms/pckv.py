@@ -49,7 +49,7 @@ from ._pckv_core import (ESTIMATORS, KeyValueUsers, as_users, check_users, compo
 from ._pckv_packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, pack_ternary,
                            packed_counts, perturb_packed)
 from ._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
-from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
+from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
 from ._sampling import bernoulli_iid, check_rng, on_grid, to_grid
 
 __all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "pack_ternary", "sample_pairs", "estimate_from_counts",
@@ -281,6 +281,8 @@ class PCKVUE(_PCKV):
 
     __slots__ = ()
     mechanism = "pckv-ue"
+    #: a report is +1, -1 or 0 at each key: n1 + n2 <= n key by key
+    count_rule = CountRule(at_most_n=(("n1", "n2"),))
 
     def __init__(self, a, b, p, domain_size, padding_length, **kw) -> None:
         super().__init__(a, b, p, domain_size, padding_length, **kw)
@@ -346,6 +348,8 @@ class PCKVGRR(_PCKV):
 
     __slots__ = ()
     mechanism = "pckv-grr"
+    #: one pair per report (pairs of padding keys are not counted): sum of n1 + n2 <= n
+    count_rule = CountRule(total_at_most_n=(("n1", "n2"),))
 
     def __init__(self, a, b, p, domain_size, padding_length, **kw) -> None:
         super().__init__(a, b, p, domain_size, padding_length, **kw)

@@ -43,7 +43,7 @@ import numpy as np
 from ._pie_base import KaryRRBase
 from ._pie_channel import (HASH_PRIME, check_items, collision_probability, hash_values, keep_probability,
                            pie_alpha_bits, realized_epsilon, split_streams, support_counts)
-from ._protocol import Aggregate, Estimate, Reports
+from ._protocol import CountRule, Aggregate, Estimate, Reports
 from ._sampling import bernoulli_iid, check_rng
 
 __all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "keep_probability", "realized_epsilon",
@@ -98,6 +98,8 @@ class RandomizedResponse(KaryRRBase):
     """
 
     mechanism = "rr"
+    #: one reported item per report
+    count_rule = CountRule(sums_to_n=(("y",),))
 
     def __init__(self, epsilon: float, domain, *, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
@@ -199,6 +201,8 @@ class GeneralizedLocalHashing(KaryRRBase):
     """
 
     mechanism = "glh"
+    #: each report supports each item at most once
+    count_rule = CountRule(at_most_n=(("support",),))
 
     def __init__(self, epsilon: float, domain, g: int, *, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:

@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from ._pckv_core import as_users
-from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
+from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
 from ._sampling import bernoulli, bernoulli_iid, check_rng, to_grid
 
 __all__ = ["PrivKVM", "KVUE", "keep_probability"]
@@ -141,6 +141,8 @@ class PrivKVM(_NaiveSampling):
     """
 
     mechanism = "privkvm"
+    #: one sampled key per report; a report is <1, +-1> (n1 or n2) for its key only when kept
+    count_rule = CountRule(sums_to_n=(("sampled",),), at_most_column=((("n1", "n2"), "sampled"),))
     _repr_fields = ("rounds", "virtual_rounds")
 
     def __init__(self, epsilon: float, domain_size: int, *, rounds: int = 1, virtual_rounds: int = 0) -> None:
@@ -303,6 +305,8 @@ class KVUE(_NaiveSampling):
     """
 
     mechanism = "kvue"
+    #: one sampled key per report; its s+ and s- bits at most once each
+    count_rule = CountRule(sums_to_n=(("sampled",),), at_most_column=((("n1",), "sampled"), (("n2",), "sampled")))
     _columns = ("j", "plus", "minus")
     _repr_fields = ()
 

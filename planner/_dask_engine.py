@@ -6,6 +6,10 @@ with ``+`` on the workers. The task functions are shipped by value (cloudpickle)
 worker imports only numpy, pyarrow and ``ldpplan.mechanisms`` (never the planner, cvxpy or
 scipy). Report files must be readable at the same path on every worker (shared storage).
 Counts are integers, so the result is identical to the local engine whatever the order.
+
+A task's error comes back as a value, not as a raised exception: a worker that raises logs
+"Compute Failed" with a traceback block (on the terminal, for a LocalCluster's worker
+processes), while a bad report file is bad input, reported by the CLI as one line (exit 2).
 """
 from __future__ import annotations
 
@@ -59,13 +63,37 @@ def client_for(scheduler: str | None, n_workers: int | None = None) -> Iterator[
 
 
 def _by_value(func):
-    """``func`` wrapped in a closure: plain pickle cannot import it, so distributed falls back to
-    cloudpickle, which (with the module registered) ships the code by value, not by module name."""
+    """``func`` wrapped in a closure returning ``("ok", result)`` or ``("error", type name, message)``.
+
+    Plain pickle cannot import the closure, so distributed falls back to cloudpickle, which
+    (with the module registered) ships the code by value, not by module name. Arguments that
+    are earlier tasks' results are unwrapped; an earlier error is passed on unchanged.
+    """
     def task(*args):
-        return func(*args)
+        for arg in args:
+            if isinstance(arg, tuple) and arg[:1] == ("error",):
+                return arg
+        args = tuple(arg[1] if isinstance(arg, tuple) and arg[:1] == ("ok",) else arg for arg in args)
+        try:
+            return ("ok", func(*args))
+        except Exception as exc:  # noqa: BLE001 - returned to the client, which raises it as one line
+            return ("error", type(exc).__name__, str(exc))
 
     task.__name__ = task.__qualname__ = f"ldpplan-{func.__name__}"
     return task
+
+
+def _unwrap(value: tuple) -> Any:
+    """The result of a task, or the worker's error raised here: bad input (ValueError, OSError) as
+    InputDataError, anything else as a RuntimeError (an internal error)."""
+    from .errors import InputDataError
+
+    if value[0] == "ok":
+        return value[1]
+    _, kind, message = value
+    if kind in ("ValueError", "OSError", "ArrowInvalid", "ArrowException", "ArrowIOError"):
+        raise InputDataError(message)
+    raise RuntimeError(f"dask worker: {kind}: {message}")
 
 
 def _tasks(paths: Sequence[str]) -> list[tuple[str, list[int]]]:
@@ -92,7 +120,13 @@ def aggregate_dask(plan: Mapping[str, Any], paths: Sequence[str], *, scheduler: 
     Returns
     -------
     ldpplan.mechanisms.Aggregate
-        Identical to the local engine's aggregate.
+        Identical to the local engine's aggregate (unidentified: the caller attaches the batches).
+
+    Raises
+    ------
+    InputDataError
+        A report file a worker refused (its one-line message, naming the file); the worker
+        logs no traceback.
     """
     from ldpplan.mechanisms import Aggregate
 
@@ -111,5 +145,5 @@ def aggregate_dask(plan: Mapping[str, Any], paths: Sequence[str], *, scheduler: 
     while len(level) > 1:
         level = [client.submit(merge, *level[i:i + FAN_IN], pure=False)
                  if len(level[i:i + FAN_IN]) > 1 else level[i] for i in range(0, len(level), FAN_IN)]
-    data, _rows = level[0].result()
+    data, _rows = _unwrap(level[0].result())
     return Aggregate.from_dict(data)

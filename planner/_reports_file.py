@@ -7,7 +7,11 @@ Format ``ldpplan-reports`` 2.0 is Apache Parquet (schema in ``docs/REPORTS.md``)
 * row groups of at most :data:`ROW_GROUP_ROWS` rows and about :data:`ROW_GROUP_BYTES` decoded bytes;
 * the file's key-value metadata (all values strings): ``format`` = ``ldpplan-reports``,
   ``format_version``, ``mechanism``, ``plan_fingerprint`` (sha256 of the canonical plan JSON),
-  ``ldpplan_version``, ``seeded`` (``true``/``false``) and ``seed`` (only when seeded).
+  ``ldpplan_version``, ``seeded`` (``true``/``false``), ``seed`` (only when seeded) and
+  ``batch_id`` (32 lowercase hex digits: 128 random bits from :mod:`secrets`, one per file).
+
+A file's identity as a batch (:func:`file_batch`) is its ``batch_id`` and the sha256 of its
+bytes; files written before ``batch_id`` existed are identified by the digest alone.
 
 A report file is attacker-controlled input: the metadata and schema are checked strictly here,
 columns are decoded a batch at a time, and the mechanism validates the values in ``aggregate()``.
@@ -15,7 +19,10 @@ columns are decoded a batch at a time, and the mechanism validates the values in
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
+import re
+import secrets
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Mapping
@@ -27,7 +34,7 @@ from .errors import InputDataError
 
 __all__ = ["REPORTS_FORMAT", "REPORTS_FORMAT_VERSION", "ROW_GROUP_ROWS", "ROW_GROUP_BYTES", "MAX_ROW_GROUP_BYTES",
            "ReportsFile", "ReportsInfo", "ReportsWriter", "write_reports", "open_reports", "iter_report_batches",
-           "read_reports", "is_parquet", "rows_per_group"]
+           "read_reports", "is_parquet", "rows_per_group", "new_batch_id", "file_digest", "file_batch"]
 
 REPORTS_FORMAT = "ldpplan-reports"
 REPORTS_FORMAT_VERSION = "2.0"
@@ -39,6 +46,14 @@ ROW_GROUP_BYTES = 32 << 20
 MAX_ROW_GROUP_BYTES = 512 << 20
 _MAGIC = b"PAR1"
 _REQUIRED = ("format", "format_version", "mechanism", "plan_fingerprint", "ldpplan_version", "seeded")
+#: Optional (files written before it existed are identified by their content digest).
+_OPTIONAL = ("seed", "batch_id")
+_BATCH_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def new_batch_id() -> str:
+    """A fresh batch id: 128 random bits from :func:`secrets.token_hex`, 32 lowercase hex digits."""
+    return secrets.token_hex(16)
 
 
 def _bad(path: Any, rule: str) -> InputDataError:
@@ -82,14 +97,20 @@ class ReportsWriter:
         Recorded in the key-value metadata.
     seed : int or None
         The seed of a reproducible simulation, or None (secure generator; ``seeded`` false).
+    batch_id : str, optional
+        The file's batch id (32 lowercase hex digits); default a fresh :func:`new_batch_id`.
+        Every file written is a new batch, also for a seeded simulation.
     """
 
     def __init__(self, path: str | os.PathLike, *, mechanism: str, plan_fingerprint: str, ldpplan_version: str,
-                 seed: int | None) -> None:
+                 seed: int | None, batch_id: str | None = None) -> None:
         self.path = Path(path)
+        batch_id = new_batch_id() if batch_id is None else batch_id
+        if not (isinstance(batch_id, str) and _BATCH_ID.fullmatch(batch_id)):
+            raise ValueError(f"batch_id: must be 32 lowercase hex digits (got {str(batch_id)[:40]!r})")
         self.meta = {"format": REPORTS_FORMAT, "format_version": REPORTS_FORMAT_VERSION, "mechanism": str(mechanism),
                      "plan_fingerprint": str(plan_fingerprint), "ldpplan_version": str(ldpplan_version),
-                     "seeded": "true" if seed is not None else "false"}
+                     "seeded": "true" if seed is not None else "false", "batch_id": batch_id}
         if seed is not None:
             self.meta["seed"] = str(int(seed))
         self.rows = 0
@@ -139,8 +160,9 @@ class ReportsWriter:
 
 
 def write_reports(path: str | os.PathLike, arrays: Mapping[str, Any], *, mechanism: str, plan_fingerprint: str,
-                  ldpplan_version: str, seed: int | None) -> dict[str, Any]:
-    """Write report columns (``Reports.to_arrays()``, one row per user) to ``path`` atomically.
+                  ldpplan_version: str, seed: int | None, batch_id: str | None = None) -> dict[str, Any]:
+    """Write report columns (``Reports.to_arrays()``, one row per user) to ``path`` atomically
+    (a fresh ``batch_id`` unless one is given; see :class:`ReportsWriter`).
 
     Returns
     -------
@@ -148,7 +170,7 @@ def write_reports(path: str | os.PathLike, arrays: Mapping[str, Any], *, mechani
         The key-value metadata written (plus ``n``).
     """
     with ReportsWriter(path, mechanism=mechanism, plan_fingerprint=plan_fingerprint,
-                       ldpplan_version=ldpplan_version, seed=seed) as writer:
+                       ldpplan_version=ldpplan_version, seed=seed, batch_id=batch_id) as writer:
         writer.write(arrays)
     return {**writer.meta, "n": writer.rows}
 
@@ -165,7 +187,7 @@ def is_parquet(path: str | os.PathLike) -> bool:
 def _meta(path: Path, raw: Mapping[bytes, bytes] | None) -> dict[str, Any]:
     raw = raw or {}
     meta: dict[str, Any] = {}
-    for key in (*_REQUIRED, "seed"):
+    for key in (*_REQUIRED, *_OPTIONAL):
         value = raw.get(key.encode())
         if value is not None:
             meta[key] = value.decode("utf-8", "replace")
@@ -185,6 +207,9 @@ def _meta(path: Path, raw: Mapping[bytes, bytes] | None) -> dict[str, Any]:
             raise _bad(path, f"metadata.seed: must be a non-negative integer and only when seeded "
                              f"(got {meta['seed'][:40]!r})")
         meta["seed"] = int(meta["seed"])
+    if "batch_id" in meta and not _BATCH_ID.fullmatch(meta["batch_id"]):
+        raise _bad(path, f"metadata.batch_id: must be 32 lowercase hex digits (got {meta['batch_id'][:40]!r})")
+    meta.setdefault("batch_id", None)
     return meta
 
 
@@ -252,6 +277,26 @@ def iter_report_batches(path: str | os.PathLike, batch_rows: int) -> Iterator[di
         raise _bad(path, f"unreadable Parquet data ({type(exc).__name__}: {str(exc)[:200]})") from None
     except ValueError as exc:
         raise InputDataError(str(exc)) from None
+
+
+def file_digest(path: str | os.PathLike, chunk_bytes: int = 1 << 16) -> str:
+    """``"sha256:"`` and the hex SHA-256 of the file's bytes, read ``chunk_bytes`` at a time."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(chunk_bytes), b""):
+                h.update(block)
+    except OSError as exc:
+        raise _bad(path, f"unreadable ({type(exc).__name__}: {str(exc)[:200]})") from None
+    return "sha256:" + h.hexdigest()
+
+
+def file_batch(info: ReportsInfo):
+    """The :class:`ldpplan.mechanisms.Batch` of a checked reports file: its ``batch_id`` (None for
+    files written before batch ids), the digest of its bytes, its rows, its path as given."""
+    from ldpplan.mechanisms import Batch
+
+    return Batch(batch_id=info.meta["batch_id"], digest=file_digest(info.path), rows=info.num_rows, source=info.path)
 
 
 def read_reports(path: str | os.PathLike) -> ReportsFile:

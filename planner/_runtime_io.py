@@ -19,7 +19,8 @@ from ._report import Table
 from .errors import InputDataError, PrivacyViolation, SpecError
 from .families import family_of_plan
 
-__all__ = ["PERTURB_CHUNK", "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file",
+__all__ = ["PERTURB_CHUNK", "MAX_WHOLE_REPORT_BYTES",
+           "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file",
            "estimate_table", "estimate_csv", "estimate_json", "write_estimate_csv"]
 
 
@@ -111,30 +112,57 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
     return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed)
 
 
+#: Most decoded bytes of reports :func:`estimate_file` reads whole, for a method that needs each
+#: report (uRAP ``em``); every other estimate comes from the aggregate, read a batch at a time.
+MAX_WHOLE_REPORT_BYTES = 1 << 30
+
+
+def _whole_reports(plan: dict[str, Any], sources: list, method: str | None, why: ValueError):
+    """The reports of ``sources`` read whole (bounded by MAX_WHOLE_REPORT_BYTES), for a method the aggregate refuses."""
+    from ldpplan import mechanisms
+
+    from ._parquet_columns import row_bytes
+    from ._reports_file import read_reports
+
+    import pyarrow.parquet as pq
+
+    if not all(s.kind == "reports" for s in sources):
+        raise why
+    size = sum(s.rows * row_bytes(pq.read_schema(s.file)) for s in sources)
+    if size > MAX_WHOLE_REPORT_BYTES:
+        raise InputDataError(f"--method {method}: needs every report in memory ({size:,} bytes decoded > the limit of "
+                             f"{MAX_WHOLE_REPORT_BYTES:,}); {why}")
+    parts = [read_reports(s.file).arrays for s in sources]
+    arrays = {k: np.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k] for k in parts[0]}
+    return mechanisms.Reports(plan["mechanism"], arrays)
+
+
 def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list,
                   method: str | None = None) -> EstimateResult:
-    """Verify a plan, check its inputs belong to it, and estimate.
+    """Verify a plan, check its inputs belong to it (each batch counted once), and estimate.
 
     Parameters
     ----------
     inputs : path-like or list of path-like
         Parquet report files (globs allowed) and/or aggregate files of ``ldpplan aggregate``.
-        When every input is a report file the reports are read whole and estimated as reports
-        (every method works); otherwise everything is aggregated (report files a batch at a
-        time) and estimated from the merged aggregate (methods that need the reports, e.g.
-        uRAP ``em``, are then refused with a ValueError).
+        Everything is aggregated as ``ldpplan aggregate`` does (report files a batch at a
+        time: memory stays bounded whatever the files' size) and estimated from the merged
+        aggregate. A method that needs each report (uRAP ``em``) is run on the reports read
+        whole, only when every input is a report file and they decode to at most
+        :data:`MAX_WHOLE_REPORT_BYTES`.
 
     Raises
     ------
     InputDataError
-        An input is unreadable, or was written for another mechanism or plan (the message names the file).
+        An input is unreadable, was written for another mechanism or plan, or counts a batch
+        another input counts (the message names the file); reports too large to read whole
+        for a method that needs them.
     SpecError
         ``--method`` is not one of the mechanism's ``methods``.
     """
     from ldpplan import mechanisms
 
     from .aggregate import aggregate_sources, expand_inputs, open_sources
-    from ._reports_file import read_reports
 
     plan = verified_plan(plan_path)
     mech = mechanisms.load(plan)
@@ -142,17 +170,11 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
         raise SpecError("--method", f"must be one of {list(mech.methods)} for {plan['mechanism']}", method)
     paths = expand_inputs(inputs if isinstance(inputs, (list, tuple)) else [inputs])
     sources = open_sources(plan, paths)
-    if all(s.kind == "reports" for s in sources):
-        parts = [read_reports(s.file).arrays for s in sources]
-        arrays = {k: np.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k] for k in parts[0]}
-        source: Any = mechanisms.Reports(plan["mechanism"], arrays)
-        try:
-            mech.aggregate(source)  # validates every column first (the files are untrusted): ValueError naming it
-        except ValueError as exc:
-            raise InputDataError(f"{', '.join(paths)[:200]}: {exc}") from None
-    else:
-        source = aggregate_sources(plan, sources).aggregate
-    estimate = mech.estimate(source, method=method)  # reports when possible: some methods need them (GLH em)
+    aggregate = aggregate_sources(plan, sources).aggregate   # validates every column a batch at a time
+    try:
+        estimate = mech.estimate(aggregate, method=method)
+    except ValueError as exc:   # a method that needs each report (uRAP em) when every input is a report file
+        estimate = mech.estimate(_whole_reports(plan, sources, method, exc), method=method)
     labels = mech.labels if mech.labels is not None else [str(i) for i in range(mech.domain_size)]
     return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"])
 

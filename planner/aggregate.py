@@ -1,7 +1,9 @@
 """Aggregate report files (and earlier aggregate files) into one aggregate file (``ldpplan aggregate``).
 
 Inputs are Parquet report files (:mod:`._reports_file`) and aggregate files written here; every
-input's plan fingerprint is checked against the plan before anything is aggregated, and the
+input's plan fingerprint is checked against the plan, and every batch of reports is checked to be
+counted once (a reports file is a batch, identified by its ``batch_id`` and the digest of its
+bytes; an aggregate file lists the batches it counts), before anything is aggregated; the
 result is written atomically only when every input was read. Engines: ``"local"`` (this
 process, a batch at a time) and ``"dask"`` (:mod:`._dask_engine`, one task per row group,
 tree-reduced with ``+``); integer counts make both give identical aggregates.
@@ -9,7 +11,7 @@ tree-reduced with ``+``); integer counts make both give identical aggregates.
 Aggregate file (JSON, ``format`` :data:`AGGREGATE_FILE_FORMAT`)::
 
     {"format": "ldpplan-aggregate-file/1", "mechanism": ..., "plan_fingerprint": ...,
-     "ldpplan_version": ..., "n": ..., "aggregate": Aggregate.to_dict(),
+     "ldpplan_version": ..., "n": ..., "aggregate": Aggregate.to_dict() (with plan_fingerprint and batches),
      "sources": [{"file": ..., "path": absolute path, "kind": "reports" | "aggregate", "rows": ...,
                   "sources": [...] (aggregate inputs only)}]}
 
@@ -26,7 +28,8 @@ from typing import Any, Mapping, Sequence
 from .errors import InputDataError, SpecError
 
 __all__ = ["AGGREGATE_FILE_FORMAT", "BATCH_ROWS", "ENGINES", "Source", "AggregateResult", "expand_inputs",
-           "open_sources", "aggregate_sources", "aggregate_files", "write_aggregate_file", "read_aggregate_file"]
+           "open_sources", "check_counted_once", "aggregate_sources", "aggregate_files", "write_aggregate_file",
+           "read_aggregate_file"]
 
 AGGREGATE_FILE_FORMAT = "ldpplan-aggregate-file/1"
 #: Reports decoded at a time by the local engine and by each Dask task.
@@ -34,11 +37,13 @@ BATCH_ROWS = 1 << 16
 ENGINES = ("local", "dask")
 #: Largest aggregate file read, in bytes.
 MAX_AGGREGATE_BYTES = 256 << 20
+_FILE_KEYS = {"format", "mechanism", "plan_fingerprint", "ldpplan_version", "n", "aggregate", "sources"}
 
 
 @dataclasses.dataclass(frozen=True)
 class Source:
-    """One checked input: ``kind`` "reports" (``info``: ReportsInfo) or "aggregate" (``aggregate``, ``record``)."""
+    """One checked input: ``kind`` "reports" (``info``: ReportsInfo, ``batch``: its Batch) or "aggregate"
+    (``aggregate``, an identified ``ldpplan.mechanisms.Aggregate``, and the file's ``record``)."""
 
     file: str
     kind: str
@@ -46,6 +51,12 @@ class Source:
     info: Any = None
     aggregate: Any = None
     record: dict[str, Any] | None = None
+    batch: Any = None
+
+    @property
+    def batches(self) -> tuple:
+        """The batches of reports this input counts."""
+        return (self.batch,) if self.kind == "reports" else tuple(self.aggregate.batches)
 
     def describe(self) -> dict[str, Any]:
         """The entry of the aggregate file's ``sources`` list."""
@@ -104,14 +115,18 @@ def expand_inputs(patterns: Sequence[str | os.PathLike]) -> list[str]:
 def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Source:
     """Read an aggregate file written by :func:`write_aggregate_file` and check it belongs to ``plan``.
 
+    The file's aggregate is validated by ``Aggregate.from_dict`` (integer counts, not booleans,
+    consistent with ``n`` by the mechanism's count rule; the batch list) and must list its
+    batches (files written before batch ids cannot be checked for double counting: they are
+    refused, aggregate their report files again).
+
     Raises
     ------
     InputDataError
-        Unreadable, not strict JSON, another format, mechanism or plan fingerprint, malformed counts.
+        Unreadable, not strict JSON, another format, mechanism or plan fingerprint, an unknown
+        field, malformed or inconsistent counts, no batch list, ``n`` not the aggregate's.
     """
-    from ldpplan.mechanisms import Aggregate, PlanError, loads_strict
-
-    from ._plan_format import plan_fingerprint
+    from ldpplan.mechanisms import Aggregate, PlanError, loads_strict, plan_fingerprint
 
     p = Path(path)
     try:
@@ -124,42 +139,74 @@ def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Sou
     if not isinstance(data, dict) or data.get("format") != AGGREGATE_FILE_FORMAT:
         got = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise InputDataError(f"{p}: format: must be {AGGREGATE_FILE_FORMAT!r} (got {str(got)[:40]!r})")
+    unknown = sorted(set(data) - _FILE_KEYS)
+    if unknown:
+        raise InputDataError(f"{p}: unknown field {str(unknown[0])[:40]!r} "
+                             f"(an aggregate file has {sorted(_FILE_KEYS)})")
     if data.get("mechanism") != plan["mechanism"]:
         raise InputDataError(f"{p}: an aggregate of mechanism {str(data.get('mechanism'))[:40]!r} cannot be used "
                              f"with a {plan['mechanism']!r} plan")
-    if data.get("plan_fingerprint") != plan_fingerprint(plan):
+    fingerprint = plan_fingerprint(plan)
+    if data.get("plan_fingerprint") != fingerprint:
         raise InputDataError(f"{p}: plan_fingerprint: was aggregated for another plan "
-                             f"({str(data.get('plan_fingerprint'))[:16]}... != {plan_fingerprint(plan)[:16]}...)")
+                             f"({str(data.get('plan_fingerprint'))[:16]}... != {fingerprint[:16]}...)")
     try:
         agg = Aggregate.from_dict(data.get("aggregate"))
     except ValueError as exc:
         raise InputDataError(f"{p}: {exc}") from None
-    if agg.mechanism != plan["mechanism"] or agg.n != data.get("n") or not isinstance(data.get("sources"), list):
-        raise InputDataError(f"{p}: aggregate: mechanism, n and sources must match the file's record")
+    if not agg.batches:
+        raise InputDataError(f"{p}: aggregate.batches: missing; an aggregate file without its batch list (written "
+                             f"before ldpplan recorded batches) cannot be checked for double counting: aggregate "
+                             f"its report files again")
+    if agg.plan_fingerprint != fingerprint:
+        raise InputDataError(f"{p}: aggregate.plan_fingerprint: must be the file's plan_fingerprint "
+                             f"({str(agg.plan_fingerprint)[:16]}... != {fingerprint[:16]}...)")
+    if agg.mechanism != plan["mechanism"] or type(data.get("n")) is not int or agg.n != data["n"] \
+            or not isinstance(data.get("sources"), list):
+        raise InputDataError(f"{p}: aggregate: mechanism, n and sources must match the file's record "
+                             f"(n = {str(data.get('n'))[:40]}, aggregate.n = {agg.n})")
     return Source(file=str(path), kind="aggregate", rows=agg.n, aggregate=agg, record=data)
 
 
-def _leaf_paths(record: Mapping[str, Any]) -> list[str]:
-    out = []
-    for src in record.get("sources", []):
-        if isinstance(src, Mapping):
-            if src.get("kind") == "reports":
-                out.append(str(src.get("path")))
-            out.extend(_leaf_paths(src))
-    return out
+def _where(batch: Any, source: Source) -> str:
+    """Where a batch is counted, for messages: the input, and the original file for an aggregate input."""
+    return source.file if source.kind == "reports" else f"{source.file} (its batch {batch.source or '(unnamed)'})"
 
 
-def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
-    """Check every input (metadata only for report files) against ``plan``; nothing is aggregated yet.
+def check_counted_once(sources: Sequence[Source]) -> None:
+    """Refuse a batch of reports counted twice among ``sources`` (same ``batch_id`` or same digest),
+    whatever the paths: a hard link, a byte copy, an aggregate and a copy of one of its batches.
 
     Raises
     ------
     InputDataError
-        The first bad input, named: unreadable, another mechanism or plan, a report file also
-        counted inside an aggregate input.
+        One line naming the batch and both inputs.
     """
-    from ._plan_format import plan_fingerprint
-    from ._reports_file import is_parquet, open_reports
+    seen: dict[str, tuple[Any, Source]] = {}
+    for src in sources:
+        for batch in src.batches:
+            for key in batch.keys():
+                if key in seen:
+                    first, where = seen[key]
+                    raise InputDataError(f"{src.file}: batch {batch.label} is counted twice: in {_where(first, where)} "
+                                         f"and in {_where(batch, src)} (each batch of reports is counted once)")
+            for key in batch.keys():
+                seen[key] = (batch, src)
+
+
+def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
+    """Check every input (metadata, and the bytes' digest, for report files) against ``plan`` and
+    check that no batch of reports is counted twice; nothing is aggregated yet.
+
+    Raises
+    ------
+    InputDataError
+        The first bad input, named: unreadable, another mechanism or plan, a batch counted twice
+        (:func:`check_counted_once`).
+    """
+    from ldpplan.mechanisms import plan_fingerprint
+
+    from ._reports_file import file_batch, is_parquet, open_reports
 
     fingerprint = plan_fingerprint(plan)
     sources = []
@@ -174,14 +221,8 @@ def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
         if info.meta["plan_fingerprint"] != fingerprint:
             raise InputDataError(f"{path}: plan_fingerprint: was written for another plan "
                                  f"({info.meta['plan_fingerprint'][:16]}... != {fingerprint[:16]}...)")
-        sources.append(Source(file=str(path), kind="reports", rows=info.num_rows, info=info))
-    counted: dict[str, str] = {}
-    for src in sources:
-        leaves = [os.path.realpath(src.file)] if src.kind == "reports" else _leaf_paths(src.record or {})
-        for leaf in leaves:
-            if leaf in counted:
-                raise InputDataError(f"{src.file}: reports file {leaf} is already counted in {counted[leaf]}")
-            counted[leaf] = src.file
+        sources.append(Source(file=str(path), kind="reports", rows=info.num_rows, info=info, batch=file_batch(info)))
+    check_counted_once(sources)
     return sources
 
 
@@ -222,7 +263,7 @@ def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, eng
     InputDataError
         A report column the mechanism refuses (the message names the file).
     """
-    from ._plan_format import plan_fingerprint
+    from ldpplan.mechanisms import plan_fingerprint
 
     if engine not in ENGINES:
         raise SpecError("--engine", f"must be one of {list(ENGINES)}", engine)
@@ -237,6 +278,10 @@ def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, eng
             total = aggregate_dask(plan, [s.file for s in reports], scheduler=scheduler, batch_rows=batch_rows)
         else:
             total = _aggregate_local(plan, reports, batch_rows)
+        if total.n != sum(s.rows for s in reports):
+            raise InputDataError(f"{[s.file for s in reports][:5]}: the reports aggregated ({total.n}) are not the "
+                                 f"files' rows ({sum(s.rows for s in reports)})")
+        total = total.with_batches(plan_fingerprint(plan), [s.batch for s in reports])
     for src in sources:
         if src.kind == "aggregate":
             try:
@@ -249,7 +294,8 @@ def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, eng
 
 def aggregate_files(plan: Mapping[str, Any], inputs: Sequence[str | os.PathLike], **options: Any) -> AggregateResult:
     """:func:`expand_inputs`, :func:`open_sources`, :func:`aggregate_sources`, then a check that the
-    runtime estimates the merged aggregate (its counts have the plan's shapes).
+    runtime estimates the merged aggregate (its counts have the plan's shapes). The result is
+    identified: it carries the plan's fingerprint and every batch it counts.
 
     Raises
     ------

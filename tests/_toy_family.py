@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 import pydantic
 
-from ldpplan.mechanisms import Aggregate, Estimate, PlanError, Reports, read_plan
+from ldpplan.mechanisms import Aggregate, CountRule, Estimate, PlanError, Reports, read_plan
 from ldpplan.mechanisms._plan import check_claim, check_verified, number
 from ldpplan.mechanisms._protocol import Frozen, check_method
 from ldpplan.planner._common import SpecBase, attach_verification, parse_options, spec_from_pydantic
@@ -38,6 +38,8 @@ class ToyRR(Frozen):
     """Binary randomized response (runtime side)."""
 
     __slots__ = ("mechanism", "p", "epsilon", "labels", "domain_size", "methods")
+    #: one answer per report
+    count_rule = CountRule(sums_to_n=(("counts",),))
 
     def __init__(self, p: float, epsilon: float) -> None:
         self._set(mechanism=MECHANISM, p=float(p), epsilon=float(epsilon), labels=list(LABELS), domain_size=2,

@@ -167,7 +167,7 @@ def test_counting_a_file_twice_is_refused(shards, tmp_path):
     _check_refused(["aggregate", plan, paths[0], paths[0], "-o", out], out, "given twice", paths[0])
     day = tmp_path / "day.json"
     assert run("aggregate", plan, paths[0], paths[1], "-o", day).exit_code == 0
-    _check_refused(["aggregate", plan, day, paths[1], "-o", out], out, "already counted", paths[1])
+    _check_refused(["aggregate", plan, day, paths[1], "-o", out], out, "is counted twice", paths[1])
     _check_refused(["aggregate", plan, tmp_path / "none*.parquet", "-o", out], out, "matches no file", "none*")
     result = run("aggregate", plan, *paths, "-o", out, "--scheduler", "tcp://127.0.0.1:1")
     assert result.exit_code == 2 and "--scheduler" in error_line(result) and not out.exists()
@@ -191,7 +191,9 @@ def test_estimate_from_an_aggregate_file_matches_the_reports(fam, name, request,
                   ldpplan_version=tool_version(), seed=6)
     agg = tmp_path / "agg.json"
     assert run("aggregate", plan_path, path, "-o", agg).exit_code == 0
-    assert json.loads(agg.read_text())["aggregate"] == mech.aggregate(reports).to_dict()
+    record, direct = json.loads(agg.read_text())["aggregate"], mech.aggregate(reports).to_dict()
+    assert {k: record[k] for k in direct} == direct   # plus the plan's fingerprint and the file's batch
+    assert record["plan_fingerprint"] == plan_fingerprint(plan) and [b["rows"] for b in record["batches"]] == [300]
     on_agg = json.loads(run("estimate", plan_path, agg, "--json", "--method", "empirical").stdout)
     on_reports = json.loads(run("estimate", plan_path, path, "--json", "--method", "empirical").stdout)
     assert on_agg == on_reports == mech.estimate(reports, method="empirical").to_dict(labels=on_agg["labels"])

@@ -287,16 +287,24 @@ def test_estimate_garbage_reports_file(plan_file, tmp_path, reports_file):
 
 
 def test_estimate_passes_the_reports_to_the_runtime(plan_file, reports_file, monkeypatch, toy_family):
-    """Some estimators need each user's report (GLH's EM), so the CLI hands over the Reports."""
-    from ldpplan.mechanisms import Reports
+    """The CLI estimates from the aggregate (read a batch at a time); a method the aggregate cannot
+    serve (a ValueError, as uRAP's em) gets the Reports, read whole."""
+    from ldpplan.mechanisms import Aggregate, Reports
 
     seen = []
     real = toy_family.ToyRR.estimate
+    refuse = []
 
     def spy(self, reports_or_aggregate, method=None):
         seen.append(type(reports_or_aggregate))
+        if refuse and isinstance(reports_or_aggregate, Aggregate):
+            raise ValueError("this method needs each report")
         return real(self, reports_or_aggregate, method)
 
     monkeypatch.setattr(toy_family.ToyRR, "estimate", spy)
     assert run("estimate", plan_file, reports_file).exit_code == 0
-    assert seen == [Reports]
+    assert seen == [Aggregate]
+    refuse.append(True)
+    seen.clear()
+    assert run("estimate", plan_file, reports_file).exit_code == 0
+    assert seen == [Aggregate, Reports]

@@ -58,7 +58,10 @@ def test_dask_engine_is_bit_identical_to_local(fam, name, request, tmp_path, mon
     from ldpplan.planner.aggregate import aggregate_files
 
     plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
-    local = aggregate_files(plan, paths, engine="local").aggregate
+    from ldpplan.mechanisms import Aggregate
+
+    identified = aggregate_files(plan, paths, engine="local").aggregate   # with the plan's fingerprint and batches
+    local = Aggregate(identified.mechanism, identified.n, identified.counts)   # the counts (the engine's part)
     on_cluster = aggregate_dask(plan, [str(p) for p in paths], client=client, batch_rows=64)
     again = aggregate_dask(plan, [str(p) for p in paths], client=client)   # same plan scattered again
     assert on_cluster == local == again
@@ -114,3 +117,49 @@ def test_cli_dask_engine_without_scheduler_starts_a_local_cluster(tmp_path, monk
     assert result.exit_code == 0, result.output
     assert dask.read_bytes() == local.read_bytes()
     assert len(started) == 1 and started[0]["processes"] is True
+
+
+def _damage_pages(path):
+    """Zero the middle of the first column chunk: the footer (metadata, schema) stays valid, the pages do not."""
+    import pyarrow.parquet as pq
+
+    chunk = pq.read_metadata(path).row_group(0).column(0)
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    data = bytearray(path.read_bytes())
+    data[start + 8:start + chunk.total_compressed_size - 8] = bytes(chunk.total_compressed_size - 16)
+    path.write_bytes(bytes(data))
+    pq.read_metadata(path)   # still readable: the error comes from a worker decoding the pages
+
+
+def test_a_worker_error_comes_back_as_one_line_without_a_worker_traceback(tmp_path, monkeypatch, client, request):
+    # finding 8 of issue 16: the task returns its error; the worker logs no "Compute Failed" block
+    from ldpplan.planner._dask_engine import aggregate_dask
+    from ldpplan.planner.errors import InputDataError
+
+    fam, name = SMALL[0].values
+    plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
+    _damage_pages(paths[1])
+    with pytest.raises(InputDataError) as info:
+        aggregate_dask(plan, [str(p) for p in paths], client=client)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(str(paths[1].resolve()) + ": unreadable Parquet data"), message
+    logs = json.dumps(client.get_worker_logs())
+    assert "Compute Failed" not in logs and "Traceback" not in logs
+
+
+@pytest.mark.slow
+def test_cli_dask_engine_error_is_exactly_one_line_on_stderr(tmp_path, monkeypatch, request):
+    """The CLI in a subprocess with its own LocalCluster (worker processes share its stderr)."""
+    import subprocess
+
+    fam, name = SMALL[0].values
+    plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
+    _damage_pages(paths[1])
+    out = tmp_path / "agg.json"
+    code = "import sys; from ldpplan.planner.cli import main; sys.argv[0] = 'ldpplan'; main()"
+    proc = subprocess.run([sys.executable, "-c", code, "aggregate", str(tmp_path / "plan.json"), *map(str, paths),
+                           "-o", str(out), "--engine", "dask"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2 and not out.exists(), proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and str(paths[1].resolve()) in lines[0], proc.stderr
+    assert "Traceback" not in proc.stderr and "Compute Failed" not in proc.stderr

@@ -94,3 +94,37 @@ def test_runtime_imports_without_randomgen():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
     assert out.returncode == 0, out.stderr
     assert "IMPORT-ERROR" in out.stdout and "ldpplan[secure]" in out.stdout
+
+
+def _key_words(key: int) -> list[int]:
+    """The 256-bit key as randomgen's ``keysetup``: 8 little-endian 32-bit words."""
+    return [(key >> (32 * i)) & 0xFFFFFFFF for i in range(8)]
+
+
+def test_the_chacha_key_is_the_whole_256_bit_secret(monkeypatch):
+    # finding 11 of issue 16: the secret is ChaCha's key (randomgen key=), not a seed that
+    # numpy's SeedSequence would mix through its 128-bit pool
+    import ldpplan.mechanisms._secure as secure_module
+
+    secret = (0xDEADBEEF << 224) | (0x0123456789ABCDEF << 64) | 0xFEDCBA9876543210
+    monkeypatch.setattr(secure_module.secrets, "randbits", lambda k: secret if k == 256 else 1 / 0)
+    state = secure_rng().bit_generator.state["state"]
+    assert [int(w) for w in state["keysetup"]] == _key_words(secret)
+    assert state["ctr"].tolist() == [0, 0] and state["rounds"] == 20
+
+
+def test_secrets_differing_only_in_the_high_128_bits_give_different_streams():
+    low = 0x0123456789ABCDEF0123456789ABCDEF
+    streams = [secure_rng((high << 128) | low).integers(0, 2**63, size=8) for high in (0, 1, 2**127)]
+    assert not np.array_equal(streams[0], streams[1])
+    assert not np.array_equal(streams[0], streams[2]) and not np.array_equal(streams[1], streams[2])
+    # the keys are what the generators hold, all 256 bits of each
+    for high in (1, 2**127):
+        key = (high << 128) | low
+        assert [int(w) for w in secure_rng(key).bit_generator.state["state"]["keysetup"]] == _key_words(key)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**256, 1.5, True, "7"])
+def test_a_seed_outside_the_key_range_is_refused(seed):
+    with pytest.raises(ValueError, match=r"seed: must be an integer in \[0, 2\*\*256\)"):
+        secure_rng(seed)

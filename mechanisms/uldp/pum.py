@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .._plan import PlanError, check_verified, integer, number, read_plan, require
-from .._protocol import Aggregate, Estimate, Frozen, Reports, readonly
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, readonly
 from ._base import check_guarantee, check_items, grid_probability, read_domain, read_sensitive
 from .urap import UtilityOptimizedRAPPOR
 from .urr import UtilityOptimizedRR
@@ -66,6 +66,8 @@ class PersonalizedULDP(Frozen):
     """
 
     mechanism = "pum"
+    #: the common mechanism's counts over Z: uRR ``y`` (one item per report), uRAP ``bits``
+    count_rule = CountRule(sums_to_n=(("y",),), at_most_n=(("bits",),))
 
     def __init__(self, common, tags: Sequence[str], background: Mapping[str, Any] | None = None,
                  labels: Sequence[str] | None = None) -> None:

@@ -24,7 +24,7 @@ from .. import _sampling
 from .._mle import unary_composite_mle
 from .._unary_em import unary_em_full
 from .._plan import PlanError
-from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
 from ._base import bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, sensitive_mask
 
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
@@ -173,6 +173,8 @@ class UtilityOptimizedRAPPOR(Frozen):
     """
 
     mechanism = "urap"
+    #: each report sets each bit at most once
+    count_rule = CountRule(at_most_n=(("bits",),))
     methods = ("empirical", "threshold", "em", "em-bits")
 
     def __init__(self, domain, sensitive, theta: float, d1: float, d2: float) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _sampling
 from .._mle import urr_mle
-from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
 from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels, from_plan_numbers,
                     linear_estimate, sensitive_mask)
 
@@ -85,6 +85,8 @@ class UtilityOptimizedRR(Frozen):
     """
 
     mechanism = "urr"
+    #: one reported item per report
+    count_rule = CountRule(sums_to_n=(("y",),))
     methods = ("empirical", "threshold", "em")
 
     def __init__(self, domain, sensitive, c1: float, c2: float, c3: float) -> None:
