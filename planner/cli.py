@@ -25,12 +25,35 @@ def _fail(message: str, code: int):
     raise click.exceptions.Exit(code)
 
 
+def _usage_line(exc: click.exceptions.UsageError) -> str:
+    """A click usage error as one line: the message and where the help is (no usage block)."""
+    from ._cli_errors import one_line
+
+    ctx = exc.ctx
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    return one_line(exc.format_message()) + where
+
+
 class _Group(click.Group):
-    """Click group whose subcommands' exceptions all map to an exit code and one line."""
+    """Click group whose subcommands' exceptions all map to an exit code and one line.
+
+    Usage errors (a bad option value, a missing argument, an unknown command) are one line
+    on stderr too, exit 2, instead of click's four-line usage block.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.exceptions.UsageError as exc:
+            _fail(_usage_line(exc), exc.exit_code)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.exceptions.UsageError as exc:
+            _fail(_usage_line(exc), exc.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:
