@@ -22,7 +22,7 @@ from .families import all_examples, family_for, family_of_plan, spec_mechanisms
 
 __all__ = [
     "load_spec", "make_plan", "verify_plan", "write_plan", "read_plan", "summarize", "simulate",
-    "example_spec", "list_examples", "plan_schema", "family", "options_help", "explain_items",
+    "example_spec", "list_examples", "plan_schema", "family", "options_help", "options_json", "explain_items",
 ]
 
 
@@ -171,10 +171,26 @@ def family(name: str, *, field: str = "mechanism"):
 
 
 def options_help(fam) -> list[tuple[str, str, str]]:
-    """``(key, default, description)`` of a family's simulate options (``-O KEY=VALUE``)."""
+    """``(key, default, description)`` of a family's simulate options (``-O KEY=VALUE``), defaults as text."""
     from ._common import options_help as _help
 
     return _help(fam.options_model)
+
+
+def options_json(fam) -> list[dict[str, Any]]:
+    """A family's simulate options as JSON values: ``{"key", "default", "required", "description"}``.
+
+    ``default`` is the JSON value of the default (a number, a string, ``null``, a list), never
+    Python's ``repr`` of it; ``required`` is True when the option has no default (then ``default`` is null).
+    """
+    from pydantic_core import to_jsonable_python
+
+    out = []
+    for name, f in fam.options_model.model_fields.items():
+        required = f.is_required()
+        default = None if required else to_jsonable_python(f.get_default(call_default_factory=True))
+        out.append({"key": name, "default": default, "required": required, "description": f.description or ""})
+    return out
 
 
 def plan_schema(mechanism: str | None = None) -> dict[str, Any]:
