@@ -401,8 +401,7 @@ def options_cmd(mechanism, as_json):
         return
     print_tables([Table(title=f"{family.name}: simulate options (-O KEY=VALUE)",
                         columns=["option", "default", "description"], rows=rows or [["(none)", "", ""]])])
-    console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False,
-                    soft_wrap=True)
+    console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False)
 
 
 @main.command("schema", short_help="Print the JSON Schema of plan files.")
