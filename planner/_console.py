@@ -79,7 +79,7 @@ def print_tables(tables: Iterable, con=None) -> None:
     ``column | value`` table per row (``(row 1/4)`` ...). Numbers never wrap or get cut; text
     wraps between words. See :func:`ldpplan.planner._layout.layout`.
     """
-    from ._layout import layout, table_width
+    from ._layout import layout
 
     con = con or console()
     for t in tables:
@@ -92,11 +92,9 @@ def print_tables(tables: Iterable, con=None) -> None:
                 title = f"{t.title} (row {block.part}/{block.parts})"
                 con.print(_rich_table(title, headers, rows, block.columns, fixed=True))
                 continue
-            natural = block.parts == 1 and table_width([c.width for c in block.columns]) == table_width(
-                [max([len(headers[c.index])] + [len(r[c.index]) for r in cells]) for c in block.columns])
             title = t.title if block.parts == 1 else f"{t.title} (columns {block.part}/{block.parts})"
             rows = [[r[c.index] for c in block.columns] for r in cells]
-            con.print(_rich_table(title, headers, rows, block.columns, fixed=not natural))
+            con.print(_rich_table(title, headers, rows, block.columns, fixed=not block.natural))
         if t.note:
             con.print(t.note, style="dim", markup=False)
 

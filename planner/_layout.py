@@ -37,12 +37,17 @@ class Column:
 
 @dataclasses.dataclass(frozen=True)
 class Block:
-    """One table to draw: ``columns`` of the original, or a transposed row (``row`` is its index)."""
+    """One table to draw: ``columns`` of the original, or a transposed row (``row`` is its index).
+
+    ``natural`` is True when the columns have their natural widths (the table is drawn as rich
+    would draw it on an unbounded console); otherwise the widths are fixed by the layout.
+    """
 
     columns: tuple[Column, ...]
     part: int
     parts: int
     row: int | None = None
+    natural: bool = False
 
 
 def _cell_len(text: str) -> int:
@@ -70,6 +75,10 @@ def _measure(header: str, cells: Sequence[str]) -> tuple[int, int, bool]:
     else:
         smallest = max([header_min] + [_cell_len(c) for c in cells])
     return natural, smallest, wraps
+
+
+def _fits_naturally(indices: Sequence[int], measures, width: int) -> bool:
+    return table_width([measures[i][0] for i in indices]) <= width
 
 
 def _fit(indices: Sequence[int], measures, width: int) -> tuple[Column, ...] | None:
@@ -108,7 +117,8 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) ->
     measures = [_measure(headers[i], [r[i] for r in rows]) for i in range(n)]
     whole = _fit(range(n), measures, width)
     if whole is not None or n <= 1:
-        return [Block(whole or tuple(Column(i, max(1, width - 4), True) for i in range(n)), 1, 1)]
+        return [Block(whole or tuple(Column(i, max(1, width - 4), True) for i in range(n)), 1, 1,
+                      natural=_fits_naturally(range(n), measures, width))]
     groups: list[list[int]] = []
     for i in range(1, n):
         if groups and _fit([0, *groups[-1], i], measures, width) is not None:
@@ -119,7 +129,7 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) ->
             groups = []
             break
     if groups:
-        return [Block(_fit([0, *g], measures, width), k + 1, len(groups)) for k, g in enumerate(groups)]
+        return [Block(_fit([0, *g], measures, width), k + 1, len(groups)) for k, g in enumerate(groups)]  # fixed
     # transposed: one ``column | value`` table per row
     name_width = min(max(_cell_len(h) for h in headers), max(1, width // 3))
     value_width = max(1, width - table_width([name_width, 0]))

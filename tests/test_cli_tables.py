@@ -23,12 +23,13 @@ from ldpplan.planner._report import Table
 from ldpplan.planner.cli import main
 
 #: a figure as printed (1.5, -2.1e-05, 28,629, 12%); wall times ("0.4 s") vary between runs and are left out
-NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?%?(?![\w])(?! s\b)")
+NUMBER = re.compile(r"(?<![\w.])(?>-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?%?)(?!\w)(?!\.\w)")
+WALL_TIME = re.compile(r"(?<![\w.])\d+(?:\.\d+)?\s+s\b")
 WIDTHS = (80, 120)
 
 
 def numbers(text: str) -> Counter:
-    return Counter(NUMBER.findall(text))
+    return Counter(NUMBER.findall(WALL_TIME.sub(" ", text)))
 
 
 def render(tables, width: int) -> str:
