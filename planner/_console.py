@@ -66,8 +66,8 @@ def _rich_table(title: str, headers, rows, columns, fixed: bool):
         rt.add_column(Text(header, no_wrap=False, overflow="fold"), justify="left" if left else "right",
                       overflow="fold", no_wrap=not col.wraps, min_width=None if fixed else len(header),
                       width=col.width if fixed else None)
-    for row in rows:
-        rt.add_row(*row)
+    for row in rows:  # cells are text, never rich markup ("[min-max]" is shown, not taken for a style)
+        rt.add_row(*[Text(cell) for cell in row])
     return rt
 
 
