@@ -74,6 +74,11 @@ def _depth(text: str) -> int:
     return best
 
 
+def _a(word: str) -> str:
+    """``word`` with its indefinite article (``a plan``, ``an aggregate``)."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"
+
+
 def loads_strict(text: str, what: str = "plan") -> Any:
     """Parse JSON text with the plan rules: no NaN/Infinity, bounded size and depth.
 
@@ -83,15 +88,15 @@ def loads_strict(text: str, what: str = "plan") -> Any:
         Naming the rule that failed.
     """
     if len(text) > MAX_PLAN_BYTES:
-        raise PlanError(f"<file>: a {what} file must be at most {MAX_PLAN_BYTES} bytes (got {len(text)})")
+        raise PlanError(f"<file>: {_a(what)} file must be at most {MAX_PLAN_BYTES} bytes (got {len(text)})")
     if _depth(text) > MAX_DEPTH:
-        raise PlanError(f"<json>: a {what} must nest at most {MAX_DEPTH} levels deep")
+        raise PlanError(f"<json>: {_a(what)} must nest at most {MAX_DEPTH} levels deep")
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
-        raise PlanError(f"<json>: a {what} must be valid JSON ({exc})") from None
+        raise PlanError(f"<json>: {_a(what)} must be valid JSON ({exc})") from None
     except RecursionError:  # pragma: no cover - guarded by _depth
-        raise PlanError(f"<json>: a {what} must nest at most {MAX_DEPTH} levels deep") from None
+        raise PlanError(f"<json>: {_a(what)} must nest at most {MAX_DEPTH} levels deep") from None
 
 
 def read_plan(plan: str | os.PathLike | Mapping[str, Any], *, check_version: bool = True) -> dict[str, Any]:

@@ -1,15 +1,31 @@
 """Pieces shared by the family packages: the spec base model, spec parsing, verification attachment."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Annotated, Any, Mapping
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import PrivacyViolation, SpecError
 
-__all__ = ["SpecBase", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "plan_header",
+__all__ = ["SpecBase", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "plan_header",
            "load_schema",
            "validate_plan_schema"]
+
+
+#: The range of every privacy budget a spec states, in nats, in every family: ``0 < epsilon <= 100``
+#: (the README's tested range is 1e-6 to 100; smaller budgets plan where the 2^-48 grid allows,
+#: and are refused naming the grid where it does not). A family may refuse more where its numbers
+#: need it (PCKV: at most 20 nats), never accept more.
+EPSILON_MAX = 100.0
+#: A spec's privacy budget (nats): a number (never a string: specs are validated strictly), finite,
+#: ``0 < epsilon <= EPSILON_MAX``.
+Epsilon = Annotated[float, Field(gt=0, le=EPSILON_MAX, allow_inf_nan=False)]
+
+
+def epsilon_at_most(upper: float):
+    """:data:`Epsilon` with a tighter upper end (``0 < upper <= EPSILON_MAX``) for a family whose numbers need it."""
+    assert 0 < upper <= EPSILON_MAX
+    return Annotated[float, Field(gt=0, le=upper, allow_inf_nan=False)]
 
 
 class SpecBase(BaseModel):
@@ -26,18 +42,45 @@ class SpecBase(BaseModel):
     description: str = ""
 
 
+def _model_at(model_cls, loc) -> type:
+    """The (nested) model class at ``loc`` (``("target",)`` -> the target model), for its valid keys.
+
+    Falls back to the outermost model it reached when the path leaves the models (a list
+    index, a union member pydantic names by type).
+    """
+    import typing
+
+    def models(annotation):
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            yield annotation
+        for arg in typing.get_args(annotation):
+            yield from models(arg)
+
+    current = model_cls
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part)
+        found = next(models(field.annotation), None) if field is not None else None
+        if found is None:
+            break
+        current = found
+    return current
+
+
 def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):
     """Validate ``raw`` with a pydantic model, turning the first error into a SpecError.
 
     The field is the dotted location (``levels[1].epsilon``), the rule is
-    pydantic's message and the value is the offending input.
+    pydantic's message and the value is the offending input. Validation is strict:
+    ``epsilon = "1.0"`` (a string where a number belongs) is refused, never converted.
     """
     import pydantic
 
     if not isinstance(raw, Mapping):
         raise SpecError("<spec>", "must be a table/object", type(raw).__name__)
     try:
-        return model_cls.model_validate(dict(raw))
+        return model_cls.model_validate(dict(raw), strict=True)
     except pydantic.ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         field = ""
@@ -47,7 +90,7 @@ def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):
         if rule.startswith("Value error, "):
             rule = rule[len("Value error, "):]
         if err.get("type") == "extra_forbidden":
-            allowed = sorted(model_cls.model_fields)
+            allowed = sorted(_model_at(model_cls, err.get("loc", ())[:-1]).model_fields)
             rule = f"is not a key of this spec (valid keys: {', '.join(allowed)})"
         raise SpecError(field or "<spec>", rule, err.get("input")) from None
 

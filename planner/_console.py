@@ -1,8 +1,10 @@
 """Rich rendering for the CLI: consoles, tables, one-line messages.
 
-On a terminal, tables use rich's boxes and fold (never cut) cells that do not fit. When
-the stream is not a terminal (a pipe, a file, a test), output is plain: no colours, no
-control codes, and the console is wide enough that no number is wrapped or cut.
+On a terminal (its width from ``COLUMNS`` or the terminal), a table too wide for the width is
+laid out by :mod:`._layout`: stacked tables repeating the key column, or transposed
+``column | value`` tables; numbers never wrap and are never cut. When the stream is not a
+terminal (a pipe, a file, a test), output is plain: no colours, no control codes, and the
+console is wide enough that every table is drawn whole.
 """
 from __future__ import annotations
 
@@ -53,21 +55,48 @@ def fmt_cell(cell) -> str:
     return str(cell)
 
 
-def print_tables(tables: Iterable, con=None) -> None:
-    """Render planner ``Table`` objects (numbers are folded, never cut with an ellipsis)."""
+def _rich_table(title: str, headers, rows, columns, fixed: bool):
     from rich.table import Table as RichTable
+    from rich.text import Text
+
+    rt = RichTable(title=title, title_justify="left", show_lines=False)
+    for col in columns:
+        header = str(headers[col.index]) if col.index >= 0 else ("column" if col.index == -1 else "value")
+        left = header in _LEFT_COLUMNS or col.index < 0
+        rt.add_column(Text(header, no_wrap=False, overflow="fold"), justify="left" if left else "right",
+                      overflow="fold", no_wrap=not col.wraps, min_width=None if fixed else len(header),
+                      width=col.width if fixed else None)
+    for row in rows:  # cells are text, never rich markup ("[min-max]" is shown, not taken for a style)
+        rt.add_row(*[Text(cell) for cell in row])
+    return rt
+
+
+def print_tables(tables: Iterable, con=None) -> None:
+    """Render planner ``Table`` objects so that every figure is shown in full at the console's width.
+
+    A table that fits is drawn as it is; a wider one is split into stacked tables repeating the
+    first column (titles ``(columns 1/3)`` ...), or, when even that does not fit, drawn as one
+    ``column | value`` table per row (``(row 1/4)`` ...). Numbers never wrap or get cut; text
+    wraps between words. See :func:`ldpplan.planner._layout.layout`.
+    """
+    from ._layout import layout
 
     con = con or console()
     for t in tables:
-        rt = RichTable(title=t.title, title_justify="left", show_lines=False)
-        for col in t.columns:
-            rt.add_column(str(col), justify="left" if str(col) in _LEFT_COLUMNS else "right",
-                          overflow="fold", no_wrap=False, min_width=len(str(col)))
-        for row in t.rows:
-            rt.add_row(*[fmt_cell(c) for c in row])
-        con.print(rt)
+        headers = [str(c) for c in t.columns]
+        cells = [[fmt_cell(c) for c in row] for row in t.rows]
+        blocks = layout(headers, cells, con.width)
+        for block in blocks:
+            if block.row is not None:
+                rows = [[h, c] for h, c in zip(headers, cells[block.row])]
+                title = f"{t.title} (row {block.part}/{block.parts})"
+                con.print(_rich_table(title, headers, rows, block.columns, fixed=True))
+                continue
+            title = t.title if block.parts == 1 else f"{t.title} (columns {block.part}/{block.parts})"
+            rows = [[r[c.index] for c in block.columns] for r in cells]
+            con.print(_rich_table(title, headers, rows, block.columns, fixed=not block.natural))
         if t.note:
-            con.print(t.note, style="dim", markup=False, soft_wrap=True)
+            con.print(t.note, style="dim", markup=False)
 
 
 def print_message(text: str, *, prefix: str = "", style: str = "", stderr: bool = False) -> None:

@@ -174,6 +174,9 @@ def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
     where = _non_finite(data)
     if where is not None:
         raise PlanFormatError(f"{path}: {where}: must be a finite number (got a literal that overflows float64)")
+    if isinstance(data, dict) and str(data.get("format", "")).startswith("ldpplan-aggregate"):
+        raise PlanFormatError(f"{path}: is an aggregate file (written by `ldpplan aggregate`), not a plan; give the "
+                              "plan file (written by `ldpplan plan`)")
     version = data.get("format_version")
     if version != FORMAT_VERSION:
         shown = version if isinstance(version, (str, int, float, type(None))) else type(version).__name__

@@ -7,7 +7,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Sequence
 
-__all__ = ["Table", "Verification", "SimulateOptions", "SimulationReport"]
+__all__ = ["Table", "Verification", "SimulateOptions", "SimulationReport", "counted"]
+
+
+def counted(n: int, singular: str, plural: str | None = None) -> str:
+    """``n`` with the noun in the right number: ``1 report``, ``2 reports``, ``1,000 entries``."""
+    return f"{int(n):,} {singular if int(n) == 1 else (plural or singular + 's')}"
 
 
 @dataclasses.dataclass(frozen=True)

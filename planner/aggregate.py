@@ -132,7 +132,7 @@ def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Sou
     try:
         if p.stat().st_size > MAX_AGGREGATE_BYTES:
             raise InputDataError(f"{p}: an aggregate file must be at most {MAX_AGGREGATE_BYTES} bytes")
-        data = loads_strict(p.read_text(encoding="utf-8"), what="aggregate file")
+        data = loads_strict(p.read_text(encoding="utf-8"), what="aggregate")
     except (OSError, UnicodeError, PlanError) as exc:
         raise InputDataError(f"{p}: must be a Parquet reports file or an aggregate file written by `ldpplan "
                              f"aggregate` ({type(exc).__name__}: {str(exc)[:200]})") from None
@@ -211,6 +211,11 @@ def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
     fingerprint = plan_fingerprint(plan)
     sources = []
     for path in paths:
+        if not Path(path).exists():  # name what the missing input is (issue 19: not "reports file" for an aggregate)
+            what = ("aggregate file (JSON, written by `ldpplan aggregate`)" if Path(path).suffix.lower() == ".json"
+                    else "input (a Parquet reports file of `ldpplan perturb` or an aggregate file of `ldpplan "
+                         "aggregate`)")
+            raise InputDataError(f"{path}: the {what} must exist")
         if not is_parquet(path) and Path(path).is_file() and Path(path).stat().st_size:
             sources.append(read_aggregate_file(path, plan))
             continue

@@ -16,21 +16,23 @@ from typing import Any, Mapping
 
 from . import _io
 from ._report import SimulateOptions, SimulationReport, Table, Verification
-from .errors import PrivacyViolation, SpecError
+from .errors import PrivacyViolation, SpecError, needs_planner_extra
 from . import families as _families
 from .families import all_examples, family_for, family_of_plan, spec_mechanisms
 
 __all__ = [
     "load_spec", "make_plan", "verify_plan", "write_plan", "read_plan", "summarize", "simulate",
-    "example_spec", "list_examples", "plan_schema", "family", "options_help", "explain_items",
+    "example_spec", "list_examples", "plan_schema", "family", "options_help", "options_json", "explain_items",
 ]
 
 
+@needs_planner_extra
 def load_spec(path: str | os.PathLike) -> dict[str, Any]:
     """Read a spec file (TOML or JSON) into a dict; see :func:`ldpplan.planner._io.read_spec_file`."""
     return _io.read_spec_file(path)
 
 
+@needs_planner_extra
 def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os.PathLike | None = None) -> dict:
     """Solve a spec and return a verified plan (format 2.0) dict.
 
@@ -69,11 +71,13 @@ def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os
         raise
 
 
+@needs_planner_extra
 def read_plan(path: str | os.PathLike) -> dict[str, Any]:
     """Read a plan JSON file strictly (raises PlanFormatError)."""
     return _io.read_plan_file(path)
 
 
+@needs_planner_extra
 def verify_plan(plan: Mapping[str, Any] | str | os.PathLike) -> Verification:
     """Independently re-check a plan: its numbers, exactly, and that they are what its spec asked for.
 
@@ -93,6 +97,7 @@ def verify_plan(plan: Mapping[str, Any] | str | os.PathLike) -> Verification:
     return family_of_plan(plan).verify(plan)
 
 
+@needs_planner_extra
 def write_plan(plan: Mapping[str, Any], path: str | os.PathLike) -> Verification:
     """Re-verify ``plan`` and write it atomically to ``path``.
 
@@ -108,11 +113,13 @@ def write_plan(plan: Mapping[str, Any], path: str | os.PathLike) -> Verification
     return result
 
 
+@needs_planner_extra
 def summarize(plan: Mapping[str, Any]) -> list[Table]:
     """Tables describing a plan (what ``ldpplan plan`` prints)."""
     return family_of_plan(plan).summarize(plan)
 
 
+@needs_planner_extra
 def simulate(plan: Mapping[str, Any] | str | os.PathLike, options: SimulateOptions | None = None,
              progress=None) -> SimulationReport:
     """Run a plan's simulation (see the family's ``options_model`` for its ``-O`` options)."""
@@ -164,10 +171,26 @@ def family(name: str, *, field: str = "mechanism"):
 
 
 def options_help(fam) -> list[tuple[str, str, str]]:
-    """``(key, default, description)`` of a family's simulate options (``-O KEY=VALUE``)."""
+    """``(key, default, description)`` of a family's simulate options (``-O KEY=VALUE``), defaults as text."""
     from ._common import options_help as _help
 
     return _help(fam.options_model)
+
+
+def options_json(fam) -> list[dict[str, Any]]:
+    """A family's simulate options as JSON values: ``{"key", "default", "required", "description"}``.
+
+    ``default`` is the JSON value of the default (a number, a string, ``null``, a list), never
+    Python's ``repr`` of it; ``required`` is True when the option has no default (then ``default`` is null).
+    """
+    from pydantic_core import to_jsonable_python
+
+    out = []
+    for name, f in fam.options_model.model_fields.items():
+        required = f.is_required()
+        default = None if required else to_jsonable_python(f.get_default(call_default_factory=True))
+        out.append({"key": name, "default": default, "required": required, "description": f.description or ""})
+    return out
 
 
 def plan_schema(mechanism: str | None = None) -> dict[str, Any]:

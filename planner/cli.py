@@ -25,12 +25,35 @@ def _fail(message: str, code: int):
     raise click.exceptions.Exit(code)
 
 
+def _usage_line(exc: click.exceptions.UsageError) -> str:
+    """A click usage error as one line: the message and where the help is (no usage block)."""
+    from ._cli_errors import one_line
+
+    ctx = exc.ctx
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    return one_line(exc.format_message()) + where
+
+
 class _Group(click.Group):
-    """Click group whose subcommands' exceptions all map to an exit code and one line."""
+    """Click group whose subcommands' exceptions all map to an exit code and one line.
+
+    Usage errors (a bad option value, a missing argument, an unknown command) are one line
+    on stderr too, exit 2, instead of click's four-line usage block.
+    """
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.exceptions.UsageError as exc:
+            _fail(_usage_line(exc), exc.exit_code)
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
+        except click.exceptions.UsageError as exc:
+            _fail(_usage_line(exc), exc.exit_code)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
         except KeyboardInterrupt:
@@ -234,10 +257,11 @@ def perturb_cmd(plan_file, input_path, output, seed):
     """
     from ._console import console
     from ._runtime_io import perturb_file
+    from ._report import counted
 
     result = perturb_file(plan_file, input_path, output, seed=seed)
     how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
-    console().print(f"wrote {result.n:,} reports of {result.mechanism} to {output} ({how})", markup=False,
+    console().print(f"wrote {counted(result.n, 'report')} of {result.mechanism} to {output} ({how})", markup=False,
                     highlight=False, soft_wrap=True)
 
 
@@ -261,11 +285,12 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
     """
     from ._console import console
     from ._runtime_io import verified_plan
+    from ._report import counted
     from .aggregate import aggregate_files, write_aggregate_file
 
     result = aggregate_files(verified_plan(plan_file), list(inputs), engine=engine, scheduler=scheduler)
     write_aggregate_file(output, result)
-    console().print(f"wrote the aggregate of {result.n:,} reports from {len(result.sources)} file(s) "
+    console().print(f"wrote the aggregate of {counted(result.n, 'report')} from {counted(len(result.sources), 'file')} "
                     f"({engine} engine) to {output}", markup=False, highlight=False, soft_wrap=True)
 
 
@@ -288,6 +313,7 @@ def estimate_cmd(plan_file, inputs, output, as_json, method):
       ldpplan estimate health.json agg.json -o estimates.csv
     """
     from ._console import console, print_tables
+    from ._report import counted
     from ._runtime_io import estimate_file, estimate_json, estimate_table, write_estimate_csv
 
     result = estimate_file(plan_file, list(inputs), method=method)
@@ -296,7 +322,7 @@ def estimate_cmd(plan_file, inputs, output, as_json, method):
     if as_json:
         _echo_json(estimate_json(result))
     elif output:
-        console().print(f"estimates of {len(result.labels):,} entries written to {output}", markup=False,
+        console().print(f"estimates of {counted(len(result.labels), 'entry', 'entries')} written to {output}", markup=False,
                         highlight=False, soft_wrap=True)
     else:
         print_tables([estimate_table(result)])
@@ -371,13 +397,11 @@ def options_cmd(mechanism, as_json):
     family = api.family(mechanism, field="MECHANISM")
     rows = api.options_help(family)
     if as_json:
-        _echo_json({"family": family.name, "options": [dict(zip(("key", "default", "description"), r)) for r in rows],
-                    "input_doc": family.input_doc})
+        _echo_json({"family": family.name, "options": api.options_json(family), "input_doc": family.input_doc})
         return
     print_tables([Table(title=f"{family.name}: simulate options (-O KEY=VALUE)",
                         columns=["option", "default", "description"], rows=rows or [["(none)", "", ""]])])
-    console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False,
-                    soft_wrap=True)
+    console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False)
 
 
 @main.command("schema", short_help="Print the JSON Schema of plan files.")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["LdpplanError", "SpecError", "PlanFormatError", "PrivacyViolation", "InputDataError"]
+__all__ = ["LdpplanError", "SpecError", "PlanFormatError", "PrivacyViolation", "InputDataError", "MissingDependency",
+           "needs_planner_extra"]
 
 
 def _plain(value: Any) -> Any:
@@ -74,3 +75,48 @@ class PrivacyViolation(LdpplanError):
     def __init__(self, message: str, detail: dict | None = None):
         self.detail = detail or {}
         super().__init__(message)
+
+
+#: top-level module -> the extra that installs it (anything else comes with ``ldpplan[planner]``)
+_EXTRAS = {"randomgen": "ldpplan[secure]", "dask": "ldpplan[dask]", "distributed": "ldpplan[dask]"}
+
+
+class MissingDependency(LdpplanError, ImportError):
+    """A third-party package of an optional extra is not installed (one line naming the extra).
+
+    Parameters
+    ----------
+    module : str
+        The missing top-level module (e.g. ``"pydantic"``).
+    what : str
+        What needed it (e.g. ``"ldpplan.make_plan"``).
+    """
+
+    def __init__(self, module: str, what: str = "the ldpplan planner"):
+        self.module, self.extra = module, _EXTRAS.get(module, "ldpplan[planner]")
+        super().__init__(f"{what} needs the package {module!r}, which is not installed: pip install '{self.extra}'",
+                         name=module)
+
+
+def needs_planner_extra(function):
+    """Decorate a public planner function: a missing third-party module becomes :class:`MissingDependency`.
+
+    The planner imports pydantic, scipy and cvxpy lazily, so ``ldpplan.make_plan`` resolves
+    without them; calling it then raises one line naming ``ldpplan[planner]`` instead of
+    ``ModuleNotFoundError: pydantic``. An ImportError of ldpplan itself (a bug) passes unchanged.
+    """
+    import functools
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except MissingDependency:
+            raise
+        except ImportError as exc:
+            module = (getattr(exc, "name", None) or "").split(".")[0]
+            if not module or module == "ldpplan":
+                raise
+            raise MissingDependency(module, f"ldpplan.{function.__name__}") from None
+
+    return wrapper

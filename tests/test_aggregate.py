@@ -60,7 +60,7 @@ def test_aggregate_globs_and_records_sources(shards, tmp_path):
     out = tmp_path / "agg.json"
     result = run("aggregate", plan, tmp_path / "reports" / "*.parquet", "-o", out)
     assert result.exit_code == 0, result.output
-    assert "1,000 reports from 3 file(s)" in result.output
+    assert "1,000 reports from 3 files" in result.output
     record = json.loads(out.read_text())
     from ldpplan.planner._plan_format import plan_fingerprint
 

@@ -35,7 +35,8 @@ def test_options_lists_keys_defaults_descriptions_and_input_doc(toy_family):
         assert "share_yes" in result.output and "0.3" in result.output
         assert "perturb --input (toy): a CSV with a column `item`" in result.output
     data = json.loads(run("options", "toy", "--json").stdout)
-    assert data["options"][0] == {"key": "users", "default": "200", "description": "synthetic users per trial"}
+    assert data["options"][0] == {"key": "users", "default": 200, "required": False,
+                                  "description": "synthetic users per trial"}  # JSON values, not reprs
     assert data["input_doc"].startswith("a CSV")
     bad = run("options", "nope")
     assert bad.exit_code == 2 and "MECHANISM" in bad.stderr and "toy-rr" in bad.stderr

@@ -271,7 +271,9 @@ def test_every_idue_example_carries_exact_ldp_epsilon():
         assert g["ldp_epsilon"] >= exact and g["ldp_epsilon"] - exact <= 1e-12 * exact, name
         assert g["ldp_epsilon"] <= g["ldp_epsilon_lemma1"] * (1 + 1e-12), name
         text = json.dumps([t.__dict__ for t in FAMILY.summarize(plan)], default=str)
-        assert "plain LDP (Lemma 1, exact)" in text and all(f"level {n!r}" in text for n in g["levels"]), name
+        label = "upper bound" if plan["mechanism"] == "idue-ps" else "exact"  # item sets: an upper bound (issue 19)
+        assert g["ldp_epsilon_kind"] == label.replace(" ", "_")
+        assert f"plain LDP (Lemma 1, {label})" in text and all(f"level {n!r}" in text for n in g["levels"]), name
         bad = copy.deepcopy(plan)
         bad["guarantee"].pop("ldp_epsilon")
         with pytest.raises(PlanFormatError, match="ldp_epsilon"):

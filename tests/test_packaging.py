@@ -4,6 +4,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -103,8 +105,31 @@ def test_the_command_without_the_planner_extra_is_one_line(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     (line,) = out.stderr.strip().splitlines()
     assert "pip install 'ldpplan[planner]'" in line and "Traceback" not in out.stderr
-    # the Python API names the missing module (planning imports pydantic and the solvers lazily)
+    # the Python API names the missing module and the extra in one line (issue 19 point 7)
     code = _BLOCKER + "import ldpplan\nldpplan.make_plan({'mechanism': 'rr', 'epsilon': 1.0})\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     last = out.stderr.strip().splitlines()[-1]
-    assert out.returncode == 1 and "ModuleNotFoundError" in last and any(m in last for m in _PLANNER_ONLY), last
+    assert out.returncode == 1 and "MissingDependency" in last and "pip install 'ldpplan[planner]'" in last, last
+    assert any(repr(m) in last for m in _PLANNER_ONLY), last
+
+
+def test_make_plan_without_pydantic_names_the_planner_extra(monkeypatch):
+    # pydantic hidden via sys.modules (None makes `import pydantic` fail): one line naming ldpplan[planner]
+    import sys
+
+    import ldpplan
+    from ldpplan.planner import example_spec
+    from ldpplan.planner.errors import MissingDependency
+
+    spec = example_spec("health")
+    for name in [m for m in sys.modules if m == "pydantic" or m.startswith(("pydantic.", "ldpplan.planner.idue",
+                                                                              "ldpplan.planner._common"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "pydantic", None)
+    with pytest.raises(ImportError) as info:
+        ldpplan.make_plan(spec)
+    assert isinstance(info.value, MissingDependency) and info.value.name == "pydantic"
+    message = str(info.value)
+    assert len(message.splitlines()) == 1
+    assert message == ("ldpplan.make_plan needs the package 'pydantic', which is not installed: "
+                       "pip install 'ldpplan[planner]'")

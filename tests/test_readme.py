@@ -116,14 +116,61 @@ def test_update_rewrites_only_mismatches_and_keeps_ellipses(toy_session):
     assert changed == 1 and "$ ldpplan plan examples/toy.toml -o toy.json\ntoy RR" in filled
 
 
+def _git_status() -> str | None:
+    import subprocess
+
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=REPO, capture_output=True,
+                             text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def _ignored_at_root(names) -> list[str]:
+    """The names that git ignores when they sit in the repository root."""
+    import subprocess
+
+    out = subprocess.run(["git", "check-ignore", "--no-index", *names], cwd=REPO, capture_output=True, text=True,
+                         timeout=60)
+    return out.stdout.split()
+
+
 @pytest.mark.slow
 def test_readme_console_blocks(tmp_path):
     readme = REPO / "README.md"
     text = readme.read_text(encoding="utf-8")
+    before = _git_status()
     session = rb.Session(tmp_path)
     failures = [o for b in rb.parse(text) for o in rb.run_block(session, b) if not o.ok]
     assert not failures, "README console blocks differ (refresh: python docs/readme_blocks.py --update):\n\n" + \
         "\n\n".join(o.describe() for o in failures)
+    # issue 19: running the README leaves the repository clean. The test runs in a temporary folder and
+    # changes nothing in the checkout; a user running the blocks from the repository root gets files
+    # that .gitignore ignores (every file the blocks wrote, checked by name at the root).
+    assert _git_status() == before
+    written = sorted(p.name for p in (tmp_path / "work").iterdir() if p.is_file())
+    assert written, "the README blocks wrote no file?"
+    if before is not None:
+        assert _ignored_at_root(written) == written
+
+
+def test_readme_outputs_are_git_ignored_at_the_root():
+    """Every file a README command names as its output (-o, --plot, >) is ignored in the repository root."""
+    import shlex
+
+    if _git_status() is None:
+        pytest.skip("not a git checkout")
+    outputs = set()
+    for block in rb.parse((REPO / "README.md").read_text(encoding="utf-8")):
+        for command in block.commands:
+            words = shlex.split(command.text, comments=True)
+            outputs |= {after for word, after in zip(words, words[1:]) if word in ("-o", "--output", "--plot", ">")}
+            if "examples/gss_inputs.py" in command.text:
+                outputs |= {w.rstrip(":;,") for line in command.expected for w in line.split() if "." in w}
+    outputs = sorted(o for o in outputs if "/" not in o)
+    assert len(outputs) >= 15, outputs
+    assert _ignored_at_root(outputs) == outputs
 
 
 def test_monte_carlo_output_matches_within_tolerance_and_structure():

@@ -10,6 +10,7 @@ import numpy as np
 
 from ldpplan.mechanisms.pckv import KeyValueUsers
 
+from .._report import counted
 from ..errors import InputDataError
 from .datasets import load_movielens_ratings, read_simple_csv as _read_csv
 
@@ -67,6 +68,10 @@ def load_key_value_data(path: str | os.PathLike) -> KeyValueData:
         ml = load_movielens_ratings(p)
         users_raw, keys_raw, values = ml.user_ids.astype(str), ml.movie_ids.astype(str), ml.values_in_unit_interval()
     else:
+        if "user" not in header and "user_id" not in header:  # the documented name is `user`; `user_id` is accepted
+            missing = ["user"] + [c for c in ("key", "value") if c not in header]
+            raise InputDataError(f"{p}: columns {missing} are required: user,key,value (user_id is accepted for user; "
+                                 f"header is {header[:20]})")
         user_col = "user" if "user" in header else "user_id"
         header, rows = _read_csv(p, [user_col, "key", "value"])
         iu, ik, iv = header.index(user_col), header.index("key"), header.index("value")
@@ -135,7 +140,7 @@ def map_key_value_data(data: KeyValueData, labels: list[str] | None, domain_size
     if out_of_domain_keys != "drop":
         first = data.labels[int(data.keys[np.nonzero(bad)[0][0]])]
         domain = "the plan's key labels" if labels is not None else f"0..{domain_size - 1}"
-        raise InputDataError(f"{where}: key {first!r} must be in {domain} ({dropped} pairs are not); "
+        raise InputDataError(f"{where}: key {first!r} must be in {domain} ({counted(dropped, 'pair is', 'pairs are')} not); "
                              "plan with out_of_domain_keys = \"drop\" to drop them")
     owner = np.repeat(np.arange(data.n_users), np.diff(data.indptr))[~bad]
     counts = np.bincount(owner, minlength=data.n_users)

@@ -95,9 +95,14 @@ def _predicted_match(field: str, claimed: Mapping[str, Any], actual: Mapping[str
     return None
 
 
-def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float]) -> str | None:
+def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float], item_sets: bool) -> str | None:
     if "ldp_epsilon" not in g:
         return "guarantee.ldp_epsilon: required (Lemma 1: the plain LDP budget of the plan's numbers)"
+    # exact over single items (IDUE); over item sets (IDUE-PS) only an upper bound: never claim "exact" there
+    kind = "upper_bound" if item_sets else "exact"
+    if "ldp_epsilon_kind" in g and g["ldp_epsilon_kind"] != kind:
+        return (f"guarantee.ldp_epsilon_kind: the plan says {g['ldp_epsilon_kind']!r} but its ldp_epsilon is "
+                f"{'an upper bound over item-set inputs' if item_sets else 'exact for single-item inputs'} ({kind!r})")
     if "ldp_epsilon" in g:
         claim = exact(g["ldp_epsilon"])
         value = Decimal(claim.numerator) / Decimal(claim.denominator)
@@ -175,7 +180,7 @@ def compare_derived(plan: Mapping[str, Any], ldp: Decimal) -> str | None:
     emin = min(e)
     problem = (_differs("guarantee.epsilon", g["epsilon"], emin)
                or _differs("guarantee.levels", g.get("levels"), {x["name"]: x["epsilon"] for x in lv})
-               or _ldp_claims(g, ldp, e)
+               or _ldp_claims(g, ldp, e, item_sets=params.get("padding_length") is not None)
                or _set_claims(plan))
     if problem:
         return problem

@@ -45,7 +45,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from .._common import SpecBase, spec_from_pydantic
+from .._common import Epsilon, SpecBase, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["IDUESpec", "LevelSpec", "ResolvedLevels", "parse_idue_spec", "inline_spec", "NOTION_NAMES"]
@@ -59,7 +59,7 @@ class LevelSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     name: str = Field(min_length=1)
-    epsilon: float = Field(gt=0)
+    epsilon: Epsilon
     items: Optional[Union[StrictInt, list[Union[str, StrictInt]]]] = None
     share: Optional[float] = Field(default=None, gt=0, le=1)
     description: str = ""

@@ -5,7 +5,23 @@ from typing import Any, Mapping
 
 from .._report import Table
 
-__all__ = ["summarize", "guarantee_table", "set_budget_tables"]
+__all__ = ["summarize", "guarantee_table", "set_budget_tables", "binding_table", "ldp_label", "lemma1_text"]
+
+
+def ldp_label(g: Mapping[str, Any]) -> str:
+    """What ``guarantee.ldp_epsilon`` is: exact (single items) or an upper bound (item sets, IDUE-PS)."""
+    if g.get("ldp_epsilon_kind") == "upper_bound" or "set_budgets" in g:
+        return "upper bound over item sets"
+    return "exact"
+
+
+def lemma1_text(g: Mapping[str, Any]) -> str:
+    """Lemma 1's bound min(max E, 2 min E) for MinID-LDP; for AvgID-LDP, why there is none."""
+    if "ldp_epsilon_lemma1" in g:
+        return f"Lemma 1 bound {g['ldp_epsilon_lemma1']:.4f}"
+    levels = sorted(g["levels"].values())
+    return (f"Lemma 1 is for MinID-LDP, not {g['notion']}; by definition r <= max E = {levels[-1]:.4f}"
+            if levels else f"Lemma 1 is for MinID-LDP, not {g['notion']}")
 
 
 def guarantee_table(plan: Mapping[str, Any]) -> Table:
@@ -18,12 +34,17 @@ def guarantee_table(plan: Mapping[str, Any]) -> Table:
     g = plan["guarantee"]
     rows = [[f"{g['notion']} level {name!r}", eps, "the level's items, against any other input"]
             for name, eps in g["levels"].items()]
-    rows.append(["plain LDP (Lemma 1, exact)", g["ldp_epsilon"],
-                 "every input against every other: max u_i + w_j over distinct items"])
+    if ldp_label(g) == "exact":
+        rows.append(["plain LDP (Lemma 1, exact)", g["ldp_epsilon"],
+                     "every input against every other: max u_i + w_j over distinct items"])
+    else:  # IDUE-PS: an item set's report mixes its sampled items' reports, so between sets the budget can be lower
+        rows.append(["plain LDP (Lemma 1, upper bound)", g["ldp_epsilon"],
+                     "every item set against every other: at most max u_i + w_j over distinct (dummy) items"])
     if "ldp_epsilon_lemma1" in g:
         rows.append(["Lemma 1 bound min(max E, 2 min E)", g["ldp_epsilon_lemma1"], "what Lemma 1 promises"])
     return Table("Guarantee (nats)", ["notion", "epsilon", "protects"], rows,
-                 note=f"Under the classical notion the worst case is {g['ldp_epsilon']:.4f} nats: a reader comparing "
+                 note=f"Under the classical notion the worst case is {'at most ' if ldp_label(g) != 'exact' else ''}"
+                      f"{g['ldp_epsilon']:.4f} nats: a reader comparing "
                       "with plain LDP mechanisms should use this number, not the level budgets.")
 
 
@@ -74,8 +95,8 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
              + (f", padding length L = {L}" if L else ""))
     levels = Table(title, ["level", "epsilon", "size", "a", "b", "1-a", "coef n", "coef c"], rows,
                    note=("Flip probabilities: 1->0 is 1-a, 0->1 is b. Var[c_hat_k] = n coef_n + c_k coef_c (eq. 8"
-                         + (", times L^2" if L else "") + f"). Plain LDP budget of the numbers (Lemma 1, exact): "
-                         f"{g['ldp_epsilon']:.4f} nats (Lemma 1 bound {g.get('ldp_epsilon_lemma1', float('nan')):.4f}). "
+                         + (", times L^2" if L else "") + f"). Plain LDP budget of the numbers (Lemma 1, "
+                         f"{ldp_label(g)}): {g['ldp_epsilon']:.4f} nats ({lemma1_text(g)}). "
                          f"Solver {plan['solver']['name']}, {plan['solver']['status']}, certified gap {cert['gap']:.2e}, "
                          f"{plan['solver']['time_seconds']:.3f} s."))
     wc = plan["predicted"]["worst_case_mse_per_user"]["value"]
@@ -88,4 +109,22 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
                                                                   "at most L items" if L else "") + "; multiply by n)",
                 ["mechanism", "guarantee", "a", "b", "MSE / n", "vs IDUE"], cmp_rows,
                 note="RAPPOR and OUE satisfy epsilon-LDP with epsilon = min(E), the strongest level.")
-    return [levels, cmp, guarantee_table(plan), *set_budget_tables(plan)]
+    binding = binding_table(plan)
+    return [levels, *([binding] if binding else []), cmp, guarantee_table(plan), *set_budget_tables(plan)]
+
+
+def binding_table(plan: Mapping[str, Any]) -> Table | None:
+    """When looser levels get a stricter level's (a, b): the active constraints (6) and why (else None).
+
+    References
+    ----------
+    Gu et al., ICDE 2020, eq. (6), Def. 3; :mod:`.binding`.
+    """
+    from .binding import binding_constraints, collapse_note
+
+    note = collapse_note(plan)
+    if not note:
+        return None
+    rows = [[c.level_i, c.level_j, c.r, c.log_ratio, f"{c.slack:.1e}"] for c in binding_constraints(plan)]
+    return Table("Active privacy constraints (eq. 6, slack ~ 0)",
+                 ["level i", "level j", "r(eps_i, eps_j)", "ln ratio_ij", "slack"], rows, note=note)

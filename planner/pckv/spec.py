@@ -6,7 +6,7 @@ Keys
     ``"pckv-ue"``, ``"pckv-grr"`` or ``"pckv"`` (choose the one with the smaller
     predicted error, Theorem 4 and Sec. 5.4; the plan records the candidates in ``baselines``).
 ``epsilon``
-    Total budget in nats, ``0 < epsilon <= 20``.
+    Total budget in nats, ``0 < epsilon <= 20`` (the shared range of every family, 0 < epsilon <= 100, capped at 20 here).
 ``domain`` (or the pinned name ``keys``)
     ``d`` as a count, a list of distinct key labels, or ``"data"`` (the distinct keys of
     the ``data`` file).
@@ -53,13 +53,14 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._common import SpecBase, spec_from_pydantic
+from .._common import SpecBase, epsilon_at_most, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["PCKVSpec", "PrivatePhase", "PrivatePaddingLength", "private_phase",
            "Weights", "parse_spec", "MAX_EPSILON", "DEFAULT_USERS", "ALLOCATIONS"]
 
-#: Largest total budget a PCKV spec accepts (nats).
+#: Largest total budget a PCKV spec accepts (nats): tighter than the shared range (``Epsilon``) because
+#: above about 20 nats the 2^-48 probability grid leaves no 0 < b < a < 1.
 MAX_EPSILON = 20.0
 #: ``n`` for predictions when neither ``users`` nor data give it.
 DEFAULT_USERS = 1_000_000
@@ -80,7 +81,7 @@ class PrivatePhase(BaseModel):
     """Phase 1 of the private padding-length route (see ``padding_length`` above)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-    epsilon: float = Field(gt=0, le=MAX_EPSILON, description="phase-1 LDP budget (nats) of the k-ary RR")
+    epsilon: epsilon_at_most(MAX_EPSILON) = Field(description="phase-1 LDP budget (nats) of the k-ary RR")
     user_share: float = Field(gt=0, lt=1, description="share of the users that report their set size (phase 1)")
     max: int = Field(64, ge=1, le=10_000, description="L_max: reported sizes are capped at max; L is chosen in 1..max")
     seed: int = Field(0, ge=0, description="simulation of phase 1 on the data file: seed of the user split and RR")
@@ -98,7 +99,7 @@ class PCKVSpec(SpecBase):
     """A PCKV spec (see the module docstring for the keys)."""
 
     mechanism: Literal["pckv", "pckv-ue", "pckv-grr"]
-    epsilon: float = Field(gt=0, le=MAX_EPSILON)
+    epsilon: epsilon_at_most(MAX_EPSILON)
     domain: Optional[DomainValue] = None
     keys: Optional[DomainValue] = None
     padding_length: Union[Literal["auto"], int, PrivatePaddingLength] = 1

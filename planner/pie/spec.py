@@ -28,7 +28,7 @@ from typing import Any, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._common import SpecBase, spec_from_pydantic
+from .._common import Epsilon, SpecBase, spec_from_pydantic
 from ..errors import InputDataError, SpecError
 
 __all__ = ["PIESpec", "Target", "UsersFromData", "ParsedSpec", "parse_spec", "HASH_PRIME", "MAX_USERS"]
@@ -45,7 +45,7 @@ class Target(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
     bayes_error: Optional[float] = Field(None, gt=0, lt=1, description="Cor. 3.9 lower bound on the Bayes error")
     alpha_bits: Optional[float] = Field(None, gt=0, description="PIE alpha, bits (Def. 3.1)")
-    epsilon: Optional[float] = Field(None, gt=0, description="plain LDP epsilon, nats")
+    epsilon: Optional[Epsilon] = Field(None, description="plain LDP epsilon, nats")
     max_prior: Any = Field(None, description="max_u Pr(U=u) in (0, 1] (default 1/n, uniform), or "
                                              "{data = PATH, column = NAME}: the largest share of a weight column")
 

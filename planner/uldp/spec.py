@@ -23,14 +23,14 @@ from typing import Literal, Optional, Union
 import numpy as np
 from pydantic import AliasChoices, Field, StrictInt, field_validator
 
-from .._common import SpecBase, spec_from_pydantic
+from .._common import EPSILON_MAX, Epsilon, SpecBase, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["ULDPSpec", "Resolved", "parse_spec", "resolve", "EXAMPLES", "MAX_EPSILON"]
 
 #: Largest epsilon (nats) a spec may ask for. Beyond about 33 (uRR) or 66 (uRAP) nats the
 #: 2^-48 probability grid, not epsilon, bounds the numbers; the plan then gives more privacy.
-MAX_EPSILON = 100.0
+MAX_EPSILON = EPSILON_MAX
 
 EXAMPLES: dict[str, dict] = {
     "uldp-urr": {
@@ -58,7 +58,7 @@ class ULDPSpec(SpecBase):
     """
 
     mechanism: Literal["urr", "urap", "pum"]
-    epsilon: float = Field(gt=0, le=MAX_EPSILON, description="ULDP budget (nats)")
+    epsilon: Epsilon = Field(description="ULDP budget (nats)")
     domain: Union[StrictInt, list[Union[str, StrictInt]]] = Field(description="|X| or the labels of X")
     sensitive: Union[StrictInt, list[Union[str, StrictInt]]] = Field(description="X_S: a count or a list of items")
     theta: Optional[float] = Field(default=None, gt=0, lt=1, description="uRAP theta (default e^(eps/2)/(e^(eps/2)+1))")
