@@ -200,3 +200,51 @@ def test_every_family_has_a_runtime_in_the_coverage_test():
 
     for fam in all_families():
         assert set(fam.plan_mechanisms) <= set(_specs(N_USERS)), fam.name
+
+
+# --------------------------------------------------------------------------- the command line
+def test_cli_estimate_confidence_adds_intervals(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from ldpplan.planner import write_plan
+    from ldpplan.planner.cli import main
+
+    plan = planner.make_plan(_specs(3000)["pckv-ue"])
+    plan_file = tmp_path / "plan.json"
+    write_plan(plan, plan_file)
+    rng = np.random.default_rng(8)
+    rows = [f"{u},{int(rng.integers(5))},{rng.uniform(-1, 1):.3f}" for u in range(3000)]
+    (tmp_path / "kv.csv").write_text("user,key,value\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    runner = CliRunner()
+    reports = tmp_path / "r.parquet"
+    res = runner.invoke(main, ["perturb", str(plan_file), "--input", str(tmp_path / "kv.csv"), "-o", str(reports),
+                               "--seed", "2"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(main, ["estimate", str(plan_file), str(reports), "--json", "--confidence", "0.9"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["confidence"] == 0.9 and "score" in out["interval_method"]
+    mech = mechanisms.load(plan)
+    from ldpplan.planner._reports_file import read_reports
+
+    est = mech.estimate(mechanisms.Reports(plan["mechanism"], read_reports(reports).arrays))
+    low, high = est.confidence_interval(0.9)
+    mlow, mhigh = est.confidence_interval(0.9, which="mean")
+    np.testing.assert_allclose(out["ci_low"], low, rtol=1e-12)
+    np.testing.assert_allclose(out["ci_high"], high, rtol=1e-12)
+    np.testing.assert_allclose(out["mean_ci_low"], mlow, rtol=1e-12)
+    np.testing.assert_allclose(out["mean_ci_high"], mhigh, rtol=1e-12)
+    assert all(lo <= f <= hi for lo, f, hi in zip(out["ci_low"], out["frequency"], out["ci_high"]))
+    # without the flag the document is unchanged
+    plain = json.loads(runner.invoke(main, ["estimate", str(plan_file), str(reports), "--json"]).stdout)
+    assert "ci_low" not in plain and "confidence" not in plain
+    # CSV and table carry the columns too
+    csv_path = tmp_path / "e.csv"
+    res = runner.invoke(main, ["estimate", str(plan_file), str(reports), "-o", str(csv_path), "--confidence", "0.9"])
+    assert res.exit_code == 0 and csv_path.read_text().splitlines()[0] == (
+        "label,frequency,count,std_error,ci_low,ci_high,mean,mean_ci_low,mean_ci_high")
+    for bad in ("1", "0", "abc", "nan"):
+        res = runner.invoke(main, ["estimate", str(plan_file), str(reports), "--confidence", bad])
+        assert res.exit_code == 2 and "--confidence" in res.output and "Traceback" not in res.output
