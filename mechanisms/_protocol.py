@@ -154,7 +154,7 @@ class Estimate:
         Asymptotic (normal) intervals: coverage is close to ``level`` when each item's count of
         supporting reports, and of the others, is large (>= ~10 expected); it fails for cells held
         by a handful of users under a channel that rarely reports them (``n mu f`` small) and for
-        means of keys held by few users (``n f / L`` below ~100). See docs/ESTIMATES.md.
+        means of keys held by few users (``n f / L`` below ~100). See docs/REPORTS.md, "Confidence intervals".
 
         References
         ----------

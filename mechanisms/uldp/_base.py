@@ -16,8 +16,8 @@ from .._estimators import significance_threshold
 from .._intervals import FrequencyVariance, affine_variance
 from .._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
 
-__all__ = ["from_plan_numbers", "linear_variance", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
-           "sensitive_mask", "linear_estimate", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
+__all__ = ["from_plan_numbers", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
+           "sensitive_mask", "linear_estimate", "linear_variance", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
 
 #: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
 EM_TOL = 1e-10
