@@ -43,9 +43,10 @@ def _baselines(plan: Mapping[str, Any]) -> Table:
              b["predicted"]["mse_frequency"]["value"], b["predicted"]["mse_mean"]["value"], b["objective"]]
             for b in plan["baselines"]]
     choice = plan["solver"].get("mechanism_choice")
+    worst = plan["predicted"]["mse_mean"].get("case") == "worst"
     return Table("Candidates at the plan's epsilon and L (baselines)",
-                 ["mechanism / allocation", "role", "L", "epsilon1", "epsilon2", "MSE frequency", "MSE mean",
-                  "objective"], rows, note=choice["reason"] if choice else "")
+                 ["mechanism / allocation", "role", "L", "epsilon1", "epsilon2", "MSE frequency",
+                  "MSE mean (worst)" if worst else "MSE mean", "objective"], rows, note=choice["reason"] if choice else "")
 
 
 def _padding(sel: Mapping[str, Any]) -> Table:
