@@ -269,3 +269,33 @@ def test_every_family_has_a_case():
     names = [fam.name for fam in all_families()]
     missing = [x for x in names if x not in CASES]
     assert not missing, f"families without a predicted-vs-simulated test: {missing}"
+
+
+# ------------------------------------------------------------------ PCKV: what the headline is computed at
+def test_pckv_min_key_frequency_spec_key_and_verify():
+    import copy
+
+    from ldpplan.planner import verify_plan
+    from ldpplan.planner.errors import SpecError
+
+    base = planner.example_spec("pckv-synthetic") | {"domain": 10, "users": 20_000, "epsilon": 2.0}
+    default = planner.make_plan(base)
+    pred = default["predicted"]
+    assert pred["mse_mean"]["min_key_frequency"] == pytest.approx(0.05)  # half the uniform 1/d
+    assert pred["mse_mean"]["case"] == "worst" and pred["mse_frequency"]["case"] == "assumption"
+    lower = planner.make_plan(base | {"min_key_frequency": 0.02})["predicted"]["mse_mean"]
+    assert lower["min_key_frequency"] == 0.02 and lower["value"] > 5 * pred["mse_mean"]["value"]  # ~ 1/f^2
+    # with prior frequencies the figures are at the priors: no worst case, and the floor is refused
+    priors = planner.make_plan(base | {"prior_frequencies": [0.1] * 10})["predicted"]
+    assert "mse_mean_uniform" not in priors and priors["mse_mean"]["case"] == "priors"
+    assert priors["mse_mean"]["value"] == pytest.approx(pred["mse_mean_uniform"]["value"])
+    with pytest.raises(SpecError, match="min_key_frequency"):
+        planner.make_plan(base | {"prior_frequencies": [0.1] * 10, "min_key_frequency": 0.01})
+    # verify recomputes the headline and what it is computed at
+    for key, field, value in (("mse_mean", "value", pred["mse_mean"]["value"] / 2),
+                              ("mse_mean", "min_key_frequency", 0.1), ("mse_mean", "case", "data"),
+                              ("mse_mean_uniform", "value", pred["mse_mean"]["value"])):
+        bad = copy.deepcopy(default)
+        bad["predicted"][key][field] = value
+        check = verify_plan(bad)
+        assert not check.holds and f"predicted.{key}" in check.message, check.message
