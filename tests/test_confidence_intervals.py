@@ -248,3 +248,50 @@ def test_cli_estimate_confidence_adds_intervals(tmp_path):
     for bad in ("1", "0", "abc", "nan"):
         res = runner.invoke(main, ["estimate", str(plan_file), str(reports), "--confidence", bad])
         assert res.exit_code == 2 and "--confidence" in res.output and "Traceback" not in res.output
+
+
+# --------------------------------------------------------------------------- padding and sampling
+def test_idue_ps_variance_is_eq8_plus_the_sampling_variance():
+    """c0 + c1 F equals s^2 n Var(c/n)/(a-b)^2 with n Var(c/n) = b(1-b) + (a-b)(1-2b) f_s - (a-b)^2 E[pi^2]
+    computed from the users' sampling probabilities (sets of at most L items: pi = 1/L)."""
+    mech = _runtime("idue-ps")
+    L, m = mech.padding_length, mech.m
+    rng = np.random.default_rng(9)
+    sets = [np.sort(rng.choice(m, size=int(rng.integers(1, L + 1)), replace=False)) for _ in range(3000)]
+    expected, spread = mech.sampling_probabilities(sets)  # sum pi / n and sum pi (1 - pi) / n
+    est = mech.estimate(mech.perturb(sets, rng=np.random.default_rng(10)))
+    a, b = mech.a[:m], mech.b[:m]
+    var_counts = b * (1 - b) + (a - b) * (1 - 2 * b) * expected - (a - b) ** 2 * (expected - spread)
+    exact = L * L * var_counts / (a - b) ** 2  # n Var(F_hat), F = L f_s
+    v = est.variance
+    np.testing.assert_allclose(v.c0 + v.c1 * L * expected, exact, rtol=1e-12)
+
+
+@pytest.mark.slow
+def test_pckv_padding_and_sampling_variance_and_coverage():
+    """PCKV-UE with L = 2 and users holding 1 or 2 pairs: eq. (9) misses the key-sampling variance
+    (L - 1) f / n; the interval's variance has it (empirical variance within 4 sd of the model) and covers."""
+    n, d = 4000, 5
+    spec = planner.example_spec("pckv-synthetic") | {"mechanism": "pckv-ue", "domain": d, "users": n,
+                                                     "epsilon": 2.0, "padding_length": 2}
+    mech = mechanisms.load(planner.make_plan(spec))
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 3, size=n)
+    keys = np.concatenate([rng.choice(d, size=s, replace=False, p=np.linspace(3, 1, d) / np.linspace(3, 1, d).sum())
+                           for s in sizes])
+    users = KeyValueUsers(np.concatenate([[0], np.cumsum(sizes)]), keys, rng.uniform(-1, 1, keys.size))
+    truth = np.bincount(keys, minlength=d) / n
+    freqs, hits = [], np.zeros(d)
+    for child in np.random.SeedSequence(12).spawn(RUNS):
+        est = mech.estimate(mech.aggregate(mech.perturb(users, rng=np.random.default_rng(child))))
+        low, high = est.confidence_interval(LEVEL)
+        hits += (low <= truth) & (truth <= high)
+        freqs.append(est.frequency)
+    v = est.variance
+    model = (v.c0 + v.c1 * truth) / n
+    empirical = np.var(np.array(freqs), axis=0, ddof=1)
+    assert np.all(np.abs(empirical / model - 1) <= 4 * math.sqrt(2 / (RUNS - 1))), empirical / model
+    eq9 = est.std_error ** 2  # plug-in eq. (9): smaller by about (L - 1) f / n
+    assert np.mean(empirical) > np.mean(eq9)
+    cov = hits / RUNS
+    assert cov.mean() >= LEVEL - 0.01 and cov.min() >= LEVEL - 5 * math.sqrt(LEVEL * (1 - LEVEL) / RUNS), cov
