@@ -15,10 +15,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ._intervals import FrequencyVariance, MeanVariance, affine_variance
 from ._protocol import Estimate
 from ._sampling import check_rng, uniform_bits
 
-__all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "composed_ratio", "key_budget",
+__all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "mean_variance", "composed_ratio", "key_budget",
            "value_budget", "ESTIMATORS", "exact_ratios", "exceeds_exactly"]
 
 #: Estimators of :func:`estimate_from_counts` (first = default).
@@ -293,10 +294,14 @@ def estimate_from_counts(n: int, n1, n2, a: float, b: float, p: float, padding_l
     f_clip = np.clip(f, 0.0, 1.0)
     var = L * L * b * (1 - b) / (nf * (a - b) ** 2) + L * f_clip * (1 - a - b) / (nf * (a - b))   # (9)
     std = np.sqrt(np.maximum(var, 0.0))
+    c0, c1 = affine_variance(b, a, L, sampling=True)
+    fvar = FrequencyVariance(f, c0, c1, 0.0, int(n), source="PCKV eq. (9) plus the key-sampling variance "
+                             "(Algorithm 1; sets of at most L pairs)")
     if method == "empirical":
         with np.errstate(divide="ignore", invalid="ignore"):
             m = (n1 - n2) * (a - b) / (a * (2 * p - 1) * (n1 + n2 - nf * b))  # (8)
-        return Estimate(frequency=f, mean=m, method=method, n=int(n), std_error=std)
+        return Estimate(frequency=f, mean=m, method=method, n=int(n), std_error=std, variance=fvar,
+                        mean_variance=mean_variance(f, m, a, b, p, L, nf))
     f = np.clip(f, 1.0 / nf, 1.0)
     alpha, beta = a * p - b / 2.0, a * (1 - p) - b / 2.0                    # A of (13)
     det = alpha * alpha - beta * beta
@@ -305,4 +310,40 @@ def estimate_from_counts(n: int, n1, n2, a: float, b: float, p: float, padding_l
     hat1 = np.clip((alpha * r1 - beta * r2) / det, 0.0, cap)
     hat2 = np.clip((alpha * r2 - beta * r1) / det, 0.0, cap)
     m = L * (hat1 - hat2) / (nf * f)                                         # (14)
-    return Estimate(frequency=f, mean=m, method=method, n=int(n), std_error=std)
+    return Estimate(frequency=f, mean=m, method=method, n=int(n), std_error=std, variance=fvar,
+                    mean_variance=mean_variance(f, m, a, b, p, L, nf))
+
+
+def mean_variance(f, m, a: float, b: float, p: float, padding_length: float, n: float) -> MeanVariance:
+    r"""Root-MSE of the mean estimates by Theorem 4 at the estimates (delta method, eq. (10)-(12)).
+
+    ``se_k = sqrt(Var (11) + bias (10)^2)`` with ``delta = (a-b) f_k / L``, ``gamma = a (2p-1) f_k / L``
+    at ``f_k`` clipped to ``[1/n, 1]`` and ``m_k`` clipped to ``[-1, 1]`` (``m_k = 0`` where not finite).
+    Keys whose estimated frequency is near 0 get a huge ``se`` (their intervals are all of [-1, 1]).
+
+    Parameters
+    ----------
+    f, m : array_like, shape (d,)
+        Estimated frequencies and means.
+    a, b, p : float
+    padding_length : float
+    n : float
+        Users.
+
+    Returns
+    -------
+    MeanVariance
+
+    References
+    ----------
+    PCKV, Theorem 4, eq. (10)-(12).
+    """
+    L = float(padding_length)
+    fs = np.clip(np.asarray(f, dtype=np.float64), 1.0 / n, 1.0)
+    mm = np.asarray(m, dtype=np.float64)
+    mm = np.clip(np.where(np.isfinite(mm), mm, 0.0), -1.0, 1.0)
+    delta = (a - b) * fs / L
+    gamma = a * (2 * p - 1) * fs / L
+    var = (b + delta) / (n * gamma * gamma) + (b * (1 - b) - delta) / (n * delta * delta) * mm * mm
+    bias = mm * (1 - b - delta) * b / (n * delta * delta)
+    return MeanVariance(np.sqrt(np.maximum(var, 0.0) + bias * bias), source="PCKV Theorem 4, eq. (10)-(12)")

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ._estimators import bonferroni_z, significance_threshold
+from ._intervals import FrequencyVariance
 from ._mle import rr_mle
 from ._pie_channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
 from ._plan import PlanError, RUNTIME_TOLERANCE, check_claim, check_verified, integer, number, read_plan, require
@@ -275,14 +276,16 @@ class KaryRRBase(Frozen):
         std *= slope / n
         std += intercept / n
         np.sqrt(std, out=std)
+        var = FrequencyVariance(emp, intercept, slope, 0.0, n, source="PIE eq. (22)/(23)")
         if method == "empirical":
-            return Estimate(emp, None, method, n, std_error=std)
+            return Estimate(emp, None, method, n, std_error=std, variance=var)
         if method == "threshold":
             freq = (_fill_zero(emp, n, intercept, alpha) if threshold_fill == "zero"
                     else significance_threshold(emp, n, intercept, alpha=alpha))
-            return Estimate(freq, None, method, n, std_error=std)
+            return Estimate(freq, None, method, n, std_error=std, variance=var)
         if not support.any():  # no GLH report supports any item: the likelihood is flat, take the uniform
             return Estimate(np.full(self.domain_size, 1.0 / self.domain_size), None, method, n,
-                            log_likelihood=0.0, iterations=0)
+                            log_likelihood=0.0, iterations=0, variance=var)
         res = rr_mle(support, self.mu, self.nu)
-        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0)
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0,
+                        variance=var)

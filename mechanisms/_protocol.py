@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ._batches import FINGERPRINT, MAX_COUNT, Batch, CountRule, check_int, count_array, duplicate_message
+from ._intervals import SCORE_METHOD, WALD_MEAN_METHOD, FrequencyVariance, MeanVariance, two_sided_z
 
 __all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "check_method", "readonly",
            "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT"]
@@ -89,6 +90,18 @@ class Estimate:
         Iterative/maximum-likelihood estimators: the final log-likelihood (nats).
     iterations : int or None
         Iterative estimators: iterations run.
+    variance : FrequencyVariance or None
+        The exact variance of the family's unbiased linear estimator as a function of the true
+        frequency (``n Var = c0 + c1 f + c2 f^2``), behind :meth:`confidence_interval`.
+    mean_variance : MeanVariance or None
+        Key-value mechanisms: the means' delta-method standard errors (PCKV eq. (11)).
+
+    Notes
+    -----
+    ``std_error`` is the plug-in standard error (the variance at the estimate clipped to
+    [0, 1]). Near 0 it can be far too small when the variance at ``f = 0`` is tiny (GLH with a
+    large ``g``: a cell estimated at 0 that 7 of 5,000 users hold has ``std_error ~ 4e-7``);
+    use :meth:`confidence_interval`, which evaluates the variance at every tested frequency.
     """
 
     frequency: np.ndarray
@@ -98,6 +111,8 @@ class Estimate:
     std_error: np.ndarray | None = None
     log_likelihood: float | None = None
     iterations: int | None = None
+    variance: FrequencyVariance | None = dataclasses.field(default=None, repr=False, compare=False)
+    mean_variance: MeanVariance | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "frequency", readonly(np.asarray(self.frequency, dtype=np.float64)))
@@ -106,8 +121,69 @@ class Estimate:
             if value is not None:
                 object.__setattr__(self, name, readonly(np.asarray(value, dtype=np.float64)))
 
-    def to_dict(self, labels: list[str] | None = None) -> dict[str, Any]:
-        """JSON-ready dict in domain order (``labels`` included when given)."""
+    @property
+    def interval_method(self) -> str | None:
+        """How :meth:`confidence_interval` computes frequency intervals (None: it cannot)."""
+        return SCORE_METHOD if self.variance is not None else None
+
+    def confidence_interval(self, level: float = 0.95, which: str = "frequency") -> tuple[np.ndarray, np.ndarray]:
+        """Two-sided confidence intervals per item, from the estimator's exact or asymptotic variance.
+
+        Parameters
+        ----------
+        level : float, default 0.95
+            Confidence level in (0, 1); the critical value is ``Phi^{-1}((1 + level)/2)``
+            (``statistics.NormalDist``).
+        which : {"frequency", "mean"}
+            ``"frequency"``: intervals for the true frequencies (fractions of users) by the
+            score method (:attr:`interval_method`): every ``f`` in [0, 1] that the z-test with the
+            exact variance at ``f`` does not reject, for the family's unbiased estimator (also
+            for the other methods: a confidence set for the same frequencies). ``"mean"``
+            (key-value mechanisms): Wald intervals ``mean +- z se`` with the delta-method
+            variance of PCKV eq. (11) at the estimates, clipped to [-1, 1].
+
+        Returns
+        -------
+        low, high : ndarray of float64, shape (domain_size,)
+            Frequency units (or value units for ``which="mean"``); ``low <= high``.
+
+        Raises
+        ------
+        ValueError
+            ``level`` not in (0, 1), an unknown ``which``, ``"mean"`` for an estimate without
+            means, or an estimate that carries no variance model.
+
+        Notes
+        -----
+        Asymptotic (normal) intervals: coverage is close to ``level`` when each item's count of
+        supporting reports, and of the others, is large (>= ~10 expected); it fails for cells held
+        by a handful of users under a channel that rarely reports them (``n mu f`` small) and for
+        means of keys held by few users (``n f / L`` below ~100). See docs/REPORTS.md, "Confidence intervals".
+
+        References
+        ----------
+        Wilson (JASA 1927); ID-LDP eq. (8); PIE eq. (22)-(23); ULDP eqs. (35), (41); PCKV eq. (9)-(12).
+        """
+        z = two_sided_z(level)
+        if which == "frequency":
+            if self.variance is None:
+                raise ValueError(f"confidence_interval: this {self.method!r} estimate carries no variance model")
+            low, high = self.variance.interval(z)
+            return readonly(low), readonly(high)
+        if which == "mean":
+            if self.mean is None or self.mean_variance is None:
+                raise ValueError("which: 'mean' needs a key-value estimate with means (PCKV)")
+            low, high = self.mean_variance.interval(self.mean, z)
+            return readonly(low), readonly(high)
+        raise ValueError(f"which: must be one of ['frequency', 'mean'] (got {which!r})")
+
+    def to_dict(self, labels: list[str] | None = None, confidence: float | None = None) -> dict[str, Any]:
+        """JSON-ready dict in domain order (``labels`` included when given).
+
+        With ``confidence`` (a level in (0, 1)): ``confidence``, ``interval_method``, ``ci_low`` and
+        ``ci_high`` (frequency intervals) and, for key-value estimates, ``mean_ci_low``,
+        ``mean_ci_high`` and ``mean_interval_method``.
+        """
         out: dict[str, Any] = {
             "frequency": self.frequency.tolist(),
             "mean": None if self.mean is None else self.mean.tolist(),
@@ -121,6 +197,14 @@ class Estimate:
             out["log_likelihood"] = float(self.log_likelihood)
         if self.iterations is not None:
             out["iterations"] = int(self.iterations)
+        if confidence is not None:
+            low, high = self.confidence_interval(confidence)
+            out.update({"confidence": float(confidence), "interval_method": self.interval_method,
+                        "ci_low": low.tolist(), "ci_high": high.tolist()})
+            if self.mean is not None and self.mean_variance is not None:
+                mlow, mhigh = self.confidence_interval(confidence, which="mean")
+                out.update({"mean_ci_low": mlow.tolist(), "mean_ci_high": mhigh.tolist(),
+                            "mean_interval_method": WALD_MEAN_METHOD})
         return out
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _sampling
 from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split, hi_tile
+from ._intervals import FrequencyVariance, affine_variance
 from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
 
 __all__ = ["UnaryReports", "UnaryEncoding", "COUNTS", "CHUNK_BITS", "WORKERS"]
@@ -367,4 +368,8 @@ class UnaryEncoding(Frozen):
         s = self._scale()
         freq = s * (c / agg.n - b) / (a - b)
         se = np.sqrt(self.variance(np.clip(freq / s, 0.0, 1.0), agg.n))
-        return Estimate(frequency=freq, mean=None, method=method, n=agg.n, std_error=se)
+        sampling = self.padding_length is not None
+        c0, c1 = affine_variance(b, a, s, sampling=sampling)
+        var = FrequencyVariance(freq, c0, c1, 0.0, agg.n, source="ID-LDP eq. (8)" + (
+            " plus the item-sampling variance (Sec. VI-B; sets of at most L items)" if sampling else ""))
+        return Estimate(frequency=freq, mean=None, method=method, n=agg.n, std_error=se, variance=var)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import math
 import os
 from typing import Any
 
@@ -179,31 +180,54 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
     return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"])
 
 
-def _columns(result: EstimateResult) -> tuple[list[str], list[list[Any]]]:
+def check_confidence(confidence: Any) -> float | None:
+    """``--confidence``: None or a level in (0, 1) (SpecError naming the flag otherwise)."""
+    if confidence is None:
+        return None
+    try:
+        level = float(confidence)
+    except (TypeError, ValueError):
+        level = math.nan
+    if not 0.0 < level < 1.0:
+        raise SpecError("--confidence", "must be a confidence level in (0, 1), e.g. 0.95", confidence)
+    return level
+
+
+def _columns(result: EstimateResult, confidence: float | None = None) -> tuple[list[str], list[list[Any]]]:
     est = result.estimate
     cols = ["label", "frequency", "count"]
     data: list[Any] = [result.labels, est.frequency, est.frequency * est.n]
     if est.std_error is not None:
         cols.append("std_error")
         data.append(est.std_error)
+    if confidence is not None:
+        cols += ["ci_low", "ci_high"]
+        data += list(est.confidence_interval(confidence))
     if est.mean is not None:
         cols.append("mean")
         data.append(est.mean)
+        if confidence is not None:
+            cols += ["mean_ci_low", "mean_ci_high"]
+            data += list(est.confidence_interval(confidence, which="mean"))
     rows = [[data[0][i], *(float(c[i]) for c in data[1:])] for i in range(len(result.labels))]
     return cols, rows
 
 
-def estimate_table(result: EstimateResult) -> Table:
-    """The estimate as a table in domain order (label, frequency, count, std_error, mean where available)."""
-    cols, rows = _columns(result)
+def estimate_table(result: EstimateResult, confidence: float | None = None) -> Table:
+    """The estimate as a table in domain order (label, frequency, count, std_error, mean where available;
+    with ``confidence``, the intervals ``ci_low``/``ci_high`` and, for means, ``mean_ci_low``/``mean_ci_high``)."""
+    cols, rows = _columns(result, confidence)
     est = result.estimate
+    note = "frequency = fraction of users; count = n x frequency"
+    if confidence is not None:
+        note += f"; {confidence:g} confidence intervals: {est.interval_method}"
     return Table(title=f"{result.mechanism} estimate ({est.method}), n = {est.n:,}", columns=cols, rows=rows,
-                 note="frequency = fraction of users; count = n x frequency")
+                 note=note)
 
 
-def estimate_csv(result: EstimateResult) -> bytes:
-    """The estimate as CSV bytes (full float precision)."""
-    cols, rows = _columns(result)
+def estimate_csv(result: EstimateResult, confidence: float | None = None) -> bytes:
+    """The estimate as CSV bytes (full float precision; interval columns with ``confidence``)."""
+    cols, rows = _columns(result, confidence)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(cols)
@@ -211,11 +235,15 @@ def estimate_csv(result: EstimateResult) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
-def estimate_json(result: EstimateResult) -> dict[str, Any]:
-    """``{"frequency", "mean", "n", "method", "std_error", "labels", ...}`` in domain order."""
-    return result.estimate.to_dict(labels=result.labels)
+def estimate_json(result: EstimateResult, confidence: float | None = None) -> dict[str, Any]:
+    """``{"frequency", "mean", "n", "method", "std_error", "labels", ...}`` in domain order.
+
+    With ``confidence``: ``confidence``, ``interval_method``, ``ci_low``, ``ci_high`` (and
+    ``mean_ci_low``, ``mean_ci_high``, ``mean_interval_method`` for key-value plans).
+    """
+    return result.estimate.to_dict(labels=result.labels, confidence=confidence)
 
 
-def write_estimate_csv(result: EstimateResult, path: str | os.PathLike) -> None:
+def write_estimate_csv(result: EstimateResult, path: str | os.PathLike, confidence: float | None = None) -> None:
     """Write :func:`estimate_csv` atomically."""
-    write_bytes_atomic(path, estimate_csv(result))
+    write_bytes_atomic(path, estimate_csv(result, confidence))

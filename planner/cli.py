@@ -301,7 +301,9 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
 @click.option("--json", "as_json", is_flag=True, help="Print estimates as JSON (domain order).")
 @click.option("--method", default=None, metavar="NAME",
               help="Estimator (the mechanism's `methods`; the first is the default; `empirical` always exists).")
-def estimate_cmd(plan_file, inputs, output, as_json, method):
+@click.option("--confidence", default=None, metavar="LEVEL",
+              help="Add confidence intervals at LEVEL in (0, 1), e.g. 0.95 (ci_low/ci_high; PCKV means too).")
+def estimate_cmd(plan_file, inputs, output, as_json, method, confidence):
     """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
 
     INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
@@ -311,21 +313,23 @@ def estimate_cmd(plan_file, inputs, output, as_json, method):
       ldpplan estimate health.json reports.parquet
       ldpplan estimate health.json 'reports/*.parquet' --method empirical --json
       ldpplan estimate health.json agg.json -o estimates.csv
+      ldpplan estimate health.json agg.json --json --confidence 0.95
     """
     from ._console import console, print_tables
     from ._report import counted
-    from ._runtime_io import estimate_file, estimate_json, estimate_table, write_estimate_csv
+    from ._runtime_io import check_confidence, estimate_file, estimate_json, estimate_table, write_estimate_csv
 
+    level = check_confidence(confidence)
     result = estimate_file(plan_file, list(inputs), method=method)
     if output:
-        write_estimate_csv(result, output)
+        write_estimate_csv(result, output, level)
     if as_json:
-        _echo_json(estimate_json(result))
+        _echo_json(estimate_json(result, level))
     elif output:
         console().print(f"estimates of {counted(len(result.labels), 'entry', 'entries')} written to {output}", markup=False,
                         highlight=False, soft_wrap=True)
     else:
-        print_tables([estimate_table(result)])
+        print_tables([estimate_table(result, level)])
 
 
 @main.command("audit", short_help="Measure a lower bound on epsilon from the runtime (exit 1: it leaks).")

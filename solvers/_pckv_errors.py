@@ -9,7 +9,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["truncation_factor", "theorem4_mse", "approximate_mse", "KeyModel"]
+__all__ = ["truncation_factor", "theorem4_mse", "approximate_mse", "worst_case_mean_mse", "KeyModel"]
 
 
 # ------------------------------------------------------------------ errors
@@ -103,6 +103,57 @@ def approximate_mse(a: float, b: float, p: float, padding_length: int, n: float,
     return np.full_like(f, L * L * h / n), mu * (g + h * m * m)
 
 
+def worst_case_mean_mse(a: float, b: float, p: float, padding_length: int, n: float, min_frequency: float,
+                        max_abs_mean: float = 1.0, truncation: float = 1.0, grid: int = 2048) -> float:
+    r"""The largest per-key Theorem 4 mean MSE over key frequencies ``f >= min_frequency`` and means ``|m| <= M``.
+
+    ``sup_{f in [f_min, 1], m^2 in [0, M^2]} MSE_m(f, m)`` with ``MSE_m = Var (11) + bias (10)^2`` at
+    ``f_s = truncation * f`` (:func:`theorem4_mse`). ``MSE_m`` is affine in ``m^2``, so the sup over
+    ``m`` is at ``m = 0`` or ``|m| = M``; over ``f`` it is taken on a geometric grid of ``grid`` points
+    plus both ends (the ``1/(n f^2)`` terms make it decrease in ``f`` except where ``delta`` is large;
+    the grid covers both). Without a floor the sup is infinite: a key's mean error grows like
+    ``L^2 (g + h m^2) / (n f^2)`` (eq. (18)) as its frequency ``f -> 0``.
+
+    Parameters
+    ----------
+    a, b, p : float
+    padding_length : int
+    n : float
+        Users.
+    min_frequency : float
+        The smallest key frequency covered, in (0, 1].
+    max_abs_mean : float, default 1
+        ``M``: the means' bound (values lie in [-1, 1]).
+    truncation : float, default 1
+        ``f_s / f`` (:func:`truncation_factor`; 1 when no user holds more than ``L`` pairs).
+    grid : int
+
+    Returns
+    -------
+    float
+        Squared value units: an upper bound on the mean MSE of every key with ``f >= min_frequency``,
+        hence on any average over such keys (to Theorem 4's first-order accuracy).
+
+    Raises
+    ------
+    ValueError
+        ``min_frequency`` not in (0, 1].
+
+    References
+    ----------
+    PCKV, Theorem 4, eq. (10)-(12); eq. (18).
+    """
+    if not 0.0 < float(min_frequency) <= 1.0:
+        raise ValueError(f"min_frequency: must be in (0, 1] (got {min_frequency!r})")
+    f = np.unique(np.concatenate([[float(min_frequency), 1.0], np.geomspace(float(min_frequency), 1.0, int(grid))]))
+    fs = truncation * f
+    worst = 0.0
+    for m in (0.0, float(max_abs_mean)):
+        _, mse_m = theorem4_mse(a, b, p, padding_length, n, f, np.full_like(f, m), fs)
+        worst = max(worst, float(np.max(mse_m)))
+    return worst
+
+
 class KeyModel:
     """What the planner assumes about the data when predicting errors.
 
@@ -122,10 +173,22 @@ class KeyModel:
         proportional model of :func:`truncation_factor`).
     objective_keys : array of int, optional
         Indices of the keys the objective averages over (default all keys with f > 0).
+    min_key_frequency : float, optional
+        Set when the key frequencies are an assumption (no data, no prior frequencies): the
+        smallest key frequency the worst-case predictions cover (:func:`worst_case_mean_mse`).
+        None: the frequencies are known (data or priors) and predictions are at them.
+    max_abs_mean : float, default 1
+        Bound on ``|m_k|`` for the worst case (1 when the means are left open).
+    basis : str, default "priors"
+        Where ``frequencies`` and ``means`` come from: ``"data"``, ``"priors"`` or ``"assumption"``.
     """
 
     def __init__(self, frequencies, means, n, set_sizes=None, set_size_weights=None,
-                 sampled_frequencies=None, objective_keys=None):
+                 sampled_frequencies=None, objective_keys=None, min_key_frequency=None, max_abs_mean=1.0,
+                 basis="priors"):
+        self.min_key_frequency = None if min_key_frequency is None else float(min_key_frequency)
+        self.max_abs_mean = float(max_abs_mean)
+        self.basis = str(basis)
         self.frequencies = np.asarray(frequencies, dtype=float)
         self.means = np.asarray(means, dtype=float)
         self.n = float(n)

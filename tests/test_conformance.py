@@ -217,6 +217,10 @@ def test_perturb_aggregate_merge_estimate(fam, name, request, tmp_path):
         np.testing.assert_allclose(from_reports.frequency, est.frequency, rtol=1e-12, atol=1e-12)
         doc = est.to_dict(mech.labels)
         assert doc["method"] == method and doc["n"] == N_USERS and len(doc["frequency"]) == d
+        # issue 19: every estimate has per-item confidence intervals with a stated method
+        low, high = est.confidence_interval(0.95)
+        assert est.interval_method and low.shape == high.shape == (d,)
+        assert np.all((0 <= low) & (low <= high) & (high <= 1))
     default = mech.estimate(agg)
     assert default.method == mech.methods[0]
     with pytest.raises(ValueError) as info:
@@ -239,6 +243,8 @@ def test_empirical_estimate_is_close_to_the_truth(fam, name, request, tmp_path):
         assert np.all(np.abs(est.frequency - truth) <= 6 * est.std_error + 1e-12)
     else:  # no standard error: the truth's coordinate is at least the closest one
         assert np.argmax(est.frequency) == 0
+    low, high = est.confidence_interval(1 - 1e-9)  # z = 6.1: the truth is inside
+    assert np.all((low <= truth + 1e-12) & (truth - 1e-12 <= high)), (low, high)
 
 
 @pytest.mark.parametrize("fam,name", SMALL)

@@ -13,10 +13,11 @@ import numpy as np
 
 from .. import _sampling
 from .._estimators import significance_threshold
+from .._intervals import FrequencyVariance, affine_variance
 from .._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
 
 __all__ = ["from_plan_numbers", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
-           "sensitive_mask", "linear_estimate", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
+           "sensitive_mask", "linear_estimate", "linear_variance", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
 
 #: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
 EM_TOL = 1e-10
@@ -181,6 +182,24 @@ def linear_estimate(counts: np.ndarray, n: int, alpha: np.ndarray, beta: np.ndar
         return emp, std
     variance = alpha * (1.0 - alpha) / beta**2  # n Var under the null p_j = 0
     return significance_threshold(emp, n, variance, significance), std
+
+
+def linear_variance(counts: np.ndarray, n: int, alpha: np.ndarray, beta: np.ndarray) -> FrequencyVariance:
+    """The exact variance of the empirical estimate (eq. 35/41) for fixed users' data.
+
+    A holder of ``j`` reports marginal ``j`` with probability ``alpha_j + beta_j``, every other user
+    with ``alpha_j`` (eqs. 34, 40), so ``n Var(p_hat_j) = c0 + c1 p_j`` (see
+    :func:`ldpplan.mechanisms._intervals.affine_variance`).
+
+    References
+    ----------
+    Murakami & Kawamoto 2019, eqs. (34)-(35), (40)-(41).
+    """
+    alpha = np.asarray(alpha, dtype=np.float64)
+    beta = np.asarray(beta, dtype=np.float64)
+    emp = (np.asarray(counts, dtype=np.float64) / n - alpha) / beta
+    c0, c1 = affine_variance(alpha, alpha + beta)
+    return FrequencyVariance(emp, c0, c1, 0.0, int(n), source="ULDP eqs. (34)-(35) / (40)-(41), fixed users' data")
 
 
 def check_guarantee(actual: dict[str, Any], plan: dict[str, Any]) -> None:

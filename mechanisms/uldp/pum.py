@@ -250,6 +250,14 @@ class PersonalizedULDP(Frozen):
         """
         r = np.asarray(r_hat, dtype=np.float64)
         k = self.domain_size
+        p = r[:k].copy()
+        for j, pi in enumerate(self._backgrounds(r, background)):
+            p += r[k + j] * pi
+        return p
+
+    def _backgrounds(self, r: np.ndarray, background: Mapping[str, Any] | None) -> list[np.ndarray]:
+        """``pi_hat_k`` of every tag (eq. (21)): the plan's or ``background``'s, else the fallback."""
+        k = self.domain_size
         bg = dict(self.background)
         if background:
             bg.update(self._background(background))
@@ -257,10 +265,16 @@ class PersonalizedULDP(Frozen):
         fallback = np.where(nonsens, np.maximum(r[:k], 0.0), 0.0)
         total = fallback.sum()
         fallback = fallback / total if total > 0 else np.where(nonsens, 1.0, 0.0) / max(1, int(nonsens.sum()))
-        p = r[:k].copy()
-        for j, tag in enumerate(self.tags):
-            p += r[k + j] * bg.get(tag, fallback)
-        return p
+        return [np.asarray(bg.get(tag, fallback), dtype=np.float64) for tag in self.tags]
+
+    def background_matrix(self, r_hat, background: Mapping[str, Any] | None = None) -> np.ndarray:
+        """Eq. (21) as ``p_hat = r_hat[:|X|] + B @ r_hat[|X|:]``: ``B`` has the tags' ``pi_hat_k`` as columns.
+
+        Shape ``(|X|, kappa)``, non-negative (the backgrounds at ``r_hat``, as :meth:`combine`).
+        """
+        r = np.asarray(r_hat, dtype=np.float64)
+        cols = self._backgrounds(r, background)
+        return np.column_stack(cols) if cols else np.zeros((self.domain_size, 0))
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, background=None,
                  **kwargs) -> Estimate:
@@ -280,8 +294,11 @@ class PersonalizedULDP(Frozen):
             ``frequency`` shape (|X|,).
         """
         inner = self.common.estimate(self._inner(reports_or_aggregate), method, **kwargs)
+        var = None
+        if inner.variance is not None:  # intervals of r over Z, mapped by eq. (21) (Minkowski sum)
+            var = inner.variance.with_mixing(self.background_matrix(inner.frequency, background))
         return Estimate(self.combine(inner.frequency, background), None, inner.method, inner.n,
-                        log_likelihood=inner.log_likelihood, iterations=inner.iterations)
+                        log_likelihood=inner.log_likelihood, iterations=inner.iterations, variance=var)
 
     def estimate_intermediate(self, reports_or_aggregate, method: str | None = None, **kwargs) -> Estimate:
         """``r_hat`` over Z = X + bots (shape (|X| + kappa,))."""

@@ -25,7 +25,8 @@ from .._mle import unary_composite_mle
 from .._unary_em import unary_em_full
 from .._plan import PlanError
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, sensitive_mask
+from ._base import (bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, linear_variance,
+                    sensitive_mask)
 
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
 
@@ -389,18 +390,21 @@ class UtilityOptimizedRAPPOR(Frozen):
             y = rows[0] if len(rows) == 1 else np.concatenate(rows)
             a, b = self.unary_parameters()
             res = unary_em_full(y, a, b, rtol=tol, gap_tol=gap_tol, max_iter=max_iter)
+            counts, n = self._counts(reports_or_aggregate)
             return Estimate(res.frequency, None, method, int(y.shape[0]), log_likelihood=res.log_likelihood,
-                            iterations=res.iterations)
+                            iterations=res.iterations, variance=linear_variance(counts, n, *self.marginals()))
         counts, n = self._counts(reports_or_aggregate)
         a, b = self.marginals()
         if method in ("empirical", "threshold"):
             freq, std = linear_estimate(counts, n, a, b, method, alpha)
-            return Estimate(freq, None, method, n, std_error=std)
+            return Estimate(freq, None, method, n, std_error=std, variance=linear_variance(counts, n, a, b))
         if n <= 0:
             raise ValueError("reports: an estimate needs at least one report (n = 0)")
+        var = linear_variance(counts, n, a, b)
         a, b = self.unary_parameters()
         res = unary_composite_mle(counts, n, a, b)
-        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0)
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0,
+                        variance=var)
 
 
 class BasicRAPPOR(UtilityOptimizedRAPPOR):

@@ -16,7 +16,7 @@ from .. import _sampling
 from .._mle import urr_mle
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
 from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels, from_plan_numbers,
-                    linear_estimate, sensitive_mask)
+                    linear_estimate, linear_variance, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRR", "URRChannel", "urr_epsilon"]
 
@@ -232,9 +232,10 @@ class UtilityOptimizedRR(Frozen):
         a, b = self.marginals()
         if method != "em":
             freq, std = linear_estimate(counts, n, a, b, method, alpha)
-            return Estimate(freq, None, method, n, std_error=std)
+            return Estimate(freq, None, method, n, std_error=std, variance=linear_variance(counts, n, a, b))
         if n <= 0:
             raise ValueError("reports: an estimate needs at least one report (n = 0)")
         res = urr_mle(counts, np.asarray(self.sensitive_mask), self.c1, self.c2, self.c3)
-        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0)
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0,
+                        variance=linear_variance(counts, n, a, b))
 

@@ -17,7 +17,34 @@ from ..data import KeyValueData, load_key_value_data, map_key_value_data, resolv
 from ..errors import InputDataError, SpecError
 from .spec import DEFAULT_USERS, PCKVSpec
 
-__all__ = ["PlanningData", "read_spec_data", "data_model", "build_model"]
+__all__ = ["PlanningData", "read_spec_data", "data_model", "build_model", "open_assumptions", "MIN_KEY_FREQUENCY_SHARE"]
+
+#: Default ``min_key_frequency`` as a share of the uniform key frequency ``min(1, E[set size]/d)``.
+MIN_KEY_FREQUENCY_SHARE = 0.5
+
+
+def open_assumptions(spec: PCKVSpec, d: int, mean_set_size: float) -> dict[str, Any]:
+    """``KeyModel`` keyword arguments for what the spec leaves open (frequencies, means).
+
+    Without ``prior_frequencies`` the key distribution is open: the worst case covers keys with
+    frequency at least ``min_key_frequency`` (default :data:`MIN_KEY_FREQUENCY_SHARE` of the uniform
+    frequency) and means up to ``max |prior_means|`` (1 when the means are open too).
+
+    Raises
+    ------
+    SpecError
+        ``min_key_frequency`` given together with ``prior_frequencies``.
+    """
+    if spec.prior_frequencies is not None:
+        if spec.min_key_frequency is not None:
+            raise SpecError("min_key_frequency", "applies only when key frequencies are left open "
+                            "(not with prior_frequencies or data)", spec.min_key_frequency)
+        return {"basis": "priors"}
+    floor = spec.min_key_frequency
+    if floor is None:
+        floor = MIN_KEY_FREQUENCY_SHARE * min(1.0, max(mean_set_size, 1e-12) / d)
+    bound = 1.0 if spec.prior_means is None else max(abs(float(m)) for m in spec.prior_means)
+    return {"min_key_frequency": float(floor), "max_abs_mean": bound, "basis": "assumption"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +159,10 @@ def build_model(spec: PCKVSpec, d: int, labels: list[str] | None, pdata: Plannin
                      "max_set_size": int(sizes.max()) if sizes.size else 0,
                      "mean_set_size": float(sizes.mean()) if sizes.size else 0.0})
         sset, swt = np.unique(sizes, return_counts=True)
-        kwargs = dict(sampled_frequencies=sampled, set_sizes=sset, set_size_weights=swt)
+        if spec.min_key_frequency is not None:
+            raise SpecError("min_key_frequency", "applies only when key frequencies are left open "
+                            "(not with prior_frequencies or data)", spec.min_key_frequency)
+        kwargs = dict(sampled_frequencies=sampled, set_sizes=sset, set_size_weights=swt, basis="data")
     else:
         freq, means, sset, swt = _prior_arrays(spec, d)
         n = spec.users or DEFAULT_USERS
@@ -140,7 +170,10 @@ def build_model(spec: PCKVSpec, d: int, labels: list[str] | None, pdata: Plannin
                      "prior_frequencies": "spec" if spec.prior_frequencies is not None
                      else "pairs spread uniformly over keys (f_k = E[set size]/d)",
                      "prior_means": "spec" if spec.prior_means is not None else "|m_k| = 1 (worst case of eq. 11)"})
-        kwargs = dict(set_sizes=sset, set_size_weights=swt)
+        mean_size = 1.0 if sset is None else float(np.dot(sset, swt / swt.sum()))
+        kwargs = dict(set_sizes=sset, set_size_weights=swt, **open_assumptions(spec, d, mean_size))
+        if kwargs.get("min_key_frequency") is not None:
+            info["min_key_frequency"] = kwargs["min_key_frequency"]
     info["users_source"] = "spec" if spec.users is not None else (
         "data" if pdata.data is not None else f"default ({DEFAULT_USERS})")
     order = np.argsort(-freq, kind="stable")

@@ -32,6 +32,7 @@ __all__ = ["build_plan", "predictions", "domain_of", "choose", "COMPOSITION"]
 COMPOSITION = {"pckv-ue": "Theorem 2, eq. (3)", "pckv-grr": "Theorem 3, eq. (6)"}
 _MSE_F_UNIT = "frequency^2 (frequency = fraction of users) per key, averaged over the objective keys"
 _MSE_M_UNIT = "value^2 (values in [-1, 1]) per key, averaged over the objective keys"
+_MSE_M_WORST_UNIT = "value^2 (values in [-1, 1]) per key, a bound for every key it covers (see at)"
 
 
 def domain_of(spec: PCKVSpec, pdata: PlanningData) -> tuple[int, list[str] | None]:
@@ -62,16 +63,24 @@ def predictions(q: Mapping[str, float], L: int, model, weights) -> dict[str, dic
     mf, mm = theorem4_mse(a, b, p, L, model.n, model.frequencies[keys], model.means[keys], fs[keys])
     af, am = approximate_mse(a, b, p, L, model.n, model.frequencies[keys], model.means[keys])
     extra = {"users": int(model.n), "keys_averaged": int(keys.size)}
+    at = _at(model)
     out = {
         "mse_frequency": predicted(np.mean(mf), _MSE_F_UNIT, "PCKV Theorem 4, eq. (9) at f_s(L), plus the truncation "
-                                   "bias (f_s(L) - f)^2 of eq. (7)", **extra),
-        "mse_mean": predicted(np.mean(mm), _MSE_M_UNIT, "PCKV Theorem 4, eq. (10)^2 + (11)", **extra),
-        "approx_mse_frequency": predicted(np.mean(af), _MSE_F_UNIT, "PCKV eq. (17)", **extra),
-        "approx_mse_mean": predicted(np.mean(am), _MSE_M_UNIT, "PCKV eq. (18)", **extra),
-        "objective": predicted(weights[0] * np.mean(mf) + weights[1] * np.mean(mm),
-                               "w_f * mse_frequency + w_m * mse_mean", "PCKV Theorem 4 (the planner's objective)",
-                               **extra),
+                                   "bias (f_s(L) - f)^2 of eq. (7)", **extra, **at),
+        "mse_mean": predicted(np.mean(mm), _MSE_M_UNIT, "PCKV Theorem 4, eq. (10)^2 + (11)", **extra, **at),
     }
+    objective_unit = "w_f * mse_frequency + w_m * mse_mean"
+    if model.min_key_frequency is not None:  # the key distribution is open: the headline is the worst case
+        out["mse_mean_uniform"] = out["mse_mean"]
+        out["mse_mean"] = _worst_mean(q, L, model)
+        objective_unit = "w_f * mse_frequency + w_m * mse_mean_uniform"
+    out.update({
+        "approx_mse_frequency": predicted(np.mean(af), _MSE_F_UNIT, "PCKV eq. (17)", **extra, **at),
+        "approx_mse_mean": predicted(np.mean(am), _MSE_M_UNIT, "PCKV eq. (18)", **extra, **at),
+        "objective": predicted(weights[0] * np.mean(mf) + weights[1] * np.mean(mm),
+                               objective_unit, "PCKV Theorem 4 (the planner's objective)",
+                               **extra, **at),
+    })
     out["g"] = predicted(b / (a * a * (2 * p - 1) ** 2), "1 (dimensionless)",
                          "PCKV eq. (16): g = b / (a^2 (2p-1)^2), the value-noise factor of eq. (18)")
     out["h"] = predicted((1 - b) * b / (a - b) ** 2, "1 (dimensionless)",
@@ -82,6 +91,30 @@ def predictions(q: Mapping[str, float], L: int, model, weights) -> dict[str, dic
                                                     "set sizes: users holding more than L pairs (Algorithm 1 "
                                                     "samples each with probability 1/|S|)")
     return out
+
+
+def _at(model) -> dict[str, str]:
+    """``case`` and ``at`` of the figures computed at the key model's frequencies and means."""
+    if model.basis == "data":
+        return {"case": "data", "at": "the data's key frequencies, value means and set sizes"}
+    if model.basis == "assumption":
+        means = "|m_k| = 1" if model.max_abs_mean == 1.0 else "the spec's prior_means"
+        return {"case": "assumption", "at": f"pairs spread uniformly over the keys (f_k = E[set size]/d), {means}"}
+    return {"case": "priors", "at": "the spec's prior_frequencies and prior_means"}
+
+
+def _worst_mean(q: Mapping[str, float], L: int, model) -> dict[str, Any]:
+    """The headline ``mse_mean`` when the key distribution is open: the worst case over keys and means."""
+    from ldpplan.solvers.pckv import truncation_factor, worst_case_mean_mse
+
+    rho = 1.0 if model.set_sizes is None else truncation_factor(model.set_sizes, model.set_size_weights, L)
+    floor = model.min_key_frequency
+    value = worst_case_mean_mse(q["a"], q["b"], q["p"], L, model.n, floor, model.max_abs_mean, rho)
+    means = "any means in [-1, 1]" if model.max_abs_mean == 1.0 else f"|m| <= {model.max_abs_mean:g}"
+    return predicted(value, _MSE_M_WORST_UNIT, "PCKV Theorem 4, eq. (10)^2 + (11), largest over f >= min_key_frequency "
+                     f"and {means}", users=int(model.n), case="worst",
+                     at=f"every key with frequency >= {floor:.6g} (min_key_frequency), {means}; a rarer key's error "
+                        "grows like (min_key_frequency / f)^2", min_key_frequency=floor)
 
 
 def _finite(x: float) -> float:

@@ -29,6 +29,7 @@ import numpy as np
 from ldpplan.mechanisms import Aggregate
 from ldpplan.mechanisms.pie import RandomizedResponse
 
+from .model import open_assumptions
 from .spec import DEFAULT_USERS, PCKVSpec, PrivatePhase
 
 __all__ = ["PhaseOne", "project_simplex", "phase1_runtime", "phase1_user_count", "split_users", "phase1_counts",
@@ -159,7 +160,8 @@ def private_key_model(spec: PCKVSpec, d: int, distribution, users: int):
     keys = keys[freq[keys] > 0]
     if keys.size == 0:
         raise SpecError("prior_frequencies", "at least one key must have a frequency > 0", None)
-    return KeyModel(freq, means, users, set_sizes=sizes, set_size_weights=w, objective_keys=keys)
+    return KeyModel(freq, means, users, set_sizes=sizes, set_size_weights=w, objective_keys=keys,
+                    **open_assumptions(spec, d, mean_size))
 
 
 def run_phase_one(spec: PCKVSpec, phase: PrivatePhase, set_sizes, data_source: str | None) -> PhaseOne:

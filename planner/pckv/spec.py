@@ -33,6 +33,11 @@ Keys
 ``prior_frequencies`` / ``prior_means``
     Optional lists of length ``d`` (defaults: pairs spread uniformly over keys; ``|m_k| = 1``,
     the worst case of eq. (11)).
+``min_key_frequency``
+    Without ``prior_frequencies`` or ``data`` the key distribution is left open and the headline
+    ``predicted.mse_mean`` is the worst case over every key with frequency at least this floor
+    (and any means in [-1, 1]); default half the uniform frequency, ``min(1, E[set size]/d) / 2``.
+    Refused when the frequencies are given (priors or data: the predictions are at them).
 ``set_size_distribution``
     Optional table ``{"1" = 0.5, "2" = 0.3, ...}`` (pairs per user -> probability or count).
 ``data``
@@ -108,6 +113,7 @@ class PCKVSpec(SpecBase):
     users: Optional[int] = Field(None, ge=1)
     prior_frequencies: Optional[list[float]] = None
     prior_means: Optional[list[float]] = None
+    min_key_frequency: Optional[float] = Field(None, gt=0, le=1)
     set_size_distribution: Optional[dict[str, float]] = None
     data: Optional[str] = None
     objective_keys: Union[Literal["all"], int] = "all"

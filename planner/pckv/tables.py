@@ -22,12 +22,20 @@ def _parameters(plan: Mapping[str, Any]) -> Table:
 
 
 def _predicted(plan: Mapping[str, Any]) -> Table:
-    rows = []
+    rows, cases = [], {}
     for name, entry in plan["predicted"].items():
-        rows.append([name, entry["value"], entry["unit"], entry["source"]])
+        case = entry.get("case")
+        rows.append([f"{name} ({case})" if case else name, entry["value"], entry["unit"], entry["source"]])
+        if case and entry.get("at"):
+            cases.setdefault(case, entry["at"])
     users = plan["predicted"]["mse_frequency"].get("users")
-    return Table("Predicted error", ["metric", "value", "unit", "source"], rows,
-                 note=f"n = {users} users ({plan['solver'].get('assumptions', {}).get('users_source', '')})")
+    note = f"n = {users} users ({plan['solver'].get('assumptions', {}).get('users_source', '')})"
+    if cases:
+        note += "; " + "; ".join(f"{case}: {at}" for case, at in cases.items())
+    if "mse_mean_uniform" in plan["predicted"]:
+        note += ("; the key distribution is not given (no prior_frequencies, no data): mse_mean is the worst case, "
+                 "mse_mean_uniform the figure under the assumption")
+    return Table("Predicted error", ["metric", "value", "unit", "source"], rows, note=note)
 
 
 def _baselines(plan: Mapping[str, Any]) -> Table:
@@ -35,9 +43,10 @@ def _baselines(plan: Mapping[str, Any]) -> Table:
              b["predicted"]["mse_frequency"]["value"], b["predicted"]["mse_mean"]["value"], b["objective"]]
             for b in plan["baselines"]]
     choice = plan["solver"].get("mechanism_choice")
+    worst = plan["predicted"]["mse_mean"].get("case") == "worst"
     return Table("Candidates at the plan's epsilon and L (baselines)",
-                 ["mechanism / allocation", "role", "L", "epsilon1", "epsilon2", "MSE frequency", "MSE mean",
-                  "objective"], rows, note=choice["reason"] if choice else "")
+                 ["mechanism / allocation", "role", "L", "epsilon1", "epsilon2", "MSE frequency",
+                  "MSE mean (worst)" if worst else "MSE mean", "objective"], rows, note=choice["reason"] if choice else "")
 
 
 def _padding(sel: Mapping[str, Any]) -> Table:

@@ -176,6 +176,10 @@ def _check_predictions(plan: Mapping[str, Any], model, weights, q, L: int) -> No
         got = plan["predicted"].get(k, {}).get("value")
         if got is None or not math.isclose(entry["value"], float(got), rel_tol=CLAIM_RTOL, abs_tol=1e-300):
             raise _Fail(f"predicted.{k}: recomputed {entry['value']!r} from the spec's priors (got {got!r})")
+        for label in ("case", "at", "min_key_frequency"):  # what the figure is computed at is a claim too
+            if label in entry and plan["predicted"][k].get(label) != entry[label]:
+                raise _Fail(f"predicted.{k}.{label}: recomputed {entry[label]!r} from the spec "
+                            f"(got {plan['predicted'][k].get(label)!r})")
 
 
 def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
