@@ -3,13 +3,22 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import PrivacyViolation, SpecError
 
-__all__ = ["SpecBase", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "plan_header",
+__all__ = ["SpecBase", "ShuffleSpec", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "plan_header",
            "load_schema",
            "validate_plan_schema"]
+
+
+class ShuffleSpec(BaseModel):
+    """The ``[shuffle]`` spec block: ``n`` users (one report each) go through a shuffler; ``delta`` of the central claim."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    n: int = Field(ge=2, strict=True)
+    delta: float = Field(gt=0.0, lt=1.0)
 
 
 class SpecBase(BaseModel):
@@ -24,6 +33,10 @@ class SpecBase(BaseModel):
 
     mechanism: str
     description: str = ""
+    #: ``[shuffle] n, delta``: the plan also states the central guarantee of n shuffled reports
+    #: (``guarantee.shuffled``; :mod:`planner.shuffle`), for every family with a plain local epsilon
+    shuffle: ShuffleSpec | None = None
+
 
 
 def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):

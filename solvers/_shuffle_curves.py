@@ -47,7 +47,7 @@ def _tail_at_least(j, n, p):
     """``P(Bin(n, p) >= j)`` for integer arrays ``j`` (1 when ``j <= 0``, 0 when ``j > n``)."""
     j = np.asarray(j, dtype=float)
     n = np.broadcast_to(np.asarray(n, dtype=float), j.shape)
-    out = bdtrc(np.clip(j - 1, 0, None), n, p)
+    out = bdtrc(np.clip(j - 1, 0, None).astype(np.int64), n.astype(np.int64), p)
     out = np.where(j <= 0, 1.0, out)
     return np.where(j > n, 0.0, out)
 
@@ -87,22 +87,22 @@ def _half_tails(t, j):
     return np.clip(out, 0.0, 1.0)
 
 
-def _positive_part_with_scale(n, p, a, b):
+def _positive_part_with_scale(n, p, a, b, *, path=True):
     """``(E[(a X - b)_+], scale)``: the value and the size of the terms it is a difference of.
 
     ``E[X 1{X >= j}] = n p P(Bin(n - 1, p) >= j - 1)`` with ``j`` the smallest ``x`` such that
     ``a x > b``. A threshold off by one through rounding of ``b / a`` adds or drops one term
     ``(a x - b) pmf(x)`` with ``|a x - b| <= 4e-16 b``, far inside ``SCALE_SLACK * scale``.
-    With ``p = 1/2`` and ``n`` consecutive integers the tails follow :func:`_half_tails`.
-    Callers add ``SCALE_SLACK * scale`` (upper bounds) or subtract it (lower bounds).
+    With ``p = 1/2`` and ``n`` consecutive integers the tails follow :func:`_half_tails` (unless
+    ``path`` is false: ``bdtrc`` for every tail, the independent path ``verify`` uses). Callers add ``SCALE_SLACK * scale`` (upper bounds) or subtract it (lower bounds).
     """
     n = np.atleast_1d(np.asarray(n, dtype=float))
     b = np.broadcast_to(np.asarray(b, dtype=float), n.shape)
     if n.size > 1 and n[0] == 0.0:  # X = 0: the value is (-b)_+; the path starts at n = 1
-        value, scale = _positive_part_with_scale(n[1:], p, a, b[1:])
+        value, scale = _positive_part_with_scale(n[1:], p, a, b[1:], path=path)
         return np.r_[max(0.0, -b[0]), value], np.r_[abs(b[0]), scale]
     j = np.clip(np.floor(b / a) + 1.0, 0.0, n + 1.0)
-    if p == 0.5 and n.size > 1 and np.all(np.diff(n) == 1.0):
+    if path and p == 0.5 and n.size > 1 and np.all(np.diff(n) == 1.0):
         first, second = _half_tails(n - 1.0, j - 1.0), _half_tails(n, j)
     else:
         first = _tail_at_least(j - 1.0, np.maximum(n - 1.0, 0.0), p)
@@ -133,7 +133,7 @@ def _safe_up(value):
     return float(value) * (1.0 + RELATIVE_SLACK) + ABSOLUTE_SLACK
 
 
-def clone_delta_upper(epsilon, epsilon0, n):
+def clone_delta_upper(epsilon, epsilon0, n, *, independent=False):
     """FMT21 Theorem 3.2: the hockey-stick divergence of the two clone mixtures (an upper bound).
 
     ``C ~ Bin(n - 1, e^-epsilon0)`` clones, ``A ~ Bin(C, 1/2)``, ``Delta ~ Bern(e^epsilon0 / (e^epsilon0 + 1))``;
@@ -153,12 +153,12 @@ def clone_delta_upper(epsilon, epsilon0, n):
     weights = binom.pmf(c, n - 1, math.exp(-epsilon0))
     slope = (p - (1.0 - p) * e) + (p * e - (1.0 - p))
     offset = (p * e - (1.0 - p)) * (c + 1.0)
-    value, scale = _positive_part_with_scale(c + 1.0, 0.5, slope, offset)
+    value, scale = _positive_part_with_scale(c + 1.0, 0.5, slope, offset, path=not independent)
     inner = 2.0 / (c + 1.0) * (value + SCALE_SLACK * scale)
     return _safe_up(np.dot(weights, np.minimum(inner, 1.0)) + outside)
 
 
-def _blanket_given_m(epsilon, epsilon0, k, m):
+def _blanket_given_m(epsilon, epsilon0, k, m, independent=False):
     """Hockey-stick of k-RR given ``m`` blanket reports besides the differing user's (exact).
 
     With ``s = m + 1`` reports and the histogram's counts ``(h_x, h_x')`` of the two differing
@@ -178,7 +178,7 @@ def _blanket_given_m(epsilon, epsilon0, k, m):
         t = np.arange(lo, hi + 1, dtype=float)
         weights = binom.pmf(t, s, 2.0 / k)
     offset = (e0 - 1.0) * e * t + (e - 1.0) * s
-    value, scale = _positive_part_with_scale(t, 0.5, slope, offset)
+    value, scale = _positive_part_with_scale(t, 0.5, slope, offset, path=not independent)
     inner = gamma / s * (value + SCALE_SLACK * scale)
     if k > 2:
         # the truncated t's: their hockey-stick terms are at most their mass under P, where the
@@ -187,7 +187,7 @@ def _blanket_given_m(epsilon, epsilon0, k, m):
     return float(np.dot(weights, inner)) + outside
 
 
-def blanket_krr_delta_upper(epsilon, epsilon0, k, n):
+def blanket_krr_delta_upper(epsilon, epsilon0, k, n, *, independent=False):
     """Balle et al.'s privacy blanket for k-RR, summed over the blanket size (an upper bound).
 
     Each of the other ``n - 1`` users reports uniformly at random with probability ``gamma = k /
@@ -208,7 +208,7 @@ def blanket_krr_delta_upper(epsilon, epsilon0, k, n):
     mass = np.diff(np.append(cdf_at, 1.0))
     for m, w in zip(points, mass):
         if w > 0:
-            value = _blanket_given_m(epsilon, epsilon0, k, int(m))
+            value = _blanket_given_m(epsilon, epsilon0, k, int(m), independent)
             if not math.isfinite(value):
                 raise FloatingPointError(f"blanket divergence at m = {m} is {value}")
             total += w * min(1.0, value)

@@ -1,0 +1,66 @@
+"""The [shuffle] spec block and guarantee.shuffled through the family protocol (issue 21)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from ldpplan.planner import SpecError, example_spec, make_plan, verify_plan
+from ldpplan.planner.families import all_examples
+from ldpplan.planner.shuffle import local_epsilon_of_plan, shuffle_bound
+
+SHUFFLE = {"n": 100_000, "delta": 1e-8}
+EXAMPLES = sorted(all_examples())
+
+
+def _with_shuffle(name, block=SHUFFLE):
+    spec = dict(example_spec(name))
+    spec["shuffle"] = dict(block)
+    return spec
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_family_states_the_central_guarantee_or_refuses(name):
+    family, _ = all_examples()[name]
+    if family.name == "uldp":
+        with pytest.raises(SpecError, match="shuffle"):
+            make_plan(_with_shuffle(name))
+        return
+    plan = make_plan(_with_shuffle(name))
+    shuffled = plan["guarantee"]["shuffled"]
+    assert set(shuffled) == {"n", "delta", "epsilon", "epsilon_lower", "source"}
+    epsilon0 = local_epsilon_of_plan(plan)
+    assert 0 <= shuffled["epsilon_lower"] <= shuffled["epsilon"] <= epsilon0
+    assert plan["verification"]["holds"] is True
+    assert verify_plan(plan).holds
+    tampered = copy.deepcopy(plan)
+    tampered["guarantee"]["shuffled"]["epsilon"] = shuffled["epsilon"] * 0.9
+    check = verify_plan(tampered)
+    assert not check.holds and "guarantee.shuffled.epsilon" in check.message
+    dropped = copy.deepcopy(plan)
+    del dropped["guarantee"]["shuffled"]
+    assert not verify_plan(dropped).holds
+
+
+def test_krr_plan_uses_the_randomizer_specific_bound():
+    plan = make_plan(_with_shuffle("pie-rr"))
+    epsilon0 = plan["guarantee"]["epsilon"]
+    bound = shuffle_bound(epsilon0, SHUFFLE["n"], SHUFFLE["delta"], mechanism="krr",
+                          domain_size=plan["domain"]["size"])
+    assert plan["guarantee"]["shuffled"]["epsilon"] == bound.epsilon
+    assert "blanket" in plan["guarantee"]["shuffled"]["source"]
+
+
+def test_idue_uses_the_plain_ldp_epsilon_of_lemma_1():
+    plan = make_plan(_with_shuffle("three-levels"))
+    assert local_epsilon_of_plan(plan) == plan["guarantee"]["ldp_epsilon"]
+    bound = shuffle_bound(plan["guarantee"]["ldp_epsilon"], SHUFFLE["n"], SHUFFLE["delta"])
+    assert plan["guarantee"]["shuffled"]["epsilon"] == bound.epsilon
+
+
+@pytest.mark.parametrize("block,field", [({"n": 1, "delta": 1e-6}, "shuffle.n"), ({"n": 10, "delta": 2.0}, "shuffle.delta"),
+                                         ({"n": 10, "delta": 1e-6, "m": 1}, "shuffle.m")])
+def test_bad_shuffle_block_names_the_field(block, field):
+    with pytest.raises(SpecError) as info:
+        make_plan(_with_shuffle("pie-rr", block))
+    assert field in str(info.value)
