@@ -190,5 +190,9 @@ def verify_shuffled(plan: Mapping[str, Any]) -> str | None:
         epsilon0 = local_epsilon_of_plan(plan)
     except ValueError as exc:
         return f"guarantee.shuffled: {exc}"
+    central = ((plan.get("spec") or {}).get("target") or {}).get("central_epsilon")
+    if central is not None and not shuffled.get("epsilon", math.inf) <= central:
+        return (f"guarantee.shuffled.epsilon: {shuffled.get('epsilon')!r} exceeds the spec's target.central_epsilon "
+                f"= {central!r}")
     mechanism, domain_size = _bound_kind(plan)
     return check_shuffled(shuffled, epsilon0, mechanism=mechanism, domain_size=domain_size)

@@ -40,6 +40,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Callable
 
@@ -233,7 +234,15 @@ def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | Non
     FMT21 Theorems 3.1, 3.2; Balle et al. CRYPTO 2019 Sec. 3; Su, Cheng, Wang arXiv 2504.07414.
     """
     _check(epsilon0, n, delta, mechanism, domain_size)
-    n = int(n)
+    return _shuffle_bound(float(epsilon0), int(n), float(delta), mechanism,
+                          None if domain_size is None else int(domain_size))
+
+
+@functools.lru_cache(maxsize=4096)
+def _shuffle_bound(epsilon0: float, n: int, delta: float, mechanism: str | None,
+                   domain_size: int | None) -> ShuffleBound:
+    """:func:`shuffle_bound` after validation (a pure function: cached, so ``verify`` after
+    ``plan`` and the targeting search do not repeat work)."""
     k = 2 if mechanism == "rr" else (int(domain_size) if mechanism == "krr" else None)
     if n == 1:
         return ShuffleBound(float(epsilon0), float(epsilon0) if k else 0.0, delta, n,

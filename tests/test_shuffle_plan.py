@@ -64,3 +64,27 @@ def test_bad_shuffle_block_names_the_field(block, field):
     with pytest.raises(SpecError) as info:
         make_plan(_with_shuffle("pie-rr", block))
     assert field in str(info.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", ["rr", "glh"])
+def test_central_epsilon_target_plans_the_largest_local_epsilon(mechanism):
+    spec = {"mechanism": mechanism, "domain": 20, "users": 10**5, "target": {"central_epsilon": 1.0},
+            "shuffle": {"n": 10**5, "delta": 1e-8}}
+    plan = make_plan(spec)
+    shuffled = plan["guarantee"]["shuffled"]
+    assert shuffled["epsilon"] <= 1.0
+    kind = {"mechanism": "krr", "domain_size": 20} if mechanism == "rr" else {}
+    epsilon0 = plan["guarantee"]["epsilon"]
+    assert epsilon0 > 1.0
+    assert shuffle_bound(epsilon0 + 0.01, 10**5, 1e-8, **kind).epsilon > 1.0
+    gain = plan["predicted"]["shuffler_gain"]["value"]
+    assert gain == pytest.approx(plan["predicted"]["l2_loss_total_without_shuffler"]["value"]
+                                 / plan["predicted"]["l2_loss_total"]["value"])
+    assert gain > 1.0
+    assert verify_plan(plan).holds
+
+
+def test_central_epsilon_needs_a_shuffle_block():
+    with pytest.raises(SpecError, match="target.central_epsilon"):
+        make_plan({"mechanism": "rr", "domain": 20, "users": 10**5, "target": {"central_epsilon": 1.0}})
