@@ -54,7 +54,8 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
     return closed(epsilon0, n, delta)
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
-           "shuffle_mechanism", "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled"]
+           "shuffle_mechanism", "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
+           "explain_shuffled"]
 
 
 def shuffle_mechanism(mechanism: str, domain_size: int | None) -> tuple[str | None, int | None]:
@@ -196,3 +197,50 @@ def verify_shuffled(plan: Mapping[str, Any]) -> str | None:
                 f"= {central!r}")
     mechanism, domain_size = _bound_kind(plan)
     return check_shuffled(shuffled, epsilon0, mechanism=mechanism, domain_size=domain_size)
+
+
+def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:
+    """The central guarantee a verified plan's reports would get from a shuffler of ``n`` users.
+
+    Parameters
+    ----------
+    plan : mapping
+        A plan of any family with a plain local epsilon (not ULDP).
+    n : int
+        Users in the shuffled batch (>= 2).
+    delta : float
+        ``delta`` of the central claim, in (0, 1).
+
+    Returns
+    -------
+    dict
+        ``{"mechanism", "local_epsilon", "n", "delta", "epsilon", "epsilon_lower", "source"}``.
+
+    Raises
+    ------
+    SpecError
+        ``--shuffle-n`` / ``--delta`` out of range, or a ULDP plan.
+    PrivacyViolation
+        The plan fails its re-check (no central guarantee is stated for it).
+
+    References
+    ----------
+    See :mod:`ldpplan.solvers.shuffle`.
+    """
+    from .api import verify_plan
+    from .errors import PrivacyViolation, SpecError
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise SpecError("--shuffle-n", "must be an integer >= 2", n)
+    if not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise SpecError("--delta", "must be in (0, 1)", delta)
+    try:
+        epsilon0 = local_epsilon_of_plan(plan)
+    except ValueError as exc:
+        raise SpecError("PLAN", str(exc), plan.get("mechanism")) from None
+    result = verify_plan(plan)
+    if not result.holds:
+        raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)
+    mechanism, domain_size = _bound_kind(plan)
+    return {"mechanism": plan.get("mechanism"), "local_epsilon": epsilon0,
+            **shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size)}

@@ -88,3 +88,35 @@ def test_central_epsilon_target_plans_the_largest_local_epsilon(mechanism):
 def test_central_epsilon_needs_a_shuffle_block():
     with pytest.raises(SpecError, match="target.central_epsilon"):
         make_plan({"mechanism": "rr", "domain": 20, "users": 10**5, "target": {"central_epsilon": 1.0}})
+
+
+def test_cli_explain_shuffle_n(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from ldpplan.planner.cli import main
+
+    runner = CliRunner()
+    path = tmp_path / "pie.json"
+    assert runner.invoke(main, ["plan", "--example", "pie-rr", "-o", str(path)]).exit_code == 0
+    r = runner.invoke(main, ["explain", str(path), "--shuffle-n", "10000", "--delta", "1e-6", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    plan = json.loads(path.read_text())
+    bound = shuffle_bound(plan["guarantee"]["epsilon"], 10_000, 1e-6, mechanism="krr",
+                          domain_size=plan["domain"]["size"])
+    assert out["epsilon"] == bound.epsilon and out["epsilon_lower"] == bound.epsilon_lower
+    assert out["local_epsilon"] == plan["guarantee"]["epsilon"]
+    # 10x more users: a smaller central epsilon
+    more = json.loads(runner.invoke(main, ["explain", str(path), "--shuffle-n", "100000", "--delta", "1e-6",
+                                           "--json"]).output)
+    assert more["epsilon"] < out["epsilon"]
+    r = runner.invoke(main, ["explain", str(path), "--shuffle-n", "1", "--delta", "1e-6"])
+    assert r.exit_code == 2 and "--shuffle-n" in r.output
+    r = runner.invoke(main, ["explain", str(path), "--shuffle-n", "100"])
+    assert r.exit_code == 2 and "--delta" in r.output
+    uldp = tmp_path / "uldp.json"
+    assert runner.invoke(main, ["plan", "--example", "uldp-urr", "-o", str(uldp)]).exit_code == 0
+    r = runner.invoke(main, ["explain", str(uldp), "--shuffle-n", "1000", "--delta", "1e-6"])
+    assert r.exit_code == 2 and "ULDP" in r.output
