@@ -120,3 +120,13 @@ def test_cli_explain_shuffle_n(tmp_path):
     assert runner.invoke(main, ["plan", "--example", "uldp-urr", "-o", str(uldp)]).exit_code == 0
     r = runner.invoke(main, ["explain", str(uldp), "--shuffle-n", "1000", "--delta", "1e-6"])
     assert r.exit_code == 2 and "ULDP" in r.output
+
+
+def test_runtime_privacy_map_carries_the_local_epsilon_only():
+    from ldpplan import mechanisms
+
+    plan = make_plan(_with_shuffle("pie-gss"))
+    runtime = mechanisms.load(plan)
+    privacy = runtime.privacy_map()
+    assert "shuffled" not in privacy
+    assert privacy["epsilon"] == plan["guarantee"]["epsilon"]
