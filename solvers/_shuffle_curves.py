@@ -52,17 +52,6 @@ def _tail_at_least(j, n, p):
     return np.where(j > n, 0.0, out)
 
 
-def _positive_part(n, p, a, b):
-    """``E[(a X - b)_+]`` for ``X ~ Bin(n, p)`` (elementwise over arrays ``n``, ``b``; ``a > 0``).
-
-    ``E[X 1{X >= j}] = n p P(Bin(n - 1, p) >= j - 1)``. The threshold ``j`` (smallest ``x`` with
-    ``a x > b``) is tried together with its two neighbours and the largest value kept: every
-    threshold set gives at most the positive part, and the exact one gives it, so a rounding
-    error in ``b / a`` can only cost accuracy, never soundness.
-    """
-    return _positive_part_with_scale(n, p, a, b)[0]
-
-
 def _half_tails(t, j):
     """``P(Bin(t_i, 1/2) >= j_i)`` along a path: ``t`` consecutive integers, ``j`` steps of 0 or 1.
 
@@ -109,12 +98,6 @@ def _positive_part_with_scale(n, p, a, b, *, path=True):
         second = _tail_at_least(j, n, p)
     first_term, second_term = a * n * p * first, b * second
     return np.maximum(first_term - second_term, 0.0), first_term + np.abs(second_term)
-
-
-def _negative_part(n, p, a, b):
-    """``E[(b - a X)_+]`` for ``X ~ Bin(n, p)``: ``E[(a X - b)_+] - (a n p - b)`` (elementwise)."""
-    n = np.asarray(n, dtype=float)
-    return np.maximum(_positive_part(n, p, a, b) - (a * n * p - np.asarray(b, dtype=float)), 0.0)
 
 
 def _bulk(n, p, z=10.0):
@@ -281,3 +264,4 @@ def binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n):
     over ``ones = 0 .. n - 1`` (both directions) is the exact worst case. ``O(n^2)``: small ``n``.
     """
     return max(binary_rr_pair_delta(epsilon, epsilon0, n, ones, bound="upper") for ones in range(n))
+
