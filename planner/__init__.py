@@ -7,10 +7,20 @@ from .api import (example_spec, explain_items, list_examples, load_spec, make_pl
                   summarize, verify_plan, write_plan)
 from .audit import AuditResult, audit  # the function shadows its subpackage name
 from .errors import InputDataError, LdpplanError, PlanFormatError, PrivacyViolation, SpecError
+from .shuffle import local_epsilon_for, shuffle_bound
 
 __all__ = [
     "make_plan", "verify_plan", "audit", "AuditResult", "write_plan", "read_plan", "load_spec", "summarize", "simulate",
     "example_spec", "list_examples", "plan_schema", "explain_items",
     "SimulateOptions", "SimulationReport", "Table", "Verification",
+    "shuffle_bound", "local_epsilon_for", "ShuffleBound",
     "LdpplanError", "SpecError", "PlanFormatError", "PrivacyViolation", "InputDataError",
 ]
+
+
+def __getattr__(name: str):  # ShuffleBound is a solvers type: imported (with scipy) on first use
+    if name == "ShuffleBound":
+        from ldpplan.solvers.shuffle import ShuffleBound
+
+        return ShuffleBound
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

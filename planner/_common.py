@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import PrivacyViolation, SpecError
 
-__all__ = ["SpecBase", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "plan_header",
+__all__ = ["SpecBase", "ShuffleSpec", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "plan_header",
            "load_schema",
            "validate_plan_schema"]
 
@@ -28,6 +28,15 @@ def epsilon_at_most(upper: float):
     return Annotated[float, Field(gt=0, le=upper, allow_inf_nan=False)]
 
 
+class ShuffleSpec(BaseModel):
+    """The ``[shuffle]`` spec block: ``n`` users (one report each) go through a shuffler; ``delta`` of the central claim."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    n: int = Field(ge=2, strict=True)
+    delta: float = Field(gt=0.0, lt=1.0, strict=True, allow_inf_nan=False)
+
+
 class SpecBase(BaseModel):
     """Base of every family's spec model: unknown keys are errors, ``description`` is free text.
 
@@ -40,6 +49,10 @@ class SpecBase(BaseModel):
 
     mechanism: str
     description: str = ""
+    #: ``[shuffle] n, delta``: the plan also states the central guarantee of n shuffled reports
+    #: (``guarantee.shuffled``; :mod:`planner.shuffle`), for every family with a plain local epsilon
+    shuffle: ShuffleSpec | None = None
+
 
 
 def _model_at(model_cls, loc) -> type:

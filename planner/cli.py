@@ -425,27 +425,53 @@ def schema_cmd(mechanism):
 
 
 
-@main.command("explain", short_help="The budget an IDUE-PS plan gives one item set (ID-LDP eq. 16).")
+@main.command("explain", short_help="The budget of one item set (IDUE-PS), or the central guarantee behind a shuffler.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
-@click.option("--items", required=True, metavar="A,B,C",
+@click.option("--items", metavar="A,B,C",
               help="Comma-separated items of one user's set (labels, or 0-based indices when the plan has none).")
-@click.option("--json", "as_json", is_flag=True, help="Print {epsilon, items, eta, source, ...} as JSON.")
-def explain_cmd(plan_file, items, as_json):
-    """Explain what PLAN_FILE guarantees a user holding the item set ITEMS.
+@click.option("--shuffle-n", "shuffle_n", type=int, metavar="N",
+              help="Users whose reports a shuffler mixes: print the central (epsilon, delta) for N.")
+@click.option("--delta", type=float, metavar="D", help="delta of the central guarantee (with --shuffle-n).")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
+def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
+    """Explain what PLAN_FILE guarantees a user holding the item set ITEMS, or behind a shuffler.
 
-    IDUE-PS plans: eq. (16) of ID-LDP, epsilon_x = ln[eta sum_i e^eps_i / |x| + (1 - eta) e^eps*]
+    --items: IDUE-PS plans, eq. (16) of ID-LDP, epsilon_x = ln[eta sum_i e^eps_i / |x| + (1 - eta) e^eps*]
     with eta = |x| / max(|x|, L). IDUE plans: one item, its level's budget. Other plans: exit 2.
+
+    --shuffle-n N --delta D: the central (epsilon, delta) of N shuffled reports of the plan (any
+    plan with a plain local epsilon; ULDP: exit 2), e.g. for 10x fewer users than planned.
 
     \b
     Examples:
       ldpplan plan --example health-itemsets -o health-ps.json
       ldpplan explain health-ps.json --items hiv,anemia,headache
       ldpplan explain health-ps.json --items hiv --json
+      ldpplan explain health-ps.json --shuffle-n 100000 --delta 1e-8
     """
     from . import api
     from ._console import print_tables
     from ._report import Table
+    from .errors import SpecError
 
+    if (items is None) == (shuffle_n is None):
+        raise SpecError("--items/--shuffle-n", "give exactly one of them", items if items is not None else shuffle_n)
+    if shuffle_n is not None:
+        if delta is None:
+            raise SpecError("--delta", "is required with --shuffle-n", None)
+        from .shuffle import explain_shuffled
+
+        out = explain_shuffled(api.read_plan(plan_file), shuffle_n, delta)
+        if as_json:
+            _echo_json(out)
+            return
+        rows = [["upper bound (sound)", out["epsilon"]], ["lower bound (a concrete pair)", out["epsilon_lower"]]]
+        print_tables([Table(f"{str(out['mechanism']).upper()} (local epsilon {out['local_epsilon']:.6g} nats): central "
+                            f"guarantee of n = {out['n']} shuffled reports at delta = {out['delta']:.3g}",
+                            ["bound", "central epsilon (nats)"], rows, note=out["source"])])
+        return
+    if delta is not None:
+        raise SpecError("--delta", "goes with --shuffle-n", delta)
     out = api.explain_items(api.read_plan(plan_file), items)
     if as_json:
         _echo_json(out)

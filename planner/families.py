@@ -117,16 +117,39 @@ class ModuleFamily:
 
     def plan(self, raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
         """Spec -> verified plan 2.0 (SpecError; PrivacyViolation instead of a failing plan)."""
+        block = raw.get("shuffle") if isinstance(raw, Mapping) else None
+        if block is not None and self.name == "uldp":
+            from .errors import SpecError
+
+            raise SpecError("shuffle", "is not available for ULDP plans (non-sensitive outputs are released as they "
+                            "are, so the amplification theorems for epsilon0-LDP randomizers do not apply)", block)
         plan = self._fn(self.build)(raw, base_dir=base_dir)
-        if (plan.get("verification") or {}).get("holds") is not True:
+        if block is not None:  # the central guarantee of n shuffled reports, for every family at once
+            from ._common import attach_verification
+            from .shuffle import attach_shuffled
+
+            plan = attach_shuffled(plan, plan["spec"]["shuffle"])
+            plan = attach_verification(plan, self.verify(plan))  # replaces the family's own record
+        elif (plan.get("verification") or {}).get("holds") is not True:
             from ._common import attach_verification
 
             plan = attach_verification(plan, self.verify(plan))
         return plan
 
     def verify(self, plan: Mapping[str, Any]) -> Any:
-        """Exact re-check of the numbers and of the plan against its spec (``Verification``)."""
-        return self._fn(self.check)(plan)
+        """Exact re-check of the numbers and of the plan against its spec (``Verification``).
+
+        ``guarantee.shuffled`` (the ``[shuffle]`` block) is recomputed here for every family.
+        """
+        check = self._fn(self.check)(plan)
+        if not check.holds:
+            return check
+        from .shuffle import verify_shuffled
+
+        failure = verify_shuffled(plan)
+        if failure is None:
+            return check
+        return type(check)(holds=False, message=failure, details={**check.details, "field": "guarantee.shuffled"})
 
     def summarize(self, plan: Mapping[str, Any]) -> list:
         """Tables that ``ldpplan plan`` prints."""

@@ -100,7 +100,7 @@ def test_a_misspelled_nested_key_lists_the_nested_keys():
     with pytest.raises(SpecError) as info:
         planner.make_plan({"mechanism": "rr", "domain": 10, "users": 100, "target": {"epsilom": 1.0}})
     assert info.value.field == "target.epsilom"
-    assert "valid keys: alpha_bits, bayes_error, epsilon, max_prior)" in str(info.value)
+    assert "valid keys: alpha_bits, bayes_error, central_epsilon, epsilon, max_prior)" in str(info.value)
     with pytest.raises(SpecError, match=r"valid keys: frequency, mean\)"):
         planner.make_plan({"mechanism": "pckv-ue", "epsilon": 1.0, "domain": 10, "padding_length": 1,
                            "weights": {"frequncy": 1.0}})

@@ -66,6 +66,22 @@ def _baseline(name: str, res, spec: ParsedSpec, chosen: str) -> dict[str, Any]:
                           "report_bits": predicted(report_bits(name, spec.domain_size, g), "bits", "Sec. 4.4")}}
 
 
+def _unshuffled_baseline(mechanism: str, spec, shuffled_loss: float) -> dict[str, Any]:
+    """The same mechanism spending ``target.central_epsilon`` locally (no shuffler): its loss and the gain."""
+    from ldpplan.solvers.pie import solve_glh, total_l2_loss_rr
+
+    central, k, n = spec.target.central_epsilon, spec.domain_size, spec.n
+    if mechanism == "rr":
+        loss, src = total_l2_loss_rr(central, k, n), "Prop. 4.6 (eq. 22) at epsilon = target.central_epsilon, no shuffler"
+    else:
+        loss = solve_glh(n=n, domain_size=k, g_max=spec.model.g_max, epsilon=central,
+                         releases=spec.model.releases, epsilon_max=spec.model.epsilon_max).objective
+        src = "Prop. 4.7 (eq. 23), best g at epsilon = target.central_epsilon, no shuffler"
+    return {"l2_loss_total_without_shuffler": predicted(loss, _UNIT_L2, src),
+            "shuffler_gain": predicted(loss / shuffled_loss, "ratio",
+                                       "l2_loss_total_without_shuffler / l2_loss_total at the same central epsilon")}
+
+
 def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
     """Solve a PIE spec into an (unverified) plan 2.0 dict.
 
@@ -110,8 +126,11 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
               "certificate": res.certificate.to_dict(),
               "selection": {"requested": spec.model.mechanism, "chosen": chosen, "reason": reason,
                             "epsilon_binding": str(res.extra["binding"])}}
+    predictions = _predictions(chosen, float(ex["epsilon"]), k, n, g, float(ex["theta"]))
+    if tgt.central_epsilon is not None:
+        predictions.update(_unshuffled_baseline(chosen, spec, predictions["l2_loss_total"]["value"]))
     return envelope(mechanism=chosen, domain_size=k, labels=spec.labels, params=params, guarantee=guarantee,
-                    predicted=_predictions(chosen, float(ex["epsilon"]), k, n, g, float(ex["theta"])),
+                    predicted=predictions,
                     baselines=[_baseline(name, r, spec, chosen) for name, r in results.items()],
                     solver=solver, spec=dict(raw), planning_inputs=spec.planning_inputs)
 

@@ -13,7 +13,7 @@ from ..errors import SpecError
 from .exact import float_down
 from .spec import ParsedSpec
 
-__all__ = ["alpha_budget", "solve", "select"]
+__all__ = ["alpha_budget", "solve", "select", "shuffled_local_epsilon"]
 
 
 def alpha_budget(spec: ParsedSpec) -> float:
@@ -33,13 +33,33 @@ def solve(spec: ParsedSpec, mechanism: str):
     from ldpplan.solvers.pie import solve_glh, solve_rr
 
     t, m = spec.target, spec.model
-    alpha = None if t.epsilon is not None else alpha_budget(spec)
-    eps = shrink(t.epsilon) if t.epsilon is not None else None
+    if t.central_epsilon is not None:
+        eps = shrink(shuffled_local_epsilon(spec, mechanism))
+        alpha = None
+    else:
+        alpha = None if t.epsilon is not None else alpha_budget(spec)
+        eps = shrink(t.epsilon) if t.epsilon is not None else None
     if mechanism == "rr":
         return solve_rr(n=spec.n, domain_size=spec.domain_size, alpha_bits=alpha, epsilon=eps,
                         releases=m.releases, epsilon_max=m.epsilon_max)
     return solve_glh(n=spec.n, domain_size=spec.domain_size, g_max=m.g_max, alpha_bits=alpha, epsilon=eps,
                      releases=m.releases, epsilon_max=m.epsilon_max)
+
+
+def shuffled_local_epsilon(spec: ParsedSpec, mechanism: str) -> float:
+    """The largest epsilon0 whose shuffled bound meets ``target.central_epsilon`` (:mod:`planner.shuffle`).
+
+    k-RR gets the randomizer-specific bound (binary RR when ``|X| = 2``); GLH the generic
+    epsilon0-LDP bounds (FMT21). Raises SpecError when the target is out of reach.
+    """
+    from ..shuffle import local_epsilon_for, shuffle_mechanism
+
+    kind, k = shuffle_mechanism(mechanism, spec.domain_size) if mechanism == "rr" else (None, None)
+    block = spec.model.shuffle
+    try:
+        return local_epsilon_for(spec.target.central_epsilon, block.delta, block.n, mechanism=kind, domain_size=k)
+    except ValueError as exc:
+        raise SpecError("target.central_epsilon", str(exc), spec.target.central_epsilon) from None
 
 
 def select(spec: ParsedSpec, raw: Mapping[str, Any]):

@@ -46,6 +46,8 @@ class Target(BaseModel):
     bayes_error: Optional[float] = Field(None, gt=0, lt=1, description="Cor. 3.9 lower bound on the Bayes error")
     alpha_bits: Optional[float] = Field(None, gt=0, description="PIE alpha, bits (Def. 3.1)")
     epsilon: Optional[Epsilon] = Field(None, description="plain LDP epsilon, nats")
+    central_epsilon: Optional[Epsilon] = Field(None, description="central epsilon of the shuffled batch, nats "
+                                               "(needs a [shuffle] block; planning.shuffle picks the largest epsilon0)")
     max_prior: Any = Field(None, description="max_u Pr(U=u) in (0, 1] (default 1/n, uniform), or "
                                              "{data = PATH, column = NAME}: the largest share of a weight column")
 
@@ -193,9 +195,11 @@ def parse_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> ParsedSp
         spec = spec.model_copy(update={"target": spec.target.model_copy(update={"max_prior": max_prior})})
     inputs = inputs + prior_inputs
     t = spec.target
-    given = [name for name in ("bayes_error", "alpha_bits", "epsilon") if getattr(t, name) is not None]
+    given = [name for name in ("bayes_error", "alpha_bits", "epsilon", "central_epsilon") if getattr(t, name) is not None]
     if len(given) != 1:
-        raise SpecError("target", "must set exactly one of bayes_error, alpha_bits, epsilon", given)
+        raise SpecError("target", "must set exactly one of bayes_error, alpha_bits, epsilon, central_epsilon", given)
+    if t.central_epsilon is not None and spec.shuffle is None:
+        raise SpecError("target.central_epsilon", "needs a [shuffle] block with n and delta", t.central_epsilon)
     if t.max_prior is not None and t.max_prior < 1.0 / n:
         raise SpecError("target.max_prior", f"must be >= 1/n = {1.0 / n:.6g} (a prior cannot be flatter than uniform)",
                         t.max_prior)

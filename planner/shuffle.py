@@ -1,0 +1,246 @@
+"""Privacy amplification by shuffling, as the planner offers it (wraps :mod:`ldpplan.solvers.shuffle`).
+
+``shuffle_bound(epsilon0, n, delta, *, mechanism=None, domain_size=None)`` gives the central
+``(epsilon, delta)`` of ``n`` shuffled reports (a sound upper bound ``epsilon`` and a lower bound
+``epsilon_lower``, with their sources); ``local_epsilon_for(central_epsilon, delta, n, ...)`` the
+largest ``epsilon0`` (0.001 grid) that meets a central target. ``mechanism`` is ``None`` (any
+epsilon0-LDP randomizer: Feldman, McMillan, Talwar, FOCS 2021, Theorems 3.1 and 3.2), ``"krr"``
+(k-ary randomized response with ``domain_size = k``) or ``"rr"`` (binary randomized response).
+
+:func:`shuffled_guarantee` is the ``guarantee.shuffled`` block of a plan, and
+:func:`check_shuffled` recomputes it for ``verify``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+
+
+def __getattr__(name: str):  # ShuffleBound without importing scipy when the planner package loads
+    if name == "ShuffleBound":
+        from ldpplan.solvers.shuffle import ShuffleBound
+
+        return ShuffleBound
+    raise AttributeError(name)
+
+
+def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
+                  domain_size: int | None = None):
+    """Central ``(epsilon, delta)`` of ``n`` shuffled epsilon0-LDP reports -> ``ShuffleBound``.
+
+    See :func:`ldpplan.solvers.shuffle.shuffle_bound` (parameters, Raises, References).
+    """
+    from ldpplan.solvers.shuffle import shuffle_bound as solve
+
+    return solve(epsilon0, n, delta, mechanism=mechanism, domain_size=domain_size)
+
+
+def local_epsilon_for(central_epsilon: float, delta: float, n: int, *, mechanism: str | None = None,
+                      domain_size: int | None = None) -> float:
+    """Largest epsilon0 (0.001 grid) whose shuffled bound meets ``central_epsilon``.
+
+    See :func:`ldpplan.solvers.shuffle.local_epsilon_for` (Returns, Raises, References).
+    """
+    from ldpplan.solvers.shuffle import local_epsilon_for as solve
+
+    return solve(central_epsilon, delta, n, mechanism=mechanism, domain_size=domain_size)
+
+
+def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
+    """FMT21 Theorem 3.1 (see :func:`ldpplan.solvers.shuffle.fmt21_closed_form`)."""
+    from ldpplan.solvers.shuffle import fmt21_closed_form as closed
+
+    return closed(epsilon0, n, delta)
+
+__all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
+           "shuffle_mechanism", "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
+           "explain_shuffled"]
+
+
+def shuffle_mechanism(mechanism: str, domain_size: int | None) -> tuple[str | None, int | None]:
+    """Which bound family a plan's mechanism gets: k-RR plans the randomizer-specific one, the rest the generic."""
+    if mechanism == "rr" and domain_size is not None:
+        return ("rr", None) if domain_size == 2 else ("krr", int(domain_size))
+    return None, None
+
+
+def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
+                       domain_size: int | None = None) -> dict[str, Any]:
+    """``guarantee.shuffled = {n, delta, epsilon, epsilon_lower, source}`` for a local ``epsilon0``.
+
+    References
+    ----------
+    See :mod:`ldpplan.solvers.shuffle`.
+    """
+    bound = shuffle_bound(epsilon0, n, delta, mechanism=mechanism, domain_size=domain_size)
+    return {"n": int(n), "delta": float(delta), "epsilon": bound.epsilon, "epsilon_lower": bound.epsilon_lower,
+            "source": bound.source}
+
+
+def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: str | None = None,
+                   domain_size: int | None = None) -> str | None:
+    """Recompute a plan's ``guarantee.shuffled`` through an independent path; ``None`` when it holds.
+
+    The claim must (1) equal the recomputed bound, and (2) pass the independent cross-checks: it
+    is at least the recomputed lower bound and, where FMT21 Theorem 3.1 applies, at most its
+    closed form (a claim below a sound lower bound, or one that the closed form contradicts,
+    is refused).
+    """
+    for key in ("n", "delta", "epsilon", "epsilon_lower", "source"):
+        if key not in shuffled:
+            return f"guarantee.shuffled.{key}: required"
+    n, delta = shuffled["n"], shuffled["delta"]
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        return f"guarantee.shuffled.n: must be a positive integer, got {n!r}"
+    if not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        return f"guarantee.shuffled.delta: must be in (0, 1), got {delta!r}"
+    expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size)
+    for key in ("epsilon", "epsilon_lower", "source"):
+        if shuffled[key] != expected[key]:
+            return (f"guarantee.shuffled.{key}: claims {shuffled[key]!r} but the bound recomputed from the plan's "
+                    f"local epsilon {epsilon0!r} gives {expected[key]!r}")
+    if shuffled["epsilon"] < shuffled["epsilon_lower"]:
+        return f"guarantee.shuffled.epsilon: {shuffled['epsilon']!r} is below the lower bound {shuffled['epsilon_lower']!r}"
+    closed = fmt21_closed_form(epsilon0, n, float(delta))
+    if math.isfinite(closed) and shuffled["epsilon"] > closed:
+        return f"guarantee.shuffled.epsilon: {shuffled['epsilon']!r} exceeds FMT21 Theorem 3.1's closed form {closed!r}"
+    return _independent_divergence(shuffled, epsilon0, mechanism, domain_size)
+
+
+def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechanism, domain_size) -> str | None:
+    """Evaluate the claimed bound's divergence at the claimed epsilon through the other tail algorithm.
+
+    The planner's search sums binomial tails along a recursion anchored by ``bdtrc``; this check
+    takes every tail from ``bdtrc`` directly (or, for the exact binary-RR curve, from the
+    convolution of the pmfs) and requires ``delta(epsilon) <= delta``.
+    """
+    from ldpplan.solvers import _shuffle_curves as curves
+    from ldpplan.solvers import shuffle as solver
+
+    epsilon, n, delta = float(shuffled["epsilon"]), int(shuffled["n"]), float(shuffled["delta"])
+    source = str(shuffled["source"]).split("; lower:")[0]
+    if epsilon >= epsilon0 or source == solver.SOURCE_FMT_CLOSED:
+        return None
+    if source == solver.SOURCE_FMT_NUMERICAL:
+        value = curves.clone_delta_upper(epsilon, epsilon0, n, independent=True)
+    elif source == solver.SOURCE_BLANKET:
+        k = 2 if mechanism == "rr" else int(domain_size)
+        value = curves.blanket_krr_delta_upper(epsilon, epsilon0, k, n, independent=True)
+    elif source == solver.SOURCE_EXACT_RR:
+        value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)
+    else:
+        return f"guarantee.shuffled.source: unknown bound {source!r}"
+    if value > delta:
+        return (f"guarantee.shuffled.epsilon: at the claimed {epsilon!r} the divergence recomputed independently is "
+                f"{value:.6g} > delta = {delta!r}")
+    return None
+
+
+def local_epsilon_of_plan(plan: Mapping[str, Any]) -> float:
+    """The plain local epsilon0 of one report of a plan (what the amplification theorems take).
+
+    ``LDP``/``LDP+PIE`` plans (k-RR, GLH, PCKV's composed epsilon): ``guarantee.epsilon``;
+    ``MinID-LDP`` plans (IDUE, IDUE-PS): ``guarantee.ldp_epsilon`` (Lemma 1's plain LDP budget).
+
+    Raises
+    ------
+    ValueError
+        ULDP plans (their non-sensitive outputs are released as they are, so the theorems for
+        epsilon0-LDP randomizers do not apply as stated), or a plan without a plain epsilon.
+    """
+    guarantee = plan.get("guarantee") or {}
+    notion = guarantee.get("notion")
+    if notion == "ULDP":
+        raise ValueError("ULDP plans release non-sensitive outputs as they are: the amplification theorems for "
+                         "epsilon0-LDP randomizers do not apply")
+    value = guarantee.get("ldp_epsilon") if notion == "MinID-LDP" else guarantee.get("epsilon")
+    if not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"guarantee: no plain local epsilon in a {notion!r} plan")
+    return float(value)
+
+
+def _bound_kind(plan: Mapping[str, Any]) -> tuple[str | None, int | None]:
+    size = (plan.get("domain") or {}).get("size")
+    return shuffle_mechanism(str(plan.get("mechanism")), size if isinstance(size, int) else None)
+
+
+def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
+    """Add ``guarantee.shuffled`` for the spec's ``[shuffle]`` block (``n``, ``delta``) to a solved plan."""
+    mechanism, domain_size = _bound_kind(plan)
+    plan["guarantee"]["shuffled"] = shuffled_guarantee(local_epsilon_of_plan(plan), int(block["n"]),
+                                                       float(block["delta"]), mechanism=mechanism,
+                                                       domain_size=domain_size)
+    return plan
+
+
+def verify_shuffled(plan: Mapping[str, Any]) -> str | None:
+    """``verify``'s check of ``guarantee.shuffled`` against the plan's numbers and spec; ``None`` when it holds."""
+    block = (plan.get("spec") or {}).get("shuffle")
+    shuffled = (plan.get("guarantee") or {}).get("shuffled")
+    if block is None and shuffled is None:
+        return None
+    if block is None:
+        return "guarantee.shuffled: present but the embedded spec has no [shuffle] block"
+    if shuffled is None:
+        return "guarantee.shuffled: required by the embedded spec's [shuffle] block"
+    if shuffled.get("n") != block.get("n") or shuffled.get("delta") != block.get("delta"):
+        return (f"guarantee.shuffled: n/delta {shuffled.get('n')!r}/{shuffled.get('delta')!r} differ from the spec's "
+                f"{block.get('n')!r}/{block.get('delta')!r}")
+    try:
+        epsilon0 = local_epsilon_of_plan(plan)
+    except ValueError as exc:
+        return f"guarantee.shuffled: {exc}"
+    central = ((plan.get("spec") or {}).get("target") or {}).get("central_epsilon")
+    if central is not None and not shuffled.get("epsilon", math.inf) <= central:
+        return (f"guarantee.shuffled.epsilon: {shuffled.get('epsilon')!r} exceeds the spec's target.central_epsilon "
+                f"= {central!r}")
+    mechanism, domain_size = _bound_kind(plan)
+    return check_shuffled(shuffled, epsilon0, mechanism=mechanism, domain_size=domain_size)
+
+
+def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:
+    """The central guarantee a verified plan's reports would get from a shuffler of ``n`` users.
+
+    Parameters
+    ----------
+    plan : mapping
+        A plan of any family with a plain local epsilon (not ULDP).
+    n : int
+        Users in the shuffled batch (>= 2).
+    delta : float
+        ``delta`` of the central claim, in (0, 1).
+
+    Returns
+    -------
+    dict
+        ``{"mechanism", "local_epsilon", "n", "delta", "epsilon", "epsilon_lower", "source"}``.
+
+    Raises
+    ------
+    SpecError
+        ``--shuffle-n`` / ``--delta`` out of range, or a ULDP plan.
+    PrivacyViolation
+        The plan fails its re-check (no central guarantee is stated for it).
+
+    References
+    ----------
+    See :mod:`ldpplan.solvers.shuffle`.
+    """
+    from .api import verify_plan
+    from .errors import PrivacyViolation, SpecError
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise SpecError("--shuffle-n", "must be an integer >= 2", n)
+    if not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise SpecError("--delta", "must be in (0, 1)", delta)
+    try:
+        epsilon0 = local_epsilon_of_plan(plan)
+    except ValueError as exc:
+        raise SpecError("PLAN", str(exc), plan.get("mechanism")) from None
+    result = verify_plan(plan)
+    if not result.holds:
+        raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)
+    mechanism, domain_size = _bound_kind(plan)
+    return {"mechanism": plan.get("mechanism"), "local_epsilon": epsilon0,
+            **shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size)}

@@ -1,0 +1,320 @@
+"""Privacy amplification by shuffling: the central ``(epsilon, delta)`` of ``n`` shuffled epsilon0-LDP reports.
+
+``shuffle_bound`` returns a sound upper bound ``epsilon`` (the smallest of the applicable bounds
+below, each a theorem for the randomizer at hand) and a lower bound ``epsilon_lower`` (the
+``epsilon`` that one concrete neighbouring pair of datasets provably needs), with the source of each.
+``local_epsilon_for`` inverts it: the largest ``epsilon0`` (on a 0.001 grid) whose bound meets a
+central target.
+
+Bounds, tightest sound one chosen per randomizer:
+
+* any epsilon0-LDP randomizer: FMT21 Theorem 3.1 (closed form) and FMT21 Theorem 3.2 (the
+  divergence of the two binomial "clone" mixtures, evaluated numerically as in its Section 4);
+* k-RR (``mechanism="krr"``; binary RR is ``k = 2``): the privacy-blanket decomposition of
+  Balle et al. (CRYPTO 2019) summed exactly over the blanket size; Su, Cheng and Wang (arXiv
+  2504.07414) show it is the optimal decomposition. Lower bound: the exact divergence of the two
+  counts of the differing values for the datasets ``(x, z, .., z)`` / ``(x', z, .., z)``
+  (``k >= 3``) or ``(1, 0, .., 0)`` / ``(0, 0, .., 0)`` (``k = 2``). For ``k = 2`` and ``n <=``
+  :data:`EXHAUSTIVE_N` the exact privacy curve (maximum over all datasets) is computed and
+  ``epsilon == epsilon_lower``.
+
+Every ``epsilon`` comes from a bisection on a divergence that is non-increasing in ``epsilon`` and
+evaluated conservatively (:mod:`solvers._shuffle_curves`); the returned upper end of the bracket
+satisfies ``delta(epsilon) <= delta`` as computed, and the bracket is narrower than
+:data:`RELATIVE_TOLERANCE` times its upper end. Lower bounds return the lower end of their bracket.
+
+References
+----------
+.. [FMT21] V. Feldman, A. McMillan, K. Talwar, "Hiding among the clones", FOCS 2021
+   (arXiv 2012.12803), Theorems 3.1 and 3.2, Section 4.
+.. [EFMRTT19] U. Erlingsson et al., "Amplification by shuffling", SODA 2019 (the shuffle model
+   and its first amplification theorem; superseded numerically by [FMT21]).
+.. [BBGN19] B. Balle, J. Bell, A. Gascon, K. Nissim, "The privacy blanket of the shuffle
+   model", CRYPTO 2019, Section 3.
+.. [WANG24] S. Wang et al., "Unified, tight and fast privacy amplification in the shuffle model
+   of differential privacy" (k-RR characterised by its variation-ratio parameters; the same
+   dominating-pair structure as the blanket bound used here).
+.. [SCW25] P. Su, H. Cheng, P. Wang, "Decomposition-based optimal bounds for privacy
+   amplification via shuffling", arXiv 2504.07414.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from typing import Callable
+
+from . import _shuffle_curves as curves
+
+__all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "fmt21_closed_form", "fmt21_numerical",
+           "RELATIVE_TOLERANCE", "EXHAUSTIVE_N", "TARGET_STEP"]
+
+#: width of the final bisection bracket, relative to its upper end
+RELATIVE_TOLERANCE = 1e-3
+#: k = 2 and n up to this: the exact curve (maximum over every dataset) is computed
+EXHAUSTIVE_N = 400
+#: grid of epsilon0 on which local_epsilon_for searches
+TARGET_STEP = 1e-3
+
+SOURCE_FMT_CLOSED = "Feldman, McMillan, Talwar, Hiding among the clones (FOCS 2021), Theorem 3.1"
+SOURCE_FMT_NUMERICAL = "Feldman, McMillan, Talwar, Hiding among the clones (FOCS 2021), Theorem 3.2 / Sec. 4 (numerical)"
+SOURCE_BLANKET = ("Balle et al., The privacy blanket (CRYPTO 2019), Sec. 3 blanket decomposition of k-RR, "
+                  "optimal by Su, Cheng, Wang (arXiv 2504.07414); summed exactly over the blanket size")
+SOURCE_EXACT_RR = "exact privacy curve of shuffled binary RR (maximum over all datasets)"
+SOURCE_LOWER_KRR = "exact divergence of the differing values' counts, datasets (x, z..z) / (x', z..z)"
+SOURCE_LOWER_RR = "exact divergence of the shuffled count, datasets (1, 0..0) / (0, 0..0)"
+SOURCE_LOWER_NONE = "no mechanism-specific attack: trivial lower bound 0"
+
+
+@dataclasses.dataclass(frozen=True)
+class ShuffleBound:
+    """Central guarantee of ``n`` shuffled reports.
+
+    Attributes
+    ----------
+    epsilon : float
+        Sound upper bound: the shuffled batch is ``(epsilon, delta)``-DP (natural log units).
+    epsilon_lower : float
+        A concrete neighbouring pair needs at least this ``epsilon`` at ``delta``
+        (``epsilon_lower <= true epsilon <= epsilon``).
+    delta : float
+        The ``delta`` the bound is for.
+    n : int
+        Number of users (one report each) in the shuffled batch.
+    source : str
+        Paper and theorem of the upper bound, then of the lower bound (``"; lower: ..."``).
+    tolerance : float
+        Width of the bisection bracket the upper bound was taken from (relative).
+    """
+
+    epsilon: float
+    epsilon_lower: float
+    delta: float
+    n: int
+    source: str
+    tolerance: float = RELATIVE_TOLERANCE
+
+
+def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
+    """FMT21 Theorem 3.1: ``log(1 + (e^e0 - 1)/(e^e0 + 1) (8 sqrt(e^e0 log(4/delta)) / sqrt(n) + 8 e^e0 / n))``.
+
+    Valid for ``epsilon0 <= log(n / (16 log(2/delta)))``; ``inf`` outside that range. The value is
+    rounded up by one part in 10^12.
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, "Hiding among the clones", FOCS 2021, Theorem 3.1.
+    """
+    if n < 2 or epsilon0 > math.log(n / (16.0 * math.log(2.0 / delta))):
+        return math.inf
+    e0 = math.exp(epsilon0)
+    inner = (e0 - 1.0) / (e0 + 1.0) * (8.0 * math.sqrt(e0 * math.log(4.0 / delta)) / math.sqrt(n) + 8.0 * e0 / n)
+    return min(epsilon0, math.log1p(inner) * (1.0 + 1e-12))
+
+
+def _crossing(delta_of: Callable[[float], float], delta: float, lo: float, hi: float) -> tuple[float, float]:
+    """Bracket ``[lo, hi]`` with ``delta_of(lo) > delta >= delta_of(hi)``, narrowed to the tolerance.
+
+    ``delta_of`` is non-increasing and the caller guarantees the invariant at the ends. It is kept
+    on every evaluation, so the result is sound whatever the steps. The steps are the Illinois
+    variant of regula falsi on ``sqrt(-log delta_of)`` (close to linear in ``epsilon`` for the
+    near-Gaussian tails of these curves), with bisection whenever that is undefined or stalls.
+    """
+    def transform(value: float) -> float:
+        return math.sqrt(-math.log(value)) if 0 < value < 1 else (math.inf if value <= 0 else 0.0)
+
+    target = transform(delta)
+    f_lo = transform(delta_of(lo)) - target if lo > 0 else None
+    f_hi = None
+    side = 0
+    while hi - lo > RELATIVE_TOLERANCE * hi:
+        width = hi - lo
+        mid = 0.5 * (lo + hi) if lo > 0 else hi / 4.0
+        if f_lo is not None and f_hi is not None and math.isfinite(f_hi) and f_hi > f_lo:
+            guess = lo - f_lo * (hi - lo) / (f_hi - f_lo)
+            if lo + 0.001 * width < guess < hi - 0.001 * width:
+                mid = guess
+        f_mid = transform(delta_of(mid)) - target
+        if f_mid < 0:
+            lo, f_lo = mid, f_mid
+            if side == -1 and f_hi is not None:
+                f_hi *= 0.5
+            side = -1
+        else:
+            hi, f_hi = mid, f_mid
+            if side == 1 and f_lo is not None:
+                f_lo *= 0.5
+            side = 1
+    return lo, hi
+
+
+def _upper_epsilon(delta_of: Callable[[float], float], delta: float, epsilon0: float,
+                   guess: float | None = None) -> float:
+    """Smallest ``epsilon`` in ``[0, epsilon0]`` (to the tolerance) with ``delta_of(epsilon) <= delta``.
+
+    ``guess`` (a lower bound of the answer, e.g. ``epsilon_lower``) brackets the search: the probes
+    ``guess * (1 + 1e-3), ..., guess * 1.3`` are tried in turn, and the first that meets ``delta``
+    closes a bracket whose lower end is the previous probe (or ``guess``).
+    """
+    if delta_of(0.0) <= delta:
+        return 0.0
+    lo = 0.0
+    if guess is not None and guess > 0:
+        lo = guess
+        for factor in (1.0 + RELATIVE_TOLERANCE, 1.003, 1.01, 1.03, 1.1, 1.3):
+            probe = min(epsilon0, guess * factor)
+            if delta_of(probe) <= delta:
+                return _crossing(delta_of, delta, lo, probe)[1]
+            lo = probe
+            if probe >= epsilon0:
+                return epsilon0
+    return _crossing(delta_of, delta, lo, epsilon0)[1]
+
+
+def _lower_epsilon(delta_of: Callable[[float], float], delta: float, epsilon0: float) -> float:
+    """Largest ``epsilon`` (to the tolerance) with ``delta_of(epsilon) > delta`` (0 when none)."""
+    if delta_of(0.0) <= delta:
+        return 0.0
+    return _crossing(delta_of, delta, 0.0, epsilon0)[0]
+
+
+def fmt21_numerical(epsilon0: float, n: int, delta: float) -> float:
+    """FMT21 Theorem 3.2 evaluated numerically (Section 4): an upper bound for any epsilon0-LDP randomizer.
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, "Hiding among the clones", FOCS 2021, Theorem 3.2 and Section 4.
+    """
+    return _upper_epsilon(lambda e: curves.clone_delta_upper(e, epsilon0, n), delta, epsilon0)
+
+
+def _check(epsilon0, n, delta, mechanism, domain_size):
+    if not (math.isfinite(epsilon0) and epsilon0 > 0):
+        raise ValueError(f"epsilon0: must be a positive finite number, got {epsilon0!r}")
+    if int(n) != n or n < 1:
+        raise ValueError(f"n: must be a positive integer, got {n!r}")
+    if not (0 < delta < 1):
+        raise ValueError(f"delta: must be in (0, 1), got {delta!r}")
+    if mechanism not in (None, "krr", "rr"):
+        raise ValueError(f"mechanism: must be None (any epsilon0-LDP randomizer), 'krr' or 'rr', got {mechanism!r}")
+    if mechanism == "krr" and (domain_size is None or int(domain_size) != domain_size or domain_size < 2):
+        raise ValueError(f"domain_size: k-RR needs an integer domain size >= 2, got {domain_size!r}")
+
+
+def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
+                  domain_size: int | None = None) -> ShuffleBound:
+    """Central ``(epsilon, delta)`` of ``n`` shuffled reports of an epsilon0-LDP randomizer.
+
+    Parameters
+    ----------
+    epsilon0 : float
+        Local privacy parameter of one report (> 0, natural log).
+    n : int
+        Number of users, one report each.
+    delta : float
+        Target ``delta`` in (0, 1).
+    mechanism : {None, "krr", "rr"}
+        ``None``: any epsilon0-LDP randomizer (FMT21 bounds only). ``"krr"``: k-ary randomized
+        response on ``domain_size`` values; ``"rr"``: binary randomized response (``k = 2``).
+    domain_size : int, optional
+        ``k`` for ``"krr"``.
+
+    Returns
+    -------
+    ShuffleBound
+        ``epsilon`` (sound upper bound), ``epsilon_lower``, ``delta``, ``n``, ``source``.
+
+    Raises
+    ------
+    ValueError
+        A parameter outside its range (the message names it).
+
+    References
+    ----------
+    FMT21 Theorems 3.1, 3.2; Balle et al. CRYPTO 2019 Sec. 3; Su, Cheng, Wang arXiv 2504.07414.
+    """
+    _check(epsilon0, n, delta, mechanism, domain_size)
+    return _shuffle_bound(float(epsilon0), int(n), float(delta), mechanism,
+                          None if domain_size is None else int(domain_size))
+
+
+@functools.lru_cache(maxsize=4096)
+def _shuffle_bound(epsilon0: float, n: int, delta: float, mechanism: str | None,
+                   domain_size: int | None) -> ShuffleBound:
+    """:func:`shuffle_bound` after validation (a pure function: cached, so ``verify`` after
+    ``plan`` and the targeting search do not repeat work)."""
+    k = 2 if mechanism == "rr" else (int(domain_size) if mechanism == "krr" else None)
+    if n == 1:
+        return ShuffleBound(float(epsilon0), float(epsilon0) if k else 0.0, delta, n,
+                            "one report: the local guarantee" + ("" if k else f"; lower: {SOURCE_LOWER_NONE}"))
+    lower, lower_source = 0.0, SOURCE_LOWER_NONE
+    if k == 2:
+        lower = _lower_epsilon(lambda e: curves.binary_rr_pair_delta(e, epsilon0, n), delta, epsilon0)
+        lower_source = SOURCE_LOWER_RR
+    elif k is not None:
+        lower = _lower_epsilon(lambda e: curves.krr_pair_delta_lower(e, epsilon0, k, n), delta, epsilon0)
+        lower_source = SOURCE_LOWER_KRR
+    candidates = [(fmt21_closed_form(epsilon0, n, delta), SOURCE_FMT_CLOSED)]
+    if k == 2 and n <= EXHAUSTIVE_N:
+        candidates.append((_upper_epsilon(lambda e: curves.binary_rr_pair_delta_exhaustive(e, epsilon0, n),
+                                          delta, epsilon0, lower), SOURCE_EXACT_RR))
+    elif k is not None:
+        candidates.append((_upper_epsilon(lambda e: curves.blanket_krr_delta_upper(e, epsilon0, k, n),
+                                          delta, epsilon0, lower), SOURCE_BLANKET))
+    best = min(item[0] for item in candidates)
+    # FMT21 Thm 3.2 is computed in full only when it can beat the others (one evaluation decides)
+    if not math.isfinite(best) or curves.clone_delta_upper(best, epsilon0, n) <= delta:
+        candidates.append((fmt21_numerical(epsilon0, n, delta), SOURCE_FMT_NUMERICAL))
+    epsilon, source = min(candidates, key=lambda item: item[0])
+    epsilon = min(epsilon, float(epsilon0))
+    if k == 2 and n <= EXHAUSTIVE_N and source == SOURCE_EXACT_RR:
+        # the exhaustive curve is the exact worst case; the bracket's ends are the two bounds
+        lower = _lower_epsilon(lambda e: curves.binary_rr_pair_delta_exhaustive(e, epsilon0, n), delta, epsilon0)
+        lower_source = SOURCE_EXACT_RR
+    return ShuffleBound(float(epsilon), float(min(lower, epsilon)), float(delta), n, f"{source}; lower: {lower_source}")
+
+
+def local_epsilon_for(central_epsilon: float, delta: float, n: int, *, mechanism: str | None = None,
+                      domain_size: int | None = None, epsilon0_max: float = 20.0) -> float:
+    """Largest epsilon0 (a multiple of :data:`TARGET_STEP`) whose shuffled bound meets ``central_epsilon``.
+
+    The upper bound ``shuffle_bound(epsilon0, ...).epsilon`` is non-decreasing in ``epsilon0`` (an
+    epsilon0-LDP randomizer is also epsilon0'-LDP for ``epsilon0' > epsilon0``); the search
+    bisects on the grid and checks the returned point.
+
+    Returns
+    -------
+    float
+        ``epsilon0`` with ``shuffle_bound(epsilon0).epsilon <= central_epsilon`` and
+        ``shuffle_bound(epsilon0 + TARGET_STEP).epsilon > central_epsilon`` (or ``epsilon0_max``).
+
+    Raises
+    ------
+    ValueError
+        A parameter outside its range, or a target that not even ``epsilon0 = TARGET_STEP`` meets.
+
+    References
+    ----------
+    As :func:`shuffle_bound`.
+    """
+    if not (math.isfinite(central_epsilon) and central_epsilon > 0):
+        raise ValueError(f"central_epsilon: must be a positive finite number, got {central_epsilon!r}")
+
+    def meets(step: int) -> bool:
+        return shuffle_bound(step * TARGET_STEP, n, delta, mechanism=mechanism,
+                             domain_size=domain_size).epsilon <= central_epsilon
+
+    lo = max(1, int(math.floor(central_epsilon / TARGET_STEP)))  # epsilon0 = central epsilon always meets it
+    lo = min(lo, int(round(epsilon0_max / TARGET_STEP)))
+    if not meets(lo):
+        raise ValueError(f"central_epsilon: {central_epsilon} is not met even by epsilon0 = {lo * TARGET_STEP:.3f}")
+    hi = int(round(epsilon0_max / TARGET_STEP))
+    if meets(hi):
+        return hi * TARGET_STEP
+    while hi - lo > 1:  # invariant: meets(lo), not meets(hi)
+        mid = (lo + hi) // 2
+        if meets(mid):
+            lo = mid
+        else:
+            hi = mid
+    return round(lo * TARGET_STEP, 6)

@@ -1,0 +1,139 @@
+"""Privacy amplification by shuffling (issue 21): solvers.shuffle and planner.shuffle.
+
+Exhaustive checks at tiny n (every dataset, every shuffled histogram), paper closed forms,
+the done-when table's properties (slow), targeting and tampering.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from ldpplan.planner import ShuffleBound, local_epsilon_for, shuffle_bound
+from ldpplan.planner.shuffle import check_shuffled, shuffled_guarantee
+from ldpplan.solvers import _shuffle_curves as curves
+from ldpplan.solvers.shuffle import TARGET_STEP, fmt21_closed_form, fmt21_numerical
+
+
+def _krr_histogram_law(inputs, k, epsilon0):
+    """Exact law of the shuffled histogram of k-RR reports of ``inputs`` (enumerates every report tuple)."""
+    e0 = math.exp(epsilon0)
+    keep, other = e0 / (e0 + k - 1), 1 / (e0 + k - 1)
+    law = defaultdict(float)
+    for reports in itertools.product(range(k), repeat=len(inputs)):
+        prob = math.prod(keep if r == x else other for r, x in zip(reports, inputs))
+        law[tuple(np.bincount(reports, minlength=k))] += prob
+    return law
+
+
+def _hockey(law_p, law_q, epsilon):
+    keys = set(law_p) | set(law_q)
+    return sum(max(0.0, law_p.get(h, 0.0) - math.exp(epsilon) * law_q.get(h, 0.0)) for h in keys)
+
+
+def _worst_case_delta(k, n, epsilon0, epsilon):
+    """max over every dataset of the others and both directions (x = 0 vs x' = 1 by symmetry)."""
+    worst = 0.0
+    for others in itertools.combinations_with_replacement(range(k), n - 1):
+        p = _krr_histogram_law((0, *others), k, epsilon0)
+        q = _krr_histogram_law((1, *others), k, epsilon0)
+        worst = max(worst, _hockey(p, q, epsilon), _hockey(q, p, epsilon))
+    return worst
+
+
+@pytest.mark.parametrize("k,n,epsilon0", [(3, 4, 1.0), (3, 5, 2.0), (4, 4, 0.7), (2, 6, 1.5)])
+def test_bounds_bracket_the_exhaustive_worst_case(k, n, epsilon0):
+    for epsilon in (0.05, 0.3, 0.8):
+        exact = _worst_case_delta(k, n, epsilon0, epsilon)
+        assert curves.blanket_krr_delta_upper(epsilon, epsilon0, k, n) >= exact - 1e-12
+        assert curves.clone_delta_upper(epsilon, epsilon0, n) >= exact - 1e-12
+        if k >= 3:
+            lower = curves.krr_pair_delta_lower(epsilon, epsilon0, k, n)
+        else:
+            lower = curves.binary_rr_pair_delta(epsilon, epsilon0, n)
+            exhaustive = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)
+            assert exact - 1e-13 <= exhaustive <= exact * (1 + 1e-8) + 1e-14
+        assert lower <= exact + 1e-12
+
+
+def test_binary_rr_closed_form_matches_the_enumeration():
+    for n in (5, 7):
+        for epsilon0, epsilon in [(1.0, 0.3), (2.0, 0.5)]:
+            law_one = _krr_histogram_law((1,) + (0,) * (n - 1), 2, epsilon0)
+            law_zero = _krr_histogram_law((0,) * n, 2, epsilon0)
+            exact = max(_hockey(law_one, law_zero, epsilon), _hockey(law_zero, law_one, epsilon))
+            value = curves.binary_rr_pair_delta(epsilon, epsilon0, n)
+            assert value == pytest.approx(exact, rel=1e-8)
+            assert value <= exact  # a lower bound rounds down
+
+
+def test_fmt21_closed_form_value():
+    # Theorem 3.1 by hand: epsilon0 = 1, n = 10^5, delta = 1e-6
+    e0 = math.e
+    expected = math.log(1 + (e0 - 1) / (e0 + 1) * (8 * math.sqrt(e0 * math.log(4e6)) / math.sqrt(1e5) + 8 * e0 / 1e5))
+    assert fmt21_closed_form(1.0, 10**5, 1e-6) == pytest.approx(expected, rel=1e-11)
+    assert fmt21_closed_form(1.0, 10**5, 1e-6) >= expected
+    assert fmt21_closed_form(6.0, 10**4, 1e-8) == math.inf  # outside epsilon0 <= log(n / (16 log(2/delta)))
+
+
+def test_fmt21_numerical_is_below_its_closed_form_and_meets_delta():
+    for epsilon0, n in [(0.5, 10**4), (2.0, 10**5)]:
+        numerical = fmt21_numerical(epsilon0, n, 1e-6)
+        assert numerical < fmt21_closed_form(epsilon0, n, 1e-6)
+        assert curves.clone_delta_upper(numerical, epsilon0, n) <= 1e-6
+        assert curves.clone_delta_upper(numerical * 0.99, epsilon0, n) > 1e-6
+
+
+def test_shuffle_bound_small_n_binary_rr_is_exact():
+    bound = shuffle_bound(1.0, 200, 1e-3, mechanism="rr")
+    assert isinstance(bound, ShuffleBound)
+    assert bound.epsilon_lower <= bound.epsilon <= bound.epsilon_lower * (1 + 2e-3)
+    assert curves.binary_rr_pair_delta_exhaustive(bound.epsilon, 1.0, 200) <= 1e-3
+    assert curves.binary_rr_pair_delta_exhaustive(bound.epsilon_lower, 1.0, 200) > 1e-3
+    assert "exact" in bound.source
+
+
+def test_shuffle_bound_is_frozen_and_validates():
+    bound = shuffle_bound(1.0, 10**4, 1e-6, mechanism="krr", domain_size=10)
+    with pytest.raises(AttributeError):
+        bound.epsilon = 0.0
+    with pytest.raises(ValueError, match="delta"):
+        shuffle_bound(1.0, 10**4, 1.5)
+    with pytest.raises(ValueError, match="domain_size"):
+        shuffle_bound(1.0, 10**4, 1e-6, mechanism="krr")
+
+
+@pytest.mark.slow
+def test_targeting_returns_the_last_grid_point_meeting_the_target():
+    for kwargs in ({"mechanism": "krr", "domain_size": 10}, {}):
+        epsilon0 = local_epsilon_for(0.5, 1e-6, 10**4, **kwargs)
+        assert shuffle_bound(epsilon0, 10**4, 1e-6, **kwargs).epsilon <= 0.5
+        assert shuffle_bound(epsilon0 + TARGET_STEP, 10**4, 1e-6, **kwargs).epsilon > 0.5
+        assert shuffle_bound(epsilon0 + 0.01, 10**4, 1e-6, **kwargs).epsilon > 0.5
+        assert epsilon0 > 0.5
+
+
+def test_verify_refuses_a_tampered_shuffled_epsilon():
+    claim = shuffled_guarantee(2.0, 10**4, 1e-6, mechanism="krr", domain_size=10)
+    assert check_shuffled(claim, 2.0, mechanism="krr", domain_size=10) is None
+    tampered = {**claim, "epsilon": claim["epsilon"] * 0.9}
+    assert "guarantee.shuffled.epsilon" in check_shuffled(tampered, 2.0, mechanism="krr", domain_size=10)
+    assert "guarantee.shuffled.n" in check_shuffled({**claim, "n": 0}, 2.0, mechanism="krr", domain_size=10)
+    # the claim is tied to the plan's local epsilon
+    assert check_shuffled(claim, 2.5, mechanism="krr", domain_size=10) is not None
+
+
+TABLE = [(k, e0, n, d) for k in (2, 10, 100) for e0 in (0.5, 1, 2, 4, 6) for n in (10**4, 10**5, 10**6)
+         for d in (1e-6, 1e-8)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("k,epsilon0,n,delta", TABLE)
+def test_done_when_table(k, epsilon0, n, delta):
+    bound = shuffle_bound(epsilon0, n, delta, mechanism="krr", domain_size=k)
+    assert bound.epsilon_lower <= bound.epsilon <= fmt21_numerical(epsilon0, n, delta)
+    if k >= 3 and n >= 10**5:
+        assert bound.epsilon <= 1.1 * bound.epsilon_lower
