@@ -223,8 +223,13 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Reproducible simulation: numpy's default_rng(SEED), recorded in the file. Without it "
                    "(production) the reports are drawn from a cryptographically secure generator.")
-def perturb_cmd(plan_file, input_path, output, seed):
+@click.option("--skip-empty", is_flag=True,
+              help="Drop rows whose item (key) is empty and say how many. Without it such rows are an error.")
+def perturb_cmd(plan_file, input_path, output, seed, skip_empty):
     """Verify PLAN_FILE, perturb every user's input with the client runtime, write the reports.
+
+    The input is streamed (CSV or Parquet, a chunk of rows at a time); on a terminal a progress
+    bar shows the bytes read.
 
     \b
     Examples:
@@ -235,10 +240,49 @@ def perturb_cmd(plan_file, input_path, output, seed):
     from ._console import console
     from ._runtime_io import perturb_file
 
-    result = perturb_file(plan_file, input_path, output, seed=seed)
+    with _bytes_progress("perturbing") as progress:
+        result = perturb_file(plan_file, input_path, output, seed=seed, skip_empty=skip_empty, progress=progress)
+    _say_skipped(result.skipped_empty, input_path)
     how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
     console().print(f"wrote {result.n:,} reports of {result.mechanism} to {output} ({how})", markup=False,
                     highlight=False, soft_wrap=True)
+
+
+def _say_skipped(count: int, path) -> None:
+    """``--skip-empty``: one line on stderr saying how many rows were dropped."""
+    if count:
+        from ._console import print_message
+
+        print_message(f"skipped {count:,} row{'s' if count != 1 else ''} of {path} with an empty item "
+                      "(--skip-empty)", prefix="note:", style="yellow", stderr=True)
+
+
+class _bytes_progress:
+    """A rich progress bar of bytes read on stderr when it is a terminal; else no callback (``None``)."""
+
+    def __init__(self, what: str):
+        self.what, self.bar = what, None
+
+    def __enter__(self):
+        from ._console import console, interactive
+
+        if not interactive(stderr=True):
+            return None
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), DownloadColumn(),
+                            TimeRemainingColumn(), console=console(stderr=True), transient=True)
+        self.bar.__enter__()
+        task = self.bar.add_task(self.what, total=None)
+
+        def progress(advance: int, total: int) -> None:
+            self.bar.update(task, advance=advance, total=total)
+
+        return progress
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 @main.command("aggregate", short_help="Merge report files (and aggregates) into an aggregate file.")
