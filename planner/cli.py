@@ -153,7 +153,9 @@ def _parse_options(pairs) -> dict[str, str]:
 @main.command("simulate", short_help="Simulate a plan on real or synthetic data.", epilog="Family options (-O KEY=VALUE): run `ldpplan options MECHANISM` "
                                  "(e.g. `ldpplan options idue`) for the keys, defaults and descriptions.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
-@click.option("--data", type=click.Path(dir_okay=False), help="Real data file (CSV). Without it: the family's synthetic default.")
+@click.option("--data", type=click.Path(dir_okay=False),
+              help="Real data file (CSV, or Parquet for the `perturb --input` layouts). Without it: the family's "
+                   "synthetic default.")
 @click.option("--trials", type=click.IntRange(min=1), default=10, show_default=True, help="Independent repetitions.")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Root seed (recorded in the output; drawn from OS entropy if omitted).")
 @click.option("--mode", type=click.Choice(["aggregate", "runtime"]), default="aggregate", show_default=True,
@@ -162,7 +164,9 @@ def _parse_options(pairs) -> dict[str, str]:
               help="Family-specific option (repeatable); `ldpplan options MECHANISM` lists them.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable results as JSON.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Draw a figure to this PNG file.")
-def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
+@click.option("--skip-empty", is_flag=True,
+              help="Drop --data rows whose item (key) is empty and say how many. Without it such rows are an error.")
+def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, skip_empty):
     """Run PLAN_FILE over real records and compare empirical error with theory.
 
     \b
@@ -179,7 +183,8 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
 
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
-    opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=_parse_options(options))
+    opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=_parse_options(options),
+                           skip_empty=skip_empty)
     plan = api.read_plan(plan_file)
     if as_json or not interactive(stderr=True):
         report = api.simulate(plan, opts)
@@ -195,6 +200,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
                 bar.update(task, advance=advance, total=total)
 
             report = api.simulate(plan, opts, progress=progress)
+    _say_skipped(int(report.data.get("skipped_empty") or 0), data)
     if plot:
         if report.plot is None:
             from .errors import SpecError
