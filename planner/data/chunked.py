@@ -249,7 +249,7 @@ def _grouped(stream: InputStream, table: TableStream, user: str, map_batch, fini
                 part = mapped.filter(pa.array(which == b))
                 if writers[b] is None:
                     writers[b] = ipc.new_file(os.path.join(tmp, f"{b}.arrow"), part.schema)
-                writers[b].write_batch(part)
+                writers[b].write_table(part)
         for w in writers:
             if w is not None:
                 w.close()
