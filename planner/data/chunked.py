@@ -185,8 +185,7 @@ def item_stream(path: str | os.PathLike, labels: list[str] | None, domain_size: 
                 stream.note_empty(batch.start + np.nonzero(empty)[0])
                 items = items[~empty]
             if "user" in batch.columns:
-                hashes.append(np.stack([string_hashes(batch.columns["user"]), batch.start +
-                                        np.arange(batch.rows, dtype=np.uint64)])[:, ~empty])
+                hashes.append(string_hashes(batch.columns["user"])[~empty])
             if not items.size:
                 continue
             if not extra:
@@ -199,31 +198,39 @@ def item_stream(path: str | os.PathLike, labels: list[str] | None, domain_size: 
                 chunk[name] = cells[~empty]
             yield chunk
         if hashes:
-            _check_unique_users(table, np.concatenate(hashes, axis=1), column)
+            joined = np.concatenate(hashes)
+            hashes.clear()
+            _check_unique_users(table, joined, column)
 
     return InputStream(table, produce, skip_empty=skip_empty, column=column)
 
 
-def _check_unique_users(table: TableStream, hashed: np.ndarray, column: str) -> None:
-    """Refuse a repeated user. ``hashed`` is (2, n) uint64: each kept row's user hash and data row;
-    rows whose hash repeats are re-read and compared as strings (a bare hash collision passes)."""
-    h = np.sort(hashed[0])
+def _check_unique_users(table: TableStream, hashes: np.ndarray, column: str) -> None:
+    """Refuse a repeated user. ``hashes``: the user hash of every kept row (8 bytes per user); rows
+    whose hash repeats are re-read and compared as strings (a bare hash collision passes)."""
+    h = hashes  # the caller's fresh concatenation: sorted in place (no second copy)
+    h.sort()
     repeated = np.unique(h[1:][h[1:] == h[:-1]])
     if not repeated.size:
         return
-    suspects = set(hashed[1][np.isin(hashed[0], repeated)].tolist())
     seen: set[str] = set()
     for batch in table:
         users = batch.columns["user"]
-        for i in range(batch.rows):
-            row = batch.start + i
-            if row not in suspects:
-                continue
-            user = users[i].as_py()
+        suspect = np.isin(string_hashes(users), repeated)
+        suspect &= ~pc_equal_empty(batch.columns[column])
+        for i in np.nonzero(suspect)[0]:
+            user = users[int(i)].as_py()
             if user in seen:
-                raise InputDataError(f"{table.where(row)}: user {user[:40]!r} appears twice (this plan takes one "
-                                     f"item per user: a column {column!r}, one row per user)")
+                raise InputDataError(f"{table.where(batch.start + int(i))}: user {user[:40]!r} appears twice (this "
+                                     f"plan takes one item per user: a column {column!r}, one row per user)")
             seen.add(user)
+
+
+def pc_equal_empty(col) -> np.ndarray:
+    """Boolean mask of the empty cells of a pyarrow string array."""
+    import pyarrow.compute as pc
+
+    return pc.equal(col, "").to_numpy(zero_copy_only=False)
 
 
 # --------------------------------------------------------------------------- item sets and key-value pairs

@@ -27,7 +27,7 @@ __all__ = ["RawBatch", "TableStream", "open_table_stream", "string_hashes", "DEF
 
 #: Rows per batch of the chunked readers (a batch of short text cells is a few MB).
 DEFAULT_CHUNK_ROWS = 1 << 18
-_BLOCK_BYTES = 4 << 20
+_BLOCK_BYTES = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,7 +136,7 @@ class TableStream:
         convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in self.header}, include_columns=wanted,
                                        strings_can_be_null=False, quoted_strings_can_be_null=False)
         start = 0
-        with self.path.open("rb") as fh:
+        with pa.OSFile(str(self.path), "rb") as fh:
             try:
                 reader = pacsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
                 for batch in reader:
@@ -221,27 +221,33 @@ def open_table_stream(path: str | os.PathLike, required: tuple[str, ...] | list[
     return TableStream(p, header, kind, list(dict.fromkeys([*required, *optional])), chunk_rows)
 
 
-def string_hashes(column) -> np.ndarray:
+def string_hashes(column, *, piece: int = 1 << 15) -> np.ndarray:
     """64-bit polynomial hashes of a pyarrow string array's values (equal strings, equal hashes).
 
-    Used to detect a repeated user in 8 bytes per user; callers confirm a hit on the strings.
+    Used to detect a repeated user in 8 bytes per user (callers confirm a hit on the strings) and
+    to route a user's rows to one bucket. Computed ``piece`` strings at a time (bounded temporaries).
     """
     import pyarrow as pa
 
     col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not pa.types.is_string(col.type):
+        col = col.cast(pa.string())
     n = len(col)
+    out = np.empty(n, dtype=np.uint64)
     if n == 0:
-        return np.zeros(0, dtype=np.uint64)
-    offsets = np.frombuffer(col.buffers()[1], dtype=np.int32, count=n + 1, offset=col.offset * 4).astype(np.int64)
-    data = np.frombuffer(col.buffers()[2], dtype=np.uint8) if col.buffers()[2] is not None else np.zeros(0, np.uint8)
-    lengths = np.diff(offsets)
-    data = data[offsets[0]:offsets[-1]].astype(np.uint64)
-    pos = np.arange(data.size, dtype=np.int64) - np.repeat(offsets[:-1] - offsets[0], lengths)
-    with np.errstate(over="ignore"):
-        weights = np.uint64(0x100000001B3) ** (pos.astype(np.uint64) + np.uint64(1))
-        terms = (data + np.uint64(1)) * weights
-        sums = np.zeros(n, dtype=np.uint64)
-        nonempty = lengths > 0
-        if data.size:
-            sums[nonempty] = np.add.reduceat(terms, (offsets[:-1] - offsets[0])[nonempty])
-        return sums * np.uint64(0x9E3779B97F4A7C15) + lengths.astype(np.uint64)
+        return out
+    offsets_all = np.frombuffer(col.buffers()[1], dtype=np.int32, count=n + 1, offset=col.offset * 4)
+    raw = np.frombuffer(col.buffers()[2], dtype=np.uint8) if col.buffers()[2] is not None else np.zeros(0, np.uint8)
+    for s in range(0, n, piece):
+        offsets = offsets_all[s:min(s + piece, n) + 1].astype(np.int64)
+        lengths = np.diff(offsets)
+        data = raw[offsets[0]:offsets[-1]].astype(np.uint64)
+        pos = np.arange(data.size, dtype=np.int64) - np.repeat(offsets[:-1] - offsets[0], lengths)
+        with np.errstate(over="ignore"):
+            terms = (data + np.uint64(1)) * (np.uint64(0x100000001B3) ** (pos.astype(np.uint64) + np.uint64(1)))
+            sums = np.zeros(lengths.size, dtype=np.uint64)
+            nonempty = lengths > 0
+            if data.size:
+                sums[nonempty] = np.add.reduceat(terms, (offsets[:-1] - offsets[0])[nonempty])
+            out[s:s + lengths.size] = sums * np.uint64(0x9E3779B97F4A7C15) + lengths.astype(np.uint64)
+    return out
