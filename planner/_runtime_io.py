@@ -62,8 +62,11 @@ def verified_plan(path: str | os.PathLike) -> dict[str, Any]:
     return plan
 
 
-#: Input rows read (and users perturbed, reports written) per chunk by :func:`perturb_file`.
+#: Input rows read (and users perturbed, reports written) per chunk by :func:`perturb_file`, at most.
 PERTURB_CHUNK = 1 << 18
+#: About the most report bytes per chunk: a plan over a domain of size m gets at most
+#: ``PERTURB_CHUNK_BYTES // ceil(m / 8)`` rows per chunk (unary reports are m bits), at least 1024.
+PERTURB_CHUNK_BYTES = 32 << 20
 
 
 def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike,
@@ -81,7 +84,8 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
         None (production): ``ldpplan.mechanisms.secure_rng()``. An int: ``numpy.random.default_rng(seed)``,
         a reproducible simulation (recorded as ``seeded: true`` with the seed).
     chunk_rows : int
-        Input rows read at a time (users for item sets and key-value pairs).
+        Most input rows read at a time (users for item sets and key-value pairs); wide domains
+        get fewer (:data:`PERTURB_CHUNK_BYTES`), so that memory and progress steps stay bounded.
     skip_empty : bool
         Drop rows whose item is empty (counted in ``PerturbResult.skipped_empty``) instead of refusing the file.
     progress : callable, optional
@@ -100,10 +104,14 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
 
     plan = verified_plan(plan_path)
     family = family_of_plan(plan)
-    stream = family.iter_inputs(plan, input_path, skip_empty=skip_empty, chunk_rows=int(chunk_rows))
+    width = -(-int(plan["domain"]["size"]) // 8)
+    rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
+    stream = family.iter_inputs(plan, input_path, skip_empty=skip_empty, chunk_rows=rows)
     mech = mechanisms.load(plan)
     rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
     done = 0
+    if progress is not None:
+        progress(0, stream.total_bytes)
     with ReportsWriter(output, mechanism=plan["mechanism"], plan_fingerprint=plan_fingerprint(plan),
                        ldpplan_version=tool_version(), seed=seed) as writer:
         for chunk in stream:

@@ -41,7 +41,8 @@ class RawBatch:
     start : int
         Index of the batch's first data row in the file.
     bytes_read : int
-        Bytes of the file consumed so far (Parquet: in proportion to the rows read).
+        Bytes of the file consumed so far: blocks parsed, interpolated by rows inside a block
+        (Parquet: in proportion to the rows read); the file's size after the last batch.
     """
 
     columns: dict
@@ -135,15 +136,18 @@ class TableStream:
         parse = pacsv.ParseOptions(ignore_empty_lines=len(self.header) > 1, invalid_row_handler=invalid)
         convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in self.header}, include_columns=wanted,
                                        strings_can_be_null=False, quoted_strings_can_be_null=False)
-        start = 0
+        start = done = 0
         with pa.OSFile(str(self.path), "rb") as fh:
             try:
                 reader = pacsv.open_csv(fh, read_options=read, parse_options=parse, convert_options=convert)
-                for batch in reader:
+                for batch in reader:  # one batch per block; pyarrow reads ahead, so fh.tell() runs early
+                    end = min(done + _BLOCK_BYTES, self.total_bytes)
                     for offset in range(0, batch.num_rows, self._chunk_rows):
                         part = batch.slice(offset, self._chunk_rows)
-                        yield RawBatch(self._clean(part), start, min(fh.tell(), self.total_bytes))
+                        at = done + (end - done) * (offset + part.num_rows) // max(1, batch.num_rows)
+                        yield RawBatch(self._clean(part), start, at)
                         start += part.num_rows
+                    done = end
             except pa.ArrowInvalid as exc:
                 if ragged:
                     raise InputDataError(ragged[0]) from None
@@ -244,7 +248,8 @@ def string_hashes(column, *, piece: int = 1 << 15) -> np.ndarray:
         data = raw[offsets[0]:offsets[-1]].astype(np.uint64)
         pos = np.arange(data.size, dtype=np.int64) - np.repeat(offsets[:-1] - offsets[0], lengths)
         with np.errstate(over="ignore"):
-            terms = (data + np.uint64(1)) * (np.uint64(0x100000001B3) ** (pos.astype(np.uint64) + np.uint64(1)))
+            powers = np.cumprod(np.full(int(lengths.max(initial=0)) + 1, 0x100000001B3, dtype=np.uint64))
+            terms = (data + np.uint64(1)) * powers[pos]
             sums = np.zeros(lengths.size, dtype=np.uint64)
             nonempty = lengths > 0
             if data.size:
