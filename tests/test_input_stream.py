@@ -301,3 +301,41 @@ def test_perturb_progress_bar_on_a_terminal_only(health, tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     drawn = screen.getvalue()
     assert "perturbing" in drawn and "bytes" in drawn, drawn
+
+
+def test_parquet_nulls_are_empty_items_and_integer_columns_are_indices(tmp_path):
+    """A Parquet file written from a data frame: a missing item is a null (pandas' NaN), an
+    integer column holds 0-based indices."""
+    path = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"item": pa.array([0, 4, None, 2, None], pa.int64())}), path)
+    with pytest.raises(InputDataError, match=r"2 rows have an empty item \(first at row 3, row 5\)"):
+        list(item_stream(path, None, 5))
+    stream = item_stream(path, None, 5, skip_empty=True)
+    assert concat_chunks(list(stream)).tolist() == [0, 4, 2] and stream.skipped_empty == 2
+    pq.write_table(pa.table({"item": pa.array([0, 7], pa.int64())}), path)
+    with pytest.raises(InputDataError, match=r"row 2: item: must be a 0-based index in \[0, 5\) \(got 7\)"):
+        list(item_stream(path, None, 5))
+
+
+def test_item_set_plan_streams_users_through_the_hook(tmp_path):
+    """IDUE-PS (item sets, rows ``user,item`` not adjacent) through Family.iter_inputs: CSR chunks of
+    at most chunk_rows users, the same sets as the whole read, and empty items refused."""
+    from ldpplan.planner import api
+    from ldpplan.planner.families import family_of_plan
+
+    plan = api.make_plan(api.example_spec("health-itemsets"))
+    labels = plan["domain"]["labels"]
+    rng = np.random.default_rng(4)
+    rows = [(f"u{int(u)}", labels[int(i)]) for u, i in zip(rng.integers(0, 40, 200), rng.integers(0, len(labels), 200))]
+    path = tmp_path / "sets.csv"
+    path.write_text("user,item\n" + "".join(f"{u},{i}\n" for u, i in rows))
+    fam = family_of_plan(plan)
+    chunks = list(fam.iter_inputs(plan, path, chunk_rows=6))
+    assert len(chunks) >= 6 and all(len(c[0]) - 1 <= 6 for c in chunks)
+    indptr, indices = concat_chunks(chunks)
+    whole = fam.read_inputs(plan, path)
+    assert indptr.tolist() == whole[0].tolist() and indices.tolist() == whole[1].tolist()
+    assert len(indptr) - 1 == len({u for u, _ in rows})
+    path.write_text("user,item\n" + "".join(f"{u},{i}\n" for u, i in rows[:10]) + "u1,\n")
+    with pytest.raises(InputDataError, match=r"1 rows have an empty item \(first at line 12\)"):
+        list(fam.iter_inputs(plan, path))

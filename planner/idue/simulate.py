@@ -201,18 +201,17 @@ def _load_inputs(plan, options: SimulateOptions, opts: IDUESimulateOptions) -> _
         return synthetic_inputs(plan, opts, np.random.default_rng(np.random.SeedSequence([options.seed, 0xDA7A])))
     from pathlib import Path
 
-    from ..data import read_csv_table, read_item_sets
+    from ..data import concat_chunks, item_stream, open_table_stream
     from .files import iter_inputs
 
     name = Path(options.data).name
-    header = read_csv_table(options.data, []).header
+    header = open_table_stream(options.data, [], field="--data").header
     if plan["mechanism"] == "idue" and "item" not in header and {"userId", "movieId"} <= set(header):
         # the paper's single-item setting (Sec. VII): every rating is one user's report of the movie
-        _, _, items = read_item_sets(options.data, plan["domain"]["labels"], plan["domain"]["size"])
-        return _Inputs(items=items, source=name)
-    from ..data import concat_chunks
-
-    stream = iter_inputs(plan, options.data, skip_empty=options.skip_empty)
+        stream = item_stream(options.data, plan["domain"]["labels"], int(plan["domain"]["size"]), column="movieId",
+                             skip_empty=options.skip_empty, field="--data")
+    else:
+        stream = iter_inputs(plan, options.data, skip_empty=options.skip_empty)
     data = concat_chunks(list(stream))
     if stream.skipped_empty:
         name += f" ({stream.skipped_empty:,} rows with an empty item skipped)"
