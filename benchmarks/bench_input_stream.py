@@ -6,7 +6,9 @@
 Each case runs ``ldpplan perturb`` (the ``health`` example plan, IDUE over 5 labels, seeded) in
 its own process under ``/usr/bin/time`` and reports the process's peak resident set size and
 wall time. Cases: the ``item`` CSV; the ``user,item`` CSV (the repeated-user check keeps 8 bytes
-per user); the same rows as Parquet; ``ldpplan verify`` alone (the start-up floor: Python,
+per user); the same rows as Parquet; item sets (``health-itemsets``, IDUE-PS) and key-value
+pairs (``pckv-synthetic``, PCKV-UE) with 4 rows per user scattered over the file (grouped by user
+through temporary buckets); ``ldpplan verify`` alone (the start-up floor: Python,
 numpy, pyarrow, the planner); and, for comparison, the pre-streaming whole-file reader
 (``read_csv_table``, one Python list per row) at a tenth of the rows. Target: under 500 MB peak
 RSS at 10^7 rows. Prints a Markdown table (``benchmarks/RESULTS.md`` keeps one run).
@@ -37,6 +39,24 @@ def _write_csv(path: Path, rows: int, with_user: bool, rng: np.random.Generator)
                 lines = np.char.add(np.char.add(ids, ","), x)
             else:
                 lines = x
+            fh.write("\n".join(lines.tolist()) + "\n")
+
+
+def _write_sets(path: Path, rows: int, key_value: bool, rng: np.random.Generator) -> None:
+    """Rows ``user,item`` (or ``user,key,value``), 4 rows per user, in a random order (users scattered)."""
+    order = rng.permutation(rows)
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write("user,key,value\n" if key_value else "user,item\n")
+        for start in range(0, rows, 1_000_000):
+            r = order[start:start + 1_000_000]
+            user, j = r // 4, r % 4
+            users = np.char.add("u", user.astype(str))
+            if key_value:  # a user's 4 keys are distinct
+                keys = ((user + 25 * j) % 100).astype(str)
+                values = np.round(rng.uniform(-1, 1, size=r.size), 3).astype(str)
+                lines = np.char.add(np.char.add(np.char.add(np.char.add(users, ","), keys), ","), values)
+            else:
+                lines = np.char.add(np.char.add(users, ","), LABELS[rng.integers(0, LABELS.size, size=r.size)])
             fh.write("\n".join(lines.tolist()) + "\n")
 
 
@@ -77,6 +97,12 @@ def main(argv: list[str] | None = None) -> int:
         _write_csv(users, args.rows, True, rng)
         parquet = tmp / "items.parquet"
         _write_parquet(items, parquet)
+        sets_plan, kv_plan = tmp / "sets.json", tmp / "kv.json"
+        for name, out in (("health-itemsets", sets_plan), ("pckv-synthetic", kv_plan)):
+            subprocess.run([ldpplan, "plan", "--example", name, "-o", str(out)], check=True, capture_output=True)
+        sets, pairs = tmp / "sets.csv", tmp / "pairs.csv"
+        _write_sets(sets, args.rows, False, rng)
+        _write_sets(pairs, args.rows, True, rng)
         small = tmp / "small.csv"
         _write_csv(small, args.rows // 10, False, rng)
         rows = []
@@ -86,6 +112,13 @@ def main(argv: list[str] | None = None) -> int:
                            ("`perturb`, `item` Parquet", parquet)):
             rows.append((name, f"{args.rows:.0e} rows, {path.stat().st_size / 2**20:.0f} MiB",
                          _measure([ldpplan, "perturb", str(plan), "--input", str(path), "-o",
+                                   str(tmp / "r.parquet"), "--seed", "1"])))
+        for name, plan_path, path in (("`perturb`, item sets (IDUE-PS), `user,item` CSV, users scattered",
+                                       sets_plan, sets),
+                                      ("`perturb`, key-value (PCKV-UE), `user,key,value` CSV, users scattered",
+                                       kv_plan, pairs)):
+            rows.append((name, f"{args.rows:.0e} rows, {path.stat().st_size / 2**20:.0f} MiB",
+                         _measure([ldpplan, "perturb", str(plan_path), "--input", str(path), "-o",
                                    str(tmp / "r.parquet"), "--seed", "1"])))
         old = ("from ldpplan.planner.data import read_csv_table; import sys; "
                "t = read_csv_table(sys.argv[1], ['item']); print(len(t.rows))")

@@ -7,7 +7,8 @@ Peak memory depends on the chunk size, not on the number of rows:
 - single items: each batch of rows is mapped to item indices and yielded; a ``user`` column,
   when present, is checked for repeats with 8 bytes (a 64-bit hash) per user;
 - item sets and key-value pairs (a user's rows need not be adjacent): rows are routed by a
-  hash of the user id into ``ceil(file bytes / SPILL_BYTES)`` temporary Arrow files, then each
+  hash of the user id into ``ceil(file bytes / SPILL_BYTES)`` temporary Arrow files (at most
+  ``MAX_BUCKETS``), then each
   bucket is grouped by user and yielded (one bucket: no temporary file, first-appearance order).
 
 **Empty items.** A row whose item (or key) cell is empty, what pandas writes for a missing
@@ -31,7 +32,9 @@ __all__ = ["InputStream", "item_stream", "item_set_stream", "key_value_stream", 
            "DEFAULT_CHUNK_ROWS"]
 
 #: Input bytes per temporary bucket when item sets or key-value pairs are grouped by user.
-SPILL_BYTES = 64 << 20
+SPILL_BYTES = 16 << 20
+#: Most temporary buckets (open files) at once; inputs over ``MAX_BUCKETS * SPILL_BYTES`` get larger buckets.
+MAX_BUCKETS = 512
 _SHOWN_LINES = 5
 
 
@@ -239,7 +242,7 @@ def _grouped(stream: InputStream, table: TableStream, user: str, map_batch, fini
     import pyarrow as pa
     import pyarrow.ipc as ipc
 
-    buckets = max(1, math.ceil(table.total_bytes / SPILL_BYTES))
+    buckets = min(MAX_BUCKETS, max(1, math.ceil(table.total_bytes / SPILL_BYTES)))
     with tempfile.TemporaryDirectory(prefix="ldpplan-input-") as tmp:
         writers: list = [None] * buckets
         held: list = []
