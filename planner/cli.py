@@ -221,7 +221,8 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
 @main.command("perturb", short_help="Perturb users' inputs into a reports file.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False),
-              help="Users' true inputs (CSV). The columns depend on the family: single items a column `item` "
+              help="Users' true inputs (CSV, or Parquet with the same columns; streamed). The columns depend on "
+                   "the family: single items a column `item` "
                    "(a label of domain.labels, or a 0-based index), item sets rows `user,item`, key-value rows "
                    "`user,key,value`; `ldpplan options MECHANISM` prints the exact format.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
