@@ -339,3 +339,14 @@ def test_item_set_plan_streams_users_through_the_hook(tmp_path):
     path.write_text("user,item\n" + "".join(f"{u},{i}\n" for u, i in rows[:10]) + "u1,\n")
     with pytest.raises(InputDataError, match=r"1 rows have an empty item \(first at line 12\)"):
         list(fam.iter_inputs(plan, path))
+
+
+def test_key_value_row_with_empty_key_and_value_is_an_empty_row_not_a_bad_number(tmp_path):
+    path = tmp_path / "kv.csv"
+    path.write_text("user,key,value\nu1,a,0.5\nu2,,\nu3,b,-1\n")
+    with pytest.raises(InputDataError, match=r"1 rows have an empty key \(first at line 3\)"):
+        list(key_value_stream(path, ["a", "b"], 2))
+    stream = key_value_stream(path, ["a", "b"], 2, skip_empty=True)
+    (ids, indptr, keys, values, dropped), = list(stream)
+    assert ids.tolist() == ["u1", "u3"] and keys.tolist() == [0, 1] and values.tolist() == [0.5, -1.0]
+    assert stream.skipped_empty == 1 and dropped == 0

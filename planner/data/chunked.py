@@ -364,21 +364,21 @@ def key_value_stream(path: str | os.PathLike, labels: list[str] | None, domain_s
             domain = "the plan's key labels" if labels is not None else f"0..{domain_size - 1}"
             raise InputDataError(f"{where}: key {first!r} must be in {domain}; plan with out_of_domain_keys = "
                                  "\"drop\" to drop them")
-        try:
-            values = pc.cast(batch.columns[value], pa.float64()).to_numpy(zero_copy_only=False)
+        kept = ~empty
+        where_kept = np.nonzero(kept)[0]
+        try:  # the value of a row with an empty key is not read (the row is refused or skipped)
+            values = pc.cast(batch.columns[value].filter(pa.array(kept)), pa.float64()).to_numpy(zero_copy_only=False)
         except pa.ArrowInvalid as exc:
             raise InputDataError(f"{where}: every row needs user,key,value with a numeric value "
                                  f"({str(exc)[:120]})") from None
         if movielens:
             values = (values - 2.75) / 2.25
-        bad = ~np.isfinite(values) & ~empty
+        bad = ~np.isfinite(values)
         if bad.any():
-            row = int(np.nonzero(bad)[0][0])
+            row = int(where_kept[np.nonzero(bad)[0][0]])
             raise InputDataError(f"{table.where(batch.start + row)}: value must be a finite number "
                                  f"(got {batch.columns[value][row].as_py()!r})")
-        kept = ~empty
-        return pa.table({"user": batch.columns[user].filter(pa.array(kept)), "key": keys[kept],
-                         "value": values[kept]})
+        return pa.table({"user": batch.columns[user].filter(pa.array(kept)), "key": keys[kept], "value": values})
 
     def finish(tab, chunk_users):
         keys_all = tab.column("key").to_numpy()
