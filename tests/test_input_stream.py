@@ -350,3 +350,14 @@ def test_key_value_row_with_empty_key_and_value_is_an_empty_row_not_a_bad_number
     (ids, indptr, keys, values, dropped), = list(stream)
     assert ids.tolist() == ["u1", "u3"] and keys.tolist() == [0, 1] and values.tolist() == [0.5, -1.0]
     assert stream.skipped_empty == 1 and dropped == 0
+
+
+def test_refused_file_hands_on_no_chunk_after_the_first_empty_item(tmp_path):
+    """Without skip_empty, nothing after the first empty item reaches perturb; the rest is counted."""
+    path = tmp_path / "in.csv"
+    path.write_text("item\nyes\nno\nyes\n\nno\nyes\n\nno\n")
+    got = []
+    with pytest.raises(InputDataError, match=r"2 rows have an empty item \(first at line 5, line 8\)"):
+        for chunk in item_stream(path, LABELS, 2, chunk_rows=2):
+            got.append(chunk.tolist())
+    assert got == [[1, 0]]

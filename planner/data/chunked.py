@@ -12,8 +12,9 @@ Peak memory depends on the chunk size, not on the number of rows:
   bucket is grouped by user and yielded (one bucket: no temporary file, first-appearance order).
 
 **Empty items.** A row whose item (or key) cell is empty, what pandas writes for a missing
-value, is an error by default: after the whole file is read, :class:`InputStream` raises
-``InputDataError`` with the count and the first line numbers. With ``skip_empty=True`` those
+value, is an error by default: from the first such row on, :class:`InputStream` hands on no
+more chunks, reads the rest of the file to count them, and raises ``InputDataError`` with the
+count and the first line numbers. With ``skip_empty=True`` those
 rows are dropped and counted in :attr:`InputStream.skipped_empty` (the CLI says how many).
 """
 from __future__ import annotations
@@ -86,7 +87,12 @@ class InputStream:
             self._empty_rows.extend(int(r) for r in rows[:room])
 
     def __iter__(self) -> Iterator[Any]:
-        for chunk in self._produce(self):
+        produced = self._produce(self)
+        for chunk in produced:
+            if self.skipped_empty and not self.skip_empty:  # the file is refused: count the rest, hand on nothing
+                for _ in produced:
+                    pass
+                break
             self.users += _n_users(chunk)
             for fn in self._transforms:
                 chunk = fn(chunk)
