@@ -74,6 +74,9 @@ class SimulateOptions:
         ``"runtime"`` (every user perturbed by the client runtime).
     extra : dict
         Family-specific options from ``-O key=value`` (strings; the family parses them).
+    skip_empty : bool
+        Drop ``data`` rows whose item is empty (the report's ``data["skipped_empty"]`` counts them)
+        instead of refusing the file.
     """
 
     data: str | None = None
@@ -81,6 +84,7 @@ class SimulateOptions:
     seed: int = 0
     mode: str = "aggregate"
     extra: dict[str, str] = dataclasses.field(default_factory=dict)
+    skip_empty: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

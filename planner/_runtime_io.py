@@ -11,7 +11,7 @@ import dataclasses
 import io
 import math
 import os
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -27,12 +27,15 @@ __all__ = ["PERTURB_CHUNK", "MAX_WHOLE_REPORT_BYTES",
 
 @dataclasses.dataclass(frozen=True)
 class PerturbResult:
-    """What ``perturb_file`` wrote: ``n`` reports of ``mechanism`` to ``output``; ``seed`` None = secure RNG."""
+    """What ``perturb_file`` wrote: ``n`` reports of ``mechanism`` to ``output``; ``seed`` None = secure RNG;
+    ``rows`` data rows read, ``skipped_empty`` of them dropped for an empty item (``skip_empty=True``)."""
 
     n: int
     mechanism: str
     output: str
     seed: int | None
+    rows: int = 0
+    skipped_empty: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,27 +64,21 @@ def verified_plan(path: str | os.PathLike) -> dict[str, Any]:
     return plan
 
 
-#: Users perturbed (and reports written) per chunk by :func:`perturb_file`.
+#: Input rows read (and users perturbed, reports written) per chunk by :func:`perturb_file`, at most.
 PERTURB_CHUNK = 1 << 18
-
-
-def _chunks(data: Any, size: int):
-    """Slices of ``size`` users of an ndarray or list input; any other input type whole."""
-    if isinstance(data, (np.ndarray, list)) and len(data) > size:
-        for start in range(0, len(data), size):
-            yield data[start:start + size]
-    else:
-        yield data
+#: About the most report bytes per chunk: a plan over a domain of size m gets at most
+#: ``PERTURB_CHUNK_BYTES // ceil(m / 8)`` rows per chunk (unary reports are m bits), at least 1024.
+PERTURB_CHUNK_BYTES = 32 << 20
 
 
 def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike,
-                 seed: int | None = None, chunk_rows: int = PERTURB_CHUNK) -> PerturbResult:
-    """Verify a plan, read users' inputs, perturb them with the runtime and write a Parquet reports file.
+                 seed: int | None = None, chunk_rows: int = PERTURB_CHUNK, *, skip_empty: bool = False,
+                 progress: Callable[[int, int], None] | None = None) -> PerturbResult:
+    """Verify a plan, stream users' inputs, perturb them with the runtime and write a Parquet reports file.
 
-    The CSV is read whole by the family's ``read_inputs`` (the Family protocol has no chunked
-    reader); an array or list of users is then perturbed and written ``chunk_rows`` users at a
-    time (row groups of bounded size), so the reports are never all in memory. Other input
-    types (e.g. key-value CSR inputs) are perturbed whole and written in bounded row groups.
+    The input (CSV or Parquet) is read through the family's chunked reader
+    (:meth:`~ldpplan.planner.families.Family.iter_inputs`): about ``chunk_rows`` rows are read,
+    perturbed and written (one row group) at a time, so peak memory does not grow with the file.
 
     Parameters
     ----------
@@ -89,12 +86,18 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
         None (production): ``ldpplan.mechanisms.secure_rng()``. An int: ``numpy.random.default_rng(seed)``,
         a reproducible simulation (recorded as ``seeded: true`` with the seed).
     chunk_rows : int
-        Users perturbed at a time.
+        Most input rows read at a time (users for item sets and key-value pairs); wide domains
+        get fewer (:data:`PERTURB_CHUNK_BYTES`), so that memory and progress steps stay bounded.
+    skip_empty : bool
+        Drop rows whose item is empty (counted in ``PerturbResult.skipped_empty``) instead of refusing the file.
+    progress : callable, optional
+        ``progress(advance, total)``: bytes of the input read since the last call, and the file size.
 
     Raises
     ------
     PlanFormatError, PrivacyViolation, InputDataError, PlanError, ValueError
-        Nothing is written in any of these cases.
+        Nothing is written in any of these cases (rows with an empty item: InputDataError naming
+        their count and first lines, unless ``skip_empty``).
     """
     from ldpplan import mechanisms
 
@@ -103,14 +106,25 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
 
     plan = verified_plan(plan_path)
     family = family_of_plan(plan)
-    data = family.read_inputs(plan, input_path)
+    width = -(-int(plan["domain"]["size"]) // 8)
+    rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
+    stream = family.iter_inputs(plan, input_path, skip_empty=skip_empty, chunk_rows=rows)
     mech = mechanisms.load(plan)
     rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
+    done = 0
+    if progress is not None:
+        progress(0, stream.total_bytes)
     with ReportsWriter(output, mechanism=plan["mechanism"], plan_fingerprint=plan_fingerprint(plan),
                        ldpplan_version=tool_version(), seed=seed) as writer:
-        for chunk in _chunks(data, int(chunk_rows)):
+        for chunk in stream:
             writer.write(mech.perturb(chunk, rng=rng).to_arrays())
-    return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed)
+            if progress is not None:
+                progress(stream.bytes_read - done, stream.total_bytes)
+                done = stream.bytes_read
+        if progress is not None and stream.bytes_read > done:
+            progress(stream.bytes_read - done, stream.total_bytes)
+    return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed, rows=stream.rows,
+                         skipped_empty=stream.skipped_empty)
 
 
 #: Most decoded bytes of reports :func:`estimate_file` reads whole, for a method that needs each

@@ -176,7 +176,9 @@ def _parse_options(pairs) -> dict[str, str]:
 @main.command("simulate", short_help="Simulate a plan on real or synthetic data.", epilog="Family options (-O KEY=VALUE): run `ldpplan options MECHANISM` "
                                  "(e.g. `ldpplan options idue`) for the keys, defaults and descriptions.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
-@click.option("--data", type=click.Path(dir_okay=False), help="Real data file (CSV). Without it: the family's synthetic default.")
+@click.option("--data", type=click.Path(dir_okay=False),
+              help="Real data file (CSV, or Parquet for the `perturb --input` layouts). Without it: the family's "
+                   "synthetic default.")
 @click.option("--trials", type=click.IntRange(min=1), default=10, show_default=True, help="Independent repetitions.")
 @click.option("--seed", type=click.IntRange(min=0), default=None, help="Root seed (recorded in the output; drawn from OS entropy if omitted).")
 @click.option("--mode", type=click.Choice(["aggregate", "runtime"]), default="aggregate", show_default=True,
@@ -185,7 +187,9 @@ def _parse_options(pairs) -> dict[str, str]:
               help="Family-specific option (repeatable); `ldpplan options MECHANISM` lists them.")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable results as JSON.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Draw a figure to this PNG file.")
-def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
+@click.option("--skip-empty", is_flag=True,
+              help="Drop --data rows whose item (key) is empty and say how many. Without it such rows are an error.")
+def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, skip_empty):
     """Run PLAN_FILE over real records and compare empirical error with theory.
 
     \b
@@ -202,7 +206,8 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
 
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
-    opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=_parse_options(options))
+    opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=_parse_options(options),
+                           skip_empty=skip_empty)
     plan = api.read_plan(plan_file)
     if as_json or not interactive(stderr=True):
         report = api.simulate(plan, opts)
@@ -218,6 +223,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
                 bar.update(task, advance=advance, total=total)
 
             report = api.simulate(plan, opts, progress=progress)
+    _say_skipped(int(report.data.get("skipped_empty") or 0), data)
     if plot:
         if report.plot is None:
             from .errors import SpecError
@@ -238,7 +244,8 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
 @main.command("perturb", short_help="Perturb users' inputs into a reports file.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False),
-              help="Users' true inputs (CSV). The columns depend on the family: single items a column `item` "
+              help="Users' true inputs (CSV, or Parquet with the same columns; streamed). The columns depend on "
+                   "the family: single items a column `item` "
                    "(a label of domain.labels, or a 0-based index), item sets rows `user,item`, key-value rows "
                    "`user,key,value`; `ldpplan options MECHANISM` prints the exact format.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
@@ -246,8 +253,13 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot):
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Reproducible simulation: numpy's default_rng(SEED), recorded in the file. Without it "
                    "(production) the reports are drawn from a cryptographically secure generator.")
-def perturb_cmd(plan_file, input_path, output, seed):
+@click.option("--skip-empty", is_flag=True,
+              help="Drop rows whose item (key) is empty and say how many. Without it such rows are an error.")
+def perturb_cmd(plan_file, input_path, output, seed, skip_empty):
     """Verify PLAN_FILE, perturb every user's input with the client runtime, write the reports.
+
+    The input is streamed (CSV or Parquet, a chunk of rows at a time); on a terminal a progress
+    bar shows the bytes read.
 
     \b
     Examples:
@@ -259,10 +271,49 @@ def perturb_cmd(plan_file, input_path, output, seed):
     from ._runtime_io import perturb_file
     from ._report import counted
 
-    result = perturb_file(plan_file, input_path, output, seed=seed)
+    with _bytes_progress("perturbing") as progress:
+        result = perturb_file(plan_file, input_path, output, seed=seed, skip_empty=skip_empty, progress=progress)
+    _say_skipped(result.skipped_empty, input_path)
     how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
     console().print(f"wrote {counted(result.n, 'report')} of {result.mechanism} to {output} ({how})", markup=False,
                     highlight=False, soft_wrap=True)
+
+
+def _say_skipped(count: int, path) -> None:
+    """``--skip-empty``: one line on stderr saying how many rows were dropped."""
+    if count:
+        from ._console import print_message
+
+        print_message(f"skipped {count:,} row{'s' if count != 1 else ''} of {path} with an empty item "
+                      "(--skip-empty)", prefix="note:", style="yellow", stderr=True)
+
+
+class _bytes_progress:
+    """A rich progress bar of bytes read on stderr when it is a terminal; else no callback (``None``)."""
+
+    def __init__(self, what: str):
+        self.what, self.bar = what, None
+
+    def __enter__(self):
+        from ._console import console, interactive
+
+        if not interactive(stderr=True):
+            return None
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self.bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), DownloadColumn(),
+                            TimeRemainingColumn(), console=console(stderr=True), transient=True)
+        self.bar.__enter__()
+        task = self.bar.add_task(self.what, total=None)
+
+        def progress(advance: int, total: int) -> None:
+            self.bar.update(task, advance=advance, total=total)
+
+        return progress
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 @main.command("aggregate", short_help="Merge report files (and aggregates) into an aggregate file.")

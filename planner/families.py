@@ -68,7 +68,15 @@ class Family(Protocol):
         """Run the plan over real or synthetic data (``SimulationReport``)."""
 
     def read_inputs(self, plan: Mapping[str, Any], path: str | Path) -> Any:
-        """Read a CSV of users' true inputs into what the runtime's ``perturb`` accepts."""
+        """Read a CSV of users' true inputs into what the runtime's ``perturb`` accepts (whole; the
+        chunks of :meth:`iter_inputs` joined)."""
+
+    def iter_inputs(self, plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool = False,
+                    chunk_rows: int | None = None) -> Any:
+        """The users' inputs of a CSV or Parquet file, streamed: an ``ldpplan.planner.data.InputStream``
+        whose chunks are what the runtime's ``perturb`` accepts (peak memory set by ``chunk_rows``,
+        not by the file; ``bytes_read``/``total_bytes`` for progress). Rows with an empty item raise
+        ``InputDataError`` (count, first lines) unless ``skip_empty`` (then counted in ``skipped_empty``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,8 +97,9 @@ class ModuleFamily:
     build : str
         ``"module:function(raw, *, base_dir)"`` returning a plan 2.0 dict; when its
         ``verification.holds`` is not yet true, :meth:`plan` verifies and attaches it.
-    check, tables, simulator, reader : str
-        The functions behind :meth:`verify`, :meth:`summarize`, :meth:`simulate`, :meth:`read_inputs`.
+    check, tables, simulator, reader, chunks : str
+        The functions behind :meth:`verify`, :meth:`summarize`, :meth:`simulate`, :meth:`read_inputs`,
+        :meth:`iter_inputs`.
     """
 
     name: str
@@ -105,6 +114,7 @@ class ModuleFamily:
     tables: str = "tables:summarize"
     simulator: str = "simulate:simulate"
     reader: str = "files:read_inputs"
+    chunks: str = "files:iter_inputs"
 
     def _fn(self, ref: str):
         module, attr = ref.split(":")
@@ -162,6 +172,14 @@ class ModuleFamily:
     def read_inputs(self, plan: Mapping[str, Any], path: str | Path) -> Any:
         """Users' true inputs from a CSV, in the form the runtime's ``perturb`` takes."""
         return self._fn(self.reader)(plan, path)
+
+    def iter_inputs(self, plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool = False,
+                    chunk_rows: int | None = None) -> Any:
+        """Users' inputs streamed a chunk at a time (``InputStream``); see :meth:`Family.iter_inputs`."""
+        from .data.stream import DEFAULT_CHUNK_ROWS
+
+        return self._fn(self.chunks)(plan, path, skip_empty=skip_empty,
+                                     chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows))
 
     def __repr__(self) -> str:
         return f"<family {self.name}: {', '.join(self.plan_mechanisms)}>"

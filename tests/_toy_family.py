@@ -26,7 +26,7 @@ from ldpplan.planner._common import SpecBase, attach_verification, parse_options
 from ldpplan.planner._exact import SAFETY_MARGIN, exact, log_ratio_slack, ratio_within
 from ldpplan.planner._plan_format import envelope, predicted, validate_plan
 from ldpplan.planner._report import SimulationReport, Table, Verification
-from ldpplan.planner.data import read_item_column
+from ldpplan.planner.data import DEFAULT_CHUNK_ROWS, item_stream, read_item_column
 from ldpplan.planner.errors import PlanFormatError
 
 MECHANISM = "toy-rr"
@@ -176,6 +176,10 @@ class ToyFamily:
 
     def read_inputs(self, plan, path):
         return read_item_column(path, plan["domain"]["labels"], plan["domain"]["size"])
+
+    def iter_inputs(self, plan, path, *, skip_empty=False, chunk_rows=None):
+        return item_stream(path, plan["domain"]["labels"], plan["domain"]["size"], skip_empty=skip_empty,
+                           chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS)
 
 
 FAMILY = ToyFamily()

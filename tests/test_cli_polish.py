@@ -198,4 +198,4 @@ def test_pckv_without_a_user_column_asks_for_user(tmp_path):
     assert "columns user,key,value" in INPUT_DOC  # the documented name
     (tmp_path / "kv.csv").write_text("user,key,value\nu1,zz,0.5\n")
     line = one_error_line(run("perturb", plan, "--input", tmp_path / "kv.csv", "-o", tmp_path / "r.parquet"))
-    assert "(1 pair is not)" in line
+    assert "(1 pair is not, in rows 1..1)" in line

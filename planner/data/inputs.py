@@ -119,32 +119,12 @@ def read_item_column(path: str | os.PathLike, labels: list[str] | None, domain_s
     Raises
     ------
     InputDataError
-        Naming the file, the line and the value (no rows, unknown label, bad index, repeated user).
+        Naming the file, the line and the value (no rows, unknown label, bad index, repeated user,
+        rows with an empty item: see :func:`ldpplan.planner.data.item_stream`, which reads the file).
     """
-    table = read_csv_table(path, [column])
-    k = table.header.index(column)
-    if "user" in table.header:
-        ku, seen = table.header.index("user"), set()
-        for row, line in zip(table.rows, table.lines):
-            if row[ku] in seen:
-                raise InputDataError(f"{path}: line {line}: user {row[ku][:40]!r} appears twice (this plan takes one "
-                                     f"item per user: a column {column!r}, one row per user)")
-            seen.add(row[ku])
-    if not table.rows:
-        raise InputDataError(f"{path}: no rows (one row per user with a column {column!r} is required)")
-    lookup = {lab: i for i, lab in enumerate(labels)} if labels is not None else None
-    out = np.empty(len(table.rows), dtype=np.int64)
-    for i, (row, line) in enumerate(zip(table.rows, table.lines)):
-        cell = row[k]
-        hit = lookup.get(cell) if lookup is not None else None
-        out[i] = hit if hit is not None else _item_index(cell, labels, domain_size, f"{path}: line {line}: {column}")
-    if not extra:
-        return out
-    result: dict[str, np.ndarray] = {"item": out}
-    for name in extra:
-        j = table.header.index(name) if name in table.header else None
-        result[name] = np.array([row[j] if j is not None else "" for row in table.rows], dtype=str)
-    return result
+    from .chunked import concat_chunks, item_stream
+
+    return concat_chunks(list(item_stream(path, labels, domain_size, column=column, extra=extra)))
 
 
 def read_item_sets(path: str | os.PathLike, labels: list[str] | None, domain_size: int, *,

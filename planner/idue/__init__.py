@@ -18,4 +18,5 @@ FAMILY = ModuleFamily(
     name="idue", spec_mechanisms=("idue", "idue-ps"), plan_mechanisms=("idue", "idue-ps"),
     examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
     options="simulate:IDUESimulateOptions", build="plan:plan_from_spec", check="verify:verify_plan",
-    tables="tables:summarize", simulator="simulate:simulate", reader="files:read_inputs")
+    tables="tables:summarize", simulator="simulate:simulate", reader="files:read_inputs",
+    chunks="files:iter_inputs")

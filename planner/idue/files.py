@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 
-__all__ = ["INPUT_DOC", "read_inputs"]
+__all__ = ["INPUT_DOC", "read_inputs", "iter_inputs"]
 
 INPUT_DOC = ("IDUE: a CSV with a column 'item', one row per user, holding a label of the plan's domain.labels "
              "(or a 0-based index when domain.labels is null). IDUE-PS: rows 'user,item', one row per item a "
@@ -29,10 +29,25 @@ def read_inputs(plan: Mapping[str, Any], path: str | Path):
     InputDataError
         Missing file or column, an item outside the plan's domain (line named).
     """
-    from ..data import read_item_column, read_item_sets
+    from ..data import concat_chunks
 
-    labels, size = plan["domain"]["labels"], plan["domain"]["size"]
+    return concat_chunks(list(iter_inputs(plan, path)))
+
+
+def iter_inputs(plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool = False,
+                chunk_rows: int | None = None):
+    """Users' true inputs streamed (CSV or Parquet): an ``InputStream`` of int64 item-index chunks
+    (IDUE) or CSR ``(indptr, indices)`` chunks (IDUE-PS), see :data:`INPUT_DOC`.
+
+    Raises
+    ------
+    InputDataError
+        As :func:`read_inputs`; rows with an empty item unless ``skip_empty``.
+    """
+    from ..data import DEFAULT_CHUNK_ROWS, item_set_stream, item_stream
+
+    labels, size = plan["domain"]["labels"], int(plan["domain"]["size"])
+    rows = DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows
     if plan["mechanism"] == "idue-ps":
-        _, indptr, indices = read_item_sets(path, labels, size)
-        return indptr, indices
-    return read_item_column(path, labels, size)
+        return item_set_stream(path, labels, size, skip_empty=skip_empty, chunk_rows=rows)
+    return item_stream(path, labels, size, skip_empty=skip_empty, chunk_rows=rows)

@@ -48,8 +48,9 @@ class IDUESimulateOptions(BaseModel):
 class _Inputs:
     """Users' true inputs as indices: single items (n,) or CSR item sets."""
 
-    def __init__(self, items=None, indptr=None, indices=None, source=""):
+    def __init__(self, items=None, indptr=None, indices=None, source="", skipped_empty=0):
         self.items, self.indptr, self.indices, self.source = items, indptr, indices, source
+        self.skipped_empty = int(skipped_empty)
 
     @property
     def is_sets(self) -> bool:
@@ -200,18 +201,22 @@ def _load_inputs(plan, options: SimulateOptions, opts: IDUESimulateOptions) -> _
         return synthetic_inputs(plan, opts, np.random.default_rng(np.random.SeedSequence([options.seed, 0xDA7A])))
     from pathlib import Path
 
-    from ..data import read_csv_table, read_item_sets
-    from .files import read_inputs
+    from ..data import concat_chunks, item_stream, open_table_stream
+    from .files import iter_inputs
 
     name = Path(options.data).name
-    header = read_csv_table(options.data, []).header
+    header = open_table_stream(options.data, [], field="--data").header
     if plan["mechanism"] == "idue" and "item" not in header and {"userId", "movieId"} <= set(header):
         # the paper's single-item setting (Sec. VII): every rating is one user's report of the movie
-        _, _, items = read_item_sets(options.data, plan["domain"]["labels"], plan["domain"]["size"])
-        return _Inputs(items=items, source=name)
-    data = read_inputs(plan, options.data)
-    return _Inputs(indptr=data[0], indices=data[1], source=name) if isinstance(data, tuple) else \
-        _Inputs(items=data, source=name)
+        stream = item_stream(options.data, plan["domain"]["labels"], int(plan["domain"]["size"]), column="movieId",
+                             skip_empty=options.skip_empty, field="--data")
+    else:
+        stream = iter_inputs(plan, options.data, skip_empty=options.skip_empty)
+    data = concat_chunks(list(stream))
+    if stream.skipped_empty:
+        name += f" ({stream.skipped_empty:,} rows with an empty item skipped)"
+    return _Inputs(indptr=data[0], indices=data[1], source=name, skipped_empty=stream.skipped_empty) \
+        if isinstance(data, tuple) else _Inputs(items=data, source=name, skipped_empty=stream.skipped_empty)
 
 
 def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -> SimulationReport:
@@ -275,7 +280,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
                        + f". {RE_NOTE}. RAPPOR/OUE satisfy epsilon-LDP with epsilon = min(E).")
     payload = {"n": inputs.n, "m": m, "source": inputs.source, "top_k": opts.top_k,
                "metric": "MSE = sum_i (c_hat_i - c_i)^2 / n (counts^2 per user)", "re_topk": RE_NOTE,
-               "points": data_points}
+               "points": data_points, "skipped_empty": inputs.skipped_empty}
     tables = [table]
     if inputs.is_sets:
         from .itemsets import budget_distribution, user_set_budgets

@@ -42,4 +42,5 @@ FAMILY = ModuleFamily(
     name="pckv", spec_mechanisms=("pckv", "pckv-ue", "pckv-grr"), plan_mechanisms=("pckv-ue", "pckv-grr"),
     examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
     options="simulate:PCKVSimulateOptions", build="plan:build_plan", check="verify:verify",
-    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs")
+    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs",
+    chunks="inputs:iter_inputs")

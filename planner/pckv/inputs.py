@@ -9,10 +9,9 @@ import numpy as np
 
 from ldpplan.mechanisms.pckv import KeyValueUsers
 
-from ..data import load_key_value_data, map_key_value_data
 from ..errors import InputDataError
 
-__all__ = ["INPUT_DOC", "KeyValueInputs", "read_inputs"]
+__all__ = ["INPUT_DOC", "KeyValueInputs", "read_inputs", "iter_inputs"]
 
 INPUT_DOC = ("CSV with a header and one row per (user, key) pair: columns user,key,value (user_id is accepted "
              "for user). key is a label of domain.labels, or a 0-based index 0..d-1 when labels is null; value is "
@@ -37,6 +36,19 @@ class KeyValueInputs(KeyValueUsers):
     user_ids: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, str))
     dropped_pairs: int = 0
 
+    @classmethod
+    def join(cls, chunks: list["KeyValueInputs"]) -> "KeyValueInputs":
+        """The users of several chunks as one (CSR rows in order)."""
+        if not chunks:
+            return cls(indptr=np.zeros(1, np.int64), keys=np.zeros(0, np.int64), values=np.zeros(0))
+        if len(chunks) == 1:
+            return chunks[0]
+        sizes = np.concatenate([np.diff(c.indptr) for c in chunks])
+        return cls(indptr=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+                   keys=np.concatenate([c.keys for c in chunks]), values=np.concatenate([c.values for c in chunks]),
+                   user_ids=np.concatenate([c.user_ids for c in chunks]),
+                   dropped_pairs=sum(c.dropped_pairs for c in chunks))
+
 
 def read_inputs(plan: Mapping[str, Any], path: str | Path) -> KeyValueInputs:
     """Read users' key-value pairs for the plan's runtime (see :data:`INPUT_DOC`).
@@ -52,16 +64,35 @@ def read_inputs(plan: Mapping[str, Any], path: str | Path) -> KeyValueInputs:
         Unreadable file, missing columns, a key outside the domain, a value outside [-1, 1]
         (unless the plan clips), NaN, a repeated key.
     """
+    return KeyValueInputs.join(list(iter_inputs(plan, path)))
+
+
+def iter_inputs(plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool = False,
+                chunk_rows: int | None = None):
+    """Users' key-value pairs streamed (CSV or Parquet, see :data:`INPUT_DOC`): an ``InputStream``
+    of :class:`KeyValueInputs` chunks of at most ``chunk_rows`` users.
+
+    Raises
+    ------
+    InputDataError
+        As :func:`read_inputs`; rows with an empty key unless ``skip_empty``.
+    """
+    from ..data import DEFAULT_CHUNK_ROWS, key_value_stream
+
     pr = plan["params"]
-    d = int(pr["domain_size"])
-    data = load_key_value_data(path)
-    indptr, keys, values, dropped = map_key_value_data(data, plan["domain"]["labels"], d,
-                                                       out_of_domain_keys=pr.get("out_of_domain_keys", "reject"),
-                                                       where=str(path))
-    bad = (values < -1) | (values > 1)
-    if bad.any() and pr.get("values", "reject") != "clip":
-        i = int(np.nonzero(bad)[0][0])
-        user = data.user_ids[int(np.searchsorted(indptr, i, side="right") - 1)]
-        raise InputDataError(f"{path}: value of user {user} must be in [-1, 1] (got {values[i]!r}); "
-                             "plan with values = \"clip\" to clip")
-    return KeyValueInputs(indptr=indptr, keys=keys, values=values, user_ids=data.user_ids, dropped_pairs=dropped)
+    clip = pr.get("values", "reject") == "clip"
+
+    def to_users(chunk) -> KeyValueInputs:
+        user_ids, indptr, keys, values, dropped = chunk
+        bad = (values < -1) | (values > 1)
+        if bad.any() and not clip:
+            i = int(np.nonzero(bad)[0][0])
+            user = user_ids[int(np.searchsorted(indptr, i, side="right") - 1)]
+            raise InputDataError(f"{path}: value of user {user} must be in [-1, 1] (got {values[i]!r}); "
+                                 "plan with values = \"clip\" to clip")
+        return KeyValueInputs(indptr=indptr, keys=keys, values=values, user_ids=user_ids, dropped_pairs=dropped)
+
+    stream = key_value_stream(path, plan["domain"]["labels"], int(pr["domain_size"]),
+                              out_of_domain_keys=pr.get("out_of_domain_keys", "reject"), skip_empty=skip_empty,
+                              chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows)
+    return stream.map(to_users)

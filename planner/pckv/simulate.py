@@ -22,8 +22,7 @@ from ldpplan.mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, sample_pairs
 
 from .._common import parse_options
 from .._report import SimulateOptions, SimulationReport, Table
-from ..data import load_key_value_data, map_key_value_data
-from ..errors import InputDataError, PrivacyViolation
+from ..errors import PrivacyViolation
 from .allocation import solve_on_grid
 from .model import data_model
 from .simulate_baselines import baseline_rows, baseline_table, epsilon_sweep
@@ -100,17 +99,17 @@ def aggregate_counts(runtime, users: KeyValueUsers, rng: np.random.Generator) ->
 def _load_users(plan, options, d, labels, data_rng, opts):
     pr = plan["params"]
     if options.data:
-        data = load_key_value_data(options.data)
-        indptr, keys, values, dropped = map_key_value_data(data, labels, d, out_of_domain_keys=pr["out_of_domain_keys"],
-                                                           where=str(options.data))
-        if pr["values"] == "clip":
-            values = np.clip(values, -1, 1)
-        elif ((values < -1) | (values > 1)).any():
-            raise InputDataError(f"{options.data}: values must be in [-1, 1] (plan with values = \"clip\" to clip)")
-        return KeyValueUsers(indptr, keys, values), dropped, str(options.data)
+        from .inputs import KeyValueInputs, iter_inputs
+
+        stream = iter_inputs(plan, options.data, skip_empty=options.skip_empty)
+        data = KeyValueInputs.join(list(stream))  # values outside [-1, 1] refused unless the plan clips
+        values = np.clip(data.values, -1, 1) if pr["values"] == "clip" else data.values
+        skipped = f" ({stream.skipped_empty:,} rows with an empty key skipped)" if stream.skipped_empty else ""
+        return (KeyValueUsers(data.indptr, data.keys, values), data.dropped_pairs, f"{options.data}{skipped}",
+                stream.skipped_empty)
     n = opts.users or int(plan["predicted"]["mse_frequency"].get("users", 100_000))
     users = synthetic_users(d, n, opts.distribution, data_rng)
-    return users, 0, f"synthetic Sec. 6.1 ({opts.distribution}, n={n}, one pair per user)"
+    return users, 0, f"synthetic Sec. 6.1 ({opts.distribution}, n={n}, one pair per user)", 0
 
 
 def _runtimes(plan, eps: float, d: int, L: int):
@@ -251,7 +250,8 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     eps = float(plan["spec"]["epsilon"])
     root = np.random.SeedSequence(options.seed)
     data_seq, *trial_seqs = root.spawn(options.trials + 1)
-    users, dropped, source = _load_users(plan, options, d, plan["domain"]["labels"], np.random.default_rng(data_seq), opts)
+    users, dropped, source, skipped = _load_users(plan, options, d, plan["domain"]["labels"],
+                                                  np.random.default_rng(data_seq), opts)
     freq, means, sampled, sizes = data_model(users.indptr, users.keys, users.values, d)
     top = np.argsort(-freq, kind="stable")[: opts.top]
     sets = {"all keys": (np.arange(d), np.nonzero(freq > 0)[0]), f"top-{opts.top} keys": (top, top[freq[top] > 0])}
@@ -264,8 +264,9 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     results, curves = _plan_rows(run, rows, top[freq[top] > 0])
     setting = {"data": source, "users": users.n_users, "keys": d, "pairs": int(users.keys.size), "padding_length": L,
                "epsilon": eps, "users_truncated_fraction": float(np.mean(sizes > L)) if sizes.size else 0.0,
-               "dropped_pairs": dropped, "top": opts.top, "mode": options.mode, "trials": options.trials}
-    tables, data = _tables(results, sets, setting), {"setting": setting, "results": results}
+               "dropped_pairs": dropped, "top": opts.top, "mode": options.mode,
+               "trials": options.trials}
+    tables, data = _tables(results, sets, setting), {"setting": setting, "results": results, "skipped_empty": skipped}
     if opts.baselines:
         data["baselines"] = baseline_rows(eps, users, freq, means, sets, trial_seqs, tick)
         tables.append(baseline_table(data["baselines"], run.top_name, [r for r in results if r["allocation"] != "naive"]))

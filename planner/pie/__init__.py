@@ -58,4 +58,5 @@ FAMILY = ModuleFamily(
     name="pie", spec_mechanisms=("pie", "rr", "glh"), plan_mechanisms=("rr", "glh"),
     examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
     options="simulate:PIESimulateOptions", build="plan:build_plan", check="verify:verify",
-    tables="tables:summarize", simulator="simulate:simulate", reader="plan:read_inputs")
+    tables="tables:summarize", simulator="simulate:simulate", reader="plan:read_inputs",
+    chunks="plan:iter_inputs")

@@ -138,6 +138,15 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
 def read_inputs(plan: Mapping[str, Any], path):
     """Users' items (int64 indices, shape (n,)) from a CSV with a column ``item``, one row per user
     (:func:`ldpplan.planner.data.read_item_column`)."""
-    from ..data import read_item_column
+    from ..data import concat_chunks
 
-    return read_item_column(path, plan["domain"]["labels"], int(plan["domain"]["size"]))
+    return concat_chunks(list(iter_inputs(plan, path)))
+
+
+def iter_inputs(plan: Mapping[str, Any], path, *, skip_empty: bool = False, chunk_rows: int | None = None):
+    """Users' items streamed from a CSV or Parquet file with a column ``item``: an ``InputStream`` of
+    int64 index chunks (:func:`ldpplan.planner.data.item_stream`; empty items refused unless ``skip_empty``)."""
+    from ..data import DEFAULT_CHUNK_ROWS, item_stream
+
+    return item_stream(path, plan["domain"]["labels"], int(plan["domain"]["size"]), skip_empty=skip_empty,
+                       chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows)

@@ -49,9 +49,11 @@ class PIESimulateOptions(BaseModel):
         return v
 
 
-def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.ndarray, str, list[str] | None, int]:
-    """Users' items, a description, the data's labels (None: the plan's domain) and |X|."""
-    from ..data import pie_gss_items, read_item_column
+def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.ndarray, str, list[str] | None, int,
+                                                                            int]:
+    """Users' items, a description, the data's labels (None: the plan's domain), |X| and the rows
+    skipped for an empty item (``--skip-empty``)."""
+    from ..data import pie_gss_items
 
     k = int(plan["domain"]["size"])
     if options.data:
@@ -60,16 +62,21 @@ def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.n
         path = Path(options.data)
         if not path.is_file():
             raise InputDataError(f"--data: file must exist (got {options.data!r})")
-        with path.open(encoding="utf-8") as fh:
+        with path.open(encoding="utf-8", errors="replace") as fh:
             header = fh.readline()
         if "vocab" in header and "ageGroup" in header:
             labels, index, dropped = pie_gss_items(path)
             source = f"GSS ageGroup x educGroup x gender x nativeBorn ({index.size} respondents, {dropped} dropped)"
             if labels != plan["domain"]["labels"]:
                 source += f"; the plan's target re-planned for the data's |X| = {len(labels)}"
-            return index, source, labels, len(labels)
-        items = read_item_column(path, plan["domain"]["labels"], k)
-        return items, f"{path.name} ({items.size} users)", plan["domain"]["labels"], k
+            return index, source, labels, len(labels), 0
+        from ..data import concat_chunks
+        from .plan import iter_inputs
+
+        stream = iter_inputs(plan, path, skip_empty=options.skip_empty)
+        items = concat_chunks(list(stream))
+        skipped = f"; {stream.skipped_empty:,} rows with an empty item skipped" if stream.skipped_empty else ""
+        return items, f"{path.name} ({items.size} users{skipped})", plan["domain"]["labels"], k, stream.skipped_empty
     n = int(plan["guarantee"]["n"])
     labels = plan["domain"]["labels"]
     note = ""
@@ -82,7 +89,7 @@ def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.n
         k, n = k_syn, n_syn
     rng = np.random.default_rng([int(options.seed), 7])
     w = 1.0 / np.arange(1, k + 1)
-    return rng.choice(k, size=n, p=w / w.sum()), f"synthetic Zipf(1) over {k} items, n = {n}{note}", labels, k
+    return rng.choice(k, size=n, p=w / w.sum()), f"synthetic Zipf(1) over {k} items, n = {n}{note}", labels, k, 0
 
 
 def _sim_plans(plan: Mapping[str, Any], n: int, labels: list[str] | None, k: int,
@@ -125,7 +132,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
         Unreadable data; SpecError for bad ``-O`` options (listing the valid keys).
     """
     opts = parse_options(PIESimulateOptions, options.extra)
-    items, source, labels, k = _data_items(plan, options)
+    items, source, labels, k, skipped = _data_items(plan, options)
     n = int(items.size)
     truth = np.bincount(items, minlength=k) / n
     top = np.argsort(-truth)[:10]
@@ -137,7 +144,8 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
                for (label, sp), ss in zip(sims, seeds)]
     table = _table(results, source, opts, options.trials)
     data = {"source": source, "n": n, "domain_size": k, "results": results, "seed": int(options.seed),
-            "trials": int(options.trials), "mode": options.mode, "options": opts.model_dump(mode="json")}
+            "trials": int(options.trials), "mode": options.mode, "options": opts.model_dump(mode="json"),
+            "skipped_empty": skipped}
     return SimulationReport(tables=[table], data=data, plot=_plotter(results, opts, n, k, options.trials))
 
 

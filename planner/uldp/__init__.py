@@ -31,4 +31,5 @@ FAMILY = ModuleFamily(
     name="uldp", spec_mechanisms=("urr", "urap", "pum"), plan_mechanisms=("urr", "urap", "pum"),
     examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
     options="options:ULDPSimOptions", build="plan:plan_from_spec", check="verify:verify",
-    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs")
+    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs",
+    chunks="inputs:iter_inputs")

@@ -6,10 +6,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..data import read_item_column
 from ..errors import InputDataError
 
-__all__ = ["read_inputs"]
+__all__ = ["read_inputs", "iter_inputs"]
 
 
 def read_inputs(plan: Mapping[str, Any], path: str | os.PathLike):
@@ -32,15 +31,36 @@ def read_inputs(plan: Mapping[str, Any], path: str | os.PathLike):
     ----------
     Murakami & Kawamoto, USENIX Security 2019, Sec. 5 (PUM).
     """
+    from ..data import concat_chunks
+
+    return concat_chunks(list(iter_inputs(plan, path)))
+
+
+def iter_inputs(plan: Mapping[str, Any], path: str | os.PathLike, *, skip_empty: bool = False,
+                chunk_rows: int | None = None):
+    """The users' items streamed (CSV or Parquet, the columns of :func:`read_inputs`): an
+    ``InputStream`` of int64 index chunks, or for a PUM plan ``{"item", "tag"}`` chunks.
+
+    Raises
+    ------
+    InputDataError
+        As :func:`read_inputs`; rows with an empty item unless ``skip_empty``.
+    """
+    from ..data import DEFAULT_CHUNK_ROWS, item_stream
+
     labels, size = plan["domain"]["labels"], int(plan["domain"]["size"])
+    rows = DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows
     if plan.get("mechanism") != "pum":
-        return read_item_column(path, labels, size)
+        return item_stream(path, labels, size, skip_empty=skip_empty, chunk_rows=rows)
     tags = [str(t) for t in plan["params"].get("tags", [])]
-    got = read_item_column(path, labels, size, extra=("tag",))
-    tag_idx = np.full(got["item"].shape[0], -1, dtype=np.int64)
-    for r, t in enumerate(got["tag"]):
-        if t:
-            if t not in tags:
-                raise InputDataError(f"{path}: row {r + 2}: tag must be empty or one of {tags} (got {t[:40]!r})")
-            tag_idx[r] = tags.index(t)
-    return {"item": got["item"], "tag": tag_idx}
+
+    def tag_indices(chunk: dict) -> dict:
+        tag_idx = np.full(chunk["item"].shape[0], -1, dtype=np.int64)
+        for t in np.unique(chunk["tag"]):
+            if t and t not in tags:
+                raise InputDataError(f"{path}: tag must be empty or one of {tags} (got {str(t)[:40]!r})")
+            if t:
+                tag_idx[chunk["tag"] == t] = tags.index(t)
+        return {"item": chunk["item"], "tag": tag_idx}
+
+    return item_stream(path, labels, size, extra=("tag",), skip_empty=skip_empty, chunk_rows=rows).map(tag_indices)

@@ -26,7 +26,7 @@ class ULDPSimOptions(BaseModel):
                           "log-likelihood is <= em_tol (uRR and RR use the exact maximum-likelihood estimate)")
     em_max_iter: int = Field(1000, ge=1, description="cap on EM steps")
     alpha: float = Field(0.05, gt=0, lt=1, description="Bonferroni level of emp+thr")
-    sensitive: Literal["lowed", "foreign"] = Field("lowed", description="GSS X_S: educGroup '<12 yrs' or nativeBorn 'no'")
+    sensitive: Literal["lowed", "foreign"] = Field("lowed", description="GSS X_S (--data gss_vocab.csv): educGroup '<12 yrs' or nativeBorn 'no'")
     sample: Literal["iid", "fixed"] = Field("iid", description="iid: users drawn from the true distribution per trial; "
                                                               "fixed: the data's users as they are")
     n: int = Field(100000, ge=1, description="synthetic users (without --data)")

@@ -1,7 +1,8 @@
 """ULDP simulations: TV/MSE vs epsilon of RR, RAPPOR, uRR, uRAP (Fig. 5) and of the PUM (Fig. 8).
 
-A ``urr`` or ``urap`` plan runs the common-mechanism comparison (on ``--data gss_vocab.csv``
-or a Zipf sample over the plan's domain); a ``pum`` plan runs the PUM itself on synthetic
+A ``urr`` or ``urap`` plan runs the common-mechanism comparison (on ``--data`` the users' ``item``
+CSV that ``perturb`` takes, over the plan's domain and sensitive set; on ``--data gss_vocab.csv``;
+or on a Zipf sample over the plan's domain); a ``pum`` plan runs the PUM itself on synthetic
 users, some of whom regard their own item as private under a semantic tag.
 """
 from __future__ import annotations
@@ -23,7 +24,31 @@ __all__ = ["simulate"]
 
 _NAMES = ("RR", "RAPPOR", "uRR", "uRAP")
 
+def _is_gss(path: str) -> bool:
+    """The GSS vocabulary layout (``ageGroup``, ..., ``vocab``), recognised by its header."""
+    from ..data import open_table_stream
+
+    header = set(open_table_stream(path, [], field="--data").header)
+    return {"ageGroup", "educGroup", "gender", "nativeBorn", "vocab"} <= header and "item" not in header
+
+
 def _data(plan: Mapping[str, Any], options: SimulateOptions, opts: ULDPSimOptions, rng) -> tuple:
+    """``(|X|, items, sensitive indices, description, rows skipped for an empty item)``.
+
+    ``--data`` is either the users' ``item`` CSV (or Parquet) that ``perturb`` takes, over the plan's
+    domain and sensitive set, or the GSS vocabulary file (X = the four GSS fields, X_S by ``-O sensitive``).
+    """
+    if options.data and not _is_gss(options.data):
+        from ..data import concat_chunks
+        from .inputs import iter_inputs
+
+        stream = iter_inputs(plan, options.data, skip_empty=options.skip_empty)
+        x = concat_chunks(list(stream))
+        k, sens = int(plan["domain"]["size"]), list(plan["params"]["sensitive"])
+        skipped = f", {stream.skipped_empty:,} rows with an empty item skipped" if stream.skipped_empty else ""
+        desc = (f"{Path(options.data).name}: the plan's {k} items, X_S = its {len(sens)} sensitive items, "
+                f"n = {x.size}{skipped}")
+        return k, x, sens, desc, stream.skipped_empty
     if options.data:
         from ..data import load_gss_vocab
 
@@ -34,11 +59,11 @@ def _data(plan: Mapping[str, Any], options: SimulateOptions, opts: ULDPSimOption
         sens = [i for i, lab in enumerate(labels) if lab.split("|")[j] == value]
         desc = (f"{Path(options.data).name}: X = ageGroup x educGroup x gender x nativeBorn ({len(labels)} "
                 f"categories), X_S = {field} == {value!r} ({len(sens)} categories), n = {x.size}")
-        return len(labels), x, sens, desc
+        return len(labels), x, sens, desc, 0
     k = int(plan["domain"]["size"])
     zipf = 1.0 / np.arange(1, k + 1)
     x = rng.choice(k, size=opts.n, p=zipf / zipf.sum())
-    return k, x, list(plan["params"]["sensitive"]), f"synthetic Zipf(1) over the plan's {k} items, n = {opts.n}"
+    return k, x, list(plan["params"]["sensitive"]), f"synthetic Zipf(1) over the plan's {k} items, n = {opts.n}", 0
 
 
 def _mechanisms(eps: float, k: int, sens: list[int]) -> dict[str, Any]:
@@ -178,7 +203,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
         return simulate_pum(plan, options, opts, progress)
     methods = parse_methods(opts.methods)
     data_seed, trial_seed = np.random.SeedSequence(options.seed).spawn(2)
-    k, x_data, sens, desc = _data(plan, options, opts, np.random.default_rng(data_seed))
+    k, x_data, sens, desc, skipped = _data(plan, options, opts, np.random.default_rng(data_seed))
     n = int(x_data.size)
     true_counts = np.bincount(x_data, minlength=k)
     eps_list = parse_epsilons(opts.epsilons, k)
@@ -188,5 +213,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     t0 = time.perf_counter()
     tv, mse, iters, theory = _trials(options, opts, k, sens, true_counts, eps_list, methods, trial_seed.spawn(total),
                                      progress)
-    return _report(options, opts, desc, k, sens, n, eps_list, methods, (tv, mse, iters, theory),
-                   time.perf_counter() - t0)
+    report = _report(options, opts, desc, k, sens, n, eps_list, methods, (tv, mse, iters, theory),
+                     time.perf_counter() - t0)
+    report.data["skipped_empty"] = skipped
+    return report
