@@ -84,6 +84,9 @@ class Estimate:
         Iterative/maximum-likelihood estimators: the final log-likelihood (nats).
     iterations : int or None
         Iterative estimators: iterations run.
+    optimality_gap : float or None
+        Maximum-likelihood estimators solved numerically (uRAP/RAPPOR ``"em"``): a certified
+        upper bound (nats) on ``L(MLE) - log_likelihood``; None where no certificate is computed.
     """
 
     frequency: np.ndarray
@@ -93,6 +96,7 @@ class Estimate:
     std_error: np.ndarray | None = None
     log_likelihood: float | None = None
     iterations: int | None = None
+    optimality_gap: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "frequency", readonly(np.asarray(self.frequency, dtype=np.float64)))
@@ -116,6 +120,8 @@ class Estimate:
             out["log_likelihood"] = float(self.log_likelihood)
         if self.iterations is not None:
             out["iterations"] = int(self.iterations)
+        if self.optimality_gap is not None:
+            out["optimality_gap"] = float(self.optimality_gap)
         return out
 
 

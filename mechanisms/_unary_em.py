@@ -226,10 +226,13 @@ class _Packed:
     indices), a sixteenth of a float64 copy of ``Y``.
     """
 
-    def __init__(self, y: np.ndarray) -> None:
-        self.n, self.d = y.shape
+    def __init__(self, y: np.ndarray | None = None, *, packed: np.ndarray | None = None, d: int = 0) -> None:
+        """From a bool ``y`` (n, d), or from ``packed = np.packbits(y, axis=1)`` and ``d``."""
+        if packed is None:
+            packed = np.packbits(y, axis=1)
+            d = y.shape[1]
+        self.n, self.d = packed.shape[0], int(d)
         self.nb = (self.d + 7) // 8
-        packed = np.packbits(y, axis=1)
         self.idx = packed.astype(np.intp) + 256 * np.arange(self.nb, dtype=np.intp)
         self.flat = self.idx.ravel()
         self.bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
@@ -448,6 +451,20 @@ def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", rtol:
     ----------
     ULDP paper eqs. (8)-(10) and Sec. 2.5; IDLDP paper Sec. V-B (IDUE).
     """
+    y, w, low, high, pinned, constant, comp = _unary_full_inputs(reports, a, b, weights)
+    if init is None:
+        init = 0.999 * comp + 0.001 / comp.size
+    return binary_rows_em(y, low, high, weights=w, pinned=pinned, constant=constant, storage=storage, rtol=rtol,
+                          gap_tol=gap_tol, max_iter=max_iter, init=init, accelerate=accelerate)
+
+
+def _unary_full_inputs(reports, a, b, weights):
+    """Validate unary reports and split off the pinned ones (ULDP eq. 10).
+
+    Returns ``(rows, weights, low, high, pinned, constant, composite)``: the non-pinned rows
+    and their weights (None = 1), the two likelihood values per input, the pinned weight per
+    input, ``sum_r w_r log C_r`` (nats) and the composite MLE (the start of both solvers).
+    """
     y = np.asarray(reports)
     if y.ndim != 2 or y.shape[0] == 0 or y.shape[1] == 0:
         raise ValueError(f"reports must be a non-empty (n, d) array (got shape {y.shape})")
@@ -482,11 +499,7 @@ def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", rtol:
     with np.errstate(divide="ignore", invalid="ignore"):
         high = np.where(b > 0, a / b, 0.0)
         low = np.where(b < 1, (1.0 - a) / (1.0 - b), 0.0)
-    if init is None:
-        comp = unary_composite_mle(all_ones, wt.sum(), a, b).frequency
-        init = 0.999 * comp + 0.001 / d
+    comp = unary_composite_mle(all_ones, wt.sum(), a, b).frequency
     if pinned_rows.any():
         y, wt = y[~pinned_rows], wt[~pinned_rows]
-    return binary_rows_em(y, low, high, weights=None if w is None else wt, pinned=pinned, constant=constant,
-                          storage=storage, rtol=rtol, gap_tol=gap_tol, max_iter=max_iter, init=init,
-                          accelerate=accelerate)
+    return y, (None if w is None else wt), low, high, pinned, constant, comp

@@ -9,7 +9,8 @@ Aggregate: ``counts["bits"]`` (shape (|X|,)): how many reports have bit ``j`` se
 likelihood ``prod_j Binomial(counts_j; n, Pr(bit j = 1))``, a composite likelihood that treats
 the bits as independent: :func:`ldpplan.mechanisms._mle.unary_composite_mle`, no iterations).
 The MLE (``"em"``, the paper's EM reconstruction on the likelihood of eq. 8 of every report,
-:func:`ldpplan.mechanisms._unary_em.unary_em_full`) depends on each report's pattern of
+:func:`ldpplan.mechanisms._unary_mle.unary_mle_full`, projected Newton with a certified
+optimality gap) depends on each report's pattern of
 sensitive bits, which per-bit counts do not keep: it needs the :class:`Reports` and refuses
 an aggregate with a ValueError.
 """
@@ -22,7 +23,7 @@ import numpy as np
 
 from .. import _sampling
 from .._mle import unary_composite_mle
-from .._unary_em import unary_em_full
+from .._unary_mle import unary_mle_patterns
 from .._plan import PlanError
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
 from ._base import bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, sensitive_mask
@@ -92,6 +93,10 @@ class BitwiseChannel:
         diff = r[:k] - r[k:]
         return float(np.sum(r[k:])) + float(diff @ self.base) + self.own * diff
 
+
+#: Set bits of each byte value, and the index of its lowest set bit (little-endian; 0 for 0).
+_POPCOUNT = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1).astype(np.uint8)
+_LOWBIT = np.array([(v & -v).bit_length() - 1 if v else 0 for v in range(256)], dtype=np.int64)
 
 #: ``_BYTE_BITS[v, i]`` = bit ``i`` (big-endian, as ``np.packbits``) of the byte value ``v``, shape (256, 8).
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
@@ -280,6 +285,54 @@ class UtilityOptimizedRAPPOR(Frozen):
                 raise ValueError("reports.bits: a report has two non-sensitive bits set (impossible under the uRAP)")
             yield y
 
+    def sensitive_patterns(self, reports: Reports) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sufficient data of the full likelihood (eq. 8) of validated reports, from the packed bytes.
+
+        Returns ``(patterns, revealed, ones)``: ``np.packbits`` (big-endian) of the X_S bits of
+        the reports that reveal no item, shape (n_p, ceil(|X_S|/8)); how many reports reveal
+        each item (set X_N bit), shape (|X|,); per-bit counts over all reports, shape (|X|,).
+        The X_N bits are checked and located on the packed bytes (popcount tables), and only
+        the bytes that hold X_S bits are unpacked.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`aggregate`.
+        """
+        if not isinstance(reports, Reports) or reports.mechanism != self.mechanism:
+            raise ValueError(f"reports: must be {self.mechanism} Reports (got {reports!r:.80})")
+        packed = reports["bits"]
+        k, width = self.domain_size, -(-self.domain_size // 8)
+        if packed.dtype != np.uint8 or packed.ndim != 2 or packed.shape[1] != width:
+            raise ValueError(f"reports.bits: must be uint8 of shape (n, {width}) (got {packed.dtype} {packed.shape})")
+        sens = self.sensitive
+        nonsens_bytes = pack_bits(~self.sensitive_mask[None, :])[0]
+        sbytes = np.unique(sens // 8)
+        where = np.searchsorted(sbytes, sens // 8) * 8 + sens % 8  # column of each X_S bit in the unpacked bytes
+        revealed = np.zeros(k, dtype=np.int64)
+        ones = np.zeros(k, dtype=np.int64)
+        chunks = []
+        for start in range(0, packed.shape[0], _CHUNK):
+            chunk = packed[start:start + _CHUNK]
+            if k % 8 and np.any(chunk[:, -1] >> (k % 8)):
+                raise ValueError("reports.bits: padding bits beyond |X| must be 0")
+            nb = chunk & nonsens_bytes
+            count = _POPCOUNT[nb].sum(axis=1, dtype=np.int64)
+            if np.any(count > 1):
+                raise ValueError("reports.bits: a report has two non-sensitive bits set (impossible under the uRAP)")
+            inv = count == 1
+            if inv.any():
+                rows = nb[inv]
+                byte = np.argmax(rows != 0, axis=1)
+                item = 8 * byte + _LOWBIT[rows[np.arange(rows.shape[0]), byte]]
+                revealed += np.bincount(item, minlength=k)
+            bits = np.unpackbits(chunk[:, sbytes], axis=1, bitorder="little")[:, where].astype(bool)
+            ones[sens] += bits.sum(axis=0, dtype=np.int64)
+            chunks.append(np.packbits(bits[~inv], axis=1))
+        ones += revealed
+        pat = np.concatenate(chunks) if chunks else np.zeros((0, -(-sens.size // 8)), dtype=np.uint8)
+        return pat, revealed, ones
+
     def aggregate(self, reports: Reports) -> Aggregate:
         """Per-bit counts ``bits`` (shape (|X|,)) of validated reports.
 
@@ -335,7 +388,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         return np.where(s, self.theta, 1.0 - self.d2), np.where(s, self.d1, 0.0)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 tol: float = 1e-12, max_iter: int = 10000, gap_tol: float = 1e-2) -> Estimate:
+                 tol: float = 1e-15, max_iter: int = 10000, gap_tol: float = 1e-9) -> Estimate:
         """Estimate the input distribution (frequencies over X).
 
         Parameters
@@ -343,19 +396,19 @@ class UtilityOptimizedRAPPOR(Frozen):
         reports_or_aggregate : Reports or Aggregate
         method : {"empirical", "threshold", "em", "em-bits"}, default "empirical"
             ``"empirical"``: eq. 41, with plug-in standard errors. ``"threshold"``: emp +
-            Bonferroni threshold at level ``alpha``. ``"em"``: EM reconstruction (Sec. 2.5)
-            with the full likelihood of eq. (8) of every report, i.e. the MLE (needs
-            Reports): :func:`ldpplan.mechanisms._unary_em.unary_em_full`, warm-started at the
-            per-bit MLE, SQUAREM-accelerated, two passes over the packed reports per
-            iteration. ``"em-bits"``: the exact maximiser of the per-bit (composite)
-            likelihood of the per-bit counts (works on an Aggregate; ``iterations = 0``); a
-            consistent estimator, not the MLE.
-        tol : float, default 1e-12
-            ``"em"``: stop when the relative log-likelihood increase of one iteration
-            (SQUAREM cycle) is ``<= tol``.
+            Bonferroni threshold at level ``alpha``. ``"em"``: the maximum-likelihood estimate
+            that EM reconstruction (Sec. 2.5) converges to, with the full likelihood of eq. (8)
+            of every report (needs Reports), computed by projected Newton with a certificate
+            (:func:`ldpplan.mechanisms._unary_mle.unary_mle_full`: from the per-bit MLE, a few
+            Newton steps, each one Gram matrix over the sensitive bits in play). ``"em-bits"``:
+            the exact maximiser of the per-bit (composite) likelihood of the per-bit counts
+            (works on an Aggregate; ``iterations = 0``); a consistent estimator, not the MLE.
+        tol : float, default 1e-15
+            ``"em"``: stop when the certified bound on ``L(MLE) - L(estimate)`` is ``<= tol |L|``
+            (a relative tolerance on the log-likelihood, as EM's relative-change rule was).
         max_iter : int, default 10000
-            ``"em"``: cap on EM-map evaluations (the iterations reported in the Estimate).
-        gap_tol : float, default 1e-2
+            ``"em"``: cap on Newton iterations (the iterations reported in the Estimate).
+        gap_tol : float, default 1e-9
             ``"em"``: also stop when the certified bound on ``L(MLE) - L(estimate)`` is
             ``<= gap_tol`` nats.
 
@@ -363,7 +416,9 @@ class UtilityOptimizedRAPPOR(Frozen):
         -------
         Estimate
             ``log_likelihood`` (nats: the exact eq. (8) log-likelihood of the reports for
-            ``"em"``, the composite one for ``"em-bits"``) and ``iterations`` for both EMs.
+            ``"em"``, the composite one for ``"em-bits"``) and ``iterations`` for both;
+            ``optimality_gap`` (nats, ``"em"``): the certified bound on ``L(MLE) - log_likelihood``
+            (Jensen's inequality, ``W log(max_x g_x / W)`` with ``g`` the gradient and ``W = n``).
 
         Raises
         ------
@@ -381,14 +436,15 @@ class UtilityOptimizedRAPPOR(Frozen):
                              "sensitive bits, which an Aggregate (per-bit counts) does not keep; pass the Reports, "
                              "or use method='em-bits' (the per-bit composite MLE)")
         if method == "em":
-            rows = list(self._unpacked(reports_or_aggregate))
-            if not rows or sum(r.shape[0] for r in rows) == 0:
+            patterns, revealed, ones = self.sensitive_patterns(reports_or_aggregate)
+            n = len(reports_or_aggregate)
+            if n == 0:
                 raise ValueError("reports: an estimate needs at least one report (n = 0)")
-            y = rows[0] if len(rows) == 1 else np.concatenate(rows)
             a, b = self.unary_parameters()
-            res = unary_em_full(y, a, b, rtol=tol, gap_tol=gap_tol, max_iter=max_iter)
-            return Estimate(res.frequency, None, method, int(y.shape[0]), log_likelihood=res.log_likelihood,
-                            iterations=res.iterations)
+            res = unary_mle_patterns(patterns, self.sensitive, revealed, ones, n, a, b, rtol=tol, gap_tol=gap_tol,
+                                     max_iter=max_iter)
+            return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood,
+                            iterations=res.iterations, optimality_gap=res.gap_bound)
         counts, n = self._counts(reports_or_aggregate)
         a, b = self.marginals()
         if method in ("empirical", "threshold"):
