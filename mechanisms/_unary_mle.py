@@ -49,8 +49,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._mle import _unary_params, _vector, _xlogy, unary_composite_mle
-from ._unary_em import UnaryEMResult, _Packed, _unary_full_inputs
+from ._mle import _unary_full_inputs, _unary_params, _vector, _xlogy, unary_composite_mle
+from ._unary_em import UnaryEMResult, _Packed
 
 __all__ = ["binary_rows_mle", "unary_mle_full", "unary_mle_patterns"]
 

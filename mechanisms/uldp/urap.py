@@ -24,6 +24,7 @@ import numpy as np
 from .. import _sampling
 from .._mle import unary_composite_mle
 from .._unary_mle import unary_mle_patterns
+from ._urap_data import sensitive_patterns
 from .._plan import PlanError
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
 from ._base import bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, sensitive_mask
@@ -93,10 +94,6 @@ class BitwiseChannel:
         diff = r[:k] - r[k:]
         return float(np.sum(r[k:])) + float(diff @ self.base) + self.own * diff
 
-
-#: Set bits of each byte value, and the index of its lowest set bit (little-endian; 0 for 0).
-_POPCOUNT = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1).astype(np.uint8)
-_LOWBIT = np.array([(v & -v).bit_length() - 1 if v else 0 for v in range(256)], dtype=np.int64)
 
 #: ``_BYTE_BITS[v, i]`` = bit ``i`` (big-endian, as ``np.packbits``) of the byte value ``v``, shape (256, 8).
 _BYTE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
@@ -286,52 +283,19 @@ class UtilityOptimizedRAPPOR(Frozen):
             yield y
 
     def sensitive_patterns(self, reports: Reports) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Sufficient data of the full likelihood (eq. 8) of validated reports, from the packed bytes.
+        """Sufficient data of the full likelihood (eq. 8): :func:`._urap_data.sensitive_patterns`.
 
-        Returns ``(patterns, revealed, ones)``: ``np.packbits`` (big-endian) of the X_S bits of
-        the reports that reveal no item, shape (n_p, ceil(|X_S|/8)); how many reports reveal
-        each item (set X_N bit), shape (|X|,); per-bit counts over all reports, shape (|X|,).
-        The X_N bits are checked and located on the packed bytes (popcount tables), and only
-        the bytes that hold X_S bits are unpacked.
+        Returns ``(patterns, revealed, ones)``: the packed X_S bits of the reports that reveal
+        no item, how many reports reveal each item, and the per-bit counts of all reports.
 
         Raises
         ------
         ValueError
-            As :meth:`aggregate`.
+            As :meth:`aggregate` (foreign reports, wrong dtype/shape, padding, impossible reports).
         """
         if not isinstance(reports, Reports) or reports.mechanism != self.mechanism:
             raise ValueError(f"reports: must be {self.mechanism} Reports (got {reports!r:.80})")
-        packed = reports["bits"]
-        k, width = self.domain_size, -(-self.domain_size // 8)
-        if packed.dtype != np.uint8 or packed.ndim != 2 or packed.shape[1] != width:
-            raise ValueError(f"reports.bits: must be uint8 of shape (n, {width}) (got {packed.dtype} {packed.shape})")
-        sens = self.sensitive
-        nonsens_bytes = pack_bits(~self.sensitive_mask[None, :])[0]
-        sbytes = np.unique(sens // 8)
-        where = np.searchsorted(sbytes, sens // 8) * 8 + sens % 8  # column of each X_S bit in the unpacked bytes
-        revealed = np.zeros(k, dtype=np.int64)
-        ones = np.zeros(k, dtype=np.int64)
-        chunks = []
-        for start in range(0, packed.shape[0], _CHUNK):
-            chunk = packed[start:start + _CHUNK]
-            if k % 8 and np.any(chunk[:, -1] >> (k % 8)):
-                raise ValueError("reports.bits: padding bits beyond |X| must be 0")
-            nb = chunk & nonsens_bytes
-            count = _POPCOUNT[nb].sum(axis=1, dtype=np.int64)
-            if np.any(count > 1):
-                raise ValueError("reports.bits: a report has two non-sensitive bits set (impossible under the uRAP)")
-            inv = count == 1
-            if inv.any():
-                rows = nb[inv]
-                byte = np.argmax(rows != 0, axis=1)
-                item = 8 * byte + _LOWBIT[rows[np.arange(rows.shape[0]), byte]]
-                revealed += np.bincount(item, minlength=k)
-            bits = np.unpackbits(chunk[:, sbytes], axis=1, bitorder="little")[:, where].astype(bool)
-            ones[sens] += bits.sum(axis=0, dtype=np.int64)
-            chunks.append(np.packbits(bits[~inv], axis=1))
-        ones += revealed
-        pat = np.concatenate(chunks) if chunks else np.zeros((0, -(-sens.size // 8)), dtype=np.uint8)
-        return pat, revealed, ones
+        return sensitive_patterns(reports["bits"], self.sensitive_mask, _CHUNK)
 
     def aggregate(self, reports: Reports) -> Aggregate:
         """Per-bit counts ``bits`` (shape (|X|,)) of validated reports.
