@@ -22,8 +22,10 @@ Stephens & Anitescu 2020):
    are merged with weights when the active columns fit in 64 bits.
 2. **Relaxed Newton step.** On ``phi(z) = -L(z) + W sum(z)`` over ``z >= 0`` (``W`` the total
    weight; ``L`` is homogeneous, so the minimiser lies on the simplex) the model
-   ``q(y) = 1/2 y'Hy + c'y`` with ``H = V' diag(w/m^2) V + diag(pi/z^2)`` and ``c = W - 2 g``
-   (``g = grad L(z)``; ``H z = g`` by homogeneity) is minimised over ``y >= 0`` by the
+   ``q(y) = 1/2 y'Hy + c'y`` with ``H = V' diag(w/m^2) V + diag(pi/z^2)`` and ``c = W - g - H z``
+   (``g = grad L(z)``; the ``Y`` Gram block of ``H`` is summed from float32 products, and taking
+   ``H z`` from that same ``H``, not ``g``, keeps the step exact in the gradient, so the float32
+   error slows nothing but the last digits) is minimised over ``y >= 0`` by the
    Lawson-Hanson active-set method warm-started at the support of ``z``; ``y - z`` is searched
    by backtracking (Armijo) on ``phi`` (one forward product per step: ``m`` is linear in ``z``),
    then the point is renormalised onto the simplex. Coordinates at 0 whose gradient is below
@@ -40,7 +42,8 @@ Stephens & Anitescu 2020):
    which is at most the Frank-Wolfe gap ``max_x g_x - g.f`` (``log t <= t - 1``). The
    reported ``gap_bound`` is this bound in nats, computed in float64 on the full domain
    (its rounding error is about ``W`` times the relative error of ``g``, ~1e-10 nats at
-   ``n = 1e5``); the solver stops when it is ``<= gap_tol``.
+   ``n = 1e5``); the solver stops when it is ``<= max(gap_tol, rtol |L|)``. Pinned reports
+   are rows ``e_x`` of the same mixture, so the bound covers them.
 
 The existing EM (:func:`mechanisms._unary_em.unary_em_full`) is kept as the cross-check of
 this solver in the tests.
