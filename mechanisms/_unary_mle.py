@@ -138,7 +138,7 @@ def _nnqp(h: np.ndarray, c: np.ndarray, y: np.ndarray, max_iter: int) -> np.ndar
     """Lawson-Hanson active set for ``min 1/2 y'Hy + c'y`` over ``y >= 0`` from a feasible ``y``.
 
     The passive set starts at the support of ``y``; each pass solves the equality-constrained
-    problem on it (Cholesky, with a small ridge if ``H`` is numerically singular), steps back to
+    problem on it (LU, with a small ridge if ``H`` is numerically singular), steps back to
     the boundary if a coordinate would turn negative, and otherwise adds the coordinate with
     the most negative gradient. Every iterate is feasible and ``q`` never increases, so a
     capped run still returns a descent point.
@@ -170,14 +170,17 @@ def _nnqp(h: np.ndarray, c: np.ndarray, y: np.ndarray, max_iter: int) -> np.ndar
 
 
 def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a^-1 b`` for a symmetric positive semi-definite ``a`` (one LU; a small ridge if singular)."""
     ridge = 0.0
     scale = float(np.max(np.abs(np.diag(a)))) or 1.0
     for _ in range(6):
         try:
-            lower = np.linalg.cholesky(a + ridge * np.eye(a.shape[0]))
-            return np.linalg.solve(lower.T, np.linalg.solve(lower, b))
+            x = np.linalg.solve(a + ridge * np.eye(a.shape[0]) if ridge else a, b)
+            if np.all(np.isfinite(x)):
+                return x
         except np.linalg.LinAlgError:
-            ridge = max(ridge * 100.0, 1e-13 * scale)
+            pass
+        ridge = max(ridge * 100.0, 1e-13 * scale)
     return np.linalg.lstsq(a, b, rcond=None)[0]
 
 

@@ -14,6 +14,9 @@ __all__ = ["sensitive_patterns"]
 
 #: Set bits of each byte value, and the index of its lowest set bit (little-endian; 0 for 0).
 _POPCOUNT = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).sum(axis=1).astype(np.uint8)
+#: ``_LITTLE_BITS[v, i]`` = bit ``i`` (little-endian) of ``v``; ``_REVERSE[v]``: ``v`` with its bit order reversed.
+_LITTLE_BITS = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int64)
+_REVERSE = np.packbits(_LITTLE_BITS.astype(np.uint8), axis=1).reshape(-1)
 _LOWBIT = np.array([(v & -v).bit_length() - 1 if v else 0 for v in range(256)], dtype=np.int64)
 
 
@@ -76,8 +79,16 @@ def sensitive_patterns(packed: np.ndarray, sensitive_mask: np.ndarray, chunk_row
             byte = np.argmax(rows != 0, axis=1)
             item = 8 * nbytes[byte] + _LOWBIT[rows[np.arange(rows.shape[0]), byte]]
             revealed += np.bincount(item, minlength=k)
-        unpacked = np.unpackbits(chunk[:, sbytes], axis=1, bitorder="little").view(bool)
-        bits = unpacked[:, :sens.size] if prefix else unpacked[:, where]
+        if prefix:  # X_S bits fill the first bytes in order: reverse the bit order per byte, no unpacking
+            raw = chunk[:, sbytes]
+            if sens.size % 8:
+                raw = raw.copy()
+                raw[:, -1] &= (1 << (sens.size % 8)) - 1
+            hist = np.stack([np.bincount(raw[:, j], minlength=256) for j in range(raw.shape[1])])
+            ones[sens] += (hist @ _LITTLE_BITS).reshape(-1)[:sens.size]
+            chunks.append(_REVERSE[raw[~inv] if inv.any() else raw])
+            continue
+        bits = np.unpackbits(chunk[:, sbytes], axis=1, bitorder="little").view(bool)[:, where]
         ones[sens] += bits.sum(axis=0, dtype=np.int64)
         chunks.append(np.packbits(bits[~inv], axis=1))
     ones += revealed
