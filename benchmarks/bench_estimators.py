@@ -13,7 +13,8 @@ shortfall ``L(best) - L(estimate)`` in nats (0 = the best estimate of that block
   :func:`em_simplex` with the dense channel (the earlier iterative EM);
 * OUE (a = 1/2, b = 1/(e^epsilon + 1), epsilon = 1) at n users, |X| = 100 and 400:
   the composite MLE, the composite EM, the full-report EM (packed, dense float64 and
-  float32 storage; packed is the uRAP runtime's "em") vs :func:`em_simplex` on the
+  float32 storage; the runtime's "em" before issue 20), the projected-Newton MLE (the uRAP
+  runtime's "em" now) vs :func:`em_simplex` on the
   grouped full likelihood (the earlier iterative EM). The shortfall of every unary row is measured on the full
   likelihood.
 
@@ -35,6 +36,7 @@ import numpy as np
 from ldpplan.mechanisms._estimators import RRChannel, em_simplex, project_simplex
 from ldpplan.mechanisms._mle import rr_mle, unary_composite_mle, urr_mle
 from ldpplan.mechanisms._unary_em import unary_em, unary_em_full
+from ldpplan.mechanisms._unary_mle import unary_mle_full
 
 try:  # optional peer (pip install '.[bench]')
     from multi_freq_ldpy.pure_frequency_oracles import GRR as _mf_grr
@@ -138,6 +140,9 @@ def bench_unary(n: int, repeat: int, cap: int, rows: list) -> None:
         t, full = _median(lambda: unary_em_full(y, a, b), half)
         out.append((f"OUE full-report EM, packed, rtol 1e-12 (`unary_em_full` default, conv={full.converged})",
                     t, full.iterations, full.frequency))
+        t, newton = _median(lambda: unary_mle_full(y, a, b), half)
+        out.append((f"OUE full-report MLE, projected Newton (`unary_mle_full`, certified gap "
+                    f"{newton.gap_bound:.0e} nats)", t, newton.iterations, newton.frequency))
         for storage in ("packed", "float64", "float32"):
             t, res = _median(lambda: unary_em_full(y, a, b, storage=storage, rtol=1e-10), half)
             out.append((f"OUE full-report EM, {storage}, rtol 1e-10 (conv={res.converged})", t, res.iterations,

@@ -64,7 +64,7 @@ def main() -> None:
     t, _ = _median(lambda: urap.estimate(yr, "threshold"), args.repeat)
     rows.append(("uRAP estimate emp+thr", xr.size, t))
     t, res = _median(lambda: urap.estimate(yr, "em"), 1)
-    rows.append((f"uRAP full-report MLE (\"em\", {res.iterations} EM evaluations)", xr.size, t))
+    rows.append((f"uRAP full-report MLE (\"em\", Newton, {res.iterations} it., gap {res.optimality_gap:.0e} nats)", xr.size, t))
     t, res = _median(lambda: urap.estimate(urap.aggregate(yr), "em-bits"), args.repeat)
     rows.append(("uRAP per-bit composite MLE from the aggregate (\"em-bits\", exact)", xr.size, t))
     if args.gss:

@@ -66,17 +66,18 @@ def interleaved(contenders: dict, rounds: int) -> dict:
     shared machine the wall clock includes waiting for a core.
     """
     times = {name: [] for name, fn in contenders.items() if fn is not None}
-    cpu = []
+    cpu = {name: [] for name in times}
     for _ in range(rounds):
         for name in times:
             t0, c0 = time.perf_counter(), time.process_time()
             contenders[name]()
             times[name].append(time.perf_counter() - t0)
-            if name == "ldpplan":
-                cpu.append(time.process_time() - c0)
+            cpu[name].append(time.process_time() - c0)
     out = {name: statistics.median(ts) for name, ts in times.items()}
-    if cpu:
-        out["ldpplan cpu"] = statistics.median(cpu)
+    if "ldpplan" in cpu:
+        out["ldpplan cpu"] = statistics.median(cpu["ldpplan"])
+    if "U" in cpu:  # the unit of issue 20's rows: its CPU time too (a loaded machine inflates wall clocks)
+        out["U cpu"] = statistics.median(cpu["U"])
     return out
 
 
@@ -197,31 +198,75 @@ def _unary_rows(rounds: int, n: int = 100_000, k: int = 400) -> list[dict]:
         info = {}
 
         def full(mech=mech, rep=rep, info=info):
-            est = mech.estimate(rep, "em")
-            info["it"], info["ll"] = est.iterations, est.log_likelihood
+            info["est"] = mech.estimate(rep, "em")
 
         contenders = {"ldpplan": full}
         if MF_UE is not None and name == "RAPPOR":
             bits = np.unpackbits(rep["bits"], axis=1, count=k, bitorder="little").astype(np.int64)
             contenders["multi-freq-ldpy"] = lambda bits=bits: MF_UE.UE_Aggregator_IBU(bits, k, EPSILON, False)
         med = interleaved(contenders, rounds)
-        rows.append(dict(med, workload=f"{name} EM, full-report MLE from Reports (default tol = 1e-12), n = {n:.0e}, "
-                                       f"\\|X\\| = {k} ({info['it']} EM evaluations; peer: IBU, per-bit counts)",
+        est = info["est"]
+        rows.append(dict(med, workload=f"{name} full-report MLE (\"em\", projected Newton) from Reports, n = {n:.0e}, "
+                                       f"\\|X\\| = {k} ({est.iterations} Newton iterations, certified gap "
+                                       f"{est.optimality_gap:.1e} nats; peer: IBU, per-bit counts)",
                          target=1.0, target_text="< 1 s"))
-        if name == "RAPPOR":  # the same EM with a looser stopping rule: how far from the maximum it stops
-            loose = {}
-
-            def full_loose(mech=mech, rep=rep, loose=loose):
-                loose["est"] = mech.estimate(rep, "em", tol=1e-10)
-
-            med = interleaved({"ldpplan": full_loose}, rounds)
-            short = info["ll"] - loose["est"].log_likelihood
-            rows.append(dict(med, workload=f"{name} EM, full-report, tol = 1e-10 ({loose['est'].iterations} EM "
-                                           f"evaluations; stops {short:.3f} nats below the default's likelihood)",
-                             target=1.0, target_text="< 1 s"))
         med = interleaved({"ldpplan": lambda mech=mech, agg=agg: mech.estimate(agg, "em-bits")}, rounds)
         rows.append(dict(med, workload=f"{name} \"em-bits\" (exact per-bit composite MLE, Aggregate), n = {n:.0e}, "
                                        f"\\|X\\| = {k}", target=1.0, target_text="< 1 s"))
+    return rows
+
+
+#: Issue 20's full-report MLE cases: (|X|, |X_S|, input law), n = 1e5 users, epsilon = 1, X_S = the first items.
+EM_CASES = ((400, 76, "Zipf(1.5)"), (400, 76, "uniform"), (1000, 200, "Zipf(1.5)"))
+
+
+def _em_case(k: int, ks: int, law: str, n: int, seed: int):
+    from ldpplan.planner.uldp.numbers import grid_urap
+
+    rng = np.random.default_rng(seed)
+    w = 1.0 / np.arange(1, k + 1) ** 1.5 if law.startswith("Zipf") else np.ones(k)
+    x = rng.choice(k, size=n, p=w / w.sum())
+    mech = UtilityOptimizedRAPPOR(k, np.arange(ks), **grid_urap(EPSILON, ks, k - ks))
+    return mech, mech.perturb(x, rng)
+
+
+def _em_rows(rounds: int, n: int = 100_000, old_em: bool = True) -> list[dict]:
+    """Issue 20: uRAP "em" (Newton, certified) against 40 U, U = 1e8 random bytes timed in the same rounds.
+
+    The old SQUAREM EM (``unary_em_full`` at its former runtime defaults, rtol 1e-12, gap_tol 1e-2) runs
+    once per case beside it (``--skip em-old`` leaves it out: it takes seconds to minutes).
+    """
+    from ldpplan.mechanisms._unary_em import unary_em_full
+    from ldpplan.mechanisms.uldp.urap import unpack_bits
+
+    rows = []
+    for i, (k, ks, law) in enumerate(EM_CASES):
+        mech, rep = _em_case(k, ks, law, n, 20 + i)
+        info = {}
+        gen = np.random.default_rng(0)
+
+        def new(mech=mech, rep=rep, info=info):
+            info["est"] = mech.estimate(rep, "em")
+
+        med = interleaved({"ldpplan": new, "U": lambda gen=gen: uniform_bytes(gen, 10**8)}, rounds)
+        est, unit, unit_cpu = info["est"], med.pop("U"), med.pop("U cpu")
+        case = f"uRAP \\|X\\| = {k}, \\|X_S\\| = {ks}, {law}, n = {n:.0e}, eps = 1"
+        rows.append(dict(med, workload=f"{case}: \"em\" Newton MLE ({est.iterations} iterations, certified gap "
+                                       f"{est.optimality_gap:.1e} nats; {med['ldpplan'] / unit:.1f} U wall, "
+                                       f"{med['ldpplan cpu'] / unit_cpu:.1f} U cpu; U = {unit * 1e3:.1f} ms wall, "
+                                       f"{unit_cpu * 1e3:.1f} ms cpu)",
+                         target=40 * unit, target_text="<= 40 U"))
+        if old_em:
+            y = unpack_bits(rep["bits"], k)
+            a, b = mech.unary_parameters()
+            t0, c0 = time.perf_counter(), time.process_time()
+            old = unary_em_full(y, a, b, rtol=1e-12, gap_tol=1e-2, max_iter=10000)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            rel = (est.log_likelihood - old.log_likelihood) / abs(old.log_likelihood)
+            rows.append({"ldpplan": wall, "ldpplan cpu": cpu, "target": 40 * unit, "target_text": "<= 40 U",
+                         "workload": f"{case}: old SQUAREM EM, once ({old.iterations} EM evaluations, its gap bound "
+                                     f"{old.gap_bound:.1e} nats; Newton's log-likelihood is {rel:+.1e} relative "
+                                     f"to it; {wall / unit:.0f} U wall, {cpu / unit_cpu:.0f} U cpu)"})
     return rows
 
 
@@ -318,7 +363,7 @@ def main(argv=None) -> None:
     ap.add_argument("--n-peer", type=int, default=20_000, help="users in the rows that run the peers")
     ap.add_argument("--data-dir", type=Path, default=Path("/work/shared/data"))
     ap.add_argument("--skip", default="", help="comma-separated row names to skip (grr,oue,olh,rr,urr,unary,"
-                                                "glh,opt0,help,simulate)")
+                                                "em,em-old,glh,opt0,help,simulate)")
     args = ap.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     if MF_GRR is not None:  # compile the peers' numba kernels outside the timings
@@ -330,7 +375,9 @@ def main(argv=None) -> None:
              ("oue", lambda: [row_oue(args.n_peer, 1000, args.rounds)]),
              ("olh", lambda: [row_olh(args.n_peer, 1000, args.rounds)]),
              ("rr", lambda: [row_rr_mle(args.rounds)]), ("urr", lambda: [row_urr_mle(args.rounds)]),
-             ("unary", lambda: _unary_rows(args.rounds)), ("glh", lambda: [row_glh_counting(args.rounds)]),
+             ("unary", lambda: _unary_rows(args.rounds)),
+             ("em", lambda: _em_rows(args.rounds, old_em="em-old" not in skip)),
+             ("glh", lambda: [row_glh_counting(args.rounds)]),
              ("opt0", lambda: [row_opt0(args.rounds)]), ("help", lambda: [row_help(args.rounds)]),
              ("simulate", lambda: [row_simulate(args.data_dir)])]
     rows = []

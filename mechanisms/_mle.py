@@ -370,3 +370,59 @@ def unary_composite_mle(bit_counts, n, a, b) -> SimplexMLE:
                       support_size=int(np.count_nonzero(f > 0)), n=n)
 
 
+# --------------------------------------------------------------------------- unary: full reports
+def _colsum(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+    """``w @ y`` for a boolean ``y`` without a float copy of the whole matrix (chunks of rows)."""
+    if w is None:
+        return np.count_nonzero(y, axis=0).astype(np.float64)
+    out = np.zeros(y.shape[1])
+    for i in range(0, y.shape[0], 8192):
+        out += w[i:i + 8192] @ y[i:i + 8192]
+    return out
+
+
+def _unary_full_inputs(reports, a, b, weights):
+    """Validate unary reports and split off the pinned ones (ULDP eq. 10).
+
+    Returns ``(rows, weights, low, high, pinned, constant, composite)``: the non-pinned rows
+    and their weights (None = 1), the two likelihood values per input, the pinned weight per
+    input, ``sum_r w_r log C_r`` (nats) and the composite MLE (the start of both solvers).
+    """
+    y = np.asarray(reports)
+    if y.ndim != 2 or y.shape[0] == 0 or y.shape[1] == 0:
+        raise ValueError(f"reports must be a non-empty (n, d) array (got shape {y.shape})")
+    if y.dtype != bool:
+        if not np.all((y == 0) | (y == 1)):
+            raise ValueError("reports must hold only 0 and 1")
+        y = y.astype(bool)
+    nrow, d = y.shape
+    a, b = _unary_params(a, b, d)
+    w = None if weights is None else _vector(weights, "weights", nrow)
+    if w is not None and (np.any(w < 0) or w.sum() <= 0):
+        raise ValueError("weights must be >= 0 and not all zero")
+    wt = np.ones(nrow) if w is None else w
+    pin_one, pin_zero = b == 0, b == 1
+    pins = np.count_nonzero(y[:, pin_one], axis=1) + np.count_nonzero(~y[:, pin_zero], axis=1)
+    if np.any((pins > 1) & (wt > 0)):
+        raise ValueError("reports: a report with two pinning bits is impossible under every input")
+    pinned_rows = pins == 1
+    yp, wp = y[pinned_rows], wt[pinned_rows]
+    col = np.argmax((yp & pin_one) | (~yp & pin_zero), axis=1)
+    pinned = np.bincount(col, weights=wp, minlength=d)
+    pin_ones = np.bincount(col, weights=wp * yp[np.arange(col.size), col], minlength=d)
+    pin_zeros = pinned - pin_ones
+    if np.any((pin_ones > 0) & (a == 0)) or np.any((pin_zeros > 0) & (a == 1)):
+        raise ValueError("reports: a pinned report is impossible under its only possible input")
+    # log C: every report's non-pinning bits under b, plus each pinned report's pinning bit under a
+    all_ones = _colsum(y, w)
+    all_zeros = wt.sum() - all_ones
+    constant = float(np.sum(_xlogy(np.where(b > 0, all_ones, 0.0), b))
+                     + np.sum(_xlogy(np.where(b < 1, all_zeros, 0.0), 1.0 - b))
+                     + np.sum(_xlogy(pin_ones, a)) + np.sum(_xlogy(pin_zeros, 1.0 - a)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        high = np.where(b > 0, a / b, 0.0)
+        low = np.where(b < 1, (1.0 - a) / (1.0 - b), 0.0)
+    comp = unary_composite_mle(all_ones, wt.sum(), a, b).frequency
+    if pinned_rows.any():
+        y, wt = y[~pinned_rows], wt[~pinned_rows]
+    return y, (None if w is None else wt), low, high, pinned, constant, comp

@@ -95,6 +95,9 @@ class Estimate:
         frequency (``n Var = c0 + c1 f + c2 f^2``), behind :meth:`confidence_interval`.
     mean_variance : MeanVariance or None
         Key-value mechanisms: the means' delta-method standard errors (PCKV eq. (11)).
+    optimality_gap : float or None
+        Maximum-likelihood estimators solved numerically (uRAP/RAPPOR ``"em"``): a certified
+        upper bound (nats) on ``L(MLE) - log_likelihood``; None where no certificate is computed.
 
     Notes
     -----
@@ -113,6 +116,7 @@ class Estimate:
     iterations: int | None = None
     variance: FrequencyVariance | None = dataclasses.field(default=None, repr=False, compare=False)
     mean_variance: MeanVariance | None = dataclasses.field(default=None, repr=False, compare=False)
+    optimality_gap: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "frequency", readonly(np.asarray(self.frequency, dtype=np.float64)))
@@ -205,6 +209,8 @@ class Estimate:
                 mlow, mhigh = self.confidence_interval(confidence, which="mean")
                 out.update({"mean_ci_low": mlow.tolist(), "mean_ci_high": mhigh.tolist(),
                             "mean_interval_method": WALD_MEAN_METHOD})
+        if self.optimality_gap is not None:
+            out["optimality_gap"] = float(self.optimality_gap)
         return out
 
 

@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from ._mle import _composite_inputs, _unary_params, _vector, _xlogy, unary_composite_mle
+from ._mle import _composite_inputs, _unary_full_inputs, _vector, _xlogy
 
 __all__ = ["UnaryEMResult", "unary_em", "unary_em_full", "binary_rows_em"]
 
@@ -204,16 +204,6 @@ def _start(init, d: int) -> np.ndarray:
     return p / p.sum()
 
 
-def _colsum(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """``w @ y`` for a boolean ``y`` without a float copy of the whole matrix (chunks of rows)."""
-    if w is None:
-        return np.count_nonzero(y, axis=0).astype(np.float64)
-    out = np.zeros(y.shape[1])
-    for i in range(0, y.shape[0], 8192):
-        out += w[i:i + 8192] @ y[i:i + 8192]
-    return out
-
-
 # --------------------------------------------------------------------------- full likelihood
 class _Packed:
     """``Y @ u`` and ``Y.T @ r`` for a binary ``Y`` stored as bytes, by table look-up.
@@ -226,10 +216,13 @@ class _Packed:
     indices), a sixteenth of a float64 copy of ``Y``.
     """
 
-    def __init__(self, y: np.ndarray) -> None:
-        self.n, self.d = y.shape
+    def __init__(self, y: np.ndarray | None = None, *, packed: np.ndarray | None = None, d: int = 0) -> None:
+        """From a bool ``y`` (n, d), or from ``packed = np.packbits(y, axis=1)`` and ``d``."""
+        if packed is None:
+            packed = np.packbits(y, axis=1)
+            d = y.shape[1]
+        self.n, self.d = packed.shape[0], int(d)
         self.nb = (self.d + 7) // 8
-        packed = np.packbits(y, axis=1)
         self.idx = packed.astype(np.intp) + 256 * np.arange(self.nb, dtype=np.intp)
         self.flat = self.idx.ravel()
         self.bits = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1).astype(np.float64)
@@ -448,45 +441,8 @@ def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", rtol:
     ----------
     ULDP paper eqs. (8)-(10) and Sec. 2.5; IDLDP paper Sec. V-B (IDUE).
     """
-    y = np.asarray(reports)
-    if y.ndim != 2 or y.shape[0] == 0 or y.shape[1] == 0:
-        raise ValueError(f"reports must be a non-empty (n, d) array (got shape {y.shape})")
-    if y.dtype != bool:
-        if not np.all((y == 0) | (y == 1)):
-            raise ValueError("reports must hold only 0 and 1")
-        y = y.astype(bool)
-    nrow, d = y.shape
-    a, b = _unary_params(a, b, d)
-    w = None if weights is None else _vector(weights, "weights", nrow)
-    if w is not None and (np.any(w < 0) or w.sum() <= 0):
-        raise ValueError("weights must be >= 0 and not all zero")
-    wt = np.ones(nrow) if w is None else w
-    pin_one, pin_zero = b == 0, b == 1
-    pins = np.count_nonzero(y[:, pin_one], axis=1) + np.count_nonzero(~y[:, pin_zero], axis=1)
-    if np.any((pins > 1) & (wt > 0)):
-        raise ValueError("reports: a report with two pinning bits is impossible under every input")
-    pinned_rows = pins == 1
-    yp, wp = y[pinned_rows], wt[pinned_rows]
-    col = np.argmax((yp & pin_one) | (~yp & pin_zero), axis=1)
-    pinned = np.bincount(col, weights=wp, minlength=d)
-    pin_ones = np.bincount(col, weights=wp * yp[np.arange(col.size), col], minlength=d)
-    pin_zeros = pinned - pin_ones
-    if np.any((pin_ones > 0) & (a == 0)) or np.any((pin_zeros > 0) & (a == 1)):
-        raise ValueError("reports: a pinned report is impossible under its only possible input")
-    # log C: every report's non-pinning bits under b, plus each pinned report's pinning bit under a
-    all_ones = _colsum(y, w)
-    all_zeros = wt.sum() - all_ones
-    constant = float(np.sum(_xlogy(np.where(b > 0, all_ones, 0.0), b))
-                     + np.sum(_xlogy(np.where(b < 1, all_zeros, 0.0), 1.0 - b))
-                     + np.sum(_xlogy(pin_ones, a)) + np.sum(_xlogy(pin_zeros, 1.0 - a)))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        high = np.where(b > 0, a / b, 0.0)
-        low = np.where(b < 1, (1.0 - a) / (1.0 - b), 0.0)
+    y, w, low, high, pinned, constant, comp = _unary_full_inputs(reports, a, b, weights)
     if init is None:
-        comp = unary_composite_mle(all_ones, wt.sum(), a, b).frequency
-        init = 0.999 * comp + 0.001 / d
-    if pinned_rows.any():
-        y, wt = y[~pinned_rows], wt[~pinned_rows]
-    return binary_rows_em(y, low, high, weights=None if w is None else wt, pinned=pinned, constant=constant,
-                          storage=storage, rtol=rtol, gap_tol=gap_tol, max_iter=max_iter, init=init,
-                          accelerate=accelerate)
+        init = 0.999 * comp + 0.001 / comp.size
+    return binary_rows_em(y, low, high, weights=w, pinned=pinned, constant=constant, storage=storage, rtol=rtol,
+                          gap_tol=gap_tol, max_iter=max_iter, init=init, accelerate=accelerate)

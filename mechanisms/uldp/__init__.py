@@ -14,7 +14,8 @@ Every class follows the runtime protocol (:mod:`ldpplan.mechanisms._protocol`):
 ``from_plan``, ``perturb -> Reports``, ``aggregate -> Aggregate``, ``estimate(...,
 method=...) -> Estimate`` with methods ``"empirical"`` (eq. 3), ``"threshold"`` (emp +
 Bonferroni significance threshold) and ``"em"`` (the fixed point of EM reconstruction, the
-MLE: exact water-filling for the uRR, the full-report EM from Reports for the uRAP; the uRAP
+MLE: exact water-filling for the uRR, the full-report MLE from Reports for the uRAP, by
+projected Newton with a certified optimality gap in ``Estimate.optimality_gap``; the uRAP
 adds ``"em-bits"``, the exact per-bit composite MLE from an Aggregate), ``privacy_map()`` and
 ``channel_matrix()``.
 All probabilities are multiples of 2^-48 and are sampled exactly.

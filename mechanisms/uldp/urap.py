@@ -9,7 +9,8 @@ Aggregate: ``counts["bits"]`` (shape (|X|,)): how many reports have bit ``j`` se
 likelihood ``prod_j Binomial(counts_j; n, Pr(bit j = 1))``, a composite likelihood that treats
 the bits as independent: :func:`ldpplan.mechanisms._mle.unary_composite_mle`, no iterations).
 The MLE (``"em"``, the paper's EM reconstruction on the likelihood of eq. 8 of every report,
-:func:`ldpplan.mechanisms._unary_em.unary_em_full`) depends on each report's pattern of
+:func:`ldpplan.mechanisms._unary_mle.unary_mle_full`, projected Newton with a certified
+optimality gap) depends on each report's pattern of
 sensitive bits, which per-bit counts do not keep: it needs the :class:`Reports` and refuses
 an aggregate with a ValueError.
 """
@@ -22,7 +23,8 @@ import numpy as np
 
 from .. import _sampling
 from .._mle import unary_composite_mle
-from .._unary_em import unary_em_full
+from .._unary_mle import unary_mle_patterns
+from ._urap_data import sensitive_patterns
 from .._plan import PlanError
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
 from ._base import (bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, linear_variance,
@@ -283,6 +285,21 @@ class UtilityOptimizedRAPPOR(Frozen):
                 raise ValueError("reports.bits: a report has two non-sensitive bits set (impossible under the uRAP)")
             yield y
 
+    def sensitive_patterns(self, reports: Reports) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sufficient data of the full likelihood (eq. 8): :func:`._urap_data.sensitive_patterns`.
+
+        Returns ``(patterns, revealed, ones)``: the packed X_S bits of the reports that reveal
+        no item, how many reports reveal each item, and the per-bit counts of all reports.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`aggregate` (foreign reports, wrong dtype/shape, padding, impossible reports).
+        """
+        if not isinstance(reports, Reports) or reports.mechanism != self.mechanism:
+            raise ValueError(f"reports: must be {self.mechanism} Reports (got {reports!r:.80})")
+        return sensitive_patterns(reports["bits"], self.sensitive_mask, _CHUNK)
+
     def aggregate(self, reports: Reports) -> Aggregate:
         """Per-bit counts ``bits`` (shape (|X|,)) of validated reports.
 
@@ -338,7 +355,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         return np.where(s, self.theta, 1.0 - self.d2), np.where(s, self.d1, 0.0)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 tol: float = 1e-12, max_iter: int = 10000, gap_tol: float = 1e-2) -> Estimate:
+                 tol: float = 1e-15, max_iter: int = 10000, gap_tol: float = 1e-9) -> Estimate:
         """Estimate the input distribution (frequencies over X).
 
         Parameters
@@ -346,19 +363,19 @@ class UtilityOptimizedRAPPOR(Frozen):
         reports_or_aggregate : Reports or Aggregate
         method : {"empirical", "threshold", "em", "em-bits"}, default "empirical"
             ``"empirical"``: eq. 41, with plug-in standard errors. ``"threshold"``: emp +
-            Bonferroni threshold at level ``alpha``. ``"em"``: EM reconstruction (Sec. 2.5)
-            with the full likelihood of eq. (8) of every report, i.e. the MLE (needs
-            Reports): :func:`ldpplan.mechanisms._unary_em.unary_em_full`, warm-started at the
-            per-bit MLE, SQUAREM-accelerated, two passes over the packed reports per
-            iteration. ``"em-bits"``: the exact maximiser of the per-bit (composite)
-            likelihood of the per-bit counts (works on an Aggregate; ``iterations = 0``); a
-            consistent estimator, not the MLE.
-        tol : float, default 1e-12
-            ``"em"``: stop when the relative log-likelihood increase of one iteration
-            (SQUAREM cycle) is ``<= tol``.
+            Bonferroni threshold at level ``alpha``. ``"em"``: the maximum-likelihood estimate
+            that EM reconstruction (Sec. 2.5) converges to, with the full likelihood of eq. (8)
+            of every report (needs Reports), computed by projected Newton with a certificate
+            (:func:`ldpplan.mechanisms._unary_mle.unary_mle_full`: from the per-bit MLE, a few
+            Newton steps, each one Gram matrix over the sensitive bits in play). ``"em-bits"``:
+            the exact maximiser of the per-bit (composite) likelihood of the per-bit counts
+            (works on an Aggregate; ``iterations = 0``); a consistent estimator, not the MLE.
+        tol : float, default 1e-15
+            ``"em"``: stop when the certified bound on ``L(MLE) - L(estimate)`` is ``<= tol |L|``
+            (a relative tolerance on the log-likelihood, as EM's relative-change rule was).
         max_iter : int, default 10000
-            ``"em"``: cap on EM-map evaluations (the iterations reported in the Estimate).
-        gap_tol : float, default 1e-2
+            ``"em"``: cap on Newton iterations (the iterations reported in the Estimate).
+        gap_tol : float, default 1e-9
             ``"em"``: also stop when the certified bound on ``L(MLE) - L(estimate)`` is
             ``<= gap_tol`` nats.
 
@@ -366,7 +383,9 @@ class UtilityOptimizedRAPPOR(Frozen):
         -------
         Estimate
             ``log_likelihood`` (nats: the exact eq. (8) log-likelihood of the reports for
-            ``"em"``, the composite one for ``"em-bits"``) and ``iterations`` for both EMs.
+            ``"em"``, the composite one for ``"em-bits"``) and ``iterations`` for both;
+            ``optimality_gap`` (nats, ``"em"``): the certified bound on ``L(MLE) - log_likelihood``
+            (Jensen's inequality, ``W log(max_x g_x / W)`` with ``g`` the gradient and ``W = n``).
 
         Raises
         ------
@@ -384,15 +403,16 @@ class UtilityOptimizedRAPPOR(Frozen):
                              "sensitive bits, which an Aggregate (per-bit counts) does not keep; pass the Reports, "
                              "or use method='em-bits' (the per-bit composite MLE)")
         if method == "em":
-            rows = list(self._unpacked(reports_or_aggregate))
-            if not rows or sum(r.shape[0] for r in rows) == 0:
+            patterns, revealed, ones = self.sensitive_patterns(reports_or_aggregate)
+            n = len(reports_or_aggregate)
+            if n == 0:
                 raise ValueError("reports: an estimate needs at least one report (n = 0)")
-            y = rows[0] if len(rows) == 1 else np.concatenate(rows)
             a, b = self.unary_parameters()
-            res = unary_em_full(y, a, b, rtol=tol, gap_tol=gap_tol, max_iter=max_iter)
-            counts, n = self._counts(reports_or_aggregate)
-            return Estimate(res.frequency, None, method, int(y.shape[0]), log_likelihood=res.log_likelihood,
-                            iterations=res.iterations, variance=linear_variance(counts, n, *self.marginals()))
+            res = unary_mle_patterns(patterns, self.sensitive, revealed, ones, n, a, b, rtol=tol, gap_tol=gap_tol,
+                                     max_iter=max_iter)
+            return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood,
+                            iterations=res.iterations, optimality_gap=res.gap_bound,
+                            variance=linear_variance(*self._counts(reports_or_aggregate), *self.marginals()))
         counts, n = self._counts(reports_or_aggregate)
         a, b = self.marginals()
         if method in ("empirical", "threshold"):
