@@ -397,8 +397,7 @@ def _log_upper(ratio: Fraction) -> float:
     """The smallest float ``e`` found with ``exp(e) >= ratio`` (so ``e >= ln(ratio)``)."""
     if ratio <= 1:
         return 0.0
-    e = math.log(ratio.numerator) - math.log(ratio.denominator)
-    e = max(e, 0.0)
+    e = max(math.log1p(float(ratio - 1)), 0.0)  # within an ulp or two of ln(ratio)
     while _exp_lower(e) < ratio:
         e = math.nextafter(e, math.inf)
     return e
@@ -555,10 +554,12 @@ def l_grr_exact(epsilon_perm: float, epsilon_1: float, k: int, *,
         iterations += 1
     while ratio(lo) > bound:  # guard: 1/k in floats may already overshoot by rounding
         lo = math.nextafter(lo, 0.0)
-    achieved = l_grr_composed_epsilon(p1, q1, lo, (1.0 - lo) / (k - 1), k).epsilon
+    # ratio <= _exp_lower(epsilon_1) <= e^epsilon_1, so ln(ratio) <= epsilon_1 even where the
+    # rounded-up float log lands one ulp above the target (same for the first round)
+    achieved = min(epsilon_1, l_grr_composed_epsilon(p1, q1, lo, (1.0 - lo) / (k - 1), k).epsilon)
     e = math.exp(epsilon_1)
     # P = e Q with P = q1 + (p1-q1) p2, Q = q1 p2 + (1-q1)(1-p2)/(k-1), solved for p2:
     closed = (e * (1 - q1) / (k - 1) - q1) / ((p1 - q1) - e * q1 + e * (1 - q1) / (k - 1))
     params = LongitudinalParameters("L-GRR-exact", epsilon_perm, epsilon_1, k, p1, q1, lo, (1.0 - lo) / (k - 1))
-    perm = _log_upper(Fraction(p1) / Fraction(q1))
+    perm = min(epsilon_perm, _log_upper(Fraction(p1) / Fraction(q1)))
     return ExactLGRR(params, perm, achieved, max(0.0, epsilon_1 - achieved), closed, iterations)
