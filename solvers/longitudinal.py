@@ -6,7 +6,7 @@ memoized: any number of reports of that value reveal at most ``epsilon_perm`` (e
 the epsilon of the first round alone. The second round (p2, q2) is drawn afresh for every report;
 one report reveals ``epsilon_1``, the epsilon of the composed channel ``Q = P1 @ P2``.
 
-Notation (Arcolezi et al. 2022, Sec. 3): for both value-level (GRR) and bit-level (unary
+Notation (Arcolezi et al. 2022): for both value-level (GRR) and bit-level (unary
 encoding) mechanisms, a report "supports" a value ``v`` with probability
 
 * ``P = p1 p2 + (1 - p1) q2`` when the user's value is ``v`` (for GRR: the diagonal of ``Q``);
@@ -29,19 +29,23 @@ References
 ----------
 .. [1] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna, X. Xiao, "Improving the utility of locally
    differentially private protocols for longitudinal and multidimensional frequency
-   estimates", Digital Communications and Networks, 2022 (arXiv:2111.04636), Sec. 3: L-GRR,
-   L-SUE, L-OUE, L-OSUE, L-SOUE and their approximate variance.
+   estimates", Digital Communications and Networks, 2022 (arXiv:2111.04636): the protocols
+   L-GRR, L-SUE, L-OUE, L-OSUE, L-SOUE, their second-round closed forms and the approximate
+   variance. The paper's equation numbers could not be checked in this session (only excerpts
+   of the text were reachable); every closed form here is instead pinned by tests against
+   brute-force channel composition and against multi-freq-ldpy (the authors' implementation,
+   ``multi_freq_ldpy.long_freq_est``), so cite the protocol names, not numbers.
 .. [2] U. Erlingsson, V. Pihur, A. Korolova, "RAPPOR: Randomized aggregatable
-   privacy-preserving ordinal response", ACM CCS 2014, Sec. 3 (PRR + IRR, epsilon-infinity and
-   epsilon_1 of the basic one-time RAPPOR).
+   privacy-preserving ordinal response", ACM CCS 2014 (permanent + instantaneous randomized
+   response; epsilon-infinity and epsilon_1 of the basic one-time RAPPOR).
 """
 from __future__ import annotations
 
 import dataclasses
 import math
 from fractions import Fraction
-from typing import Sequence
 
+from ._exact_channel import ComposedChannel, composed_channel_epsilon, exp_lower, l_grr_composed_epsilon, log_upper
 from ._result import SolverError
 
 __all__ = [
@@ -52,8 +56,6 @@ __all__ = [
 
 #: Mechanism names as in Arcolezi et al. (2022).
 MECHANISMS = ("L-GRR", "L-SUE", "L-OUE", "L-OSUE", "L-SOUE")
-
-_EXP_BITS = 256  # fixed-point precision of the rigorous exp lower bound
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,7 +130,7 @@ class LongitudinalParameters:
 
         References
         ----------
-        Arcolezi et al. (2022), Sec. 3, approximate variance of the longitudinal protocols (the
+        Arcolezi et al. (2022), approximate variance of the longitudinal protocols (the
         same form for L-GRR and the unary-encoding protocols).
         """
         return self.variance(n, 0.0)
@@ -142,23 +144,6 @@ class LongitudinalParameters:
         big_p, big_q = self.support_true, self.support_other
         spread = ((self.p1 - self.q1) * (self.p2 - self.q2)) ** 2
         return (frequency * big_p * (1 - big_p) + (1 - frequency) * big_q * (1 - big_q)) / (n * spread)
-
-
-@dataclasses.dataclass(frozen=True)
-class ComposedChannel:
-    """Exact epsilon of a channel.
-
-    Attributes
-    ----------
-    ratio : fractions.Fraction
-        ``max over outputs y and input pairs (x, x') of Q[x, y] / Q[x', y]``, exact in rationals
-        from the given floats.
-    epsilon : float
-        ``ln(ratio)`` rounded up (a float never below the true value).
-    """
-
-    ratio: Fraction
-    epsilon: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,7 +210,7 @@ def _solve_unary_second(p1: float, q1: float, epsilon_1: float, symmetric: bool)
     ``symmetric``: SUE-shaped second round (``q2 = 1 - p2``, unknown ``t = p2`` in (1/2, 1));
     otherwise OUE-shaped (``p2 = 1/2``, unknown ``t = q2`` in (0, 1/2)). ``P`` and ``Q`` are
     affine in ``t``, so the condition is a quadratic; its unique root in the interval is the
-    papers' closed form (Arcolezi et al. 2022, Sec. 3).
+    papers' closed form (Arcolezi et al. 2022).
     """
     if symmetric:  # P = (1-p1) + (2p1-1) t, Q = (1-q1) + (2q1-1) t
         a0, a1, b0, b1, lo, hi = 1 - p1, 2 * p1 - 1, 1 - q1, 2 * q1 - 1, 0.5, 1.0
@@ -290,7 +275,7 @@ def l_grr(epsilon_perm: float, epsilon_1: float, k: int) -> LongitudinalParamete
 
     References
     ----------
-    Arcolezi et al. (2022), Sec. 3, L-GRR (second-round closed form); multi-freq-ldpy
+    Arcolezi et al. (2022), L-GRR (second-round closed form); multi-freq-ldpy
     ``long_freq_est/L_GRR.py`` implements the same expression.
     """
     _check(epsilon_perm, epsilon_1, k)
@@ -319,8 +304,8 @@ def l_sue(epsilon_perm: float, epsilon_1: float, k: int) -> LongitudinalParamete
 
     References
     ----------
-    Erlingsson et al. (2014), Sec. 3 (PRR with ``f``: ``p1 = 1 - f/2``; IRR with p = q2-shaped
-    symmetric flip); Arcolezi et al. (2022), Sec. 3, L-SUE.
+    Erlingsson et al. (2014) (PRR with ``f``: ``p1 = 1 - f/2``; IRR with ``p = p2``,
+    ``q = q2 = 1 - p2`` in the basic one-time setting); Arcolezi et al. (2022), L-SUE.
     """
     return _unary("L-SUE", _sue_round, True, epsilon_perm, epsilon_1, k)
 
@@ -333,7 +318,7 @@ def l_oue(epsilon_perm: float, epsilon_1: float, k: int) -> LongitudinalParamete
 
     References
     ----------
-    Arcolezi et al. (2022), Sec. 3, L-OUE.
+    Arcolezi et al. (2022), L-OUE.
     """
     return _unary("L-OUE", _oue_round, False, epsilon_perm, epsilon_1, k)
 
@@ -347,7 +332,7 @@ def l_osue(epsilon_perm: float, epsilon_1: float, k: int) -> LongitudinalParamet
 
     References
     ----------
-    Arcolezi et al. (2022), Sec. 3, L-OSUE (their recommended unary-encoding protocol).
+    Arcolezi et al. (2022), L-OSUE (their recommended unary-encoding protocol).
     """
     _check(epsilon_perm, epsilon_1, k)
     p1, q1 = _oue_round(epsilon_perm)
@@ -361,7 +346,7 @@ def l_soue(epsilon_perm: float, epsilon_1: float, k: int) -> LongitudinalParamet
 
     References
     ----------
-    Arcolezi et al. (2022), Sec. 3, L-SOUE.
+    Arcolezi et al. (2022), L-SOUE.
     """
     return _unary("L-SOUE", _sue_round, False, epsilon_perm, epsilon_1, k)
 
@@ -379,116 +364,9 @@ def longitudinal_parameters(mechanism: str, epsilon_perm: float, epsilon_1: floa
     return _BY_NAME[mechanism](epsilon_perm, epsilon_1, k)
 
 
-# ----------------------------------------------------------------------------- exact channel
-
-def _exp_lower(x: float) -> Fraction:
-    """A rational lower bound of ``exp(x)`` for a float ``x >= 0`` (floored Taylor terms)."""
-    num, den = Fraction(x).as_integer_ratio()
-    scale = 1 << _EXP_BITS
-    term, total, n = scale, scale, 1
-    while term:
-        term = term * num // (den * n)  # floor keeps every term a lower bound
-        total += term
-        n += 1
-    return Fraction(total, scale)
-
-
-def _log_upper(ratio: Fraction) -> float:
-    """The smallest float ``e`` found with ``exp(e) >= ratio`` (so ``e >= ln(ratio)``)."""
-    if ratio <= 1:
-        return 0.0
-    e = max(math.log1p(float(ratio - 1)), 0.0)  # within an ulp or two of ln(ratio)
-    while _exp_lower(e) < ratio:
-        e = math.nextafter(e, math.inf)
-    return e
-
-
-def composed_channel_epsilon(first: Sequence[Sequence[float]],
-                             second: Sequence[Sequence[float]]) -> ComposedChannel:
-    """Exact epsilon of the composed channel ``Q = first @ second``.
-
-    ``epsilon = ln max_y max_{x, x'} Q[x, y] / Q[x', y]`` with ``Q`` computed in rationals from
-    the given floats (every float is a rational), so the ratio is exact; ``epsilon`` is rounded
-    up. Cost ``O(k m r)`` rational operations: meant for small channels and tests (for L-GRR use
-    :func:`l_grr_composed_epsilon`).
-
-    Parameters
-    ----------
-    first : sequence of sequences, shape (k, m)
-        Row-stochastic first round: ``first[x][z] = Pr[z | x]``.
-    second : sequence of sequences, shape (m, r)
-        Row-stochastic second round.
-
-    Returns
-    -------
-    ComposedChannel
-        ``ratio = inf`` is not representable: a zero next to a positive entry in one column
-        raises instead.
-
-    Raises
-    ------
-    ValueError
-        Shapes do not chain, or a column has both zero and positive entries (no finite epsilon).
-
-    References
-    ----------
-    Erlingsson et al. (2014), Sec. 3 (epsilon_1 of one report is that of the composed
-    PRR + IRR channel); the definition of epsilon-LDP.
-    """
-    a = [[Fraction(v) for v in row] for row in first]
-    b = [[Fraction(v) for v in row] for row in second]
-    if not a or not b or any(len(row) != len(b) for row in a) or len({len(row) for row in b}) != 1:
-        raise ValueError("first, second: shapes (k, m) and (m, r) must chain")
-    r = len(b[0])
-    best = Fraction(1)
-    for y in range(r):
-        column = [sum((row[z] * b[z][y] for z in range(len(b))), Fraction(0)) for row in a]
-        hi, lo = max(column), min(column)
-        if hi == 0:
-            continue
-        if lo == 0:
-            raise ValueError(f"composed channel: output {y} has probability 0 for some input only")
-        best = max(best, hi / lo)
-    return ComposedChannel(best, _log_upper(best))
-
-
-def l_grr_composed_epsilon(p1: float, q1: float, p2: float, q2: float, k: int) -> ComposedChannel:
-    """Exact epsilon of two composed GRR rounds on ``k`` values.
-
-    Proof of the closed form: a GRR matrix is ``(p - q) I + q J`` (``J`` all ones). Products of
-    such matrices are again of this form, since ``I J = J I = J`` and ``J J = k J``; entry by entry,
-    ``Q = P1 @ P2`` has diagonal ``d = p1 p2 + (k-1) q1 q2`` (keep-keep, or move away and back
-    along one of ``k-1`` values) and off-diagonal ``o = p1 q2 + q1 p2 + (k-2) q1 q2`` (keep then
-    move, move directly, or move through one of the ``k-2`` other values). Every column holds one
-    ``d`` and ``k-1`` copies of ``o``, so the maximal ratio is ``max(d/o, o/d)``. For ``k = 2`` it
-    reduces to the papers' two-path ratio ``(p1 p2 + q1 q2) / (q1 p2 + p1 q2)``; for ``k > 2``
-    the extra ``(k-2) q1 q2`` paths lower the ratio. Computed in exact rationals from the floats.
-
-    Parameters
-    ----------
-    p1, q1, p2, q2 : float
-        GRR probabilities of both rounds.
-    k : int
-        Domain size (>= 2).
-
-    Returns
-    -------
-    ComposedChannel
-
-    References
-    ----------
-    Arcolezi et al. (2022), Sec. 3 (the two-path ratio this corrects for k > 2).
-    """
-    f1, g1, f2, g2 = (Fraction(v) for v in (p1, q1, p2, q2))
-    d = f1 * f2 + (k - 1) * g1 * g2
-    o = f1 * g2 + g1 * f2 + (k - 2) * g1 * g2
-    ratio = max(d / o, o / d)
-    return ComposedChannel(ratio, _log_upper(ratio))
-
-
 def _conservative_first_round(epsilon_perm: float, k: int) -> tuple[float, float]:
     p1, q1 = _grr_round(epsilon_perm, k)
-    bound = _exp_lower(epsilon_perm)
+    bound = exp_lower(epsilon_perm)
     while Fraction(p1) / Fraction(q1) > bound:
         p1 = math.nextafter(p1, 0.0)
         q1 = (1.0 - p1) / (k - 1)
@@ -532,14 +410,14 @@ def l_grr_exact(epsilon_perm: float, epsilon_1: float, k: int, *,
 
     References
     ----------
-    Arcolezi et al. (2022), Sec. 3 (L-GRR, whose second round this replaces for k > 2);
-    Erlingsson et al. (2014), Sec. 3 (epsilon_1 is the composed channel's).
+    Arcolezi et al. (2022) (L-GRR, whose second round this replaces for k > 2);
+    Erlingsson et al. (2014) (epsilon_1 is the composed channel's).
     """
     _check(epsilon_perm, epsilon_1, k)
     if not (isinstance(tolerance, float) and 0 < tolerance < 1e-3):
         raise ValueError(f"tolerance: must be a float in (0, 1e-3), got {tolerance!r}")
     p1, q1 = _conservative_first_round(epsilon_perm, k)
-    bound = _exp_lower(epsilon_1)
+    bound = exp_lower(epsilon_1)
 
     def ratio(p2: float) -> Fraction:
         return l_grr_composed_epsilon(p1, q1, p2, (1.0 - p2) / (k - 1), k).ratio
@@ -554,12 +432,12 @@ def l_grr_exact(epsilon_perm: float, epsilon_1: float, k: int, *,
         iterations += 1
     while ratio(lo) > bound:  # guard: 1/k in floats may already overshoot by rounding
         lo = math.nextafter(lo, 0.0)
-    # ratio <= _exp_lower(epsilon_1) <= e^epsilon_1, so ln(ratio) <= epsilon_1 even where the
+    # ratio <= exp_lower(epsilon_1) <= e^epsilon_1, so ln(ratio) <= epsilon_1 even where the
     # rounded-up float log lands one ulp above the target (same for the first round)
     achieved = min(epsilon_1, l_grr_composed_epsilon(p1, q1, lo, (1.0 - lo) / (k - 1), k).epsilon)
     e = math.exp(epsilon_1)
     # P = e Q with P = q1 + (p1-q1) p2, Q = q1 p2 + (1-q1)(1-p2)/(k-1), solved for p2:
     closed = (e * (1 - q1) / (k - 1) - q1) / ((p1 - q1) - e * q1 + e * (1 - q1) / (k - 1))
     params = LongitudinalParameters("L-GRR-exact", epsilon_perm, epsilon_1, k, p1, q1, lo, (1.0 - lo) / (k - 1))
-    perm = min(epsilon_perm, _log_upper(Fraction(p1) / Fraction(q1)))
+    perm = min(epsilon_perm, log_upper(Fraction(p1) / Fraction(q1)))
     return ExactLGRR(params, perm, achieved, max(0.0, epsilon_1 - achieved), closed, iterations)

@@ -101,6 +101,18 @@ def test_unary_closed_forms_against_exhaustive_composition(name, k):
         assert _max_log_ratio(composed) == pytest.approx(epsilon_1, rel=1e-9)
 
 
+def test_exp_lower_and_log_upper_are_rigorous():
+    from ldpplan.solvers._exact_channel import exp_lower, log_upper
+
+    for x in (0.0, 1e-9, 0.5, 1.0, 4.0, 12.5):
+        below = exp_lower(x)
+        assert below <= _exp_decimal(x) and float(below) == pytest.approx(math.exp(x), rel=1e-15)
+        upper = log_upper(_exp_decimal(x))
+        assert upper == pytest.approx(x, abs=4 * math.ulp(max(x, 1.0)))  # rounded up by at most a few ulps
+    with pytest.raises(ValueError, match="^x: must be"):
+        exp_lower(-1.0)
+
+
 def test_composed_channel_rejects_bad_input():
     with pytest.raises(ValueError, match="shapes"):
         composed_channel_epsilon([[0.5, 0.5]], [[1.0, 0.0]])
