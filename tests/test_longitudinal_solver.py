@@ -310,3 +310,17 @@ def test_variance_equals_multi_freq_ldpy():
         r = longitudinal_parameters(name, 4.0, 1.0, 10)
         assert r.approximate_variance(5000) == pytest.approx(
             mfl.VAR_Long_Pure(r.p1, r.q1, r.p2, r.q2, n=5000), rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [2, 3, 10, 100])
+def test_exact_l_grr_composes_to_one_shot_grr(k):
+    # GRR matrices are closed under products, so the exact composed channel IS GRR(epsilon_1):
+    # P = e^eps1/(e^eps1 + k - 1), Q = (1 - P)/(k - 1), and the per-round variance equals one-shot
+    # GRR's q(1-q)/(n (p-q)^2) whatever epsilon_perm (Wang et al. 2017, GRR variance).
+    p = math.exp(1.0) / (math.exp(1.0) + k - 1)
+    q = (1 - p) / (k - 1)
+    for epsilon_perm in (1.5, 3.0, 8.0):
+        r = l_grr_exact(epsilon_perm, 1.0, k).parameters
+        assert r.support_true == pytest.approx(p, rel=1e-11)
+        assert r.support_other == pytest.approx(q, rel=1e-11)
+        assert r.approximate_variance(100) == pytest.approx(q * (1 - q) / (100 * (p - q) ** 2), rel=1e-9)
