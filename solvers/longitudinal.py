@@ -386,6 +386,10 @@ def l_grr_exact(epsilon_perm: float, epsilon_1: float, k: int, *,
     unused budget is reported as ``tolerance`` (bisection stops when the bracket in ``p2`` is
     below ``tolerance``). Since ``d = P`` and ``o = Q`` are the quantities of the variance, the
     exact channel allows a larger ``p2`` and a lower variance than :func:`l_grr` for ``k > 2``.
+    Since products of GRR matrices are GRR matrices, the solved composed channel is exactly
+    GRR(epsilon_1): one report costs no utility against a one-shot GRR at ``epsilon_1`` (the
+    per-round variance does not depend on ``epsilon_perm``); memoization only constrains
+    ``epsilon_1 < epsilon_perm``.
     The linear closed form ``p2 = (e c - q1) / (p1 - q1 - e q1 + e c)`` with ``e = e^epsilon_1`` and
     ``c = (1 - q1)/(k - 1)`` (the solution of ``P = e Q``) is reported as ``p2_closed_form`` for
     cross-checking.
