@@ -39,3 +39,14 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     test = Test(f"y = h(a, b, {x0}) != h(a, b, {x1})", occurs, claim, (1 - kappa) * mu,
                 (1 - kappa) * (1.0 - mu) / (g - 1), source=_SOURCE)
     return [InputPair(x0, x1, lambda which, n: repeat(which, n), (test,), cost=3.0)]
+
+
+def domain(plan: Mapping[str, Any]):
+    """Every item (GLH: the seed columns ``a``, ``b`` must not depend on the input)."""
+    from .explore import Domain
+
+    size, claim = int(plan["domain"]["size"]), float(plan["guarantee"]["epsilon"])
+    labels = [item_label(plan, i) for i in range(size)]
+    glh = plan["mechanism"] == "glh"
+    return Domain(labels, lambda idx: np.asarray(idx, dtype=np.int64), lambda i, j: claim,
+                  fixed_columns=("a", "b") if glh else (), cost=3.0 if glh else 1.0)

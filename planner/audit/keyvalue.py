@@ -64,3 +64,21 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
         InputPair(f"{{<{k1}, 1>}}", f"{{<{k1}, -1>}}", lambda which, n: _users(0, 1.0 - 2.0 * which, n),
                   (value_test,), cost=width),
     ]
+
+
+def domain(plan: Mapping[str, Any]):
+    """Every key-value pair ``<k, v>``, ``v`` in {1, -1} (input ``2 k + (v == -1)``)."""
+    from .explore import Domain
+
+    params, guarantee = plan["params"], plan["guarantee"]
+    d, L = int(params["domain_size"]), int(params["padding_length"])
+    eps = float(guarantee["epsilon"])
+    eps_value = min(eps, float(guarantee.get("epsilon2", eps)))
+    labels = [f"<{item_label(plan, k)}, {v}>" for k in range(d) for v in (1, -1)]
+
+    def make(idx):
+        idx = np.asarray(idx, dtype=np.int64)
+        return KeyValueUsers(np.arange(idx.size + 1, dtype=np.int64), idx // 2, 1.0 - 2.0 * (idx % 2))
+
+    width = float(d + L) if plan["mechanism"] == "pckv-ue" else 2.0
+    return Domain(labels, make, lambda i, j: eps_value if i // 2 == j // 2 else eps, cost=width)

@@ -102,3 +102,34 @@ def _pair(plan, x: int, xp: int, ai: float, bi: float, aj: float, bj: float, L: 
             return (np.arange(n + 1, dtype=np.int64), np.full(n, items[which], dtype=np.int64))
         return InputPair("{" + lx + "}", "{" + lxp + "}", make, tests, cost=float(width))
     return InputPair(lx, lxp, lambda which, n: np.full(n, items[which], dtype=np.int64), tests, cost=float(width))
+
+
+def domain(plan: Mapping[str, Any]):
+    """Every item (IDUE-PS: every singleton set ``{x}``), with the level pair's claim."""
+    from .explore import Domain
+
+    params, guarantee = plan["params"], plan["guarantee"]
+    levels = params["levels"]
+    itemsets = plan["mechanism"] == "idue-ps"
+    L = int(params["padding_length"]) if itemsets else 1
+    claims = [float(guarantee["levels"][lv["name"]]) for lv in levels]
+    if itemsets:
+        claims = [_set_budget(e, float(params["dummy"]["epsilon"]), L) for e in claims]
+    cap = float(guarantee.get("ldp_epsilon", math.inf))
+    average = guarantee["notion"] == "AvgID-LDP"
+    size = int(plan["domain"]["size"])
+    level_of = np.zeros(size, dtype=np.int64)
+    for k, lv in enumerate(levels):
+        level_of[[item_index(plan, it) for it in lv["items"]]] = k
+
+    def claim(i: int, j: int) -> float:
+        ci, cj = claims[level_of[i]], claims[level_of[j]]
+        return min((ci + cj) / 2 if average else min(ci, cj), cap)
+
+    labels = [item_label(plan, i) for i in range(size)]
+    if itemsets:
+        def make(idx):
+            idx = np.asarray(idx, dtype=np.int64)
+            return (np.arange(idx.size + 1, dtype=np.int64), idx)
+        return Domain(["{" + x + "}" for x in labels], make, claim, cost=float(size + L))
+    return Domain(labels, lambda idx: np.asarray(idx, dtype=np.int64), claim, cost=float(size))
