@@ -213,7 +213,8 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
     rng : numpy.random.Generator, optional
         Passed to ``perturb`` (default: a fresh ``default_rng()``).
     progress : callable, optional
-        ``progress(advance, total)`` in runs of the mechanism (per stage).
+        ``progress(advance, total)`` in runs of the mechanism (both stages; ``total`` counts
+        ``TOP`` candidates, the advances sum to it).
     explore : bool
         Run the exploration stage (default ``True``).
 
@@ -248,13 +249,23 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
     trials = int(trials) if trials is not None else _default_trials(pairs, confidence)
     start = time.perf_counter()
     explored = runs = 0
-    if explore:
-        domain = audit_domain(data)
-        runs = explore_module.explore_trials(domain)
-        candidates = explore_module.explore(mechanism, domain, runs, rng, progress=progress)
+    domain = audit_domain(data) if explore else None
+    if domain is not None:
+        runs, explored = explore_module.explore_trials(domain), len(domain.labels)
+    total = explored * runs + 2 * trials * (len(pairs) + (explore_module.TOP if explore else 0))
+    done = [0]
+
+    def step(advance: int, _total: int) -> None:
+        done[0] += advance
+        if progress is not None:
+            progress(advance, total)
+
+    if domain is not None:
+        candidates = explore_module.explore(mechanism, domain, runs, rng, progress=step)
         pairs = pairs + explore_module.candidate_pairs(candidates, domain)
-        explored = len(domain.labels)
-    counts = count_events(mechanism, pairs, trials, rng, progress)
+    counts = count_events(mechanism, pairs, trials, rng, step)
+    if progress is not None and done[0] < total:  # fewer candidates than TOP
+        progress(total - done[0], total)
     seconds = time.perf_counter() - start
     result = _result(str(data["mechanism"]), pairs, counts, trials, float(confidence), seconds)
     return dataclasses.replace(result, explored=explored, explore_trials=runs if explored else 0)

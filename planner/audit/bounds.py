@@ -17,7 +17,7 @@ __all__ = ["cp_lower", "cp_upper", "log_ratio_bound", "per_bound_alpha", "expect
            "DETECT_FACTOR", "POWER", "power", "min_detectable_epsilon", "MIN_TRIALS", "MAX_TRIALS", "WORK_LIMIT"]
 
 #: Default trials aim for ``min_detectable_epsilon <= DETECT_FACTOR * claim`` (power ``POWER``).
-DETECT_FACTOR, POWER = 1.05, 0.95
+DETECT_FACTOR, POWER = 1.08, 0.95
 #: Bounds of the default number of trials per input.
 MIN_TRIALS, MAX_TRIALS = 10_000, 4_000_000
 #: Largest ``trials * sum(cost of a report)`` the default picks (report cost: ~ one unit per output bit).
