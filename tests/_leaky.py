@@ -181,4 +181,4 @@ class ValueLeakPCKV:
         neg = values[users] < 0
         negative[users[neg], byte] |= bit
         negative[users[~neg], byte] &= ~bit
-        return type(r)(r.mechanism, {"nonzero": nonzero, "negative": negative}, r.dropped_pairs, width=r.width)
+        return Reports(r.mechanism, {"nonzero": nonzero, "negative": negative})

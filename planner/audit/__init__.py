@@ -107,8 +107,11 @@ class AuditResult:
         Wall-clock time of the runs (exploration and confirmation).
     min_detectable_epsilon : float
         The power of the run: the smallest true epsilon (nats) of the most binding pair that
-        this run flags with probability >= 0.95 (:func:`bounds.min_detectable_epsilon` at its
-        trials, Bonferroni level and honest denominator probability); ``inf`` when none is.
+        this run flags with probability >= 0.95 (:func:`bounds.min_detectable_epsilon` at the
+        trials and Bonferroni level of the run, from the honest probability of the event on the
+        denominator input). The most binding pair is the plan's tight test (:mod:`.pairs`, and the
+        tight events of the confirmed candidates) of claim ``epsilon_claimed`` with the smallest
+        ``min_detectable_epsilon``; ``inf`` when no test reaches power 0.95.
     explored : int
         Inputs screened by the exploration stage (:mod:`.explore`; 0 when it was skipped).
     explore_trials : int
@@ -145,7 +148,8 @@ class AuditResult:
         """The pairs as a planner :class:`Table` (nats)."""
         rows = [[(" and " if p.never else " vs ").join(x for x in p.inputs if x != "-"), p.event,
                  f"{p.counts[0]} / {p.counts[1]}", p.claim, p.bound, "yes" if p.holds else "NO"] for p in self.pairs]
-        power = (f"a leak to epsilon >= {self.min_detectable_epsilon:.4g} would have been caught (power 0.95); "
+        power = (f"a leak to epsilon >= {self.min_detectable_epsilon:.4g} on the most binding pair would have "
+                 f"been caught (power 0.95); "
                  if math.isfinite(self.min_detectable_epsilon) else "")
         explored = (f"{self.explored:,} inputs screened ({self.explore_trials:,} runs each); " if self.explored
                     else "")
@@ -180,7 +184,7 @@ def _ratio_tests(pairs: list[InputPair]) -> int:
 def _default_trials(pairs: list[InputPair], confidence: float) -> int:
     tests = [(t.probabilities[1], t.claim) for p in pairs for t in p.tests if not t.never]
     work = sum(2.0 * p.cost for p in pairs)
-    alpha = bounds.per_bound_alpha(confidence, len(tests) + explore_module.TOP)
+    alpha = bounds.per_bound_alpha(confidence, len(tests) + explore_module.TOP * explore_module.TESTS_PER_CANDIDATE)
     return bounds.default_trials(tests, alpha, work)
 
 
@@ -271,6 +275,19 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
     return dataclasses.replace(result, explored=explored, explore_trials=runs if explored else 0)
 
 
+def _detectable(pairs: list[InputPair], trials: int, alpha: float, claim: float) -> float:
+    """``min_detectable_epsilon`` of the most binding tight test: the smallest over the tests of the
+    plan's numbers that share the reported ``claim`` (all of them when none does)."""
+    tests = [t for p in pairs for t in p.tests if not (t.never or t.estimated) and t.claim > 0]
+    same = [t for t in tests if math.isclose(t.claim, claim, rel_tol=1e-12)]
+    best, best_ratio = math.inf, math.inf
+    for test in same or tests:
+        eps = bounds.min_detectable_epsilon(test.probabilities[1], trials, alpha, test.claim)
+        if eps / test.claim < best_ratio:
+            best, best_ratio = eps, eps / test.claim
+    return best
+
+
 def _result(mech: str, pairs: list[InputPair], counts: list[np.ndarray], trials: int, confidence: float,
             seconds: float) -> AuditResult:
     m = _ratio_tests(pairs)
@@ -294,8 +311,6 @@ def _result(mech: str, pairs: list[InputPair], counts: list[np.ndarray], trials:
     binding = max(out, key=lambda p: p.ratio)
     ratio_pairs = [p for p in out if not p.never] or out
     shown = binding if binding.never and binding.bound > 0 else max(ratio_pairs, key=lambda p: p.ratio)
-    detectable = math.inf
-    if not shown.never:
-        detectable = bounds.min_detectable_epsilon(p_den[out.index(shown)], trials, alpha, shown.claim)
+    detectable = _detectable(pairs, trials, alpha, shown.claim)
     return AuditResult(mech, shown.claim, shown.bound, confidence, trials, all(p.holds for p in out),
                        tuple(out), seconds, detectable)

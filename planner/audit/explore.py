@@ -44,8 +44,10 @@ __all__ = ["Domain", "Candidate", "explore", "explore_trials", "candidate_pairs"
 EXPLORE_WORK = 4e7
 #: Bounds of the exploration's runs per input.
 EXPLORE_MIN, EXPLORE_MAX = 100, 2000
-#: Candidate tests passed to the confirmation stage.
+#: Candidate input pairs passed to the confirmation stage.
 TOP = 4
+#: Tests per candidate the default trials count on (the screened event and up to two tight ones).
+TESTS_PER_CANDIDATE = 3
 #: Values of a 1-D column are screened modulo this (exact for values in [0, BUCKETS)).
 BUCKETS = 4096
 _CELL_BUCKETS = 16
@@ -70,6 +72,10 @@ class Domain:
         Report columns whose distribution must not depend on the input (claim 0).
     cost : float
         Work per report (about one unit per output bit).
+    tight : callable, optional
+        ``(i, j) -> InputPair``: the family's tight events for the input pair ``(i, j)`` (from its
+        privacy map, as in :mod:`.pairs`); the confirmation runs them beside the screened event
+        (a single bit of a unary encoding is not the tight event of its pair).
     """
 
     labels: Sequence[str]
@@ -78,6 +84,7 @@ class Domain:
     restrict: Callable[[Any], np.ndarray] | None = None
     fixed_columns: tuple[str, ...] = ()
     cost: float = 1.0
+    tight: Callable[[int, int], InputPair] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,7 +247,10 @@ def candidate_pairs(candidates: Sequence[Candidate], domain: Domain) -> list[Inp
         test = Test(c.event(), occurs, c.claim, p_first, p_second,
                     source=f"exploration ({what}; {c.runs:,} runs per input screened)", estimated=True)
         pair = (c.first, c.second)
+        tests = (test,)
+        if domain.tight is not None and c.column not in domain.fixed_columns:
+            tests += tuple(domain.tight(c.first, c.second).tests)
         out.append(InputPair(str(domain.labels[c.first]), str(domain.labels[c.second]),
                              lambda which, n, pair=pair: domain.make(np.full(n, pair[which], dtype=np.int64)),
-                             (test,), cost=domain.cost))
+                             tests, cost=domain.cost))
     return out

@@ -127,9 +127,17 @@ def domain(plan: Mapping[str, Any]):
         return min((ci + cj) / 2 if average else min(ci, cj), cap)
 
     labels = [item_label(plan, i) for i in range(size)]
+    a = [float(lv["a"]) for lv in levels]
+    b = [float(lv["b"]) for lv in levels]
+    width = size + (L if itemsets else 0)
+
+    def tight(i: int, j: int) -> InputPair:
+        li, lj = level_of[i], level_of[j]
+        return _pair(plan, i, j, a[li], b[li], a[lj], b[lj], L, claim(i, j), width, itemsets)
+
     if itemsets:
         def make(idx):
             idx = np.asarray(idx, dtype=np.int64)
             return (np.arange(idx.size + 1, dtype=np.int64), idx)
-        return Domain(["{" + x + "}" for x in labels], make, claim, cost=float(size + L))
-    return Domain(labels, lambda idx: np.asarray(idx, dtype=np.int64), claim, cost=float(size))
+        return Domain(["{" + x + "}" for x in labels], make, claim, cost=float(size + L), tight=tight)
+    return Domain(labels, lambda idx: np.asarray(idx, dtype=np.int64), claim, cost=float(size), tight=tight)
