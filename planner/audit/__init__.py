@@ -182,9 +182,13 @@ def _ratio_tests(pairs: list[InputPair]) -> int:
 
 
 def _default_trials(pairs: list[InputPair], confidence: float) -> int:
-    tests = [(t.probabilities[1], t.claim) for p in pairs for t in p.tests if not t.never]
+    every = [t for p in pairs for t in p.tests if not t.never]
+    # the tests whose honest ratio attains (95 % of) the claim decide; all of them when none does
+    tight = [t for t in every if t.probabilities[1] > 0 and t.probabilities[0] > 0
+             and math.log(t.probabilities[0] / t.probabilities[1]) >= 0.95 * t.claim]
+    tests = [(t.probabilities[1], t.claim) for t in (tight or every)]
     work = sum(2.0 * p.cost for p in pairs)
-    alpha = bounds.per_bound_alpha(confidence, len(tests) + explore_module.TOP * explore_module.TESTS_PER_CANDIDATE)
+    alpha = bounds.per_bound_alpha(confidence, len(every) + explore_module.TOP * explore_module.TESTS_PER_CANDIDATE)
     return bounds.default_trials(tests, alpha, work)
 
 

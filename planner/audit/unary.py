@@ -8,7 +8,8 @@ Def. 3 / Sec. VIII), capped by ``guarantee.ldp_epsilon`` when the plan states on
 
 IDUE-PS (Sec. VI) audits singleton item sets ``{x}`` vs ``{x'}``: with ``L`` the padding length
 the sampled item is ``x`` with probability ``1/L`` and a dummy otherwise, and each set's budget
-is eq. (16), ``epsilon_x = ln((1/L) e^{epsilon_i} + (1 - 1/L) e^{epsilon*})``.
+is eq. (16), ``epsilon_x = ln((1/L) e^{epsilon_i} + (1 - 1/L) e^{epsilon*})``; and the sets of up
+to ``L`` items that attain Lemma 2 (:mod:`.itemsets`), where the bound reaches the claim.
 """
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
             claim = (claims[i] + claims[j]) / 2 if average else min(claims[i], claims[j])
             claim = min(claim, cap)
             out.append(_pair(plan, x, xp, a[i], b[i], a[j], b[j], L, claim, width, itemsets))
+    if itemsets:
+        from .itemsets import set_pairs
+
+        out.extend(set_pairs(plan))
     return out
 
 
