@@ -117,10 +117,7 @@ def test_every_honest_example_is_consistent_in_20_of_20_runs_and_the_power_is_st
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="singleton sets only: set inputs of L items "
-                                                "(issue 17, point 4) are not built yet"))
-    if "itemsets" in name else name for name in SMALL])
+@pytest.mark.parametrize("name", SMALL)
 def test_bound_reaches_80_percent_of_the_claim_at_default_trials(name):
     result = audit(_example(name), rng=np.random.default_rng(100))
     assert result.epsilon_lower_bound >= 0.8 * result.epsilon_claimed, result.table()

@@ -270,7 +270,7 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
 
     if domain is not None:
         candidates = explore_module.explore(mechanism, domain, runs, rng, progress=step)
-        pairs = pairs + explore_module.candidate_pairs(candidates, domain)
+        pairs = pairs + explore_module.candidate_pairs(candidates, domain, pairs)
     counts = count_events(mechanism, pairs, trials, rng, step)
     if progress is not None and done[0] < total:  # fewer candidates than TOP
         progress(total - done[0], total)

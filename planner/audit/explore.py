@@ -108,7 +108,7 @@ class Candidate:
 
     def event(self) -> str:
         if self.kind == "bit":
-            return f"{self.column} bit {self.index} = {int(self.one)}"
+            return f"{self.column}[{self.index}] = {int(self.one)}"
         if self.kind == "vbit":
             return f"bit {self.index} of {self.column} = {int(self.one)}"
         if self.kind == "cell":
@@ -230,8 +230,14 @@ def explore(mechanism: Any, domain: Domain, runs: int, rng: np.random.Generator,
     return out[:top]
 
 
-def candidate_pairs(candidates: Sequence[Candidate], domain: Domain) -> list[InputPair]:
-    """The confirmation stage's input pairs: one test each, on fresh runs of the candidate's inputs."""
+def candidate_pairs(candidates: Sequence[Candidate], domain: Domain, existing: Sequence[InputPair] = ()
+                    ) -> list[InputPair]:
+    """The confirmation stage's input pairs, on fresh runs of each candidate's inputs.
+
+    Each holds the screened event and the family's tight events of the pair (``Domain.tight``),
+    except those an ``existing`` pair already tests (same inputs, same event).
+    """
+    seen = {(p.first, p.second, t.event) for p in existing for t in p.tests}
     out = []
     for c in candidates:
         restrict = domain.restrict
@@ -249,7 +255,9 @@ def candidate_pairs(candidates: Sequence[Candidate], domain: Domain) -> list[Inp
         pair = (c.first, c.second)
         tests = (test,)
         if domain.tight is not None and c.column not in domain.fixed_columns:
-            tests += tuple(domain.tight(c.first, c.second).tests)
+            tight = domain.tight(c.first, c.second)
+            tests += tuple(t for t in tight.tests if (tight.first, tight.second, t.event) not in seen)
+        seen.update((str(domain.labels[c.first]), str(domain.labels[c.second]), t.event) for t in tests)
         out.append(InputPair(str(domain.labels[c.first]), str(domain.labels[c.second]),
                              lambda which, n, pair=pair: domain.make(np.full(n, pair[which], dtype=np.int64)),
                              tests, cost=domain.cost))
