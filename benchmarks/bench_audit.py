@@ -6,6 +6,7 @@ file are run when ``LDPPLAN_DATA_DIR`` (or the default data folder) has it, else
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -27,6 +28,7 @@ def rows(seed: int) -> list[list[str]]:
         start = time.perf_counter()
         result = audit(plan, rng=np.random.default_rng(seed))
         seconds = time.perf_counter() - start
+        print(name, f"{seconds:.1f} s", flush=True, file=sys.stderr)
         out.append([name, plan["mechanism"], f"{result.trials:,}", f"{result.explored:,} x {result.explore_trials:,}",
                     f"{result.epsilon_lower_bound / result.epsilon_claimed:.3f}",
                     f"{result.min_detectable_epsilon / result.epsilon_claimed:.3f}",

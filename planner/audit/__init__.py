@@ -259,7 +259,8 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
     explored = runs = 0
     domain = audit_domain(data) if explore else None
     if domain is not None:
-        runs, explored = explore_module.explore_trials(domain), len(domain.labels)
+        runs = explore_module.explore_trials(domain)
+        explored = explore_module.screened_count(domain, runs)
     total = explored * runs + 2 * trials * (len(pairs) + (explore_module.TOP if explore else 0))
     done = [0]
 

@@ -23,7 +23,10 @@ stage (the audit's counting run, on fresh samples) bounds with Clopper-Pearson i
 Bonferroni over every confirmed test is valid whatever was selected, because the confirmation
 samples are independent of the exploration's.
 
-Cost: ``|X| * explore_trials`` runs of the mechanism (``explore_trials`` from
+Cost: ``|X| * explore_trials`` runs of the mechanism (when even ``EXPLORE_MIN`` runs per input
+exceed :data:`EXPLORE_CAP` units of work, e.g. a unary encoding over ``|X| = 10^4`` items, or
+``|X| > MAX_SCREENED``, a uniform random subset of the inputs is screened and
+``AuditResult.explored`` says how many) (``explore_trials`` from
 :data:`EXPLORE_WORK`, clipped to ``[EXPLORE_MIN, EXPLORE_MAX]``), plus ``2 * top * trials`` runs
 to confirm; for RR with ``|X| = 10^4`` about 5 * 10^7 runs (a few seconds).
 """
@@ -42,6 +45,10 @@ __all__ = ["Domain", "Candidate", "explore", "explore_trials", "candidate_pairs"
 
 #: Work (runs x report cost) of the exploration stage.
 EXPLORE_WORK = 4e7
+#: Largest work of the exploration: beyond it a random subset of the inputs is screened.
+EXPLORE_CAP = 2e8
+#: Most inputs screened (a domain up to 10^4 inputs is screened whole; beyond, a random subset).
+MAX_SCREENED = 20_000
 #: Bounds of the exploration's runs per input.
 EXPLORE_MIN, EXPLORE_MAX = 100, 2000
 #: Candidate input pairs passed to the confirmation stage.
@@ -137,6 +144,21 @@ def explore_trials(domain: Domain) -> int:
     return int(min(EXPLORE_MAX, max(EXPLORE_MIN, per)))
 
 
+def screened_count(domain: Domain, runs: int) -> int:
+    """How many inputs the exploration screens: all, up to ``MAX_SCREENED`` and ``EXPLORE_CAP`` work."""
+    most = int(min(MAX_SCREENED, EXPLORE_CAP // max(1.0, runs * domain.cost)))
+    return min(len(domain.labels), max(2, most))
+
+
+def screened_inputs(domain: Domain, runs: int, rng: np.random.Generator) -> np.ndarray:
+    """Every input, or (beyond :func:`screened_count`) a uniform random subset of that many."""
+    size = len(domain.labels)
+    most = screened_count(domain, runs)
+    if size <= most:
+        return np.arange(size)
+    return np.sort(rng.choice(size, size=most, replace=False))
+
+
 class _Extremes:
     """Running max/min of per-input feature counts (and which input attains them)."""
 
@@ -191,14 +213,15 @@ def explore(mechanism: Any, domain: Domain, runs: int, rng: np.random.Generator,
     ValueError
         A report of the wrong length (the mechanism breaks the runtime protocol).
     """
-    size = len(domain.labels)
+    screened = screened_inputs(domain, runs, rng)
+    size = screened.size
     if size < 2:
         return []
     batch = int(max(1, min(size, _BATCH_WORK // max(1.0, runs * domain.cost))))
     extremes: dict[tuple[str, str], _Extremes] = {}
     kinds: dict[tuple[str, str], bool] = {}
     for start in range(0, size, batch):
-        inputs = np.arange(start, min(size, start + batch))
+        inputs = screened[start:start + batch]
         nb = inputs.size
         reports = mechanism.perturb(domain.make(np.repeat(inputs, runs)), rng=rng)
         if len(reports) != nb * runs:
