@@ -305,9 +305,10 @@ def estimate_cmd(plan_file, inputs, output, as_json, method):
 @main.command("audit", short_help="Measure a lower bound on epsilon from the runtime (exit 1: it leaks).")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--trials", type=click.IntRange(min=1), default=None,
-              help="Runs of the mechanism on each confirmed input (default: the fewest, at least 10000 and within "
-                   "a work budget, for which a leak to 1.08 x the claim is caught with probability 0.95: "
-                   "min_detectable_epsilon <= 1.08 x claim).")
+              help="Runs of the mechanism on each confirmed input (default: the fewest, at least 10000, for which "
+                   "a leak to 1.08 x the claim is caught with probability 0.95, i.e. min_detectable_epsilon <= "
+                   "1.08 x claim; capped at 4000000 and a work budget, where the note's stated power shows the "
+                   "target missed).")
 @click.option("--confidence", type=click.FloatRange(min=0.0, max=1.0, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Joint confidence of the lower bounds (Clopper-Pearson, Bonferroni).")
 @click.option("--seed", type=click.IntRange(min=0), default=None,

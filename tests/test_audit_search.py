@@ -121,3 +121,14 @@ def test_every_honest_example_is_consistent_in_20_of_20_runs_and_the_power_is_st
 def test_bound_reaches_80_percent_of_the_claim_at_default_trials(name):
     result = audit(_example(name), rng=np.random.default_rng(100))
     assert result.epsilon_lower_bound >= 0.8 * result.epsilon_claimed, result.table()
+
+
+def test_large_domains_screen_a_random_subset_of_stated_size():
+    big = explore.Domain([str(i) for i in range(10**6)], lambda idx: idx, lambda i, j: 1.0)
+    runs = explore.explore_trials(big)
+    assert runs == explore.EXPLORE_MIN
+    chosen = explore.screened_inputs(big, runs, np.random.default_rng(0))
+    assert chosen.size == explore.screened_count(big, runs) == explore.MAX_SCREENED
+    assert np.all(np.diff(chosen) > 0) and chosen.max() > 9 * 10**5  # sorted, distinct, spread
+    whole = explore.Domain([str(i) for i in range(10**4)], lambda idx: idx, lambda i, j: 1.0)
+    assert explore.screened_inputs(whole, explore.explore_trials(whole), np.random.default_rng(0)).size == 10**4
