@@ -132,3 +132,14 @@ def test_large_domains_screen_a_random_subset_of_stated_size():
     assert np.all(np.diff(chosen) > 0) and chosen.max() > 9 * 10**5  # sorted, distinct, spread
     whole = explore.Domain([str(i) for i in range(10**4)], lambda idx: idx, lambda i, j: 1.0)
     assert explore.screened_inputs(whole, explore.explore_trials(whole), np.random.default_rng(0)).size == 10**4
+
+
+def test_itemset_pairs_attain_the_eq16_claim_exactly():
+    """Lemma 2 with sets of L items of one composition: the honest ratio equals the set claim."""
+    from ldpplan.planner.audit.itemsets import set_pairs
+
+    for name in ("health-itemsets", "three-levels-itemsets"):
+        plan = _example(name)
+        best = set_pairs(plan)[0].tests[0]
+        assert math.log(best.p_first / best.p_second) == pytest.approx(best.claim, rel=1e-9)
+        assert best.claim <= plan["guarantee"]["ldp_epsilon"] + 1e-12

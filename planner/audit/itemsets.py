@@ -73,7 +73,7 @@ def set_pairs(plan: Mapping[str, Any], top: int = 2) -> list[InputPair]:
             d0, d1 = ((1 - b_star) ** L, (1 - a_star) * (1 - b_star) ** (L - 1)) if quiet else (1.0, 1.0)
             num = float(cx @ alpha) / L * d0 + (1 - cx.sum() / L) * d1
             den = float(cxp @ beta) / L * d0 + (1 - cxp.sum() / L) * d1
-            common = float(np.prod(b ** cx) * np.prod((1 - b) ** cxp)) * (1.0 if not quiet else 1.0)
+            common = float(np.prod(b ** cx) * np.prod((1 - b) ** cxp))
             found.append((math.log(num / den) / claim, common * den, x, xp, quiet, claim, common * num))
     found.sort(key=lambda f: (-round(f[0], 9), -f[1]))
     return [_pair(plan, members, f) for f in found[:top]]
