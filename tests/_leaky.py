@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ldpplan.mechanisms import Reports
@@ -99,3 +101,84 @@ class InvertibleLeakURR:
         y = np.array(self.inner.perturb(data, rng=rng)["y"])
         y[rng.random(y.size) < self.leak] = self.invertible
         return Reports(self.inner.mechanism, {"y": y})
+
+
+class OneItemRR:
+    """An RR client that, when the input is item ``item``, sends it with extra probability ``leak``."""
+
+    def __init__(self, inner, item: int = 5, leak: float = 0.3) -> None:
+        self.inner, self.item, self.leak = inner, item, leak
+
+    def perturb(self, data, rng):
+        x = np.asarray(data, dtype=np.int64)
+        y = np.array(self.inner.perturb(x, rng=rng)["y"])
+        reveal = (x == self.item) & (rng.random(x.size) < self.leak)
+        y[reveal] = x[reveal]
+        return Reports(self.inner.mechanism, {"y": y})
+
+
+class SeedLeakGLH:
+    """A GLH client whose hash seed ``b`` carries the input's low 8 bits (the server reads x mod 256)."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def perturb(self, data, rng):
+        x = np.asarray(data, dtype=np.int64)
+        r = self.inner.perturb(x, rng=rng)
+        b = (np.asarray(r["b"]) & ~np.int64(0xFF)) | (x & 0xFF)
+        from ldpplan.mechanisms.pie import hash_values
+
+        a = np.asarray(r["a"])
+        # keep the report consistent: y is the RR of the hash under the published seed
+        h_old = hash_values(a, np.asarray(r["b"]), x, self.inner.g)
+        h_new = hash_values(a, b, x, self.inner.g)
+        y = np.asarray(r["y"]).copy()
+        kept = y == h_old
+        y[kept] = h_new[kept]
+        return Reports(self.inner.mechanism, {"a": a, "b": b, "y": y})
+
+
+class ExtraColumn:
+    """Any runtime whose reports carry an extra column ``debug``: a deterministic function of the input."""
+
+    def __init__(self, inner, modulus: int = 3) -> None:
+        self.inner, self.modulus = inner, modulus
+
+    def perturb(self, data, rng):
+        x = np.asarray(data, dtype=np.int64)
+        r = self.inner.perturb(x, rng=rng)
+        return Reports(r.mechanism, dict(r.columns, debug=x % self.modulus))
+
+
+def raised_level(mech: IDUE, item: int, other: int, factor: float) -> IDUE:
+    """IDUE with the ``a`` of ``item``'s level raised so the ``(item, other)`` ratio is ``e^(factor claim)``.
+
+    The ratio of constraint (6) for ``(item, other)`` is ``a_i (1 - b_j) / (b_i (1 - a_j))``; ``claim``
+    is the plan's claim for that pair (passed as ``factor * claim`` already multiplied in ``factor``).
+    """
+    a, b = np.array(mech.a, dtype=float), np.array(mech.b, dtype=float)
+    target = np.exp(factor)
+    new_a = math.ceil(target * b[item] * (1 - a[other]) / (1 - b[other]) * 2.0**48) / 2.0**48
+    assert new_a < 1.0
+    a[a == a[item]] = new_a
+    return IDUE(mech.labels, mech.domain_size, a, b, mech.epsilon, None)
+
+
+class ValueLeakPCKV:
+    """PCKV-UE client that, for users of key ``key``, reports the true value sign with extra probability."""
+
+    def __init__(self, inner, key: int = 7, leak: float = 0.3) -> None:
+        self.inner, self.key, self.leak = inner, key, leak
+
+    def perturb(self, data, rng):
+        r = self.inner.perturb(data, rng=rng)
+        nonzero, negative = np.array(r["nonzero"]), np.array(r["negative"])
+        keys, values = np.asarray(data.keys), np.asarray(data.values)
+        users = np.flatnonzero((keys == self.key) & (rng.random(keys.size) < self.leak))
+        byte, bit = self.key // 8, np.uint8(1 << (self.key % 8))
+        nonzero[users, byte] |= bit
+        neg = values[users] < 0
+        negative[users[neg], byte] |= bit
+        negative[users[~neg], byte] &= ~bit
+        return Reports(r.mechanism, {"nonzero": nonzero, "negative": negative})

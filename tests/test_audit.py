@@ -42,8 +42,12 @@ def test_embedded_examples_audit_consistent(plans, name):
 def test_health_bound_reaches_most_of_the_claim_at_default_trials(plans):
     result = audit(plans["health"], rng=np.random.default_rng(3))
     assert result.consistent
-    assert result.epsilon_lower_bound >= 0.7 * result.epsilon_claimed
+    assert result.epsilon_lower_bound >= 0.8 * result.epsilon_claimed
     assert result.trials == planned_trials(plans["health"])
+    assert result.epsilon_claimed < result.min_detectable_epsilon <= 1.1 * result.epsilon_claimed
+    assert result.explored == 5 and result.explore_trials == 2000
+    assert "would have been caught" in result.table().note
+    assert result.to_dict()["min_detectable_epsilon"] == result.min_detectable_epsilon
 
 
 def test_pairs_cover_every_level_pair_with_its_minid_claim(plans):
@@ -136,11 +140,42 @@ def test_clopper_pearson_bounds_closed_forms():
 
 
 def test_default_trials_follow_the_stated_formula():
-    # one test: p = 0.5 vs 0.5/e (ratio e), claim 1: the smallest grid T whose expected bound is >= 0.8
-    t = bounds.default_trials([(0.5, 0.5 / math.e, 1.0)], 0.95, work_per_trial=2.0)
+    # one test, p_den = 0.2, claim 1: the smallest grid T whose min_detectable_epsilon is <= 1.08 x claim
     alpha = bounds.per_bound_alpha(0.95, 1)
-    assert bounds.expected_bound(0.5, 0.5 / math.e, t, alpha) >= 0.8
-    assert bounds.expected_bound(0.5, 0.5 / math.e, int(t / 1.25), alpha) < 0.8 or t == bounds.MIN_TRIALS
+    t = bounds.default_trials([(0.2, 1.0)], alpha, work_per_trial=2.0)
+    assert bounds.min_detectable_epsilon(0.2, t, alpha, 1.0) <= bounds.DETECT_FACTOR
+    assert bounds.min_detectable_epsilon(0.2, int(t / 1.25), alpha, 1.0) > bounds.DETECT_FACTOR
+    assert bounds.MIN_TRIALS < t < bounds.MAX_TRIALS
+
+
+def test_power_matches_monte_carlo_and_is_valid_at_the_claim():
+    """power() is exact: it agrees with simulated binomial counts within 4 standard deviations,
+    is at most 2 alpha at the claim (the bound's validity) and increases with the true epsilon."""
+    trials, p_den, claim = 5_000, 0.1, 1.0
+    alpha = bounds.per_bound_alpha(0.95, 2)
+    rng = np.random.default_rng(0)
+    runs = 3_000
+    for epsilon in (1.1, 1.2):
+        k_num = rng.binomial(trials, p_den * math.exp(epsilon), runs)
+        k_den = rng.binomial(trials, p_den, runs)
+        flagged = np.mean([bounds.log_ratio_bound(a, b, trials, alpha) > claim for a, b in zip(k_num, k_den)])
+        exact = bounds.power(epsilon, p_den, trials, alpha, claim)
+        assert abs(flagged - exact) <= 4 * math.sqrt(exact * (1 - exact) / runs) + 1e-3, (epsilon, flagged, exact)
+    assert bounds.power(claim, p_den, trials, alpha, claim) <= 2 * alpha
+    powers = [bounds.power(e, p_den, trials, alpha, claim) for e in (1.0, 1.1, 1.2, 1.4)]
+    assert powers == sorted(powers) and powers[-1] > 0.99
+    assert bounds.power(5.0, p_den, trials, alpha, claim) == 0.0  # p_den e^5 > 1: no such mechanism
+
+
+def test_min_detectable_epsilon_is_the_95_percent_power_point():
+    trials, p_den, claim = 20_000, 0.05, 1.0
+    alpha = bounds.per_bound_alpha(0.95, 4)
+    eps = bounds.min_detectable_epsilon(p_den, trials, alpha, claim)
+    assert bounds.power(eps, p_den, trials, alpha, claim) >= 0.95
+    assert bounds.power(eps - 2e-3, p_den, trials, alpha, claim) < 0.95
+    # more trials, smaller detectable leak; a certain event cannot get a larger ratio
+    assert bounds.min_detectable_epsilon(p_den, 4 * trials, alpha, claim) < eps
+    assert bounds.min_detectable_epsilon(0.5, 10, alpha, claim) == math.inf
 
 
 @pytest.mark.parametrize("kwargs", [{"confidence": 1.0}, {"confidence": 0}, {"trials": 0}, {"trials": 2.5}])
@@ -221,5 +256,7 @@ def test_progress_reports_every_run_with_a_real_total(plans):
     seen = []
     audit(plans["uldp-urap"], trials=1_000, rng=np.random.default_rng(9), progress=lambda a, t: seen.append((a, t)))
     totals = {t for _, t in seen}
-    runs = 2 * 1_000 * len(audit_pairs(plans["uldp-urap"]))
+    result = audit(plans["uldp-urap"], trials=1_000, rng=np.random.default_rng(9))
+    runs = result.explored * result.explore_trials + 2 * 1_000 * (len(audit_pairs(plans["uldp-urap"])) + 4)
+    assert result.explored == plans["uldp-urap"]["domain"]["size"]
     assert len(totals) == 1 and sum(a for a, _ in seen) == totals.pop() == runs

@@ -8,15 +8,16 @@ on ``x'`` in ``E``, a one-sided lower confidence bound on ``ln(Pr[E|x] / Pr[E|x'
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Sequence
 
 
 __all__ = ["cp_lower", "cp_upper", "log_ratio_bound", "per_bound_alpha", "expected_bound", "default_trials",
-           "TARGET_FRACTION", "MIN_TRIALS", "MAX_TRIALS", "WORK_LIMIT"]
+           "DETECT_FACTOR", "POWER", "power", "min_detectable_epsilon", "MIN_TRIALS", "MAX_TRIALS", "WORK_LIMIT"]
 
-#: Default trials aim for a lower bound of this fraction of the claim (at the expected counts).
-TARGET_FRACTION = 0.8
+#: Default trials aim for ``min_detectable_epsilon <= DETECT_FACTOR * claim`` (power ``POWER``).
+DETECT_FACTOR, POWER = 1.08, 0.95
 #: Bounds of the default number of trials per input.
 MIN_TRIALS, MAX_TRIALS = 10_000, 4_000_000
 #: Largest ``trials * sum(cost of a report)`` the default picks (report cost: ~ one unit per output bit).
@@ -80,45 +81,170 @@ def expected_bound(p_num: float, p_den: float, trials: int, alpha: float) -> flo
     return log_ratio_bound(round(trials * p_num), round(trials * p_den), trials, alpha)
 
 
-def default_trials(tests: Sequence[tuple[float, float, float]], confidence: float, work_per_trial: float,
-                   target: float = TARGET_FRACTION) -> int:
-    """Trials per input such that the most binding test's bound reaches ``target`` of its claim.
+@functools.lru_cache(maxsize=64)
+def _cached_default_trials(tests: tuple, alpha: float, work_per_trial: float, factor: float, level: float) -> int:
+    return _default_trials(tests, alpha, work_per_trial, factor, level)
 
-    The formula: with ``alpha' = (1 - confidence) / (2 m)`` over the ``m`` tests and the honest
-    event probabilities ``(p, p')`` of each test (from the plan's numbers),
 
-    ``T = min_tests min { T on the grid MIN_TRIALS * 1.25^j : ln(CP_lower(T p; T, alpha') /
-    CP_upper(T p'; T, alpha')) >= target * claim }``,
+def default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per_trial: float,
+                   factor: float | None = None, level: float | None = None) -> int:
+    """:func:`_default_trials` (cached: the same design gives the same number)."""
+    return _cached_default_trials(tuple(map(tuple, tests)), float(alpha), float(work_per_trial),
+                                  DETECT_FACTOR if factor is None else float(factor),
+                                  POWER if level is None else float(level))
 
-    i.e. the Clopper-Pearson bound evaluated at the expected counts, clipped to
-    ``[MIN_TRIALS, MAX_TRIALS]`` and to ``WORK_LIMIT / work_per_trial`` (the cost of one trial of
-    every input: about one unit per output bit).
+
+def _default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per_trial: float,
+                   factor: float = DETECT_FACTOR, level: float = POWER) -> int:
+    """Trials per input such that the most sensitive test flags a leak to ``factor x claim``.
+
+    The formula: over the grid ``T_j = MIN_TRIALS * 1.25^j`` (clipped to ``[MIN_TRIALS,
+    MAX_TRIALS]`` and to ``WORK_LIMIT / work_per_trial``, the cost of one trial of every input:
+    about one unit per output bit),
+
+    ``T = min_tests min { T_j : power(factor * claim; p_den, T_j, alpha, claim) >= level }``,
+
+    i.e. the fewest trials for which :func:`min_detectable_epsilon` of some test is at most
+    ``factor * claim`` (binary search over the grid; :func:`power` is increasing in ``T``).
 
     Parameters
     ----------
-    tests : sequence of (p_num, p_den, claim)
-        Honest probabilities of each test's event (counts per trial) and its claim (nats).
-    confidence : float
+    tests : sequence of (p_den, claim)
+        Honest probability of each test's event on its denominator input, and its claim (nats).
+    alpha : float
+        Level of each Clopper-Pearson bound (:func:`per_bound_alpha` over every test of the run).
     work_per_trial : float
-    target : float
+    factor, level : float
 
     Returns
     -------
     int
     """
-    alpha = per_bound_alpha(confidence, len(tests))
     cap = int(min(MAX_TRIALS, max(MIN_TRIALS, WORK_LIMIT / max(work_per_trial, 1e-9))))
+    grid = []
+    t = float(MIN_TRIALS)
+    while t < cap:
+        grid.append(int(t))
+        t *= 1.25
+    grid.append(cap)
     best = cap
-    for p_num, p_den, claim in tests:
-        if not (p_num > 0 and claim > 0 and math.isfinite(claim)):
+    for p_den, claim in tests:
+        if not (0.0 < p_den < 1.0 and 0.0 < claim and math.isfinite(claim)):
             continue
-        goal = target * claim
-        if p_den > 0 and math.log(p_num / p_den) <= goal:
+        if p_den * math.exp(factor * claim) > 1.0:
             continue
-        t = float(MIN_TRIALS)
-        while t <= best:
-            if expected_bound(p_num, p_den, int(t), alpha) >= goal:
-                best = int(t)
-                break
-            t *= 1.25
+        lo, hi = 0, len(grid) - 1
+        if grid[hi] >= best and power(factor * claim, p_den, best, alpha, claim) < level:
+            continue
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if power(factor * claim, p_den, grid[mid], alpha, claim) >= level:
+                hi = mid
+            else:
+                lo = mid + 1
+        best = min(best, grid[lo])
     return int(max(MIN_TRIALS, min(best, cap)))
+
+
+class _Design:
+    """A test's flagging region at ``trials``, ``alpha``, ``claim``, for the counts ``K'`` of ``p_den``.
+
+    For every ``K'`` in the support of ``Bin(T, p_den)`` (mass outside ``1e-12`` dropped), the
+    smallest numerator count ``k*(K')`` whose bound exceeds the claim: ``cp_lower(k) > e^claim
+    cp_upper(K')``, i.e. (Clopper-Pearson duality) ``Pr[Bin(T, v) >= k] < alpha`` with ``v =
+    e^claim cp_upper(K')`` (``T + 1``: none).
+    """
+
+    def __init__(self, p_den: float, trials: int, alpha: float, claim: float) -> None:
+        import numpy as np
+        from scipy import stats
+
+        lo, hi = stats.binom.ppf([1e-12, 1.0 - 1e-12], trials, p_den)
+        k_den = np.arange(int(lo), int(hi) + 1)
+        self.trials = trials
+        self.weights = stats.binom.pmf(k_den, trials, p_den)
+        upper = np.where(k_den >= trials, 1.0,
+                         stats.beta.ppf(1.0 - alpha, k_den + 1, np.maximum(trials - k_den, 1)))
+        level = np.exp(claim) * upper
+        need = np.full(k_den.shape, trials + 1, dtype=np.int64)
+        ok = level < 1.0
+        if np.any(ok):
+            v = level[ok]
+            k = np.minimum(np.maximum(1, stats.binom.isf(alpha, trials, v).astype(np.int64) - 1), trials)
+            # settle the edge exactly: the smallest k >= start with sf(k - 1) < alpha
+            for _ in range(4):
+                bad = (stats.binom.sf(k - 1, trials, v) >= alpha) & (k <= trials)
+                if not np.any(bad):
+                    break
+                k = np.where(bad, k + 1, k)
+            need[ok] = k
+        self.need = need
+
+    def power(self, p_num: float) -> float:
+        import numpy as np
+        from scipy import stats
+
+        return float(np.sum(self.weights * stats.binom.sf(self.need - 1, self.trials, p_num)))
+
+
+def power(epsilon: float, p_den: float, trials: int, alpha: float, claim: float) -> float:
+    """Probability that a test flags (bound > ``claim``) when its true log-ratio is ``epsilon``.
+
+    The alternative keeps the denominator's event probability ``p_den`` (the honest one, from the
+    plan's numbers) and raises the numerator's to ``p_den e^epsilon``: counts ``K ~ Bin(T, p_den
+    e^epsilon)`` and ``K' ~ Bin(T, p_den)``, independent. Computed exactly: for every ``K'`` in
+    the support (mass outside ``1e-12`` dropped) the smallest flagging ``K`` from the
+    Clopper-Pearson bounds at level ``alpha`` each, then ``sum Pr[K'] Pr[K >= k*(K')]``.
+
+    Parameters
+    ----------
+    epsilon : float
+        True log-ratio of the test's event (nats).
+    p_den : float
+        Denominator probability of the event, in (0, 1).
+    trials : int
+        Runs on each input.
+    alpha : float
+        Level of each Clopper-Pearson bound (:func:`per_bound_alpha`).
+    claim : float
+        The test's claim (nats).
+
+    Returns
+    -------
+    float
+        Power in [0, 1] (0 when ``p_den e^epsilon > 1``).
+
+    References
+    ----------
+    Clopper & Pearson, Biometrika 26 (1934).
+    """
+    p_num = p_den * math.exp(epsilon)
+    if not 0.0 < p_den < 1.0 or p_num > 1.0 + 1e-9:
+        return 0.0
+    return _Design(p_den, int(trials), alpha, claim).power(min(p_num, 1.0))
+
+
+@functools.lru_cache(maxsize=256)
+def min_detectable_epsilon(p_den: float, trials: int, alpha: float, claim: float, level: float = 0.95,
+                           tolerance: float = 1e-3) -> float:
+    """Smallest true log-ratio that the test flags with probability ``>= level`` (:func:`power`).
+
+    Bisection on ``epsilon`` over ``[claim, ln(1 / p_den)]`` (the power increases with epsilon)
+    to ``tolerance`` nats, rounded up. ``inf`` when even ``p_num = 1`` is flagged less often.
+    """
+    if not 0.0 < p_den < 1.0 or not math.isfinite(claim):
+        return math.inf
+    top = -math.log(p_den)
+    if top <= claim:
+        return math.inf
+    design = _Design(p_den, int(trials), alpha, claim)
+    if design.power(1.0) < level:
+        return math.inf
+    lo, hi = claim, top
+    while hi - lo > tolerance:
+        mid = 0.5 * (lo + hi)
+        if design.power(min(1.0, p_den * math.exp(mid))) >= level:
+            hi = mid
+        else:
+            lo = mid
+    return hi

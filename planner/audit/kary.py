@@ -39,3 +39,32 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     test = Test(f"y = h(a, b, {x0}) != h(a, b, {x1})", occurs, claim, (1 - kappa) * mu,
                 (1 - kappa) * (1.0 - mu) / (g - 1), source=_SOURCE)
     return [InputPair(x0, x1, lambda which, n: repeat(which, n), (test,), cost=3.0)]
+
+
+def domain(plan: Mapping[str, Any]):
+    """Every item (GLH: the seed columns ``a``, ``b`` must not depend on the input)."""
+    from .explore import Domain
+
+    size, claim = int(plan["domain"]["size"]), float(plan["guarantee"]["epsilon"])
+    labels = [item_label(plan, i) for i in range(size)]
+    glh = plan["mechanism"] == "glh"
+    mu = float(plan["params"]["mu"])
+    if glh:
+        g = int(plan["params"]["g"])
+        kappa = collision_probability(g)
+
+        def tight(i: int, j: int) -> InputPair:
+            def occurs(r) -> np.ndarray:
+                a, b, y = np.asarray(r["a"]), np.asarray(r["b"]), np.asarray(r["y"])
+                return (hash_values(a, b, i, g) == y) & (hash_values(a, b, j, g) != y)
+
+            test = Test(f"y = h(a, b, {labels[i]}) != h(a, b, {labels[j]})", occurs, claim, (1 - kappa) * mu,
+                        (1 - kappa) * (1.0 - mu) / (g - 1), source=_SOURCE)
+            return InputPair(labels[i], labels[j], lambda which, n: repeat((i, j)[which], n), (test,), cost=3.0)
+    else:
+        def tight(i: int, j: int) -> InputPair:
+            test = Test(f"y = {labels[i]}", lambda r: np.asarray(r["y"]) == i, claim, mu, (1.0 - mu) / (size - 1),
+                        source=_SOURCE)
+            return InputPair(labels[i], labels[j], lambda which, n: repeat((i, j)[which], n), (test,))
+    return Domain(labels, lambda idx: np.asarray(idx, dtype=np.int64), lambda i, j: claim,
+                  fixed_columns=("a", "b") if glh else (), cost=3.0 if glh else 1.0, tight=tight)

@@ -20,7 +20,7 @@ import numpy as np
 
 from ldpplan.mechanisms.pckv import KeyValueUsers
 
-from .pairs import InputPair, Test, item_label
+from .pairs import InputPair, Test, item_label, unpacked_bit
 
 __all__ = ["pairs"]
 
@@ -28,6 +28,16 @@ __all__ = ["pairs"]
 def _users(key: int, value: float, n: int) -> KeyValueUsers:
     return KeyValueUsers(np.arange(n + 1, dtype=np.int64), np.full(n, key, dtype=np.int64),
                          np.full(n, value, dtype=np.float64))
+
+
+def _nonzero(reports: Any, k: int) -> np.ndarray:
+    """``y[k] != 0`` from the packed ``nonzero`` plane (docs/REPORTS.md)."""
+    return unpacked_bit({"bits": reports["nonzero"]}, k)
+
+
+def _positive(reports: Any, k: int) -> np.ndarray:
+    """``y[k] = +1``: nonzero and not negative."""
+    return _nonzero(reports, k) & ~unpacked_bit({"bits": reports["negative"]}, k)
 
 
 def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
@@ -43,10 +53,10 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
         width = float(d + L)
         src = "PCKV Theorem 2 (App. A)"
         key_test = Test(f"y({k1}) = 1, y({k2}) = 0",
-                        lambda r: (r.unpack([0])[:, 0] == 1) & (r.unpack([1])[:, 0] == 0),
+                        lambda r: _positive(r, 0) & ~_nonzero(r, 1),
                         eps, s * p * a * (1 - b) + (1 - s) * b / 2 * (1 - b),
                         s * b / 2 * (1 - a) + (1 - s) * b / 2 * (1 - b), source=src)
-        value_test = Test(f"y({k1}) = 1", lambda r: r.unpack([0])[:, 0] == 1, eps_value,
+        value_test = Test(f"y({k1}) = 1", lambda r: _positive(r, 0), eps_value,
                           s * p * a + (1 - s) * b / 2, s * (1 - p) * a + (1 - s) * b / 2, source=src)
     else:
         width = 2.0
@@ -64,3 +74,21 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
         InputPair(f"{{<{k1}, 1>}}", f"{{<{k1}, -1>}}", lambda which, n: _users(0, 1.0 - 2.0 * which, n),
                   (value_test,), cost=width),
     ]
+
+
+def domain(plan: Mapping[str, Any]):
+    """Every key-value pair ``<k, v>``, ``v`` in {1, -1} (input ``2 k + (v == -1)``)."""
+    from .explore import Domain
+
+    params, guarantee = plan["params"], plan["guarantee"]
+    d, L = int(params["domain_size"]), int(params["padding_length"])
+    eps = float(guarantee["epsilon"])
+    eps_value = min(eps, float(guarantee.get("epsilon2", eps)))
+    labels = [f"<{item_label(plan, k)}, {v}>" for k in range(d) for v in (1, -1)]
+
+    def make(idx):
+        idx = np.asarray(idx, dtype=np.int64)
+        return KeyValueUsers(np.arange(idx.size + 1, dtype=np.int64), idx // 2, 1.0 - 2.0 * (idx % 2))
+
+    width = float(d + L) if plan["mechanism"] == "pckv-ue" else 2.0
+    return Domain(labels, make, lambda i, j: eps_value if i // 2 == j // 2 else eps, cost=width)

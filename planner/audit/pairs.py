@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import PlanFormatError
 
-__all__ = ["Test", "InputPair", "audit_pairs", "FAMILY_MODULES"]
+__all__ = ["Test", "InputPair", "audit_pairs", "audit_domain", "FAMILY_MODULES"]
 
 #: plan ``mechanism`` -> module of this package that builds its pairs (function ``pairs(plan)``).
 FAMILY_MODULES: dict[str, str] = {
@@ -50,6 +50,9 @@ class Test:
         A ``never`` test that also runs on the second input.
     source : str
         The paper's statement behind the claim.
+    estimated : bool
+        ``p_first``, ``p_second`` are estimates (an exploration candidate), not the plan's numbers:
+        the run's power is then computed from the confirmation's own frequencies.
     """
 
     event: str
@@ -61,6 +64,7 @@ class Test:
     never: bool = False
     both: bool = False
     source: str = ""
+    estimated: bool = False
 
     @property
     def probabilities(self) -> tuple[float, float]:
@@ -105,6 +109,23 @@ def audit_pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     try:
         return module.pairs(plan)
     except (KeyError, TypeError, IndexError) as exc:
+        raise PlanFormatError(f"params: the plan lacks a number the audit needs ({type(exc).__name__}: {exc})"
+                              ) from None
+
+
+def audit_domain(plan: Mapping[str, Any]) -> Any:
+    """Every input of ``plan``'s family, for the exploration stage (:class:`.explore.Domain`).
+
+    Raises
+    ------
+    PlanFormatError
+        Unknown mechanism or a plan without the numbers the family needs.
+    """
+    audit_pairs(plan)  # the same checks of the mechanism and the numbers
+    module = importlib.import_module(f"{__package__}.{FAMILY_MODULES[plan['mechanism']]}")
+    try:
+        return module.domain(plan)
+    except (KeyError, TypeError, IndexError, ValueError) as exc:
         raise PlanFormatError(f"params: the plan lacks a number the audit needs ({type(exc).__name__}: {exc})"
                               ) from None
 

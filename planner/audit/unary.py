@@ -8,7 +8,8 @@ Def. 3 / Sec. VIII), capped by ``guarantee.ldp_epsilon`` when the plan states on
 
 IDUE-PS (Sec. VI) audits singleton item sets ``{x}`` vs ``{x'}``: with ``L`` the padding length
 the sampled item is ``x`` with probability ``1/L`` and a dummy otherwise, and each set's budget
-is eq. (16), ``epsilon_x = ln((1/L) e^{epsilon_i} + (1 - 1/L) e^{epsilon*})``.
+is eq. (16), ``epsilon_x = ln((1/L) e^{epsilon_i} + (1 - 1/L) e^{epsilon*})``; and the sets of up
+to ``L`` items that attain Lemma 2 (:mod:`.itemsets`), where the bound reaches the claim.
 """
 from __future__ import annotations
 
@@ -60,6 +61,10 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
             claim = (claims[i] + claims[j]) / 2 if average else min(claims[i], claims[j])
             claim = min(claim, cap)
             out.append(_pair(plan, x, xp, a[i], b[i], a[j], b[j], L, claim, width, itemsets))
+    if itemsets:
+        from .itemsets import set_pairs
+
+        out.extend(set_pairs(plan))
     return out
 
 
@@ -102,3 +107,42 @@ def _pair(plan, x: int, xp: int, ai: float, bi: float, aj: float, bj: float, L: 
             return (np.arange(n + 1, dtype=np.int64), np.full(n, items[which], dtype=np.int64))
         return InputPair("{" + lx + "}", "{" + lxp + "}", make, tests, cost=float(width))
     return InputPair(lx, lxp, lambda which, n: np.full(n, items[which], dtype=np.int64), tests, cost=float(width))
+
+
+def domain(plan: Mapping[str, Any]):
+    """Every item (IDUE-PS: every singleton set ``{x}``), with the level pair's claim."""
+    from .explore import Domain
+
+    params, guarantee = plan["params"], plan["guarantee"]
+    levels = params["levels"]
+    itemsets = plan["mechanism"] == "idue-ps"
+    L = int(params["padding_length"]) if itemsets else 1
+    claims = [float(guarantee["levels"][lv["name"]]) for lv in levels]
+    if itemsets:
+        claims = [_set_budget(e, float(params["dummy"]["epsilon"]), L) for e in claims]
+    cap = float(guarantee.get("ldp_epsilon", math.inf))
+    average = guarantee["notion"] == "AvgID-LDP"
+    size = int(plan["domain"]["size"])
+    level_of = np.zeros(size, dtype=np.int64)
+    for k, lv in enumerate(levels):
+        level_of[[item_index(plan, it) for it in lv["items"]]] = k
+
+    def claim(i: int, j: int) -> float:
+        ci, cj = claims[level_of[i]], claims[level_of[j]]
+        return min((ci + cj) / 2 if average else min(ci, cj), cap)
+
+    labels = [item_label(plan, i) for i in range(size)]
+    a = [float(lv["a"]) for lv in levels]
+    b = [float(lv["b"]) for lv in levels]
+    width = size + (L if itemsets else 0)
+
+    def tight(i: int, j: int) -> InputPair:
+        li, lj = level_of[i], level_of[j]
+        return _pair(plan, i, j, a[li], b[li], a[lj], b[lj], L, claim(i, j), width, itemsets)
+
+    if itemsets:
+        def make(idx):
+            idx = np.asarray(idx, dtype=np.int64)
+            return (np.arange(idx.size + 1, dtype=np.int64), idx)
+        return Domain(["{" + x + "}" for x in labels], make, claim, cost=float(size + L), tight=tight)
+    return Domain(labels, lambda idx: np.asarray(idx, dtype=np.int64), claim, cost=float(size), tight=tight)

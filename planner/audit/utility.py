@@ -113,3 +113,32 @@ def _nonsensitive_bits(mask: np.ndarray):
         return np.any(bits[:, : packed.size] & packed[None, :], axis=1)
 
     return occurs
+
+
+def domain(plan: Mapping[str, Any]):
+    """Every input over Z (PUM: items and bots); only protected outputs (Y_P) count."""
+    from .explore import Domain
+
+    eps = float(plan["guarantee"]["epsilon"])
+    z_size, mask, common, _ = _space(plan)
+    size = int(plan["domain"]["size"])
+    if plan["mechanism"] == "pum":
+        nonsens = np.flatnonzero(~mask[:size])
+        private_item = int(nonsens[0]) if nonsens.size else 0
+
+        def make(idx):
+            z = np.asarray(idx, dtype=np.int64)
+            return {"item": np.where(z >= size, private_item, z), "tag": np.where(z >= size, z - size, -1)}
+    else:
+        def make(idx):
+            return np.asarray(idx, dtype=np.int64)
+    if common == "urap":
+        invertible = _nonsensitive_bits(mask)
+
+        def restrict(r) -> np.ndarray:
+            return ~invertible(r)
+    else:
+        def restrict(r) -> np.ndarray:
+            return mask[np.asarray(r["y"])]
+    labels = [_label(plan, z) for z in range(z_size)]
+    return Domain(labels, make, lambda i, j: eps, restrict=restrict, cost=float(z_size) if common == "urap" else 1.0)

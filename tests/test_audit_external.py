@@ -1,0 +1,98 @@
+"""``ldpplan audit --runtime-cmd``: independent JavaScript clients (examples/clients) audit consistent;
+copies with a planted leak are flagged (skipped where node is absent)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from ldpplan.planner import InputDataError, audit, make_plan
+from ldpplan.planner.audit.external import ExternalRuntime, decode_reports, encode_inputs
+from ldpplan.planner.cli import main
+
+CLIENTS = Path(__file__).resolve().parents[1] / "examples" / "clients"
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node (JavaScript) is not installed: the example clients "
+                                                     "cannot run")
+
+RR_SPEC = {"mechanism": "rr", "domain": 4, "users": 1000, "target": {"epsilon": 1.0}}
+OUE_SPEC = {"mechanism": "idue", "levels": [{"name": "all", "epsilon": 1.0, "items": 8}]}
+
+
+def _write(tmp_path, spec, name):
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(make_plan(spec)))
+    return path
+
+
+def _leaky_copy(tmp_path, client, old, new):
+    """A copy of the clients with one line changed (the planted leak)."""
+    folder = tmp_path / "leaky"
+    shutil.copytree(CLIENTS, folder)
+    text = (folder / client).read_text()
+    assert old in text
+    (folder / client).write_text(text.replace(old, new))
+    return folder / client
+
+
+def test_inputs_and_reports_round_trip_the_documented_json_lines():
+    assert encode_inputs(np.array([3, 0])) == ['{"item": 3}', '{"item": 0}']
+    assert json.loads(encode_inputs((np.array([0, 2, 2]), np.array([4, 1])))[0]) == {"items": [4, 1]}
+    cols = decode_reports(['{"y": 2}', '{"y": 0}'], 2)
+    assert cols["y"].tolist() == [2, 0] and cols["y"].dtype == np.int64
+    bits = decode_reports(['{"bits": [5, 1]}', '{"bits": [0, 255]}'], 2)["bits"]
+    assert bits.dtype == np.uint8 and bits.tolist() == [[5, 1], [0, 255]]
+    for lines, n in ((['{"y": 1}'], 2), (['{"y": 1}', '{"z": 1}'], 2), (["nope"], 1), (['{"y": "a"}'], 1)):
+        with pytest.raises(InputDataError):
+            decode_reports(lines, n)
+
+
+def test_a_failing_program_is_bad_input_naming_the_command(tmp_path):
+    plan = _write(tmp_path, RR_SPEC, "rr")
+    runtime = ExternalRuntime(plan, ["false"], json.loads(plan.read_text()))
+    with pytest.raises(InputDataError, match="runtime-cmd: exited with status 1"):
+        runtime.perturb(np.zeros(3, dtype=np.int64), np.random.default_rng(0))
+    result = CliRunner().invoke(main, ["audit", str(plan), "--runtime-cmd", "no-such-program-xyz", "--trials", "100"])
+    assert result.exit_code == 2 and "runtime-cmd" in result.output
+
+
+@needs_node
+@pytest.mark.slow
+@pytest.mark.parametrize("client, spec", [("rr.js", RR_SPEC), ("unary.js", OUE_SPEC)])
+def test_javascript_clients_audit_consistent_at_default_trials(tmp_path, client, spec):
+    plan = _write(tmp_path, spec, client)
+    result = CliRunner().invoke(main, ["audit", str(plan), "--runtime-cmd", f"{NODE} {CLIENTS / client}",
+                                       "--seed", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["consistent"] and data["epsilon_lower_bound"] >= 0.8 * data["epsilon_claimed"]
+    assert data["min_detectable_epsilon"] <= 1.1 * data["epsilon_claimed"]
+
+
+@needs_node
+@pytest.mark.slow
+@pytest.mark.parametrize("client, spec, old, new", [
+    # RR: the true item is kept 5 points more often than mu (true epsilon about 1.2)
+    ("rr.js", RR_SPEC, "const keep = plan.params.mu;", "const keep = plan.params.mu + 0.05;"),
+    # OUE: item 5's report bit is 1 with probability a + 0.1 (one item leaks)
+    ("unary.js", OUE_SPEC, "(j === user.item ? a[j] : b[j])", "(j === user.item ? a[j] + (j === 5 ? 0.1 : 0) : b[j])"),
+])
+def test_javascript_copies_with_a_planted_leak_are_flagged(tmp_path, client, spec, old, new):
+    plan = _write(tmp_path, spec, client)
+    leaky = _leaky_copy(tmp_path, client, old, new)
+    result = CliRunner().invoke(main, ["audit", str(plan), "--runtime-cmd", f"{NODE} {leaky}", "--seed", "4"])
+    assert result.exit_code == 1, result.output
+    assert "NO" in result.output
+
+
+@needs_node
+def test_javascript_rr_client_with_the_python_api(tmp_path):
+    plan_path = _write(tmp_path, RR_SPEC, "rr")
+    plan = json.loads(plan_path.read_text())
+    runtime = ExternalRuntime(plan_path, [NODE, str(CLIENTS / "rr.js")], plan)
+    result = audit(plan, mechanism=runtime, trials=3_000, rng=np.random.default_rng(5))
+    assert result.consistent and result.explored == 4
