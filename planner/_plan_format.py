@@ -28,7 +28,7 @@ from .errors import PlanFormatError
 from ldpplan.mechanisms import plan_fingerprint as _runtime_plan_fingerprint
 
 __all__ = ["FORMAT_VERSION", "envelope", "predicted", "provenance", "tool_version", "load_schema",
-           "validate_plan", "plan_fingerprint"]
+           "validate_plan", "check_envelope", "plan_fingerprint"]
 
 #: Version of the plan file format written by this planner.
 FORMAT_VERSION = "2.0"
@@ -120,8 +120,30 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
     return schema
 
 
+def check_envelope(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The runtime's one envelope reader (:func:`ldpplan.mechanisms.read_envelope`), as a PlanFormatError.
+
+    Strict version ``"2.0"``, known fields and claims, ``domain.size`` bounded and checked
+    against the labels before anything is allocated, finite numbers, the verification block:
+    ``verify`` refuses what ``load()`` refuses, with the same one line.
+
+    Raises
+    ------
+    PlanFormatError
+        The runtime's message (field, rule, value).
+    """
+    from ldpplan.mechanisms import PlanError, read_envelope
+
+    if not isinstance(plan, Mapping):
+        raise PlanFormatError("<plan>: a plan must be a JSON object")
+    try:
+        return read_envelope(plan)
+    except PlanError as exc:
+        raise PlanFormatError(str(exc)) from None
+
+
 def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
-    """Validate a plan dict against the JSON Schema of its format version.
+    """Validate a plan dict: the runtime's envelope reader (:func:`check_envelope`), then the JSON Schema.
 
     Raises
     ------
@@ -129,10 +151,7 @@ def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
         Naming the first failing field (JSON path), the rule and the value; a plan of
         another format version gets a one-line error naming the version.
     """
-    version = plan.get("format_version") if isinstance(plan, Mapping) else None
-    if version != FORMAT_VERSION:
-        raise PlanFormatError(f"format_version: this ldpplan reads plan format {FORMAT_VERSION} (got {version!r}); "
-                              "re-plan the spec embedded in the old plan")
+    check_envelope(plan)
     validator = _strict_validator()(load_schema(schema))
     errors = sorted(validator.iter_errors(plan), key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
     if errors:

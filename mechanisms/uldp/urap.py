@@ -25,7 +25,8 @@ from .._mle import unary_composite_mle
 from .._unary_em import unary_em_full
 from .._plan import PlanError
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, sensitive_mask
+from .._envelope import PlanFields
+from ._base import GUARANTEE_FIELDS, bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, sensitive_mask
 
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
 
@@ -173,6 +174,7 @@ class UtilityOptimizedRAPPOR(Frozen):
     """
 
     mechanism = "urap"
+    PLAN_FIELDS = PlanFields(("urap",), GUARANTEE_FIELDS["urap"])
     methods = ("empirical", "threshold", "em", "em-bits")
 
     def __init__(self, domain, sensitive, theta: float, d1: float, d2: float) -> None:

@@ -15,7 +15,8 @@ import numpy as np
 from .. import _sampling
 from .._mle import urr_mle
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels, from_plan_numbers,
+from .._envelope import PlanFields
+from ._base import (GUARANTEE_FIELDS, EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels, from_plan_numbers,
                     linear_estimate, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRR", "URRChannel", "urr_epsilon"]
@@ -85,6 +86,7 @@ class UtilityOptimizedRR(Frozen):
     """
 
     mechanism = "urr"
+    PLAN_FIELDS = PlanFields(("urr",), GUARANTEE_FIELDS["urr"])
     methods = ("empirical", "threshold", "em")
 
     def __init__(self, domain, sensitive, c1: float, c2: float, c3: float) -> None:
