@@ -29,7 +29,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._plan import PlanError, check_fingerprint, check_verified, integer, read_plan, require
+from ._plan import PlanError, check_fingerprint, check_verified, read_plan, require
 
 __all__ = ["PlanFields", "read_envelope", "read_domain", "MAX_DOMAIN_SIZE", "TOP_LEVEL_FIELDS",
            "COMMON_GUARANTEE_FIELDS"]
@@ -100,10 +100,21 @@ def read_domain(plan: Mapping[str, Any], *, low: int = 1, high: int = MAX_DOMAIN
         in ``low .. high``; ``domain.labels`` not null or ``size`` distinct strings.
     """
     domain = require(plan, "domain")
-    if not isinstance(domain, Mapping) or set(domain) != {"size", "labels"}:
-        keys = sorted(domain) if isinstance(domain, Mapping) else type(domain).__name__
-        raise PlanError(f"domain: must be an object with exactly 'size' and 'labels' (got {keys!r:.80})")
-    size = integer(domain["size"], "domain.size", low=low, high=min(int(high), MAX_DOMAIN_SIZE))
+    if not isinstance(domain, Mapping):
+        raise PlanError(f"domain: must be an object with 'size' and 'labels' (got {type(domain).__name__})")
+    for key in ("size", "labels"):
+        if key not in domain:
+            raise PlanError(f"domain.{key}: required field is missing from the plan")
+    extra = sorted(str(k) for k in domain if k not in ("size", "labels"))
+    if extra:
+        raise PlanError(f"domain.{extra[0][:40]}: unknown field (a domain has exactly 'size' and 'labels')")
+    size = domain["size"]
+    high = min(int(high), MAX_DOMAIN_SIZE)
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or not low <= size <= high:
+        shown = str(size)[:40] if isinstance(size, (int, np.integer)) else f"{size!r:.40}"
+        raise PlanError(f"domain.size: must be an integer in {low}..{high} (the runtime reads domains of at most "
+                        f"MAX_DOMAIN_SIZE = {MAX_DOMAIN_SIZE} items) (got {shown})")
+    size = int(size)
     labels = domain["labels"]
     if labels is None:
         return size, None

@@ -265,7 +265,6 @@ def parse_plan(plan, mechanism: str) -> ParsedPlan:
     plan = read_envelope(plan, PLAN_FIELDS[mechanism], verified=True)
     size, labels = read_domain(plan)
     names, eps, a, b, sizes, owner = _levels(plan, size, labels)
-    _check_spec(plan, names, eps, owner)
     notion = require(plan, "guarantee.notion")
     if notion not in NOTIONS:
         raise PlanError(f"guarantee.notion: must be one of {list(NOTIONS)} (got {notion!r})")
@@ -279,6 +278,7 @@ def parse_plan(plan, mechanism: str) -> ParsedPlan:
         if notion != "MinID-LDP":
             raise PlanError(f"guarantee.notion: IDUE-PS is proved for MinID-LDP only (Theorem 4) (got {notion!r})")
         dummy = _pair(require(plan, "params.dummy"), "params.dummy")
+    _check_spec(plan, names, eps, owner)
     pm = privacy_map(names, eps, a, b, sizes, notion, padding, dummy)
     _check_claims(plan, pm, names, eps, dummy)
     return ParsedPlan(labels=labels, size=size, names=names, epsilon=eps, a=a, b=b, sizes=sizes, owner=owner,

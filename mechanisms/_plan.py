@@ -148,8 +148,9 @@ def read_plan(plan: str | os.PathLike | Mapping[str, Any], *, check_version: boo
         if not isinstance(version, str) or version != FORMAT_VERSION:
             shown = version if isinstance(version, (str, int, float, type(None))) else type(version).__name__
             raise PlanError(
-                f"format_version: must be exactly {FORMAT_VERSION!r} (got {str(shown)[:40]!r}); "
-                "re-plan the spec embedded in the old plan with this version")
+                f"format_version: this ldpplan reads plan format {FORMAT_VERSION} (got {str(shown)[:40]!r}); "
+                f"the version must be exactly the string {FORMAT_VERSION!r}; re-plan the spec embedded in the old "
+                "plan with this version")
     return data
 
 

@@ -87,13 +87,16 @@ def test_one_grid_step_toward_less_privacy_fails_verify(health, field, delta):
 
 @pytest.mark.parametrize("field, delta", [("a", +STEP), ("b", -STEP)])
 def test_one_grid_step_toward_less_privacy_fails_load(health, field, delta):
-    # the runtime allows a relative float tolerance of 1e-9: a claim at the edge of it
+    # no tolerance: the smallest claim the runtime accepts is its float map rounded up (round_up),
+    # and one grid step of a or b toward less privacy then needs more than that claim
+    from ldpplan.mechanisms._plan import round_up
+
     need = mechanisms.load(health).privacy_map()["levels"]["hiv"]
     stepped = copy.deepcopy(health)
     stepped["params"]["levels"][0][field] += delta
     need_after = mechanisms.load(set_epsilon(stepped, 0, 2.0)).privacy_map()["levels"]["hiv"]
-    assert need_after > need
-    claim = ((need + need_after) / 2) / (1 + 1e-9)
+    assert need_after > round_up(need)
+    claim = round_up(need)
     edge = set_epsilon(health, 0, claim)
     mechanisms.load(edge)
     tampered = copy.deepcopy(edge)
