@@ -30,6 +30,7 @@ from ..errors import PlanFormatError
 __all__ = ["verify_plan", "check_numbers", "exact_ldp_epsilon"]
 
 _TIE = Decimal("1e-40")
+_GRID = 2.0**48
 
 
 def _structure(plan: Mapping[str, Any]) -> None:
@@ -47,6 +48,13 @@ def _structure(plan: Mapping[str, Any]) -> None:
             raise PlanFormatError(f"params.levels[{j}].size: must equal the number of its items ({len(lv['items'])})")
         if not 0 < lv["b"] < lv["a"] < 1:
             raise PlanFormatError(f"params.levels[{j}]: probabilities must satisfy 0 < b < a < 1 (a={lv['a']}, b={lv['b']})")
+    pairs = [(f"params.levels[{j}]", lv) for j, lv in enumerate(plan["params"]["levels"])]
+    pairs += [("params.dummy", plan["params"]["dummy"])] if isinstance(plan["params"].get("dummy"), Mapping) else []
+    for where, lv in pairs:  # the runtime samples exactly on the 2^-48 grid and refuses anything else
+        for key in ("a", "b"):
+            x = float(lv[key])
+            if math.floor(x * _GRID) != x * _GRID:
+                raise PlanFormatError(f"{where}.{key}: must be a probability that is a multiple of 2**-48 (got {x!r})")
     ps = plan["mechanism"] == "idue-ps"
     if ps != (plan["params"].get("padding_length") is not None) or ps != ("dummy" in plan["params"]):
         raise PlanFormatError("params.padding_length / params.dummy: required for 'idue-ps' and absent (null) for 'idue'")
