@@ -60,7 +60,7 @@ def exact_need(plan, j) -> Decimal:
 # ----------------------------------------------------------------------------- numbers
 def test_verify_detects_violation_and_names_pair(health):
     bad = copy.deepcopy(health)
-    bad["params"]["levels"][1]["a"] = 0.9  # ln(a/b) grows: (other, *) breaks min(ln4, ln6)
+    bad["params"]["levels"][1]["a"] = round(0.9 * 2**48) / 2**48  # ln(a/b) grows: (other, *) breaks min(ln4, ln6)
     res = FAMILY.verify(bad)
     assert not res.holds
     assert "violated" in res.message and "other" in res.message and "params.levels" in res.message
@@ -149,7 +149,8 @@ def test_nan_anywhere_is_refused():
 def test_violation_found_among_many_levels():
     plan = three_level_plan()
     bad = copy.deepcopy(plan)
-    bad["params"]["levels"][2]["b"] = bad["params"]["levels"][2]["b"] / 4  # u of level c grows by ln 4
+    b = bad["params"]["levels"][2]["b"]
+    bad["params"]["levels"][2]["b"] = math.floor(b / 4 * 2**48) / 2**48  # on the grid; u of level c grows by ~ln 4
     res = FAMILY.verify(bad)
     assert not res.holds and "(c, " in res.message or "c" in res.details["worst_pair"]
 

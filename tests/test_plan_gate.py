@@ -405,3 +405,49 @@ def test_plan_prints_the_fingerprint_of_the_written_file(tmp_path):
     digest = plan_fingerprint(json.loads(path.read_text()))
     assert f"fingerprint: sha256:{digest}" in result.output.splitlines()
     ldpplan.load(path, fingerprint=f"sha256:{digest}")
+
+
+# --------------------------------------------------------------------------- verify agrees with load
+@pytest.mark.parametrize("fam,name", FAST)
+def test_off_grid_probabilities_never_verify(fam, name, request):
+    # finding 10: verify must not say "holds" for a probability the runtime refuses (off the 2^-48 grid)
+    from _family_helpers import numbers_in
+
+    original = example_plan(fam, name, request)
+    grid = [p for p, v in numbers_in(original["params"]) if isinstance(v, float) and 0 < v < 1
+            and math.floor(v * 2**48) == v * 2**48]
+    assert grid, "a plan without grid probabilities"
+    for path in grid:
+        plan = copy.deepcopy(original)
+        node = _get(plan["params"], path[:-1])
+        node[path[-1]] += 2.0**-52
+        refused_by_load(plan)
+        try:
+            holds = ldpplan.planner.verify_plan(plan).holds
+        except PlanFormatError:
+            holds = False
+        assert not holds, f"verify holds with params.{'.'.join(map(str, path))} off the grid"
+
+
+@pytest.mark.parametrize("fam,name", FAST)
+@pytest.mark.parametrize("edit", ["value-bool", "value-missing", "value-string", "predicted-int", "entry-bool"])
+def test_baseline_predictions_are_schema_checked(fam, name, request, edit):
+    # finding 7: a malformed baselines[*].predicted is a one-line PlanFormatError (CLI exit 2), not a crash
+    plan = example_plan(fam, name, request)
+    if not plan["baselines"]:
+        pytest.skip(f"{name}: no baselines")
+    baseline = plan["baselines"][0]
+    key = next(iter(baseline["predicted"]))
+    if edit == "value-bool":
+        baseline["predicted"][key]["value"] = True
+    elif edit == "value-missing":
+        del baseline["predicted"][key]["value"]
+    elif edit == "value-string":
+        baseline["predicted"][key]["value"] = "1.0"
+    elif edit == "predicted-int":
+        baseline["predicted"] = 3
+    else:
+        baseline["predicted"][key] = False
+    with pytest.raises(PlanFormatError, match=r"^baselines\.0\.predicted") as info:
+        ldpplan.planner.verify_plan(plan)
+    assert "\n" not in str(info.value)
