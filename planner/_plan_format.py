@@ -3,9 +3,10 @@
 A plan is a JSON object with these top-level fields (the contract other runtimes
 implement; fields are added in minor versions, never renamed):
 
-``format_version``  "2.0"
+``format_version``  exactly the string "2.0"
 ``mechanism``       the runtime that runs it (a key of ``ldpplan.mechanisms.RUNTIMES``)
-``domain``          ``{"size": int, "labels": [str] * size | null}`` (null: a count domain 0..size-1)
+``domain``          ``{"size": int, "labels": [str] * size | null}`` (null: a count domain 0..size-1);
+                    ``1 <= size <= 2**24`` (``ldpplan.mechanisms.MAX_DOMAIN_SIZE``), labels distinct
 ``params``          the mechanism's numbers (family-specific; see each family's schema)
 ``guarantee``       ``{"notion": str, "epsilon": float, ...}``: what the numbers give; the
                     runtime's privacy map recomputes it and refuses a plan that claims more
@@ -16,6 +17,13 @@ implement; fields are added in minor versions, never renamed):
 ``verification``    ``{"holds": true, "message": str, ...}``, written after an independent re-check
 ``spec``            the spec the plan was solved from (``verify`` compares the plan with it)
 ``provenance``      ``{"ldpplan_version": str, "created_at": UTC ISO-8601}``
+
+Readers (``verify`` and the runtime's ``load``, one envelope reader:
+:func:`ldpplan.mechanisms.read_envelope`) refuse non-standard JSON (NaN, Infinity, duplicate
+keys), any other ``format_version``, unknown top-level fields, ``guarantee`` claims the
+mechanism's runtime does not declare, a larger ``domain.size`` (checked before anything is
+allocated) and non-finite numbers. A plan's fingerprint is ``sha256`` of its canonical JSON
+(``plan_fingerprint``); clients pin it with ``load(plan, fingerprint="sha256:...")``.
 """
 from __future__ import annotations
 
