@@ -170,8 +170,9 @@ class KaryRRBase(Frozen):
                 continue
             value = exact("bayes")
             if value is None or Decimal(c) > value:
+                got = "no bound" if value is None else f"{value:.20g} (exactly)"
                 raise PlanError(f"{where}: claims a Bayes-error bound {c!r} but the plan's numbers give "
-                                f"{pm['bayes_error_lower_bound']!r} (Cor. 3.9); the runtime refuses a plan that "
+                                f"{got} (Cor. 3.9); the runtime refuses a plan that "
                                 "claims more privacy than its numbers give")
 
     # ---------------------------------------------------------------- privacy

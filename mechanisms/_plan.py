@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -257,19 +258,19 @@ def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's
     c = number(claimed, field, low=0.0)
     if c >= round_up(actual):
         return c
+    shown = repr(actual)
     if exact is not None:
         value = exact()
         if _exact_at_most(value, c):
             return c
-        actual = float(value)
-    raise PlanError(f"{field}: claims {c!r} but {rule} {actual!r}; the runtime refuses a plan that claims "
+        shown = f"{value:.20g} (exactly)" if not isinstance(value, Fraction) else f"{float(value)!r} (exactly {value})"
+    raise PlanError(f"{field}: claims {c!r} but {rule} {shown}; the runtime refuses a plan that claims "
                     "more privacy than its numbers give")
 
 
 def _exact_at_most(value: Any, c: float) -> bool:
     """``value <= c`` exactly (``value`` a Decimal, Fraction, int or float)."""
     from decimal import Decimal
-    from fractions import Fraction
 
     if isinstance(value, Decimal):
         return value <= Decimal(c)  # Decimal(float) is exact

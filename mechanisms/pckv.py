@@ -125,10 +125,12 @@ class _PCKV(Frozen):
     def from_plan(cls, plan: Any) -> "_PCKV":
         """Build from a verified plan (path or dict) written by ``ldpplan plan``.
 
-        Reads strictly, requires ``verification.holds == true``, checks every number
-        (finite, in range, on the 2^-48 grid), ``domain.size == params.domain_size``,
-        the labels, ``params.padding_length`` against an integer ``spec.padding_length``,
-        then recomputes :meth:`privacy_map` and refuses smaller claims.
+        Reads the envelope (:func:`ldpplan.mechanisms.read_envelope`), requires
+        ``verification.holds == true``, checks every number (finite, in range, on the 2^-48
+        grid), ``domain.size == params.domain_size``, the plan against its embedded spec
+        (mechanism, domain, padding length, ``spec.epsilon``:
+        :func:`ldpplan.mechanisms._promises.pckv_promises`), then decides every claim exactly
+        against the numbers (no tolerance) and refuses smaller claims.
 
         Raises
         ------
