@@ -27,6 +27,10 @@ __all__ = ["KaryRRBase", "NOTION"]
 
 #: ``guarantee.notion`` of PIE plans: epsilon-LDP and (U, alpha)-PIE privacy.
 NOTION = "LDP+PIE"
+#: Magnitude of the largest terms of the PIE maps (logs of |X|, g, n up to 2^31, times releases):
+#: the float maps cancel (``log mu + log(k-1) - log1p(-mu)``, ``1 - (alpha + 1)/prior_bits``), so
+#: their error is a few ulps of this, not of the result; claims nearer than that are decided exactly.
+_SCALE = 64.0
 #: The claims of a PIE plan besides notion and epsilon.
 GUARANTEE_FIELDS = ("alpha_bits", "alpha_nats", "bayes_error_lower_bound", "theta", "alpha_mechanism_bits",
                     "alpha_ldp_bits", "alpha_binding", "prior", "max_prior", "n", "releases", "sources")
@@ -159,11 +163,11 @@ class KaryRRBase(Frozen):
         for key, where, claim in claims:
             rule = "the spec's target is below what the plan's numbers give," if where.startswith("spec") else \
                 "the plan's numbers give"
-            check_claim(pm[key], claim, where, rule, exact=lambda key=key: exact(key))
+            check_claim(pm[key], claim, where, rule, exact=lambda key=key: exact(key), scale=_SCALE)
         bounds = [("guarantee.bayes_error_lower_bound", gu.get("bayes_error_lower_bound"))]
         if target["bayes_error"] is not None:
             bounds.append(("spec.target.bayes_error", target["bayes_error"]))
-        safe = -round_up(-pm["bayes_error_lower_bound"])  # the float bound rounded toward the safe side (down)
+        safe = -round_up(-pm["bayes_error_lower_bound"], scale=_SCALE)  # rounded toward the safe side (down)
         for where, claim in bounds:  # a lower bound: the claim must not exceed what the numbers give
             c = number(claim, where, low=0.0, high=1.0)
             if c == 0.0 or c <= safe:

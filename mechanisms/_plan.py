@@ -209,21 +209,21 @@ def check_verified(plan: Mapping[str, Any]) -> None:
                         "run `ldpplan verify` on it or re-plan")
 
 
-def round_up(x: float, ulps: int = ROUNDING_ULPS) -> float:
-    """``x`` moved ``ulps`` float64 steps toward ``+inf``: a safe upper bound of a computed epsilon.
+def round_up(x: float, ulps: int = ROUNDING_ULPS, scale: float = 0.0) -> float:
+    """``x`` moved toward ``+inf`` by ``ulps`` units in the last place of ``max(|x|, scale)``.
 
-    The runtime's privacy maps are float64 computations accurate to a few ulps; like
-    OpenDP's ``inf_ln`` / ``inf_div`` (rounding toward +inf), a bound used to accept a claim
-    is rounded away from the unsafe side.
+    The runtime's privacy maps are float64 computations accurate to a few ulps of their
+    largest intermediate term (``scale``; the result itself when there is no cancellation);
+    like OpenDP's ``inf_ln`` / ``inf_div`` (rounding toward +inf), a bound used to accept a
+    claim is moved away from the unsafe side.
     """
     y = float(x)
-    for _ in range(int(ulps)):
-        y = math.nextafter(y, math.inf)
-    return y
+    y = y + int(ulps) * math.ulp(max(abs(y), float(scale)))
+    return math.nextafter(y, math.inf)  # the addition itself rounded up
 
 
 def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's numbers give", *,
-                exact: Callable[[], Any] | None = None) -> float:
+                exact: Callable[[], Any] | None = None, scale: float = 0.0) -> float:
     """Refuse a claimed epsilon smaller than the one the numbers give, by any amount.
 
     The float64 ``actual`` is rounded up by :data:`ROUNDING_ULPS` (:func:`round_up`); a claim
@@ -244,6 +244,8 @@ def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's
         What gives ``actual`` (for the message).
     exact : callable, optional
         Returns the exact value (50-digit Decimal or Fraction); used only near the bound.
+    scale : float
+        Magnitude of the map's largest intermediate term (:func:`round_up`), when it cancels.
 
     Returns
     -------
@@ -256,7 +258,7 @@ def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's
         When the claim is below what the numbers give, or is not a finite number >= 0.
     """
     c = number(claimed, field, low=0.0)
-    if c >= round_up(actual):
+    if c >= round_up(actual, scale=scale):
         return c
     shown = repr(actual)
     if exact is not None:
