@@ -5,7 +5,8 @@ can load a plan file anywhere::
 
     import numpy as np
     from ldpplan import mechanisms
-    mech = mechanisms.load("plan.json")                    # refuses plans that do not hold
+    mech = mechanisms.load("plan.json", fingerprint="sha256:...")   # the pinned plan; refuses any other
+                                                           # and plans that do not hold
     reports = mech.perturb(items, rng=mechanisms.secure_rng())
     agg = mech.aggregate(reports)                          # mergeable with +
     est = mech.estimate(agg)                               # Estimate(frequency, mean, method, n, ...)

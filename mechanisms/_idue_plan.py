@@ -258,8 +258,10 @@ def parse_plan(plan, mechanism: str) -> ParsedPlan:
     Raises
     ------
     PlanError
-        Naming field, rule and value: wrong mechanism, unverified plan, malformed or
-        non-finite number, off-grid probability, inconsistent sizes, or a claim smaller
+        Naming field, rule and value: the envelope (:func:`ldpplan.mechanisms.read_envelope`),
+        wrong mechanism, unverified plan, malformed or non-finite number, off-grid
+        probability, inconsistent sizes, a level, epsilon or item assignment other than the
+        embedded spec's (:func:`ldpplan.mechanisms._promises.idue_levels`), or a claim smaller
         than what the numbers give.
     """
     plan = read_envelope(plan, PLAN_FIELDS[mechanism], verified=True)
