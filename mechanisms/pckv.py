@@ -40,7 +40,7 @@ sampling under every bit generator.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
