@@ -219,7 +219,7 @@ def check_guarantee(actual: dict[str, Any], plan: dict[str, Any], spec_epsilon: 
         if key.endswith("epsilon"):
             check_claim(actual.get(key, actual["epsilon"]), value, f"guarantee.{key}")
     if spec_epsilon is not None:
-        check_claim(actual["epsilon"], spec_epsilon, "spec.epsilon", "is the spec's budget but the plan's numbers give")
+        check_claim(actual["epsilon"], spec_epsilon, "spec.epsilon")  # the budget the spec promises
     claimed = guarantee.get("sensitive", [])
     if not isinstance(claimed, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in claimed):
         raise PlanError(f"guarantee.sensitive: must be a list of item indices (got {claimed!r:.80})")
