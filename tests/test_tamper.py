@@ -15,7 +15,7 @@ values anywhere a number is in ``params``/``guarantee``/``domain``; an item or s
 label moved between groups; any ``guarantee`` field decreased by 1e-9 relative;
 ``verification.holds`` false or the block removed; a spec epsilon raised. Examples: the
 smallest example of each family that needs no real data (fast); ``@settings`` keeps the
-example counts small, and the CI profile (tests/conftest.py) derandomizes them.
+example counts small, and the committed profile (tests/conftest.py) derandomizes them always.
 """
 from __future__ import annotations
 
