@@ -451,3 +451,16 @@ def test_baseline_predictions_are_schema_checked(fam, name, request, edit):
     with pytest.raises(PlanFormatError, match=r"^baselines\.0\.predicted") as info:
         ldpplan.planner.verify_plan(plan)
     assert "\n" not in str(info.value)
+
+
+def test_issue_16_finding_2_prior_and_ldp_epsilon_one_step(request):
+    # one float step of PIE's max_prior (the Bayes bound then drops below the target) or of the
+    # IDUE Lemma 1 claim below its exact value: both refused, no tolerance
+    fam = ldpplan.planner.families.family_for("pie")
+    plan = example_plan(fam, "pie-gss", request)
+    plan["guarantee"]["max_prior"] = math.nextafter(plan["guarantee"]["max_prior"], math.inf)
+    assert refused_by_load(plan).startswith("guarantee.max_prior")
+    fam = ldpplan.planner.families.family_for("idue")
+    plan = example_plan(fam, "health", request)
+    plan["guarantee"]["ldp_epsilon"] = math.nextafter(plan["guarantee"]["ldp_epsilon"], 0.0)
+    assert refused_by_load(plan).startswith("guarantee.ldp_epsilon")
