@@ -16,18 +16,28 @@ All of it is O(t) in the number of levels.
 """
 from __future__ import annotations
 
+from decimal import Decimal, localcontext
+from fractions import Fraction
 from typing import Any, Mapping
 
 import numpy as np
 
 from . import _sampling
-from ._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
+from ._envelope import PlanFields, read_domain, read_envelope
+from ._plan import PlanError, check_claim, integer, number, require
+from ._promises import idue_levels
 
-__all__ = ["NOTIONS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map", "set_budget",
+__all__ = ["NOTIONS", "PLAN_FIELDS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map", "set_budget",
            "set_budget_range"]
 
 #: guarantee.notion values and their pair budget ``r``.
 NOTIONS = ("MinID-LDP", "AvgID-LDP")
+#: The claims an IDUE / IDUE-PS plan may make (besides notion and epsilon), per mechanism.
+PLAN_FIELDS = {
+    "idue": PlanFields(("idue",), ("levels", "ldp_epsilon", "ldp_epsilon_lemma1")),
+    "idue-ps": PlanFields(("idue-ps",), ("levels", "ldp_epsilon", "ldp_epsilon_lemma1", "set_budgets",
+                                         "users_set_budgets")),
+}
 
 
 def _max_others(v: np.ndarray) -> np.ndarray:
@@ -178,35 +188,6 @@ class ParsedPlan:
         self.__dict__.update(kw)
 
 
-def _refuse_non_finite(node: Any, path: str) -> None:
-    """Refuse NaN/infinity anywhere in the plan (a dict given in memory bypasses the strict JSON parser)."""
-    if isinstance(node, float) and not np.isfinite(node):
-        raise PlanError(f"{path or '<plan>'}: must be a finite number (got {node!r})")
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            _refuse_non_finite(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(node, list) and node and not isinstance(node[0], str):
-        for k, v in enumerate(node):
-            _refuse_non_finite(v, f"{path}[{k}]")
-
-
-def _labels(plan: Mapping[str, Any]) -> tuple[int, list[str] | None]:
-    size = integer(require(plan, "domain.size"), "domain.size", low=1)
-    labels = require(plan, "domain.labels")
-    if labels is None:
-        return size, None
-    if not isinstance(labels, list) or len(labels) != size:
-        raise PlanError(f"domain.labels: must be null or a list of {size} labels (domain.size)")
-    seen: set[str] = set()
-    for k, lab in enumerate(labels):
-        if not isinstance(lab, str):
-            raise PlanError(f"domain.labels[{k}]: must be a string (got {lab!r})")
-        if lab in seen:
-            raise PlanError(f"domain.labels[{k}]: label {lab!r} appears twice")
-        seen.add(lab)
-    return size, list(labels)
-
-
 def _pair(node: Mapping[str, Any], where: str) -> tuple[float, float, float]:
     if not isinstance(node, Mapping):
         raise PlanError(f"{where}: must be an object")
@@ -277,17 +258,14 @@ def parse_plan(plan, mechanism: str) -> ParsedPlan:
     Raises
     ------
     PlanError
-        Naming field, rule and value: wrong mechanism, unverified plan, malformed or
-        non-finite number, off-grid probability, inconsistent sizes, or a claim smaller
+        Naming field, rule and value: the envelope (:func:`ldpplan.mechanisms.read_envelope`),
+        wrong mechanism, unverified plan, malformed or non-finite number, off-grid
+        probability, inconsistent sizes, a level, epsilon or item assignment other than the
+        embedded spec's (:func:`ldpplan.mechanisms._promises.idue_levels`), or a claim smaller
         than what the numbers give.
     """
-    plan = read_plan(plan)
-    mech = require(plan, "mechanism")
-    if mech != mechanism:
-        raise PlanError(f"mechanism: this class runs {mechanism!r} plans (got {mech!r})")
-    check_verified(plan)
-    _refuse_non_finite(plan, "")
-    size, labels = _labels(plan)
+    plan = read_envelope(plan, PLAN_FIELDS[mechanism], verified=True)
+    size, labels = read_domain(plan)
     names, eps, a, b, sizes, owner = _levels(plan, size, labels)
     notion = require(plan, "guarantee.notion")
     if notion not in NOTIONS:
@@ -302,10 +280,28 @@ def parse_plan(plan, mechanism: str) -> ParsedPlan:
         if notion != "MinID-LDP":
             raise PlanError(f"guarantee.notion: IDUE-PS is proved for MinID-LDP only (Theorem 4) (got {notion!r})")
         dummy = _pair(require(plan, "params.dummy"), "params.dummy")
+    _check_spec(plan, names, eps, owner)
     pm = privacy_map(names, eps, a, b, sizes, notion, padding, dummy)
     _check_claims(plan, pm, names, eps, dummy)
     return ParsedPlan(labels=labels, size=size, names=names, epsilon=eps, a=a, b=b, sizes=sizes, owner=owner,
                       padding_length=padding, dummy=dummy, notion=notion, privacy=pm)
+
+
+def _check_spec(plan: Mapping[str, Any], names, eps, owner: np.ndarray) -> None:
+    """Every level's name, epsilon and items as the embedded spec promises (:func:`idue_levels`)."""
+    spec_names, spec_eps, spec_owner = idue_levels(plan)
+    if list(names) != spec_names:
+        raise PlanError(f"params.levels[*].name: must match the embedded spec ({spec_names!r:.80}) (got {names!r:.80})")
+    for j, (e, want) in enumerate(zip(eps, spec_eps)):
+        if float(e) != want:
+            raise PlanError(f"params.levels[{j}].epsilon: must be the spec's epsilon {want!r} (got {float(e)!r})")
+    moved = np.flatnonzero(owner != spec_owner)
+    if moved.size:
+        k = int(moved[0])
+        labels = plan["domain"]["labels"]
+        item = labels[k] if labels is not None else k
+        raise PlanError(f"params.levels[{int(owner[k])}].items: item {item!r:.40} is in level {names[int(owner[k])]!r} "
+                        f"but the embedded spec puts it in level {spec_names[int(spec_owner[k])]!r}")
 
 
 def privacy_map(names, epsilon, a, b, sizes, notion: str, padding_length=None, dummy=None) -> dict[str, Any]:
@@ -343,12 +339,46 @@ def _check_claims(plan: Mapping[str, Any], pm: Mapping[str, Any], names, eps, du
         raise PlanError(f"guarantee.levels: must map every level name {names} to its epsilon")
     for name in names:
         check_claim(pm["levels"][name], claimed[name], f"guarantee.levels.{name}", rule)
-    if "ldp_epsilon" in plan["guarantee"]:
-        check_claim(pm["ldp_epsilon"], plan["guarantee"]["ldp_epsilon"], "guarantee.ldp_epsilon",
-                    "Lemma 1 with the plan's a, b gives")
+    ldp_args = _ldp_numbers(plan, dummy)
+    for key in ("ldp_epsilon", "ldp_epsilon_lemma1"):
+        if key in plan["guarantee"]:
+            check_claim(pm["ldp_epsilon"], plan["guarantee"][key], f"guarantee.{key}",
+                        "Lemma 1 with the plan's a, b gives", exact=lambda: exact_ldp_epsilon(*ldp_args))
     claimed_sets = plan["guarantee"].get("set_budgets")
     if claimed_sets is not None and dummy is not None:
         _check_set_claims(claimed_sets, pm, names, plan)
+
+
+def _ldp_numbers(plan: Mapping[str, Any], dummy) -> tuple[list, list, list]:
+    levels = plan["params"]["levels"]
+    a, b, sizes = [lv["a"] for lv in levels], [lv["b"] for lv in levels], [lv["size"] for lv in levels]
+    if dummy is not None:
+        a, b, sizes = a + [dummy[1]], b + [dummy[2]], sizes + [plan["params"]["padding_length"]]
+    return a, b, sizes
+
+
+def exact_ldp_epsilon(a, b, sizes) -> Decimal:
+    """Lemma 1 with 50-digit logarithms of the exact rationals: max ``u_i + w_j`` over distinct items.
+
+    Used only to decide a ``guarantee.ldp_epsilon`` claim within a few ulps of the float map.
+    """
+    with localcontext() as ctx:
+        ctx.prec = 60
+        u = [_ln(Fraction(x) / Fraction(y)) for x, y in zip(a, b)]
+        w = [_ln((1 - Fraction(y)) / (1 - Fraction(x))) for x, y in zip(a, b)]
+        order = sorted(range(len(w)), key=lambda j: w[j], reverse=True)  # the top two w: O(t log t)
+        best = Decimal(0)
+        for i in range(len(u)):
+            other = order[0] if order[0] != i else (order[1] if len(order) > 1 else None)
+            if other is not None:
+                best = max(best, u[i] + w[other])
+            if sizes[i] >= 2:
+                best = max(best, u[i] + w[i])
+        return best
+
+
+def _ln(r: Fraction) -> Decimal:
+    return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
 
 
 def _check_set_claims(claimed: Any, pm: Mapping[str, Any], names, plan: Mapping[str, Any]) -> None:

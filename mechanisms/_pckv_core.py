@@ -242,17 +242,17 @@ def exact_ratios(mechanism: str, a: float, b: float, p: float, domain_size: int,
 
 
 def exceeds_exactly(ratio: Fraction, claim: float) -> bool:
-    """True when ``ln(ratio) > claim`` by more than 1e-40 nats (50-digit decimal logarithms).
+    """True when ``ln(ratio) > claim``, decided with 60-digit decimal logarithms (no tolerance).
 
-    The runtime's float64 privacy map has a 1e-9 relative tolerance; this exact test
-    also catches a single 2^-48 grid step toward less privacy.
+    A claim one float step below the exact value is refused; a 60-digit logarithm is off by
+    about 1e-59, so a claim within 1e-50 nats above the value is refused too (the safe side).
     """
     if ratio <= 1:
         return False
     with localcontext() as ctx:
         ctx.prec = 60
         log_ratio = Decimal(ratio.numerator).ln() - Decimal(ratio.denominator).ln()
-        return log_ratio - Decimal(float(claim)) > Decimal("1e-40")
+        return log_ratio - Decimal(float(claim)) > Decimal("-1e-50")
 
 
 def estimate_from_counts(n: int, n1, n2, a: float, b: float, p: float, padding_length: int,

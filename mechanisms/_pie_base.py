@@ -7,6 +7,8 @@ shared by :class:`ldpplan.mechanisms.pie.RandomizedResponse` and
 """
 from __future__ import annotations
 
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Mapping
 
 import numpy as np
@@ -15,7 +17,10 @@ from ._estimators import bonferroni_z, significance_threshold
 from ._intervals import FrequencyVariance
 from ._mle import rr_mle
 from ._pie_channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
-from ._plan import PlanError, RUNTIME_TOLERANCE, check_claim, check_verified, integer, number, read_plan, require
+from ._envelope import PlanFields, read_domain, read_envelope
+from ._pie_exact import exact_pie_guarantee
+from ._plan import PlanError, check_claim, integer, number, require, round_up
+from ._promises import pie_promises
 from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
 from ._sampling import on_grid
 
@@ -23,6 +28,13 @@ __all__ = ["KaryRRBase", "NOTION"]
 
 #: ``guarantee.notion`` of PIE plans: epsilon-LDP and (U, alpha)-PIE privacy.
 NOTION = "LDP+PIE"
+#: Magnitude of the largest terms of the PIE maps (logs of |X|, g, n up to 2^31, times releases):
+#: the float maps cancel (``log mu + log(k-1) - log1p(-mu)``, ``1 - (alpha + 1)/prior_bits``), so
+#: their error is a few ulps of this, not of the result; claims nearer than that are decided exactly.
+_SCALE = 64.0
+#: The claims of a PIE plan besides notion and epsilon.
+GUARANTEE_FIELDS = ("alpha_bits", "alpha_nats", "bayes_error_lower_bound", "theta", "alpha_mechanism_bits",
+                    "alpha_ldp_bits", "alpha_binding", "prior", "max_prior", "n", "releases", "sources")
 
 
 def _fill_zero(emp: np.ndarray, n: int, var0: float, alpha: float) -> np.ndarray:
@@ -39,6 +51,7 @@ class KaryRRBase(Frozen):
 
     mechanism = ""
     methods: tuple[str, ...] = ("empirical", "threshold", "em")
+    PLAN_FIELDS = PlanFields((), GUARANTEE_FIELDS)
 
     # ---------------------------------------------------------------- construction
     def _init_common(self, epsilon, domain, g, mu, n, releases, max_prior) -> None:
@@ -91,17 +104,8 @@ class KaryRRBase(Frozen):
             ``params.mu`` not the grid rounding of ``params.epsilon``), or a ``guarantee``
             claim stronger than :meth:`privacy_map` gives.
         """
-        data = read_plan(plan)
-        check_verified(data)
-        if data.get("mechanism") != cls.mechanism:
-            raise PlanError(f"mechanism: expected {cls.mechanism!r} (got {data.get('mechanism')!r})")
-        size = integer(require(data, "domain.size"), "domain.size", low=2, high=HASH_PRIME)
-        labels = require(data, "domain.labels")
-        if labels is not None:
-            if not isinstance(labels, list) or len(labels) != size or not all(isinstance(v, str) for v in labels):
-                raise PlanError(f"domain.labels: must be null or {size} strings (domain.size)")
-            if len(set(labels)) != size:
-                raise PlanError("domain.labels: must be distinct")
+        data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
+        size, labels = read_domain(data, low=2, high=HASH_PRIME)
         k = integer(require(data, "params.domain_size"), "params.domain_size", low=2, high=HASH_PRIME)
         if k != size:
             raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
@@ -113,15 +117,15 @@ class KaryRRBase(Frozen):
         if cls.mechanism == "glh":
             g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME)
         gu = require(data, "guarantee")
-        notion = gu.get("notion") if isinstance(gu, Mapping) else gu
-        if notion != NOTION:
-            raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {notion!r})")
+        if gu.get("notion") != NOTION:
+            raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {gu.get('notion')!r:.40})")
         n = integer(require(data, "guarantee.n"), "guarantee.n", low=2)
         t = integer(require(data, "guarantee.releases"), "guarantee.releases", low=1)
         max_prior = number(require(data, "guarantee.max_prior"), "guarantee.max_prior", low=0.0, high=1.0, low_open=True)
-        if max_prior < (1.0 / n) * (1.0 - RUNTIME_TOLERANCE):
+        if max_prior < 1.0 / n:  # 1/n rounded to nearest, as the planner writes it; the exact checks use >= 1/n
             raise PlanError(f"guarantee.max_prior: must be >= 1/n = {1.0 / n!r} (a prior cannot be flatter than "
                             f"uniform; got {max_prior!r})")
+        target = pie_promises(data)
         args = (epsilon, labels if labels is not None else k) + (() if g is None else (g,))
         expected = keep_probability(epsilon, k if g is None else g)
         if mu != expected:
@@ -131,19 +135,50 @@ class KaryRRBase(Frozen):
             mech = cls(*args, mu=mu, n=n, releases=t, max_prior=max_prior)
         except ValueError as exc:
             raise PlanError(f"params: {exc}") from None
-        pm = mech.privacy_map()
-        check_claim(pm["epsilon"], require(data, "guarantee.epsilon"), "guarantee.epsilon")
-        check_claim(pm["epsilon"], epsilon, "params.epsilon")
-        check_claim(pm["alpha_bits"], require(data, "guarantee.alpha_bits"), "guarantee.alpha_bits")
-        if "alpha_nats" in gu:
-            check_claim(pm["alpha_nats"], gu["alpha_nats"], "guarantee.alpha_nats")
-        bayes = number(require(data, "guarantee.bayes_error_lower_bound"), "guarantee.bayes_error_lower_bound",
-                       low=0.0, high=1.0)
-        if bayes > max(pm["bayes_error_lower_bound"], 0.0) + RUNTIME_TOLERANCE:
-            raise PlanError(f"guarantee.bayes_error_lower_bound: claims {bayes!r} but the plan's numbers give "
-                            f"{pm['bayes_error_lower_bound']!r} (Cor. 3.9); the runtime refuses a plan that claims "
-                            "more privacy than its numbers give")
+        mech._check_claims(data, epsilon, target)
         return mech
+
+    def _check_claims(self, data: Mapping[str, Any], epsilon: float, target: Mapping[str, Any]) -> None:
+        """Every claim against the numbers (float map, exact near the bound) and the spec's target."""
+        pm, gu = self.privacy_map(), data["guarantee"]
+        symbols = self.domain_size if self.g is None else self.g
+        cache: dict[str, Any] = {}
+
+        def exact(key: str):
+            if not cache:
+                prior = max(Fraction(self.max_prior), Fraction(1, self.n))  # never flatter than uniform
+                cache.update(exact_pie_guarantee(self.mu, symbols, self.domain_size, self.n, self.releases, prior))
+            return cache[key]
+
+        claims = [("epsilon", "guarantee.epsilon", gu.get("epsilon")), ("epsilon", "params.epsilon", epsilon),
+                  ("alpha_bits", "guarantee.alpha_bits", gu.get("alpha_bits")),
+                  ("alpha_nats", "guarantee.alpha_nats", gu.get("alpha_nats"))]
+        cap = target["epsilon"] if target["epsilon"] is not None else target["epsilon_max"]
+        field = "spec.target.epsilon" if target["epsilon"] is not None else "spec.epsilon_max"
+        for where, value in (("params.epsilon", epsilon), ("guarantee.epsilon", gu.get("epsilon"))):
+            if target["epsilon"] is not None or where == "params.epsilon":
+                if not number(value, where, low=0.0) <= cap:
+                    raise PlanError(f"{where}: {value!r} exceeds the embedded {field} = {cap!r}")
+        if target["alpha_bits"] is not None:
+            claims.append(("alpha_bits", "spec.target.alpha_bits", target["alpha_bits"]))
+        for key, where, claim in claims:
+            rule = "the spec's target is below what the plan's numbers give," if where.startswith("spec") else \
+                "the plan's numbers give"
+            check_claim(pm[key], claim, where, rule, exact=lambda key=key: exact(key), scale=_SCALE)
+        bounds = [("guarantee.bayes_error_lower_bound", gu.get("bayes_error_lower_bound"))]
+        if target["bayes_error"] is not None:
+            bounds.append(("spec.target.bayes_error", target["bayes_error"]))
+        safe = -round_up(-pm["bayes_error_lower_bound"], scale=_SCALE)  # rounded toward the safe side (down)
+        for where, claim in bounds:  # a lower bound: the claim must not exceed what the numbers give
+            c = number(claim, where, low=0.0, high=1.0)
+            if c == 0.0 or c <= safe:
+                continue
+            value = exact("bayes")
+            if value is None or Decimal(c) > value:
+                got = "no bound" if value is None else f"{value:.20g} (exactly)"
+                raise PlanError(f"{where}: claims a Bayes-error bound {c!r} but the plan's numbers give "
+                                f"{got} (Cor. 3.9); the runtime refuses a plan that "
+                                "claims more privacy than its numbers give")
 
     # ---------------------------------------------------------------- privacy
     @property

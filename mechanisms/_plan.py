@@ -11,25 +11,26 @@ from __future__ import annotations
 import json
 import math
 import os
+from fractions import Fraction
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
 __all__ = ["PlanError", "read_plan", "loads_strict", "require", "number", "integer", "check_verified",
-           "check_claim", "FORMAT_VERSION", "SUPPORTED_FORMAT_MAJOR", "MAX_PLAN_BYTES", "MAX_DEPTH",
-           "RUNTIME_TOLERANCE", "plan_fingerprint"]
+           "check_claim", "round_up", "FORMAT_VERSION", "MAX_PLAN_BYTES", "MAX_DEPTH", "ROUNDING_ULPS",
+           "plan_fingerprint", "check_fingerprint"]
 
-#: The plan format this runtime reads (major version must match).
+#: The plan format this runtime reads: exactly this string (not "2", "2.1" or "2.0.0").
 FORMAT_VERSION = "2.0"
-SUPPORTED_FORMAT_MAJOR = 2
 #: Largest plan file read (bytes). The largest embedded example is well under 1 MB.
 MAX_PLAN_BYTES = 64 * 2**20
 #: Deepest nesting of JSON arrays/objects accepted (a plan needs about 6).
 MAX_DEPTH = 64
-#: Relative float tolerance of the runtime's own privacy map (numpy float64): the
-#: planner's verifier is the exact check; the runtime refuses anything beyond this.
-RUNTIME_TOLERANCE = 1e-9
+#: Units in the last place by which a float64 privacy map is rounded toward the safe side
+#: (:func:`round_up`): each map is a handful of correctly rounded or faithful operations
+#: (``log1p`` of exact differences, sums of positive terms), so its error is a few ulps.
+ROUNDING_ULPS = 16
 
 
 class PlanError(ValueError):
@@ -47,10 +48,25 @@ def _finite_float(text: str) -> float:
     return value
 
 
+#: Most digits of an integer literal (bounded parsing work; a field's own rule then names it).
+MAX_INT_DIGITS = 100
+
+
 def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > 30:
-        raise PlanError(f"<json>: the integer {text[:40]}... has more than 30 digits")
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise PlanError(f"<json>: the integer {text[:40]}... has more than {MAX_INT_DIGITS} digits")
     return int(text)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook``: refuse an object that names a key twice (JSON leaves it undefined)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise PlanError(f"<json>: the key {key[:40]!r} appears twice in one object (duplicate keys are refused: "
+                            "another reader could keep the other value)")
+        out[key] = value
+    return out
 
 
 def _depth(text: str) -> int:
@@ -80,7 +96,7 @@ def _a(word: str) -> str:
 
 
 def loads_strict(text: str, what: str = "plan") -> Any:
-    """Parse JSON text with the plan rules: no NaN/Infinity, bounded size and depth.
+    """Parse JSON text with the plan rules: no NaN/Infinity, no duplicate keys, bounded size and depth.
 
     Raises
     ------
@@ -92,7 +108,8 @@ def loads_strict(text: str, what: str = "plan") -> Any:
     if _depth(text) > MAX_DEPTH:
         raise PlanError(f"<json>: {_a(what)} must nest at most {MAX_DEPTH} levels deep")
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_bounded_int,
+                          object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise PlanError(f"<json>: {_a(what)} must be valid JSON ({exc})") from None
     except RecursionError:  # pragma: no cover - guarded by _depth
@@ -106,7 +123,7 @@ def read_plan(plan: str | os.PathLike | Mapping[str, Any], *, check_version: boo
     ----------
     plan : path-like or mapping
     check_version : bool
-        Require ``format_version`` with major version :data:`SUPPORTED_FORMAT_MAJOR`.
+        Require ``format_version`` to be exactly :data:`FORMAT_VERSION` (the string ``"2.0"``).
 
     Raises
     ------
@@ -134,10 +151,12 @@ def read_plan(plan: str | os.PathLike | Mapping[str, Any], *, check_version: boo
         raise PlanError("<plan>: a plan must be a JSON object")
     if check_version:
         version = data.get("format_version")
-        if not isinstance(version, str) or version.split(".")[0] != str(SUPPORTED_FORMAT_MAJOR):
+        if not isinstance(version, str) or version != FORMAT_VERSION:
+            shown = version if isinstance(version, (str, int, float, type(None))) else type(version).__name__
             raise PlanError(
-                f"format_version: this ldpplan reads plan format {FORMAT_VERSION} (got {version!r}); "
-                "re-plan the spec embedded in the old plan with this version")
+                f"format_version: this ldpplan reads plan format {FORMAT_VERSION} (got {str(shown)[:40]!r}); "
+                f"the version must be exactly the string {FORMAT_VERSION!r}; re-plan the spec embedded in the old "
+                "plan with this version")
     return data
 
 
@@ -195,27 +214,74 @@ def check_verified(plan: Mapping[str, Any]) -> None:
                         "run `ldpplan verify` on it or re-plan")
 
 
-def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's numbers give") -> None:
-    """Refuse a claimed epsilon smaller than the one the numbers give.
+def round_up(x: float, ulps: int = ROUNDING_ULPS, scale: float = 0.0) -> float:
+    """``x`` moved toward ``+inf`` by ``ulps`` units in the last place of ``max(|x|, scale)``.
+
+    The runtime's privacy maps are float64 computations accurate to a few ulps of their
+    largest intermediate term (``scale``; the result itself when there is no cancellation);
+    like OpenDP's ``inf_ln`` / ``inf_div`` (rounding toward +inf), a bound used to accept a
+    claim is moved away from the unsafe side.
+    """
+    y = float(x)
+    y = y + int(ulps) * math.ulp(max(abs(y), float(scale)))
+    return math.nextafter(y, math.inf)  # the addition itself rounded up
+
+
+def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's numbers give", *,
+                exact: Callable[[], Any] | None = None, scale: float = 0.0) -> float:
+    """Refuse a claimed epsilon smaller than the one the numbers give, by any amount.
+
+    The float64 ``actual`` is rounded up by :data:`ROUNDING_ULPS` (:func:`round_up`); a claim
+    at or above that bound is accepted. Below it, a claim is accepted only if ``exact`` is
+    given and the exact value it returns (a :class:`decimal.Decimal` or
+    :class:`fractions.Fraction`) is at most the claim. There is no relative tolerance: a claim
+    one float step below what the numbers give is refused.
 
     Parameters
     ----------
     actual : float
-        The epsilon (nats) the runtime's privacy map computes from the numbers.
+        The epsilon (nats) the runtime's privacy map computes from the numbers (float64).
     claimed : Any
         The plan's claim (read with :func:`number`).
     field : str
         The claim's dotted field, e.g. ``"guarantee.epsilon"``.
+    rule : str
+        What gives ``actual`` (for the message).
+    exact : callable, optional
+        Returns the exact value (50-digit Decimal or Fraction); used only near the bound.
+    scale : float
+        Magnitude of the map's largest intermediate term (:func:`round_up`), when it cancels.
+
+    Returns
+    -------
+    float
+        The claim.
 
     Raises
     ------
     PlanError
-        When ``actual > claimed (1 + RUNTIME_TOLERANCE)``, or the claim is not finite.
+        When the claim is below what the numbers give, or is not a finite number >= 0.
     """
     c = number(claimed, field, low=0.0)
-    if not (actual <= c * (1.0 + RUNTIME_TOLERANCE)):
-        raise PlanError(f"{field}: claims {c!r} but {rule} {actual!r}; the runtime refuses a plan that claims "
-                        "more privacy than its numbers give")
+    if c >= round_up(actual, scale=scale):
+        return c
+    shown = repr(actual)
+    if exact is not None:
+        value = exact()
+        if _exact_at_most(value, c):
+            return c
+        shown = f"{value:.20g} (exactly)" if not isinstance(value, Fraction) else f"{float(value)!r} (exactly {value})"
+    raise PlanError(f"{field}: claims {c!r} but {rule} {shown}; the runtime refuses a plan that claims "
+                    "more privacy than its numbers give")
+
+
+def _exact_at_most(value: Any, c: float) -> bool:
+    """``value <= c`` exactly (``value`` a Decimal, Fraction, int or float)."""
+    from decimal import Decimal
+
+    if isinstance(value, Decimal):
+        return value <= Decimal(c)  # Decimal(float) is exact
+    return Fraction(value) <= Fraction(c)
 
 
 def plan_fingerprint(plan: Mapping[str, Any]) -> str:
@@ -238,3 +304,34 @@ def plan_fingerprint(plan: Mapping[str, Any]) -> str:
 
     text = json.dumps(plan, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_fingerprint(plan: Mapping[str, Any], fingerprint: str | None) -> None:
+    """Refuse a plan whose :func:`plan_fingerprint` is not the pinned ``fingerprint``.
+
+    Parameters
+    ----------
+    plan : mapping
+        The parsed plan.
+    fingerprint : str or None
+        ``"sha256:<64 hex digits>"`` (as ``ldpplan plan`` / ``ldpplan verify`` print it) or the
+        bare 64 hex digits :func:`plan_fingerprint` returns; hex digits in either case.
+        ``None``: no pinning.
+
+    Raises
+    ------
+    PlanError
+        ``fingerprint: ...`` when the value is malformed or differs from the plan's.
+    """
+    if fingerprint is None:
+        return
+    if not isinstance(fingerprint, str):
+        raise PlanError(f"fingerprint: must be a string 'sha256:<64 hex digits>' (got {type(fingerprint).__name__})")
+    text = fingerprint.strip().lower()
+    digest = text[len("sha256:"):] if text.startswith("sha256:") else text
+    if len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest):
+        raise PlanError(f"fingerprint: must be 'sha256:' followed by 64 hex digits (got {fingerprint[:80]!r})")
+    actual = plan_fingerprint(plan)
+    if digest != actual:
+        raise PlanError(f"fingerprint: the plan's fingerprint is sha256:{actual}, not the pinned sha256:{digest}; "
+                        "the runtime refuses a plan other than the one it was shipped")

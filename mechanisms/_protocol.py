@@ -448,6 +448,9 @@ class Runtime(Protocol):
     domain_size: int
     labels: list[str] | None
     methods: tuple[str, ...]
+    #: ``PlanFields``: the plan ``mechanism`` names and ``guarantee`` claims the class reads
+    #: (the envelope reader refuses any other claim).
+    PLAN_FIELDS: Any
 
     @classmethod
     def from_plan(cls, plan: Any) -> "Runtime": ...

@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _sampling
+from ._idue_plan import PLAN_FIELDS as _PLAN_FIELDS
 from ._idue_plan import ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
 from ._protocol import Aggregate
 from ._sampling import to_grid
@@ -65,6 +66,7 @@ class IDUE(UnaryEncoding):
     """
 
     MECHANISM = "idue"
+    PLAN_FIELDS = _PLAN_FIELDS["idue"]
 
     @classmethod
     def from_plan(cls, plan) -> "IDUE":
@@ -178,6 +180,7 @@ class IDUEPS(UnaryEncoding):
     """
 
     MECHANISM = "idue-ps"
+    PLAN_FIELDS = _PLAN_FIELDS["idue-ps"]
 
     @classmethod
     def from_plan(cls, plan) -> "IDUEPS":

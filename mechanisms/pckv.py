@@ -40,7 +40,7 @@ sampling under every bit generator.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -48,7 +48,9 @@ from ._pckv_core import (ESTIMATORS, KeyValueUsers, as_users, check_users, compo
                          exact_ratios, exceeds_exactly, key_budget, random_signs, sample_pairs, value_budget)
 from ._pckv_packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, pack_ternary,
                            packed_counts, perturb_packed)
-from ._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
+from ._envelope import PlanFields, read_domain, read_envelope
+from ._plan import PlanError, integer, number, require
+from ._promises import pckv_promises
 from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
 from ._sampling import bernoulli_iid, check_rng, on_grid, to_grid
 
@@ -62,6 +64,10 @@ VALUE_MODES = ("reject", "clip")
 KEY_MODES = ("reject", "drop")
 #: Largest padding length a runtime accepts.
 MAX_PADDING_LENGTH = 100_000
+
+
+#: The claims of a PCKV plan besides notion and epsilon.
+_GUARANTEE_FIELDS = ("epsilon1", "epsilon2", "units", "composition")
 
 
 def _int_column(reports: Reports, name: str, ndim: int) -> np.ndarray:
@@ -80,6 +86,7 @@ class _PCKV(Frozen):
     __slots__ = ("a", "b", "p", "domain_size", "padding_length", "labels", "values", "out_of_domain_keys")
     mechanism = ""
     methods: tuple[str, ...] = ESTIMATORS
+    PLAN_FIELDS = PlanFields((), _GUARANTEE_FIELDS)
 
     def __init__(self, a: float, b: float, p: float, domain_size: int, padding_length: int, *,
                  labels: Sequence[str] | None = None, values: str = "reject",
@@ -118,31 +125,25 @@ class _PCKV(Frozen):
     def from_plan(cls, plan: Any) -> "_PCKV":
         """Build from a verified plan (path or dict) written by ``ldpplan plan``.
 
-        Reads strictly, requires ``verification.holds == true``, checks every number
-        (finite, in range, on the 2^-48 grid), ``domain.size == params.domain_size``,
-        the labels, ``params.padding_length`` against an integer ``spec.padding_length``,
-        then recomputes :meth:`privacy_map` and refuses smaller claims.
+        Reads the envelope (:func:`ldpplan.mechanisms.read_envelope`), requires
+        ``verification.holds == true``, checks every number (finite, in range, on the 2^-48
+        grid), ``domain.size == params.domain_size``, the plan against its embedded spec
+        (mechanism, domain, padding length, ``spec.epsilon``:
+        :func:`ldpplan.mechanisms._promises.pckv_promises`), then decides every claim exactly
+        against the numbers (no tolerance) and refuses smaller claims.
 
         Raises
         ------
         PlanError
             Naming the field, the rule and the value.
         """
-        data = read_plan(plan)
-        check_verified(data)
-        if data.get("mechanism") != cls.mechanism:
-            raise PlanError(f"mechanism: expected {cls.mechanism!r} (got {data.get('mechanism')!r})")
+        data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
         d = integer(require(data, "params.domain_size"), "params.domain_size", low=2)
         L = integer(require(data, "params.padding_length"), "params.padding_length", low=1, high=MAX_PADDING_LENGTH)
-        size = integer(require(data, "domain.size"), "domain.size", low=2)
+        size, labels = read_domain(data, low=2)
         if size != d:
             raise PlanError(f"domain.size: must equal params.domain_size = {d} (got {size})")
-        labels = require(data, "domain.labels")
-        if labels is not None and not isinstance(labels, list):
-            raise PlanError(f"domain.labels: must be a list of {d} strings or null")
-        spec_L = data.get("spec", {}).get("padding_length") if isinstance(data.get("spec"), Mapping) else None
-        if isinstance(spec_L, int) and not isinstance(spec_L, bool) and spec_L != L:
-            raise PlanError(f"params.padding_length: must equal spec.padding_length = {spec_L} (got {L})")
+        spec_epsilon = pckv_promises(data, d, L)
         q = {k: number(require(data, f"params.{k}"), f"params.{k}", low=0.0, high=1.0, low_open=True, high_open=True)
              for k in ("a", "b", "p")}
         params = require(data, "params")
@@ -151,19 +152,17 @@ class _PCKV(Frozen):
         if require(data, "guarantee.notion") != "LDP":
             raise PlanError(f"guarantee.notion: must be 'LDP' (got {data['guarantee']['notion']!r})")
         pm = mech.privacy_map()
-        check_claim(pm["epsilon"], require(data, "guarantee.epsilon"), "guarantee.epsilon",
-                    "Theorem 2/3 recomputed from a, b, p, L, d gives")
-        claims = [("epsilon", "guarantee.epsilon")]
+        claims = [("epsilon", "guarantee.epsilon", require(data, "guarantee.epsilon")),
+                  ("epsilon", "spec.epsilon", spec_epsilon)]
         for k in ("epsilon1", "epsilon2"):
-            check_claim(pm[k], require(data, f"guarantee.{k}"), f"guarantee.{k}", "a, b, p give")
-            check_claim(pm[k], require(data, f"params.{k}"), f"params.{k}", "a, b, p give")
-            claims += [(k, f"guarantee.{k}"), (k, f"params.{k}")]
+            claims += [(k, f"guarantee.{k}", require(data, f"guarantee.{k}")),
+                       (k, f"params.{k}", require(data, f"params.{k}"))]
         ratios = exact_ratios(mech.mechanism, mech.a, mech.b, mech.p, d, L)
-        for k, field in claims:
-            claim = require(data, field)
-            if exceeds_exactly(ratios[k], claim):
-                raise PlanError(f"{field}: claims {claim!r} but a, b, p, L, d give more (exactly, {pm[k]!r} in float64); "
-                                "the runtime refuses a plan that claims more privacy than its numbers give")
+        for k, field, claim in claims:
+            number(claim, field, low=0.0)
+            if exceeds_exactly(ratios[k], claim):  # exact: no tolerance, no float rounding
+                raise PlanError(f"{field}: claims {claim!r} but a, b, p, L, d give more (exactly; {pm[k]!r} in "
+                                "float64); the runtime refuses a plan that claims more privacy than its numbers give")
         return mech
 
     def privacy_map(self) -> dict[str, Any]:
@@ -283,6 +282,7 @@ class PCKVUE(_PCKV):
     mechanism = "pckv-ue"
     #: a report is +1, -1 or 0 at each key: n1 + n2 <= n key by key
     count_rule = CountRule(at_most_n=(("n1", "n2"),))
+    PLAN_FIELDS = PlanFields(("pckv-ue",), _GUARANTEE_FIELDS)
 
     def __init__(self, a, b, p, domain_size, padding_length, **kw) -> None:
         super().__init__(a, b, p, domain_size, padding_length, **kw)
@@ -350,6 +350,7 @@ class PCKVGRR(_PCKV):
     mechanism = "pckv-grr"
     #: one pair per report (pairs of padding keys are not counted): sum of n1 + n2 <= n
     count_rule = CountRule(total_at_most_n=(("n1", "n2"),))
+    PLAN_FIELDS = PlanFields(("pckv-grr",), _GUARANTEE_FIELDS)
 
     def __init__(self, a, b, p, domain_size, padding_length, **kw) -> None:
         super().__init__(a, b, p, domain_size, padding_length, **kw)

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._pie_base import KaryRRBase
+from ._envelope import PlanFields
+from ._pie_base import GUARANTEE_FIELDS, KaryRRBase
 from ._pie_channel import (HASH_PRIME, check_items, collision_probability, hash_values, keep_probability,
                            pie_alpha_bits, realized_epsilon, split_streams, support_counts)
 from ._protocol import CountRule, Aggregate, Estimate, Reports
@@ -100,6 +101,7 @@ class RandomizedResponse(KaryRRBase):
     mechanism = "rr"
     #: one reported item per report
     count_rule = CountRule(sums_to_n=(("y",),))
+    PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS)
 
     def __init__(self, epsilon: float, domain, *, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
@@ -203,6 +205,7 @@ class GeneralizedLocalHashing(KaryRRBase):
     mechanism = "glh"
     #: each report supports each item at most once
     count_rule = CountRule(at_most_n=(("support",),))
+    PLAN_FIELDS = PlanFields(("glh",), GUARANTEE_FIELDS)
 
     def __init__(self, epsilon: float, domain, g: int, *, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:

@@ -137,51 +137,41 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def _non_finite(node: Any, prefix: str = "") -> str | None:
-    """Dotted path of the first non-finite float (``1e400`` parses to inf), or None."""
-    stack = [(prefix, node)]
-    while stack:
-        where, value = stack.pop()
-        if isinstance(value, float) and not math.isfinite(value):
-            return where or "<plan>"
-        if isinstance(value, dict):
-            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
-        elif isinstance(value, list):
-            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
-    return None
-
-
 def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a plan JSON file strictly (no NaN/Infinity, bounded size and depth).
+    """Read a plan JSON file with the runtime's envelope reader (:func:`ldpplan.mechanisms.read_envelope`).
+
+    Strict JSON (no NaN/Infinity, no duplicate keys, bounded size and depth), ``format_version``
+    exactly ``"2.0"``, known fields and claims of a known mechanism, ``domain.size`` bounded and
+    checked against the labels, finite numbers, the verification block.
 
     Raises
     ------
     PlanFormatError
-        If the file is missing, not strict JSON, too large or deep, of another
-        ``format_version`` (one line naming the version), or not an object with a
-        ``mechanism`` field.
+        One line naming the field, the rule and the value.
     """
-    from ldpplan.mechanisms import PlanError, read_plan
-
-    from ._plan_format import FORMAT_VERSION
+    from ldpplan.mechanisms import PlanError, read_envelope
 
     try:
-        data = read_plan(path, check_version=False)
+        return read_envelope(path)
     except PlanError as exc:
-        raise PlanFormatError(str(exc)) from None
+        if _is_aggregate_file(path):
+            raise PlanFormatError(f"{path}: is an aggregate file (written by `ldpplan aggregate`), not a plan; give the "
+                                  "plan file (written by `ldpplan plan`)") from None
+        text = str(exc)
+        raise PlanFormatError(text if text.startswith(str(path)) else f"{path}: {text}") from None
     except ValueError as exc:  # e.g. an integer literal of more than 4300 digits
         raise PlanFormatError(f"{path}: <json>: a plan must be valid JSON with numbers float64 can hold ({exc})") from None
-    where = _non_finite(data)
-    if where is not None:
-        raise PlanFormatError(f"{path}: {where}: must be a finite number (got a literal that overflows float64)")
-    if isinstance(data, dict) and str(data.get("format", "")).startswith("ldpplan-aggregate"):
-        raise PlanFormatError(f"{path}: is an aggregate file (written by `ldpplan aggregate`), not a plan; give the "
-                              "plan file (written by `ldpplan plan`)")
-    version = data.get("format_version")
-    if version != FORMAT_VERSION:
-        shown = version if isinstance(version, (str, int, float, type(None))) else type(version).__name__
-        raise PlanFormatError(f"{path}: format_version: this ldpplan reads plan format {FORMAT_VERSION} "
-                              f"(got {str(shown)[:40]!r}); re-plan the spec embedded in the old plan")
-    if "mechanism" not in data:
-        raise PlanFormatError(f"{path}: plan must be a JSON object with a 'mechanism' field")
-    return data
+
+
+def _is_aggregate_file(path: str | os.PathLike) -> bool:
+    """Whether ``path`` holds an aggregate file (JSON whose ``format`` is ``ldpplan-aggregate...``), for the error."""
+    from ldpplan.mechanisms import loads_strict
+
+    try:
+        if os.path.getsize(path) > 64 * 2**20:
+            return False
+        with open(path, encoding="utf-8") as fh:
+            data = loads_strict(fh.read(), "aggregate")
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(data, dict) and str(data.get("format", "")).startswith("ldpplan-aggregate")

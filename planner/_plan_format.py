@@ -3,9 +3,10 @@
 A plan is a JSON object with these top-level fields (the contract other runtimes
 implement; fields are added in minor versions, never renamed):
 
-``format_version``  "2.0"
+``format_version``  exactly the string "2.0"
 ``mechanism``       the runtime that runs it (a key of ``ldpplan.mechanisms.RUNTIMES``)
-``domain``          ``{"size": int, "labels": [str] * size | null}`` (null: a count domain 0..size-1)
+``domain``          ``{"size": int, "labels": [str] * size | null}`` (null: a count domain 0..size-1);
+                    ``1 <= size <= 2**24`` (``ldpplan.mechanisms.MAX_DOMAIN_SIZE``), labels distinct
 ``params``          the mechanism's numbers (family-specific; see each family's schema)
 ``guarantee``       ``{"notion": str, "epsilon": float, ...}``: what the numbers give; the
                     runtime's privacy map recomputes it and refuses a plan that claims more
@@ -16,6 +17,13 @@ implement; fields are added in minor versions, never renamed):
 ``verification``    ``{"holds": true, "message": str, ...}``, written after an independent re-check
 ``spec``            the spec the plan was solved from (``verify`` compares the plan with it)
 ``provenance``      ``{"ldpplan_version": str, "created_at": UTC ISO-8601}``
+
+Readers (``verify`` and the runtime's ``load``, one envelope reader:
+:func:`ldpplan.mechanisms.read_envelope`) refuse non-standard JSON (NaN, Infinity, duplicate
+keys), any other ``format_version``, unknown top-level fields, ``guarantee`` claims the
+mechanism's runtime does not declare, a larger ``domain.size`` (checked before anything is
+allocated) and non-finite numbers. A plan's fingerprint is ``sha256`` of its canonical JSON
+(``plan_fingerprint``); clients pin it with ``load(plan, fingerprint="sha256:...")``.
 """
 from __future__ import annotations
 
@@ -28,7 +36,7 @@ from .errors import PlanFormatError
 from ldpplan.mechanisms import plan_fingerprint as _runtime_plan_fingerprint
 
 __all__ = ["FORMAT_VERSION", "envelope", "predicted", "provenance", "tool_version", "load_schema",
-           "validate_plan", "plan_fingerprint"]
+           "validate_plan", "check_envelope", "plan_fingerprint"]
 
 #: Version of the plan file format written by this planner.
 FORMAT_VERSION = "2.0"
@@ -120,8 +128,30 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
     return schema
 
 
+def check_envelope(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """The runtime's one envelope reader (:func:`ldpplan.mechanisms.read_envelope`), as a PlanFormatError.
+
+    Strict version ``"2.0"``, known fields and claims, ``domain.size`` bounded and checked
+    against the labels before anything is allocated, finite numbers, the verification block:
+    ``verify`` refuses what ``load()`` refuses, with the same one line.
+
+    Raises
+    ------
+    PlanFormatError
+        The runtime's message (field, rule, value).
+    """
+    from ldpplan.mechanisms import PlanError, read_envelope
+
+    if not isinstance(plan, Mapping):
+        raise PlanFormatError("<plan>: a plan must be a JSON object")
+    try:
+        return read_envelope(plan)
+    except PlanError as exc:
+        raise PlanFormatError(str(exc)) from None
+
+
 def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
-    """Validate a plan dict against the JSON Schema of its format version.
+    """Validate a plan dict: the runtime's envelope reader (:func:`check_envelope`), then the JSON Schema.
 
     Raises
     ------
@@ -129,10 +159,7 @@ def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
         Naming the first failing field (JSON path), the rule and the value; a plan of
         another format version gets a one-line error naming the version.
     """
-    version = plan.get("format_version") if isinstance(plan, Mapping) else None
-    if version != FORMAT_VERSION:
-        raise PlanFormatError(f"format_version: this ldpplan reads plan format {FORMAT_VERSION} (got {version!r}); "
-                              "re-plan the spec embedded in the old plan")
+    check_envelope(plan)
     validator = _strict_validator()(load_schema(schema))
     errors = sorted(validator.iter_errors(plan), key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
     if errors:

@@ -21,7 +21,7 @@ from . import families as _families
 from .families import all_examples, family_for, family_of_plan, spec_mechanisms
 
 __all__ = [
-    "load_spec", "make_plan", "verify_plan", "write_plan", "read_plan", "summarize", "simulate",
+    "load_spec", "make_plan", "verify_plan", "fingerprint", "write_plan", "read_plan", "summarize", "simulate",
     "example_spec", "list_examples", "plan_schema", "family", "options_help", "options_json", "explain_items",
 ]
 
@@ -75,6 +75,18 @@ def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os
 def read_plan(path: str | os.PathLike) -> dict[str, Any]:
     """Read a plan JSON file strictly (raises PlanFormatError)."""
     return _io.read_plan_file(path)
+
+
+def fingerprint(plan: Mapping[str, Any]) -> str:
+    """The plan's fingerprint as clients pin it: ``"sha256:<64 hex digits>"``.
+
+    The sha256 of the canonical JSON of the plan as written to a file (sorted keys, no
+    spaces; :func:`ldpplan.mechanisms.plan_fingerprint`): ``ldpplan.load(path,
+    fingerprint=...)`` refuses any other plan.
+    """
+    from ldpplan.mechanisms import plan_fingerprint
+
+    return "sha256:" + plan_fingerprint(_io.to_jsonable(plan))
 
 
 @needs_planner_extra

@@ -124,12 +124,13 @@ def plan_cmd(spec, example, output, as_json, list_examples):
                       f"{what}", prefix="warning:", style="bold yellow", stderr=True)
     if output:
         api.write_plan(plan, output)
-    if as_json:
+    if as_json:  # exactly the plan (pipe it to a file); `ldpplan verify --json` gives its fingerprint
         _echo_json(plan)
         return
     print_tables(api.summarize(plan))
     ver = plan.get("verification", {})
     print_message(str(ver.get("message", "holds")), prefix="verified:", style="green")
+    print_message(api.fingerprint(plan), prefix="fingerprint:")
     if output:
         console().print(f"plan written to {output}", markup=False, highlight=False, soft_wrap=True)
 
@@ -140,6 +141,9 @@ def plan_cmd(spec, example, output, as_json, list_examples):
 def verify_cmd(plan_file, as_json):
     """Re-check PLAN_FILE from its numbers: exit 0 holds, 1 violated, 2 unreadable/invalid.
 
+    Prints the plan's fingerprint (sha256:...) when it holds: clients pin it with
+    ``ldpplan.load(plan, fingerprint=...)``.
+
     \b
     Examples:
       ldpplan verify health.json
@@ -148,11 +152,14 @@ def verify_cmd(plan_file, as_json):
     from . import api
     from ._console import print_message
 
-    result = api.verify_plan(plan_file)
+    plan = api.read_plan(plan_file)
+    result = api.verify_plan(plan)
     if as_json:
-        _echo_json({"holds": result.holds, "message": result.message, "details": result.details})
+        _echo_json({"holds": result.holds, "message": result.message, "details": result.details,
+                    "fingerprint": api.fingerprint(plan)})
     elif result.holds:
         print_message(result.message, prefix="holds:", style="green")
+        print_message(api.fingerprint(plan), prefix="fingerprint:")
     else:
         print_message(result.message, prefix="violated:", style="bold red", stderr=True)
     raise click.exceptions.Exit(EXIT_OK if result.holds else EXIT_VIOLATED)

@@ -19,8 +19,9 @@ from fractions import Fraction
 import numpy as np
 import pydantic
 
-from ldpplan.mechanisms import Aggregate, CountRule, Estimate, PlanError, Reports, read_plan
-from ldpplan.mechanisms._plan import check_claim, check_verified, number
+from ldpplan.mechanisms import Aggregate, CountRule, Estimate, PlanError, PlanFields, Reports
+from ldpplan.mechanisms._envelope import read_envelope
+from ldpplan.mechanisms._plan import check_claim, number
 from ldpplan.mechanisms._protocol import Frozen, check_method
 from ldpplan.planner._common import SpecBase, attach_verification, parse_options, spec_from_pydantic
 from ldpplan.planner._exact import SAFETY_MARGIN, exact, log_ratio_slack, ratio_within
@@ -48,12 +49,11 @@ class ToyRR(Frozen):
     def __repr__(self) -> str:
         return f"ToyRR(p={self.p!r}, epsilon={self.epsilon!r})"
 
+    PLAN_FIELDS = PlanFields((MECHANISM,), ())
+
     @classmethod
     def from_plan(cls, plan) -> "ToyRR":
-        data = read_plan(plan)
-        check_verified(data)
-        if data.get("mechanism") != MECHANISM:
-            raise PlanError(f"mechanism: must be {MECHANISM!r} (got {data.get('mechanism')!r})")
+        data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
         params = data.get("params")
         if not isinstance(params, dict):
             raise PlanError("params: must be an object")

@@ -196,7 +196,7 @@ def test_cli_plan_verify_roundtrip(health_spec, tmp_path):
     assert "hiv" in r.output and "verified" in r.output
     assert run(["verify", str(out)]).exit_code == 0
     plan = json.loads(out.read_text())
-    plan["params"]["levels"][1]["a"] = 0.9
+    plan["params"]["levels"][1]["a"] = round(0.9 * 2**48) / 2**48  # on the grid: a violation, not a format error
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(plan))
     r = run(["verify", str(bad)])

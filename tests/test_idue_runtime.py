@@ -49,7 +49,15 @@ def make_plan(levels, *, padding_length=None, dummy=None, labels=None, notion="M
         },
         "guarantee": {"notion": notion, "epsilon": min(e for e, _, _, _ in levels),
                       "levels": {f"level{j}": e for j, (e, _, _, _) in enumerate(levels)}},
+        "predicted": {}, "baselines": [], "planning_inputs": [], "solver": {},
         "verification": {"holds": True, "message": "test plan"},
+        # the spec the plan promises: load() checks the domain and every item's level and epsilon against it
+        "spec": {"mechanism": "idue" if padding_length is None else "idue-ps",
+                 "notion": "minid" if notion == "MinID-LDP" else "avgid", "padding_length": padding_length,
+                 "domain": list(labels),
+                 "levels": [{"name": f"level{j}", "epsilon": e, "items": list(labs)}
+                            for j, (e, labs, _, _) in enumerate(levels)]},
+        "provenance": {},
     }
     if padding_length is not None:
         e, a, b = dummy

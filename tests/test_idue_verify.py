@@ -60,7 +60,7 @@ def exact_need(plan, j) -> Decimal:
 # ----------------------------------------------------------------------------- numbers
 def test_verify_detects_violation_and_names_pair(health):
     bad = copy.deepcopy(health)
-    bad["params"]["levels"][1]["a"] = 0.9  # ln(a/b) grows: (other, *) breaks min(ln4, ln6)
+    bad["params"]["levels"][1]["a"] = round(0.9 * 2**48) / 2**48  # ln(a/b) grows: (other, *) breaks min(ln4, ln6)
     res = FAMILY.verify(bad)
     assert not res.holds
     assert "violated" in res.message and "other" in res.message and "params.levels" in res.message
@@ -87,13 +87,16 @@ def test_one_grid_step_toward_less_privacy_fails_verify(health, field, delta):
 
 @pytest.mark.parametrize("field, delta", [("a", +STEP), ("b", -STEP)])
 def test_one_grid_step_toward_less_privacy_fails_load(health, field, delta):
-    # the runtime allows a relative float tolerance of 1e-9: a claim at the edge of it
+    # no tolerance: the smallest claim the runtime accepts is its float map rounded up (round_up),
+    # and one grid step of a or b toward less privacy then needs more than that claim
+    from ldpplan.mechanisms._plan import round_up
+
     need = mechanisms.load(health).privacy_map()["levels"]["hiv"]
     stepped = copy.deepcopy(health)
     stepped["params"]["levels"][0][field] += delta
     need_after = mechanisms.load(set_epsilon(stepped, 0, 2.0)).privacy_map()["levels"]["hiv"]
-    assert need_after > need
-    claim = ((need + need_after) / 2) / (1 + 1e-9)
+    assert need_after > round_up(need)
+    claim = round_up(need)
     edge = set_epsilon(health, 0, claim)
     mechanisms.load(edge)
     tampered = copy.deepcopy(edge)
@@ -146,7 +149,8 @@ def test_nan_anywhere_is_refused():
 def test_violation_found_among_many_levels():
     plan = three_level_plan()
     bad = copy.deepcopy(plan)
-    bad["params"]["levels"][2]["b"] = bad["params"]["levels"][2]["b"] / 4  # u of level c grows by ln 4
+    b = bad["params"]["levels"][2]["b"]
+    bad["params"]["levels"][2]["b"] = math.floor(b / 4 * 2**48) / 2**48  # on the grid; u of level c grows by ~ln 4
     res = FAMILY.verify(bad)
     assert not res.holds and "(c, " in res.message or "c" in res.details["worst_pair"]
 

@@ -30,6 +30,7 @@ TOY_README = """# Toy
 $ ldpplan plan examples/toy.toml -o toy.json
 $ ldpplan verify toy.json
 holds: p/(1-p) <= e^1.0 (slack ... nats)
+fingerprint: sha256:...
 $ ldpplan options toy
 ...
 perturb --input (toy): a CSV with a column `item` holding 'no' or 'yes' (one row per user)
@@ -57,7 +58,7 @@ def test_parse_finds_console_blocks_commands_and_expected_lines():
     assert [len(b.commands) for b in blocks] == [4, 2]
     first = blocks[0].commands
     assert first[0].text == "ldpplan plan examples/toy.toml -o toy.json" and first[0].expected == []
-    assert first[1].expected == ["holds: p/(1-p) <= e^1.0 (slack ... nats)"]
+    assert first[1].expected == ["holds: p/(1-p) <= e^1.0 (slack ... nats)", "fingerprint: sha256:..."]
     assert first[3].expected == ["hello", "world"]
     assert blocks[1].commands[1].skipped and not first[0].skipped
 
@@ -105,7 +106,8 @@ def test_failing_command_without_expected_output_fails(toy_session):
 
 
 def test_update_rewrites_only_mismatches_and_keeps_ellipses(toy_session):
-    text = TOY_README.replace("holds: p/(1-p) <= e^1.0 (slack ... nats)", "stale output\nmore stale")
+    text = TOY_README.replace("holds: p/(1-p) <= e^1.0 (slack ... nats)\nfingerprint: sha256:...",
+                              "stale output\nmore stale")
     new, changed = rb.update(text, toy_session)
     assert changed == 1
     assert "stale" not in new

@@ -13,11 +13,21 @@ import numpy as np
 
 from .. import _sampling
 from .._estimators import significance_threshold
+from .._envelope import PlanFields, read_domain as _read_domain, read_envelope
 from .._intervals import FrequencyVariance, affine_variance
-from .._plan import PlanError, check_claim, check_verified, integer, number, read_plan, require
+from .._plan import PlanError, check_claim, integer, number, require
+from .._promises import uldp_promises
 
-__all__ = ["from_plan_numbers", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
+__all__ = ["GUARANTEE_FIELDS", "read_uldp_envelope", "from_plan_numbers", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
            "sensitive_mask", "linear_estimate", "linear_variance", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
+
+#: The claims of a ULDP plan besides notion and epsilon, per mechanism.
+GUARANTEE_FIELDS = {
+    "urr": ("sensitive", "protected_outputs", "invertible_outputs"),
+    "urap": ("sensitive", "protected_outputs", "invertible_outputs"),
+    "pum": ("sensitive", "protected_outputs", "invertible_outputs", "intermediate_sensitive", "user_sensitive",
+            "user_indistinguishability_epsilon"),
+}
 
 #: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
 EM_TOL = 1e-10
@@ -45,21 +55,29 @@ def domain_labels(domain) -> tuple[int, list[str] | None]:
 
 
 def read_domain(plan: Mapping[str, Any]) -> tuple[int, list[str] | None]:
-    """``domain.size`` and ``domain.labels`` of a plan, checked against each other.
+    """``domain.size`` (>= 2) and ``domain.labels`` of a plan: the envelope's one reader of ``domain``.
 
     Raises
     ------
     PlanError
-        Missing fields, a size < 2, labels that are not ``size`` distinct strings.
+        Missing fields, a size outside ``2 .. MAX_DOMAIN_SIZE``, labels that are not ``size`` distinct strings.
     """
-    size = integer(require(plan, "domain.size"), "domain.size", low=2)
-    labels = require(plan, "domain.labels")
-    if labels is not None:
-        if (not isinstance(labels, list) or len(labels) != size or not all(isinstance(s, str) for s in labels)
-                or len(set(labels)) != size):
-            raise PlanError(f"domain.labels: must be null or {size} distinct strings (domain.size)")
-        labels = list(labels)
-    return size, labels
+    return _read_domain(plan, low=2)
+
+
+def read_uldp_envelope(plan, fields: PlanFields) -> tuple[dict[str, Any], int, list[str] | None, float]:
+    """The envelope (:func:`read_envelope`, verified), the domain, and ``spec.epsilon`` after the
+    plan's domain and sensitive set were checked against its embedded spec (:func:`uldp_promises`)."""
+    data = read_envelope(plan, fields, verified=True)
+    size, labels = read_domain(data)
+    params = require(data, "params")
+    if "domain_size" in params and params["domain_size"] != size:
+        raise PlanError(f"params.domain_size: must equal domain.size {size} (got {params['domain_size']!r})")
+    read_sensitive(require(data, "params.sensitive"), "params.sensitive", size)
+    claimed = require(data, "guarantee").get("sensitive", [])
+    if not isinstance(claimed, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in claimed):
+        raise PlanError(f"guarantee.sensitive: must be a list of item indices (got {claimed!r:.80})")
+    return data, size, labels, uldp_promises(data)
 
 
 def read_sensitive(value: Any, field: str, size: int) -> np.ndarray:
@@ -202,7 +220,7 @@ def linear_variance(counts: np.ndarray, n: int, alpha: np.ndarray, beta: np.ndar
     return FrequencyVariance(emp, c0, c1, 0.0, int(n), source="ULDP eqs. (34)-(35) / (40)-(41), fixed users' data")
 
 
-def check_guarantee(actual: dict[str, Any], plan: dict[str, Any]) -> None:
+def check_guarantee(actual: dict[str, Any], plan: dict[str, Any], spec_epsilon: float | None = None) -> None:
     """Refuse a plan whose ``guarantee`` claims more than ``actual`` (a privacy map).
 
     ``guarantee.epsilon`` (and every other ``*epsilon`` claim) must be >= the map's epsilon;
@@ -219,6 +237,8 @@ def check_guarantee(actual: dict[str, Any], plan: dict[str, Any]) -> None:
     for key, value in guarantee.items():
         if key.endswith("epsilon"):
             check_claim(actual.get(key, actual["epsilon"]), value, f"guarantee.{key}")
+    if spec_epsilon is not None:
+        check_claim(actual["epsilon"], spec_epsilon, "spec.epsilon")  # the budget the spec promises
     claimed = guarantee.get("sensitive", [])
     if not isinstance(claimed, list) or not all(isinstance(v, int) and not isinstance(v, bool) for v in claimed):
         raise PlanError(f"guarantee.sensitive: must be a list of item indices (got {claimed!r:.80})")
@@ -240,17 +260,12 @@ def from_plan_numbers(cls, plan, names: tuple[str, ...]):
     PlanError
         Naming the field, the rule and the value.
     """
-    data = read_plan(plan)
-    check_verified(data)
-    size, labels = read_domain(data)
-    params = require(data, "params")
-    if "domain_size" in params and params["domain_size"] != size:
-        raise PlanError(f"params.domain_size: must equal domain.size {size} (got {params['domain_size']!r})")
+    data, size, labels, spec_epsilon = read_uldp_envelope(plan, cls.PLAN_FIELDS)
     sens = read_sensitive(require(data, "params.sensitive"), "params.sensitive", size)
     numbers = [grid_probability(require(data, f"params.{n}"), f"params.{n}") for n in names]
     try:
         mech = cls(labels if labels is not None else size, sens, *numbers)
     except ValueError as exc:
         raise PlanError(f"params.{exc}") from None
-    check_guarantee(mech.privacy_map(), data)
+    check_guarantee(mech.privacy_map(), data, spec_epsilon)
     return mech

@@ -13,9 +13,10 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .._plan import PlanError, check_verified, integer, number, read_plan, require
+from .._envelope import PlanFields
+from .._plan import PlanError, integer, number, require
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, readonly
-from ._base import check_guarantee, check_items, grid_probability, read_domain, read_sensitive
+from ._base import GUARANTEE_FIELDS, check_guarantee, check_items, grid_probability, read_sensitive, read_uldp_envelope
 from .urap import UtilityOptimizedRAPPOR
 from .urr import UtilityOptimizedRR
 
@@ -68,6 +69,7 @@ class PersonalizedULDP(Frozen):
     mechanism = "pum"
     #: the common mechanism's counts over Z: uRR ``y`` (one item per report), uRAP ``bits``
     count_rule = CountRule(sums_to_n=(("y",),), at_most_n=(("bits",),))
+    PLAN_FIELDS = PlanFields(("pum",), GUARANTEE_FIELDS["pum"])
 
     def __init__(self, common, tags: Sequence[str], background: Mapping[str, Any] | None = None,
                  labels: Sequence[str] | None = None) -> None:
@@ -110,12 +112,7 @@ class PersonalizedULDP(Frozen):
             Unverified plan, bad numbers, ``params.intermediate_sensitive`` other than
             ``X_S + bots``, or a ``guarantee`` stronger than ``privacy_map()``.
         """
-        data = read_plan(plan)
-        check_verified(data)
-        size, labels = read_domain(data)
-        params = require(data, "params")
-        if "domain_size" in params and params["domain_size"] != size:
-            raise PlanError(f"params.domain_size: must equal domain.size {size} (got {params['domain_size']!r})")
+        data, size, labels, spec_epsilon = read_uldp_envelope(plan, cls.PLAN_FIELDS)
         tags = require(data, "params.tags")
         if not isinstance(tags, list) or not tags or not all(isinstance(t, str) for t in tags):
             raise PlanError(f"params.tags: must be a non-empty list of strings (got {tags!r:.80})")
@@ -144,7 +141,7 @@ class PersonalizedULDP(Frozen):
             mech = cls(common, tags, background, labels)
         except ValueError as exc:
             raise PlanError(f"params.{exc}") from None
-        check_guarantee(mech.privacy_map(), data)
+        check_guarantee(mech.privacy_map(), data, spec_epsilon)
         return mech
 
     def privacy_map(self) -> dict[str, Any]:

@@ -27,8 +27,9 @@ from .._unary_mle import unary_mle_patterns
 from ._urap_data import sensitive_patterns
 from .._plan import PlanError
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate, linear_variance,
-                    sensitive_mask)
+from .._envelope import PlanFields
+from ._base import (GUARANTEE_FIELDS, bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate,
+                    linear_variance, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
 
@@ -178,6 +179,7 @@ class UtilityOptimizedRAPPOR(Frozen):
     mechanism = "urap"
     #: each report sets each bit at most once
     count_rule = CountRule(at_most_n=(("bits",),))
+    PLAN_FIELDS = PlanFields(("urap",), GUARANTEE_FIELDS["urap"])
     methods = ("empirical", "threshold", "em", "em-bits")
 
     def __init__(self, domain, sensitive, theta: float, d1: float, d2: float) -> None:

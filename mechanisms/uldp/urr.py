@@ -15,8 +15,9 @@ import numpy as np
 from .. import _sampling
 from .._mle import urr_mle
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
-from ._base import (EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels, from_plan_numbers,
-                    linear_estimate, linear_variance, sensitive_mask)
+from .._envelope import PlanFields
+from ._base import (GUARANTEE_FIELDS, EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels,
+                    from_plan_numbers, linear_estimate, linear_variance, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRR", "URRChannel", "urr_epsilon"]
 
@@ -87,6 +88,7 @@ class UtilityOptimizedRR(Frozen):
     mechanism = "urr"
     #: one reported item per report
     count_rule = CountRule(sums_to_n=(("y",),))
+    PLAN_FIELDS = PlanFields(("urr",), GUARANTEE_FIELDS["urr"])
     methods = ("empirical", "threshold", "em")
 
     def __init__(self, domain, sensitive, c1: float, c2: float, c3: float) -> None:

@@ -1,6 +1,7 @@
 """Independent verification of IDUE / IDUE-PS plans: exact numbers, then the plan against its spec.
 
-1. ``validate_plan`` (composed schema), every number finite, the levels partition the domain.
+1. ``validate_plan`` (the runtime's envelope reader, then the composed schema), the levels
+   partition the domain.
 2. Constraint (6), ``a_i (1-b_j) / (b_i (1-a_j)) <= e^{r(eps_i, eps_j)}``, over **all ordered
    pairs** of levels (the IDUE-PS dummy level included, Theorem 4) in O(t): with
    ``u = ln(a/b)`` and ``w = ln((1-b)/(1-a))`` computed from the exact rationals to 50
@@ -29,31 +30,31 @@ from ..errors import PlanFormatError
 __all__ = ["verify_plan", "check_numbers", "exact_ldp_epsilon"]
 
 _TIE = Decimal("1e-40")
-
-
-def _finite(node: Any, path: str) -> None:
-    if isinstance(node, float) and not math.isfinite(node):
-        raise PlanFormatError(f"{path}: must be a finite number (got {node!r})")
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            _finite(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(node, list):
-        for k, v in enumerate(node):
-            _finite(v, f"{path}[{k}]")
+_GRID = 2.0**48
 
 
 def _structure(plan: Mapping[str, Any]) -> None:
     labels = plan["domain"]["labels"]
-    size = plan["domain"]["size"]
+    size = plan["domain"]["size"]  # bounded by the envelope (MAX_DOMAIN_SIZE) before this point
     listed = [x for lv in plan["params"]["levels"] for x in lv["items"]]
-    domain = list(labels) if labels is not None else list(range(size))
-    if len(listed) != len(set(map(repr, listed))) or sorted(map(repr, listed)) != sorted(map(repr, domain)):
+    if labels is not None:
+        in_domain = all(isinstance(x, str) for x in listed) and set(listed) <= set(labels)
+    else:
+        in_domain = all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < size for x in listed)
+    if len(listed) != size or len(set(map(repr, listed))) != size or not in_domain:
         raise PlanFormatError("params.levels[*].items: the levels must partition the domain (each item in exactly one level)")
     for j, lv in enumerate(plan["params"]["levels"]):
         if lv["size"] != len(lv["items"]):
             raise PlanFormatError(f"params.levels[{j}].size: must equal the number of its items ({len(lv['items'])})")
         if not 0 < lv["b"] < lv["a"] < 1:
             raise PlanFormatError(f"params.levels[{j}]: probabilities must satisfy 0 < b < a < 1 (a={lv['a']}, b={lv['b']})")
+    pairs = [(f"params.levels[{j}]", lv) for j, lv in enumerate(plan["params"]["levels"])]
+    pairs += [("params.dummy", plan["params"]["dummy"])] if isinstance(plan["params"].get("dummy"), Mapping) else []
+    for where, lv in pairs:  # the runtime samples exactly on the 2^-48 grid and refuses anything else
+        for key in ("a", "b"):
+            x = float(lv[key])
+            if math.floor(x * _GRID) != x * _GRID:
+                raise PlanFormatError(f"{where}.{key}: must be a probability that is a multiple of 2**-48 (got {x!r})")
     ps = plan["mechanism"] == "idue-ps"
     if ps != (plan["params"].get("padding_length") is not None) or ps != ("dummy" in plan["params"]):
         raise PlanFormatError("params.padding_length / params.dummy: required for 'idue-ps' and absent (null) for 'idue'")
@@ -156,7 +157,6 @@ def verify_plan(plan: Mapping[str, Any]) -> Verification:
     Gu et al., ICDE 2020, eq. (6), Lemma 1, Theorem 4.
     """
     validate_plan(plan)
-    _finite({k: plan[k] for k in ("domain", "params", "guarantee", "predicted", "baselines")}, "")
     _structure(plan)
     notion = plan["guarantee"]["notion"]
     names, e, a, b, sizes = _levels_of(plan)

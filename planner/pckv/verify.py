@@ -30,7 +30,7 @@ from .allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, so
 from .plan import choose, predictions
 from .spec import PCKVSpec, parse_spec, private_phase
 
-__all__ = ["verify", "check_finite"]
+__all__ = ["verify"]
 
 #: Relative tolerance of recomputed float claims (predictions; exact checks are exact).
 CLAIM_RTOL = 1e-9
@@ -40,18 +40,6 @@ FRONTIER_RTOL = 1e-6
 
 class _Fail(Exception):
     pass
-
-
-def check_finite(node: Any, path: str = "") -> None:
-    """Raise PlanFormatError naming the first non-finite number (NaN-proof verification)."""
-    if isinstance(node, float) and not math.isfinite(node):
-        raise PlanFormatError(f"{path or '<plan>'}: must be a finite number (got {node!r})")
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            check_finite(v, f"{path}.{k}" if path else str(k))
-    elif isinstance(node, (list, tuple)):
-        for i, v in enumerate(node):
-            check_finite(v, f"{path}[{i}]")
 
 
 def _numbers(plan: Mapping[str, Any]) -> tuple[str, float, float, float, int, int]:
@@ -311,8 +299,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     ----------
     PCKV, Theorems 2-3 (App. A-B), Theorem 4.
     """
-    validate_plan(plan)
-    check_finite(plan)
+    validate_plan(plan)  # the runtime's envelope reader (finite numbers, domain, fields), then the schema
     if plan["mechanism"] not in ("pckv-ue", "pckv-grr"):
         raise PlanFormatError(f"mechanism: must be 'pckv-ue' or 'pckv-grr' (got {plan['mechanism']!r})")
     checks = ["schema", "finite numbers", "2^-48 grid and ranges"]

@@ -1,0 +1,190 @@
+"""The one reader of the plan 2.0 envelope (numpy + stdlib only).
+
+Every runtime's ``from_plan`` and the planner's ``verify`` read a plan through
+:func:`read_envelope` before looking at any family number:
+
+* strict JSON (:func:`ldpplan.mechanisms._plan.loads_strict`): no NaN/Infinity, no
+  duplicate keys, bounded size and depth; ``format_version`` exactly ``"2.0"``;
+* the pinned fingerprint, when one is given (:func:`ldpplan.mechanisms._plan.check_fingerprint`);
+* known fields only: the top-level fields of :data:`TOP_LEVEL_FIELDS`, and in ``guarantee``
+  the claims :data:`COMMON_GUARANTEE_FIELDS` plus those the mechanism's runtime class
+  declares in its ``PLAN_FIELDS`` (:class:`PlanFields`); an unknown claim is refused, since
+  no check could back it;
+* ``domain.size`` an integer in ``1 .. MAX_DOMAIN_SIZE``, checked before anything of that
+  size is allocated, then ``domain.labels`` null or exactly ``size`` distinct strings;
+* every number finite (a dict given in memory bypasses the JSON parser);
+* the ``verification`` block: an object with a boolean ``holds`` and a string ``message``
+  (the runtime additionally requires ``holds`` to be true: :func:`check_verified`).
+
+A new optional field is one entry in a declaration: :data:`TOP_LEVEL_FIELDS`,
+:data:`COMMON_GUARANTEE_FIELDS` (claims every mechanism may carry) or a class's
+``PLAN_FIELDS.guarantee``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from typing import Any, Mapping
+
+import numpy as np
+
+from ._plan import PlanError, check_fingerprint, check_verified, read_plan, require
+
+__all__ = ["PlanFields", "read_envelope", "read_domain", "MAX_DOMAIN_SIZE", "TOP_LEVEL_FIELDS",
+           "COMMON_GUARANTEE_FIELDS"]
+
+#: Largest ``domain.size`` a plan may have (2**24 = 16,777,216 items, keys or symbols). It is
+#: checked before anything is allocated, so a plan claiming 10**30 items costs nothing. The
+#: PIE location example (10,500,393 items) fits; a larger domain is refused by ``verify`` and
+#: ``load`` with one line naming ``domain.size``.
+MAX_DOMAIN_SIZE = 2**24
+#: Top-level fields of a plan 2.0 (all required; no others).
+TOP_LEVEL_FIELDS = ("format_version", "mechanism", "domain", "params", "guarantee", "predicted", "baselines",
+                    "planning_inputs", "solver", "verification", "spec", "provenance")
+#: ``guarantee`` claims every mechanism may carry (a cross-family claim is added here once).
+COMMON_GUARANTEE_FIELDS = ("notion", "epsilon")
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanFields:
+    """What a runtime class reads from a plan: its ``mechanism`` names and its ``guarantee`` claims.
+
+    Attributes
+    ----------
+    mechanisms : tuple of str
+        Values of the plan's ``mechanism`` the class runs.
+    guarantee : tuple of str
+        Claims of ``guarantee`` besides :data:`COMMON_GUARANTEE_FIELDS`.
+    """
+
+    mechanisms: tuple[str, ...]
+    guarantee: tuple[str, ...] = ()
+
+    @property
+    def guarantee_fields(self) -> frozenset[str]:
+        """Every claim allowed in ``guarantee``."""
+        return frozenset(COMMON_GUARANTEE_FIELDS) | frozenset(self.guarantee)
+
+
+def _non_finite(node: Any) -> str | None:
+    """Dotted path of the first non-finite float (iterative: no recursion limit), or None."""
+    stack: list[tuple[str, Any]] = [("", node)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, (float, np.floating)):
+            if not math.isfinite(float(value)):
+                return where or "<plan>"
+        elif isinstance(value, Mapping):
+            stack.extend((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            if value and isinstance(value[0], str) and all(isinstance(v, str) for v in value):
+                continue  # a list of labels
+            stack.extend((f"{where}[{i}]", v) for i, v in enumerate(value))
+    return None
+
+
+def read_domain(plan: Mapping[str, Any], *, low: int = 1, high: int = MAX_DOMAIN_SIZE) -> tuple[int, list[str] | None]:
+    """``(domain.size, domain.labels)`` checked: the size first (bounded), then the labels against it.
+
+    Parameters
+    ----------
+    plan : mapping
+    low, high : int
+        The family's bounds on the size (``high`` never above :data:`MAX_DOMAIN_SIZE`).
+
+    Raises
+    ------
+    PlanError
+        ``domain: ...`` not an object of ``size`` and ``labels``; ``domain.size`` not an integer
+        in ``low .. high``; ``domain.labels`` not null or ``size`` distinct strings.
+    """
+    domain = require(plan, "domain")
+    if not isinstance(domain, Mapping):
+        raise PlanError(f"domain: must be an object with 'size' and 'labels' (got {type(domain).__name__})")
+    for key in ("size", "labels"):
+        if key not in domain:
+            raise PlanError(f"domain.{key}: required field is missing from the plan")
+    extra = sorted(str(k) for k in domain if k not in ("size", "labels"))
+    if extra:
+        raise PlanError(f"domain.{extra[0][:40]}: unknown field (a domain has exactly 'size' and 'labels')")
+    size = domain["size"]
+    high = min(int(high), MAX_DOMAIN_SIZE)
+    if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or not low <= size <= high:
+        shown = str(size)[:40] if isinstance(size, (int, np.integer)) else f"{size!r:.40}"
+        raise PlanError(f"domain.size: must be an integer in {low}..{high} (the runtime reads domains of at most "
+                        f"MAX_DOMAIN_SIZE = {MAX_DOMAIN_SIZE} items) (got {shown})")
+    size = int(size)
+    labels = domain["labels"]
+    if labels is None:
+        return size, None
+    if not isinstance(labels, list) or len(labels) != size:
+        got = len(labels) if isinstance(labels, list) else type(labels).__name__
+        raise PlanError(f"domain.labels: must be null or a list of domain.size = {size} labels (got {got})")
+    seen: set[str] = set()
+    for k, label in enumerate(labels):
+        if not isinstance(label, str):
+            raise PlanError(f"domain.labels[{k}]: must be a string (got {label!r:.40})")
+        if label in seen:
+            raise PlanError(f"domain.labels[{k}]: label {label[:40]!r} appears twice (labels must be distinct)")
+        seen.add(label)
+    return size, list(labels)
+
+
+def read_envelope(plan: str | os.PathLike | Mapping[str, Any], fields: PlanFields | None = None, *,
+                  fingerprint: str | None = None, verified: bool = False) -> dict[str, Any]:
+    """Read a plan and check its envelope (see the module docstring); return the plan dict.
+
+    Parameters
+    ----------
+    plan : path-like or mapping
+    fields : PlanFields, optional
+        The runtime class's declaration (``cls.PLAN_FIELDS``); ``None`` checks only the parts
+        common to every mechanism (the mechanism name and the guarantee claims are then not
+        checked).
+    fingerprint : str, optional
+        The pinned ``"sha256:<hex>"``; a plan with another fingerprint is refused.
+    verified : bool
+        Also require ``verification.holds`` to be true (the runtime's ``load``).
+
+    Returns
+    -------
+    dict
+        The plan.
+
+    Raises
+    ------
+    PlanError
+        One line naming the field, the rule and the value.
+    """
+    data = read_plan(plan)
+    check_fingerprint(data, fingerprint)
+    unknown = [k for k in data if k not in TOP_LEVEL_FIELDS]
+    if unknown:
+        raise PlanError(f"{str(unknown[0])[:40]}: unknown top-level field (a plan 2.0 has exactly "
+                        f"{', '.join(TOP_LEVEL_FIELDS)})")
+    missing = [k for k in TOP_LEVEL_FIELDS if k not in data]
+    if missing:
+        raise PlanError(f"{missing[0]}: required field is missing from the plan")
+    mechanism = data["mechanism"]
+    if fields is not None and mechanism not in fields.mechanisms:
+        raise PlanError(f"mechanism: this runtime class runs {list(fields.mechanisms)} plans (got {mechanism!r:.40})")
+    read_domain(data)
+    where = _non_finite(data)
+    if where is not None:
+        raise PlanError(f"{where}: must be a finite number (NaN and infinity are not allowed in a plan)")
+    for key in ("params", "guarantee", "verification", "spec"):
+        if not isinstance(data[key], Mapping):
+            raise PlanError(f"{key}: must be an object (got {type(data[key]).__name__})")
+    if fields is not None:
+        allowed = fields.guarantee_fields
+        extra = sorted(str(k) for k in data["guarantee"] if k not in allowed)
+        if extra:
+            raise PlanError(f"guarantee.{extra[0][:40]}: unknown claim for a {mechanism!r} plan (known: "
+                            f"{', '.join(sorted(allowed))}); the runtime refuses claims it cannot check")
+    block = data["verification"]
+    if not isinstance(block.get("holds"), bool) or not isinstance(block.get("message"), str):
+        raise PlanError("verification: must be an object with a boolean 'holds' and a string 'message'")
+    if verified:
+        check_verified(data)
+    return data
