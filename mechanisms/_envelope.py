@@ -43,7 +43,9 @@ MAX_DOMAIN_SIZE = 2**24
 TOP_LEVEL_FIELDS = ("format_version", "mechanism", "domain", "params", "guarantee", "predicted", "baselines",
                     "planning_inputs", "solver", "verification", "spec", "provenance")
 #: ``guarantee`` claims every mechanism may carry (a cross-family claim is added here once).
-COMMON_GUARANTEE_FIELDS = ("notion", "epsilon")
+#: ``shuffled`` is the central (epsilon, delta) of n shuffled reports (a ``[shuffle]`` spec block);
+#: the runtime's privacy map is local, so that claim is checked by ``verify`` only.
+COMMON_GUARANTEE_FIELDS = ("notion", "epsilon", "shuffled")
 
 
 @dataclasses.dataclass(frozen=True)
