@@ -62,6 +62,7 @@ def _toy_plan(tmp_path):
     return tmp_path / "plan.json", json.loads((tmp_path / "plan.json").read_text())
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_estimating_a_large_file_uses_bounded_memory(toy_family, tmp_path):
     """Issue 16 finding 5: ``estimate`` reads reports through the aggregate path, a batch at a time."""
     from ldpplan.planner._plan_format import plan_fingerprint

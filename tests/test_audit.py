@@ -29,6 +29,7 @@ def _rr(domain=2, epsilon=1.0):
     return make_plan({"mechanism": "rr", "domain": domain, "users": 100, "target": {"epsilon": epsilon}})
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("name", SMALL)
 def test_embedded_examples_audit_consistent(plans, name):
     result = audit(plans[name], trials=4000, rng=np.random.default_rng(11))
@@ -119,6 +120,7 @@ def test_bound_is_monotone_in_trials_on_average():
     assert means[0] < means[1] < means[2] <= 1.0
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_coverage_of_the_lower_bound_on_a_tiny_rr():
     plan = _rr(domain=2)
     mech = mechanisms.load(plan)
@@ -148,6 +150,7 @@ def test_default_trials_follow_the_stated_formula():
     assert bounds.MIN_TRIALS < t < bounds.MAX_TRIALS
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_power_matches_monte_carlo_and_is_valid_at_the_claim():
     """power() is exact: it agrees with simulated binomial counts within 4 standard deviations,
     is at most 2 alpha at the claim (the bound's validity) and increases with the true epsilon."""
@@ -206,6 +209,7 @@ def test_cli_exit_codes_and_json(tmp_path, monkeypatch, plans):
     assert "NO" in leak.output
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("name", ["health", "three-levels", "pckv-synthetic", "uldp-urr", "uldp-urap", "uldp-pum"])
 def test_default_trials_reach_70_percent_of_the_claim_at_epsilon_1(plans, name):
     result = audit(plans[name], rng=np.random.default_rng(21))
@@ -213,6 +217,7 @@ def test_default_trials_reach_70_percent_of_the_claim_at_epsilon_1(plans, name):
     assert result.epsilon_lower_bound >= 0.7 * result.epsilon_claimed, result.table()
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_default_trials_reach_70_percent_for_rr_and_glh_at_epsilon_1():
     for mech in ("rr", "glh"):
         plan = make_plan({"mechanism": mech, "domain": 50, "users": 1000, "target": {"epsilon": 1.0}})

@@ -89,6 +89,7 @@ def test_javascript_copies_with_a_planted_leak_are_flagged(tmp_path, client, spe
     assert "NO" in result.output
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @needs_node
 def test_javascript_rr_client_with_the_python_api(tmp_path):
     plan_path = _write(tmp_path, RR_SPEC, "rr")

@@ -134,6 +134,7 @@ def test_fuzz_plan(spec):
         _check(_invoke(["plan", path, "-o", out]), out, folder, before)
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @FUZZ
 @given(text=plan_texts(), command=st.sampled_from(["verify", "perturb", "estimate", "simulate"]))
 def test_fuzz_plan_files(text, command):

@@ -92,6 +92,7 @@ def test_piped_tables_are_drawn_whole():
     assert "(columns" not in wide and len(wide.splitlines()[1]) > 120
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("example", planner.list_examples())
 def test_plan_summaries_fit(example):
     tables = planner.summarize(planner.make_plan(planner.example_spec(example)))
@@ -118,6 +119,7 @@ def plans(tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("name", ["health", "pckv-synthetic", "pie-glh", "uldp-urap"])
 def test_simulate_tables_fit(plans, name, monkeypatch):
     check_cli(["simulate", plans[name], "--trials", 2, "--seed", 1, "-O", "n=2000"] if name in ("health", "uldp-urap")
@@ -132,6 +134,7 @@ def test_simulate_every_example_fits(example, tmp_path, monkeypatch):
     check_cli(["simulate", path, "--trials", 2, "--seed", 1], monkeypatch)
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("name", ["health", "pckv-synthetic"])
 def test_audit_tables_fit(plans, name, monkeypatch):
     check_cli(["audit", plans[name], "--trials", 2000, "--seed", 1], monkeypatch)

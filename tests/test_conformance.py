@@ -294,6 +294,7 @@ def _simulate_and_check(fam, plan, trials: int):
         assert sum(a for a, _ in calls) <= calls[-1][1]
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("fam,name", SMALL)
 def test_simulate_small(fam, name, request):
     _simulate_and_check(fam, example_plan(fam, name, request), trials=1)

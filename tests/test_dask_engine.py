@@ -52,6 +52,7 @@ def _planner_modules():
                   or m.startswith("ldpplan.solvers"))
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("fam, name", SMALL)
 def test_dask_engine_is_bit_identical_to_local(fam, name, request, tmp_path, monkeypatch, client):
     from ldpplan.planner._dask_engine import aggregate_dask

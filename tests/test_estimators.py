@@ -133,6 +133,7 @@ def test_em_row_scaling_invariance():
     st.integers(20, 2000),
     st.integers(0, 2**32 - 1),
 )
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_em_beats_projected_empirical(k, epsilon, n, seed):
     rng = np.random.default_rng(seed)
     q = rr_matrix(epsilon, k)

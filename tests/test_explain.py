@@ -137,6 +137,7 @@ def test_explain_every_idue_ps_example():
         assert all(r["min"] <= r["max"] for r in rows), name
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_movielens_plan_users_distribution_and_explain(shared_data_dir, monkeypatch):
     monkeypatch.setenv("LDPPLAN_DATA_DIR", str(shared_data_dir))
     plan = planner.make_plan(os.path.join(os.path.dirname(__file__), "..", "examples", "movielens-idue-ps.toml"))

@@ -445,6 +445,7 @@ def test_ps_sample_items_list_and_csr_agree(ps):
     assert np.all(s1[sizes == 0] >= 5)  # empty sets always do
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_ps_estimator_unbiased_with_variance(ps):
     """Mean L f^s; variance = L^2 eq.(8)/n^2 at f^s plus the sampling term L^2 spread / n."""
     rng = np.random.default_rng(40)

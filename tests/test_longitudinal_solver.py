@@ -228,6 +228,7 @@ def _simulate_estimates(r: LongitudinalParameters, values: np.ndarray, repeats: 
     return out
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("name", ["L-GRR", "L-GRR-exact", "L-SUE", "L-OUE", "L-OSUE", "L-SOUE"])
 def test_variance_against_monte_carlo(name):
     r = longitudinal_parameters(name, 3.0, 1.0, 4)
@@ -254,6 +255,7 @@ def test_approximate_variance_closed_form():
 
 # ----------------------------------------------------------------------------- properties
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @settings(derandomize=True, max_examples=200, deadline=None)
 @given(epsilon_perm=st.floats(0.05, 10.0), share=st.floats(0.02, 0.98), k=st.integers(2, 500))
 def test_properties(epsilon_perm, share, k):

@@ -82,6 +82,7 @@ def test_optimized_grr_plan_matches_lemma3_eq23():
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(["pckv-ue", "pckv-grr"]), st.floats(0.05, 12), st.integers(2, 5000), st.integers(1, 40),
        st.sampled_from(["optimized", "naive", "tight"]))
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_composed_epsilon_never_exceeds_target(mech, eps, d, L, allocation):
     plan = api.make_plan({"mechanism": mech, "epsilon": eps, "domain": d, "padding_length": L, "allocation": allocation})
     ratio = composed_ratio_exact(mech, *(plan["params"][k] for k in ("a", "b", "p")), d, L)
@@ -93,6 +94,7 @@ def test_composed_epsilon_never_exceeds_target(mech, eps, d, L, allocation):
 SWEEP = [1e-3, 0.7, 3.0, 12.0, 20.0]
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("mechanism", ["pckv-ue", "pckv-grr"])
 @pytest.mark.parametrize("allocation", ["optimized", "numeric", "naive", "tight"])
 def test_epsilon_sweep_plans_verify_or_spec_error(mechanism, allocation):

@@ -138,6 +138,7 @@ def test_ue_runtime_matches_exact_marginals():
             assert abs(emp - exp) < 5 * math.sqrt(exp * (1 - exp) / n)
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("kind", ["ue", "grr"])
 def test_estimators_bias_and_variance_vs_theorem4(kind):
     d, L, n, trials = 5, 2, 20_000, 120
@@ -281,6 +282,7 @@ def test_sequence_input_equals_csr_input():
         np.testing.assert_array_equal(a[k], b[k])
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_random_signs_fair_per_position_under_mt19937():
     """uniform_bits is exact under 32-bit generators: every sign position is fair, one user per call."""
     rng = np.random.Generator(np.random.MT19937(1))

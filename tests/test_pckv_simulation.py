@@ -174,6 +174,7 @@ def test_movielens_plan_and_simulation(movielens_plan, shared_data_dir):
     assert rep.data["setting"]["users"] == 671
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_movielens_example_works_without_data_dir(monkeypatch, shared_data_dir):
     monkeypatch.delenv("LDPPLAN_DATA_DIR", raising=False)
     monkeypatch.chdir(shared_data_dir.parent.parent)          # ./shared/data is found from here

@@ -134,6 +134,7 @@ def test_spec_errors_name_the_field(raw, field):
     assert err.value.field == field
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_practical_range_plans_or_spec_error():
     """epsilon in [1e-6, 100] (the range of every family), |X| in {2, 100, 10^6}, n in {2, 10, 10^7}: a plan or a
     SpecError, nothing else."""

@@ -82,6 +82,7 @@ def _chi2_pvalue(counts: np.ndarray, probs: np.ndarray) -> float:
     return float(stats.chi2.sf(((counts - expected) ** 2 / expected).sum(), df=counts.size - 1))
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_rr_output_per_user_position_mt19937_one_user_per_call():
     # Before the sampling fix, bytes taken from random_raw() of a 32-bit generator were 0 in the
     # upper half of every 64-bit word: users at index 4..7 mod 8 kept their value with probability 1.
@@ -328,6 +329,7 @@ def test_glh_support_counts_chunking_merge_and_estimators():
     assert exact_em.log_likelihood >= loglik(em.frequency) - 1e-9  # the MLE beats the composite EM
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("make", [lambda: RandomizedResponse(1.5, 300), lambda: GeneralizedLocalHashing(2.0, 300, 64)])
 def test_em_on_groups_of_equal_counts_is_the_full_space_mle(make):
     from ldpplan.mechanisms._estimators import RRChannel, em_simplex, em_warm_start
@@ -404,6 +406,7 @@ def test_division_magic_is_exact_at_the_edges(g):
     np.testing.assert_array_equal((r * magic) >> shift, r // g)
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("k, g", [(50, 7), (300, 64), (40, HASH_PRIME - 1), (1000, 2**20)])
 def test_support_counts_direct_and_inversion_agree_with_brute_force(k, g):
     from ldpplan.mechanisms.pie import support_counts

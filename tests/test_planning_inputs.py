@@ -106,6 +106,7 @@ def test_idue_item_levels_csv_is_listed(tmp_path, spy):
     assert planner.verify_plan(plan).holds
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 def test_idue_ps_movielens_lists_domain_and_users(spy, data_dir):
     plan = planner.make_plan(Path(__file__).parents[1] / "examples" / "movielens-idue-ps.toml")
     _check_truthful(plan, spy.files - {str((Path(__file__).parents[1] / "examples" / "movielens-idue-ps.toml").resolve())})

@@ -234,6 +234,7 @@ def test_pie_l2_loss_total(mechanism):
 
 # ------------------------------------------------------------------ ULDP (uRR, uRAP, PUM)
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("example", ["uldp-urr", "uldp-urap", "uldp-pum"])
 def test_uldp_worst_case_l2_and_l1(example):
     plan = planner.make_plan(planner.example_spec(example))

@@ -19,6 +19,7 @@ def _with_shuffle(name, block=SHUFFLE):
     return spec
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("name", EXAMPLES)
 def test_every_family_states_the_central_guarantee_or_refuses(name):
     family, _ = all_examples()[name]

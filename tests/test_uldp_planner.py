@@ -296,6 +296,7 @@ def test_sweep_one_sensitive_item(mech, eps):
     assert _outcome(spec) == "plan"
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(["urr", "urap", "pum"]), st.floats(-6.5, 2.0), st.integers(2, 300), st.data())
 def test_sweep_property(mech, log_eps, k, data):

@@ -142,6 +142,7 @@ def test_props_4_7_and_15_18_match_simulation(which):
     assert abs(np.mean(l1s) - model.expected_l1(p, n)) <= 5 * se1 + 0.02 * model.expected_l1(p, n)
 
 
+@pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
 @pytest.mark.parametrize("which", ["urr", "urap", "rappor"])
 def test_estimators_threshold_and_em(which):
     k, sens = 10, [0, 1, 2, 3]
