@@ -381,6 +381,33 @@ def _colsum(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     return out
 
 
+def _rows_inputs(rows, low, high, weights, pinned):
+    """Checked inputs of the full-report unary likelihood: ``(y, nrow, d, low, high, weights, pinned)``.
+
+    ``rows`` is an ``(n, d)`` 0/1 array; ``low``/``high`` the per-column probabilities of a 1
+    (length d, >= 0); ``weights`` (length n) and ``pinned`` (length d) non-negative and not all zero.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and the rule.
+    """
+    y = np.asarray(rows)
+    if y.ndim != 2 or y.shape[1] == 0:
+        raise ValueError(f"rows must be an (n, d) array (got shape {y.shape})")
+    nrow, d = y.shape
+    lo, hi = _vector(low, "low", d), _vector(high, "high", d)
+    if np.any(lo < 0) or np.any(hi < 0):
+        raise ValueError("low, high must be >= 0")
+    w = np.ones(nrow) if weights is None or nrow == 0 else _vector(weights, "weights", nrow)
+    pin = np.zeros(d) if pinned is None else _vector(pinned, "pinned", d)
+    if np.any(w < 0) or np.any(pin < 0) or w.sum() + pin.sum() <= 0:
+        raise ValueError("weights and pinned must be >= 0 and not all zero")
+    if y.dtype != bool and nrow and not np.all((y == 0) | (y == 1)):
+        raise ValueError("rows must hold only 0 and 1")
+    return y, nrow, d, lo, hi, w, pin
+
+
 def _unary_full_inputs(reports, a, b, weights):
     """Validate unary reports and split off the pinned ones (ULDP eq. 10).
 

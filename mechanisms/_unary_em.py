@@ -20,7 +20,7 @@ import dataclasses
 
 import numpy as np
 
-from ._mle import _composite_inputs, _unary_full_inputs, _vector, _xlogy
+from ._mle import _rows_inputs, _composite_inputs, _unary_full_inputs, _vector, _xlogy
 
 __all__ = ["UnaryEMResult", "unary_em", "unary_em_full", "binary_rows_em"]
 
@@ -337,19 +337,7 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
     """
     if storage not in _STORAGE:
         raise ValueError(f"storage must be one of {_STORAGE} (got {storage!r})")
-    y = np.asarray(rows)
-    if y.ndim != 2 or y.shape[1] == 0:
-        raise ValueError(f"rows must be an (n, d) array (got shape {y.shape})")
-    nrow, d = y.shape
-    lo, hi = _vector(low, "low", d), _vector(high, "high", d)
-    if np.any(lo < 0) or np.any(hi < 0):
-        raise ValueError("low, high must be >= 0")
-    w = np.ones(nrow) if weights is None or nrow == 0 else _vector(weights, "weights", nrow)
-    pin = np.zeros(d) if pinned is None else _vector(pinned, "pinned", d)
-    if np.any(w < 0) or np.any(pin < 0) or w.sum() + pin.sum() <= 0:
-        raise ValueError("weights and pinned must be >= 0 and not all zero")
-    if y.dtype != bool and nrow and not np.all((y == 0) | (y == 1)):
-        raise ValueError("rows must hold only 0 and 1")
+    y, nrow, d, lo, hi, w, pin = _rows_inputs(rows, low, high, weights, pinned)
     yb = y.astype(bool, copy=False)
     active = np.flatnonzero(yb.any(axis=0)) if nrow else np.zeros(0, dtype=np.intp)
     sparse_cols = active.size < d  # all-zero columns (e.g. uRAP's X_N bits in non-pinned reports) add nothing

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._mle import _unary_full_inputs, _unary_params, _vector, _xlogy, unary_composite_mle
+from ._mle import _rows_inputs, _unary_full_inputs, _unary_params, _vector, _xlogy, unary_composite_mle
 from ._unary_em import UnaryEMResult, _Packed
 
 __all__ = ["binary_rows_mle", "unary_mle_full", "unary_mle_patterns"]
@@ -327,19 +327,7 @@ def binary_rows_mle(rows, low, high, *, weights=None, pinned=None, constant: flo
     (1974), ch. 23 (active set); Böhning (1999) for the gradient bound.
     """
     tols = _check(gap_tol, rtol, max_iter)
-    y = np.asarray(rows)
-    if y.ndim != 2 or y.shape[1] == 0:
-        raise ValueError(f"rows must be an (n, d) array (got shape {y.shape})")
-    nrow, d = y.shape
-    lo, hi = _vector(low, "low", d), _vector(high, "high", d)
-    if np.any(lo < 0) or np.any(hi < 0):
-        raise ValueError("low, high must be >= 0")
-    w = np.ones(nrow) if weights is None or nrow == 0 else _vector(weights, "weights", nrow)
-    pin = np.zeros(d) if pinned is None else _vector(pinned, "pinned", d)
-    if np.any(w < 0) or np.any(pin < 0) or w.sum() + pin.sum() <= 0:
-        raise ValueError("weights and pinned must be >= 0 and not all zero")
-    if y.dtype != bool and nrow and not np.all((y == 0) | (y == 1)):
-        raise ValueError("rows must hold only 0 and 1")
+    y, nrow, d, lo, hi, w, pin = _rows_inputs(rows, low, high, weights, pinned)
     keep = w > 0
     yb = y.astype(bool, copy=False)[keep]
     active = np.flatnonzero(yb.any(axis=0)) if yb.shape[0] else np.zeros(0, dtype=np.intp)
