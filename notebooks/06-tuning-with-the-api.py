@@ -303,7 +303,7 @@ print("   a of the first level on the 2^-48 grid:", plan_levels(loaded)[0]["a"] 
 
 tampered = json.loads(json.dumps(loaded))
 lv = plan_levels(tampered)[2]                  # make the common conditions more accurate by hand ...
-lv["a"] = min(lv["a"] + 0.02, 1 - 2**-48)
+lv["a"] = min(round((lv["a"] + 0.02) * 2**48) / 2**48, 1 - 2**-48)  # on the 2^-48 grid, as plans must be
 bad = planner.verify_plan(tampered)
 print(f"tampered plan: holds = {bad.holds}")
 print("  ", bad.message)
