@@ -14,15 +14,9 @@ import os
 import click
 
 from ._cli_errors import EXIT_OK, EXIT_VIOLATED, classify
+from .cli_runtime import RUNTIME_COMMANDS, _echo_json, _say_skipped, fail as _fail
 
 __all__ = ["main"]
-
-
-def _fail(message: str, code: int):
-    from ._console import print_message
-
-    print_message(message, prefix="error:", style="bold red", stderr=True)
-    raise click.exceptions.Exit(code)
 
 
 def _usage_line(exc: click.exceptions.UsageError) -> str:
@@ -63,12 +57,6 @@ class _Group(click.Group):
                 raise
             code, message = classify(exc)
             _fail(message, code)
-
-
-def _echo_json(obj) -> None:
-    from ._io import to_jsonable
-
-    click.echo(json.dumps(to_jsonable(obj), indent=2, allow_nan=False))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -248,148 +236,6 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
                     style="dim", markup=False, soft_wrap=True)
 
 
-@main.command("perturb", short_help="Perturb users' inputs into a reports file.")
-@click.argument("plan_file", type=click.Path(dir_okay=False))
-@click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False),
-              help="Users' true inputs (CSV, or Parquet with the same columns; streamed). The columns depend on "
-                   "the family: single items a column `item` "
-                   "(a label of domain.labels, or a 0-based index), item sets rows `user,item`, key-value rows "
-                   "`user,key,value`; `ldpplan options MECHANISM` prints the exact format.")
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Reports file to write (Parquet, see docs/REPORTS.md; atomically, nothing on error).")
-@click.option("--seed", type=click.IntRange(min=0), default=None,
-              help="Reproducible simulation: numpy's default_rng(SEED), recorded in the file. Without it "
-                   "(production) the reports are drawn from a cryptographically secure generator.")
-@click.option("--skip-empty", is_flag=True,
-              help="Drop rows whose item (key) is empty and say how many. Without it such rows are an error.")
-def perturb_cmd(plan_file, input_path, output, seed, skip_empty):
-    """Verify PLAN_FILE, perturb every user's input with the client runtime, write the reports.
-
-    The input is streamed (CSV or Parquet, a chunk of rows at a time); on a terminal a progress
-    bar shows the bytes read.
-
-    \b
-    Examples:
-      ldpplan perturb health.json --input users.csv -o reports.parquet
-      ldpplan perturb health.json --input users.csv -o reports.parquet --seed 7   # reproducible
-      ldpplan options idue       # the --input columns of a family
-    """
-    from ._console import console
-    from ._runtime_io import perturb_file
-    from ._report import counted
-
-    with _bytes_progress("perturbing") as progress:
-        result = perturb_file(plan_file, input_path, output, seed=seed, skip_empty=skip_empty, progress=progress)
-    _say_skipped(result.skipped_empty, input_path)
-    how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
-    console().print(f"wrote {counted(result.n, 'report')} of {result.mechanism} to {output} ({how})", markup=False,
-                    highlight=False, soft_wrap=True)
-
-
-def _say_skipped(count: int, path) -> None:
-    """``--skip-empty``: one line on stderr saying how many rows were dropped."""
-    if count:
-        from ._console import print_message
-
-        print_message(f"skipped {count:,} row{'s' if count != 1 else ''} of {path} with an empty item "
-                      "(--skip-empty)", prefix="note:", style="yellow", stderr=True)
-
-
-class _bytes_progress:
-    """A rich progress bar of bytes read on stderr when it is a terminal; else no callback (``None``)."""
-
-    def __init__(self, what: str):
-        self.what, self.bar = what, None
-
-    def __enter__(self):
-        from ._console import console, interactive
-
-        if not interactive(stderr=True):
-            return None
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self.bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), DownloadColumn(),
-                            TimeRemainingColumn(), console=console(stderr=True), transient=True)
-        self.bar.__enter__()
-        task = self.bar.add_task(self.what, total=None)
-
-        def progress(advance: int, total: int) -> None:
-            self.bar.update(task, advance=advance, total=total)
-
-        return progress
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-
-@main.command("aggregate", short_help="Merge report files (and aggregates) into an aggregate file.")
-@click.argument("plan_file", type=click.Path(dir_okay=False))
-@click.argument("inputs", nargs=-1, required=True)
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Aggregate file to write (JSON; atomically, nothing on error).")
-@click.option("--engine", type=click.Choice(["local", "dask"]), default="local", show_default=True,
-              help="local: this process; dask: one task per row group on a Dask cluster (ldpplan[dask]).")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Dask scheduler (tcp://host:port); without it --engine dask starts a LocalCluster.")
-def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
-    """Aggregate INPUTS (Parquet report files, globs, earlier aggregate files) of PLAN_FILE.
-
-    \b
-    Examples:
-      ldpplan aggregate health.json 'day1/*.parquet' -o day1.json
-      ldpplan aggregate health.json day1.json day2.json -o total.json
-      ldpplan aggregate health.json 'reports/*.parquet' -o agg.json --engine dask
-    """
-    from ._console import console
-    from ._runtime_io import verified_plan
-    from ._report import counted
-    from .aggregate import aggregate_files, write_aggregate_file
-
-    result = aggregate_files(verified_plan(plan_file), list(inputs), engine=engine, scheduler=scheduler)
-    write_aggregate_file(output, result)
-    console().print(f"wrote the aggregate of {counted(result.n, 'report')} from {counted(len(result.sources), 'file')} "
-                    f"({engine} engine) to {output}", markup=False, highlight=False, soft_wrap=True)
-
-
-@main.command("estimate", short_help="Estimate frequencies (and means) from reports or aggregates.")
-@click.argument("plan_file", type=click.Path(dir_okay=False))
-@click.argument("inputs", nargs=-1, required=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write estimates as CSV (atomically).")
-@click.option("--json", "as_json", is_flag=True, help="Print estimates as JSON (domain order).")
-@click.option("--method", default=None, metavar="NAME",
-              help="Estimator (the mechanism's `methods`; the first is the default; `empirical` always exists).")
-@click.option("--confidence", default=None, metavar="LEVEL",
-              help="Add confidence intervals at LEVEL in (0, 1), e.g. 0.95 (ci_low/ci_high; PCKV means too).")
-def estimate_cmd(plan_file, inputs, output, as_json, method, confidence):
-    """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
-
-    INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
-
-    \b
-    Examples:
-      ldpplan estimate health.json reports.parquet
-      ldpplan estimate health.json 'reports/*.parquet' --method empirical --json
-      ldpplan estimate health.json agg.json -o estimates.csv
-      ldpplan estimate health.json agg.json --json --confidence 0.95
-    """
-    from ._console import console, print_tables
-    from ._report import counted
-    from ._runtime_io import check_confidence, estimate_file, estimate_json, estimate_table, write_estimate_csv
-
-    level = check_confidence(confidence)
-    result = estimate_file(plan_file, list(inputs), method=method)
-    if output:
-        write_estimate_csv(result, output, level)
-    if as_json:
-        _echo_json(estimate_json(result, level))
-    elif output:
-        console().print(f"estimates of {counted(len(result.labels), 'entry', 'entries')} written to {output}", markup=False,
-                        highlight=False, soft_wrap=True)
-    else:
-        print_tables([estimate_table(result, level)])
-
-
 @main.command("audit", short_help="Measure a lower bound on epsilon from the runtime (exit 1: it leaks).")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--trials", type=click.IntRange(min=1), default=None,
@@ -563,3 +409,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+for _command in RUNTIME_COMMANDS:  # perturb, aggregate, estimate (planner/cli_runtime.py)
+    main.add_command(_command)
