@@ -20,7 +20,7 @@ __all__ = [
 
 def __getattr__(name: str):  # ShuffleBound is a solvers type: imported (with scipy) on first use
     if name == "ShuffleBound":
-        from ldpplan.solvers.shuffle import ShuffleBound
+        from ..solvers.shuffle import ShuffleBound
 
         return ShuffleBound
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,9 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import PrivacyViolation, SpecError
 
-__all__ = ["SpecBase", "ShuffleSpec", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "plan_header",
-           "load_schema",
-           "validate_plan_schema"]
+__all__ = ["SpecBase", "ShuffleSpec", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help"]
 
 
 #: The range of every privacy budget a spec states, in nats, in every family: ``0 < epsilon <= 100``
@@ -127,32 +125,6 @@ def attach_verification(plan: dict[str, Any], check) -> dict[str, Any]:
         raise PrivacyViolation(f"solved {plan.get('mechanism')} plan failed verification: {check.message}", check.details)
     plan["verification"] = {"holds": True, "message": check.message, **check.details}
     return plan
-
-
-# ----------------------------------------------------------------------------------------------
-# Transitional (format 1.0) helpers, removed once every family writes plan format 2.0.
-def plan_header(mechanism: str) -> dict[str, Any]:  # pragma: no cover - transitional
-    from ._plan_format import tool_version
-
-    return {"format_version": "1.0", "mechanism": mechanism, "created_by": {"tool": "ldpplan", "version": tool_version()}}
-
-
-def load_schema(family: str) -> dict[str, Any]:  # pragma: no cover - transitional
-    from ._plan_format import load_schema as _load
-
-    return _load(family)
-
-
-def validate_plan_schema(plan: Mapping[str, Any], family: str) -> None:  # pragma: no cover - transitional
-    import jsonschema
-
-    from .errors import PlanFormatError
-
-    errors = sorted(jsonschema.Draft202012Validator(load_schema(family)).iter_errors(plan),
-                    key=lambda e: list(e.absolute_path))
-    if errors:
-        err = errors[0]
-        raise PlanFormatError(f"{'.'.join(str(p) for p in err.absolute_path) or '<plan>'}: {err.message}")
 
 
 def parse_options(model_cls, extra: Mapping[str, str]):

@@ -128,7 +128,7 @@ def aggregate_dask(plan: Mapping[str, Any], paths: Sequence[str], *, scheduler: 
         A report file a worker refused (its one-line message, naming the file); the worker
         logs no traceback.
     """
-    from ldpplan.mechanisms import Aggregate
+    from ..mechanisms import Aggregate
 
     if client is None:
         with client_for(scheduler, n_workers) as new_client:

@@ -44,7 +44,7 @@ def read_spec_file(path: str | os.PathLike) -> dict[str, Any]:
         raise SpecError("<file>", "spec file must be readable UTF-8 text", str(exc), str(p)) from None
     try:
         if p.suffix.lower() == ".json":
-            from ldpplan.mechanisms import PlanError, loads_strict
+            from ..mechanisms import PlanError, loads_strict
 
             try:
                 data = loads_strict(text, what="spec")
@@ -149,7 +149,7 @@ def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
     PlanFormatError
         One line naming the field, the rule and the value.
     """
-    from ldpplan.mechanisms import PlanError, read_envelope
+    from ..mechanisms import PlanError, read_envelope
 
     try:
         return read_envelope(path)
@@ -165,7 +165,7 @@ def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
 
 def _is_aggregate_file(path: str | os.PathLike) -> bool:
     """Whether ``path`` holds an aggregate file (JSON whose ``format`` is ``ldpplan-aggregate...``), for the error."""
-    from ldpplan.mechanisms import loads_strict
+    from ..mechanisms import loads_strict
 
     try:
         if os.path.getsize(path) > 64 * 2**20:

@@ -160,7 +160,7 @@ def aggregate_row_groups(plan: Mapping[str, Any], path: str, row_groups: list[in
     (dict, int)
         ``Aggregate.to_dict()`` of those reports and their number of rows.
     """
-    from ldpplan import mechanisms
+    from .. import mechanisms
 
     mech = mechanisms.load(dict(plan))
     total = None
@@ -185,7 +185,7 @@ def aggregate_row_groups(plan: Mapping[str, Any], path: str, row_groups: list[in
 
 def merge_aggregate_dicts(*parts: tuple[dict[str, Any], int]) -> tuple[dict[str, Any], int]:
     """Merge ``(Aggregate.to_dict(), rows)`` pairs with ``+`` (integer counts: exact, order-free)."""
-    from ldpplan.mechanisms import Aggregate
+    from ..mechanisms import Aggregate
 
     total = Aggregate.from_dict(parts[0][0])
     rows = parts[0][1]

@@ -33,7 +33,7 @@ from importlib import resources
 from typing import Any, Mapping, Sequence
 
 from .errors import PlanFormatError
-from ldpplan.mechanisms import plan_fingerprint as _runtime_plan_fingerprint
+from ..mechanisms import plan_fingerprint as _runtime_plan_fingerprint
 
 __all__ = ["FORMAT_VERSION", "envelope", "predicted", "provenance", "tool_version", "load_schema",
            "validate_plan", "check_envelope", "plan_fingerprint"]
@@ -140,7 +140,7 @@ def check_envelope(plan: Mapping[str, Any]) -> dict[str, Any]:
     PlanFormatError
         The runtime's message (field, rule, value).
     """
-    from ldpplan.mechanisms import PlanError, read_envelope
+    from ..mechanisms import PlanError, read_envelope
 
     if not isinstance(plan, Mapping):
         raise PlanFormatError("<plan>: a plan must be a JSON object")

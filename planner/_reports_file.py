@@ -294,7 +294,7 @@ def file_digest(path: str | os.PathLike, chunk_bytes: int = 1 << 16) -> str:
 def file_batch(info: ReportsInfo):
     """The :class:`ldpplan.mechanisms.Batch` of a checked reports file: its ``batch_id`` (None for
     files written before batch ids), the digest of its bytes, its rows, its path as given."""
-    from ldpplan.mechanisms import Batch
+    from ..mechanisms import Batch
 
     return Batch(batch_id=info.meta["batch_id"], digest=file_digest(info.path), rows=info.num_rows, source=info.path)
 

@@ -99,7 +99,7 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
         Nothing is written in any of these cases (rows with an empty item: InputDataError naming
         their count and first lines, unless ``skip_empty``).
     """
-    from ldpplan import mechanisms
+    from .. import mechanisms
 
     from ._plan_format import plan_fingerprint, tool_version
     from ._reports_file import ReportsWriter
@@ -134,7 +134,7 @@ MAX_WHOLE_REPORT_BYTES = 1 << 30
 
 def _whole_reports(plan: dict[str, Any], sources: list, method: str | None, why: ValueError):
     """The reports of ``sources`` read whole (bounded by MAX_WHOLE_REPORT_BYTES), for a method the aggregate refuses."""
-    from ldpplan import mechanisms
+    from .. import mechanisms
 
     from ._parquet_columns import row_bytes
     from ._reports_file import read_reports
@@ -175,7 +175,7 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
     SpecError
         ``--method`` is not one of the mechanism's ``methods``.
     """
-    from ldpplan import mechanisms
+    from .. import mechanisms
 
     from .aggregate import aggregate_sources, expand_inputs, open_sources
 

@@ -126,7 +126,7 @@ def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Sou
         Unreadable, not strict JSON, another format, mechanism or plan fingerprint, an unknown
         field, malformed or inconsistent counts, no batch list, ``n`` not the aggregate's.
     """
-    from ldpplan.mechanisms import Aggregate, PlanError, loads_strict, plan_fingerprint
+    from ..mechanisms import Aggregate, PlanError, loads_strict, plan_fingerprint
 
     p = Path(path)
     try:
@@ -204,7 +204,7 @@ def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
         The first bad input, named: unreadable, another mechanism or plan, a batch counted twice
         (:func:`check_counted_once`).
     """
-    from ldpplan.mechanisms import plan_fingerprint
+    from ..mechanisms import plan_fingerprint
 
     from ._reports_file import file_batch, is_parquet, open_reports
 
@@ -232,7 +232,7 @@ def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
 
 
 def _aggregate_local(plan: Mapping[str, Any], reports: list[Source], batch_rows: int):
-    from ldpplan import mechanisms
+    from .. import mechanisms
 
     from ._reports_file import iter_report_batches
 
@@ -268,7 +268,7 @@ def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, eng
     InputDataError
         A report column the mechanism refuses (the message names the file).
     """
-    from ldpplan.mechanisms import plan_fingerprint
+    from ..mechanisms import plan_fingerprint
 
     if engine not in ENGINES:
         raise SpecError("--engine", f"must be one of {list(ENGINES)}", engine)
@@ -307,7 +307,7 @@ def aggregate_files(plan: Mapping[str, Any], inputs: Sequence[str | os.PathLike]
     InputDataError
         A bad input (named) or counts the runtime refuses.
     """
-    from ldpplan import mechanisms
+    from .. import mechanisms
 
     sources = open_sources(plan, expand_inputs(inputs))
     result = aggregate_sources(plan, sources, **options)

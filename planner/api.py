@@ -23,6 +23,7 @@ from .families import all_examples, family_for, family_of_plan, spec_mechanisms
 __all__ = [
     "load_spec", "make_plan", "verify_plan", "fingerprint", "write_plan", "read_plan", "summarize", "simulate",
     "example_spec", "list_examples", "plan_schema", "family", "options_help", "options_json", "explain_items",
+    "explain_shuffled",
 ]
 
 
@@ -84,7 +85,7 @@ def fingerprint(plan: Mapping[str, Any]) -> str:
     spaces; :func:`ldpplan.mechanisms.plan_fingerprint`): ``ldpplan.load(path,
     fingerprint=...)`` refuses any other plan.
     """
-    from ldpplan.mechanisms import plan_fingerprint
+    from ..mechanisms import plan_fingerprint
 
     return "sha256:" + plan_fingerprint(_io.to_jsonable(plan))
 
@@ -280,3 +281,40 @@ def explain_items(plan: Mapping[str, Any] | str | os.PathLike, items) -> dict[st
     from .idue.itemsets import explain_items as _explain
 
     return _explain(plan, list(items))
+
+
+def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:
+    """The central guarantee a verified plan's reports would get from a shuffler of ``n`` users.
+
+    Parameters
+    ----------
+    plan : mapping
+        A plan of any family with a plain local epsilon (not ULDP).
+    n : int
+        Users in the shuffled batch (>= 2).
+    delta : float
+        ``delta`` of the central claim, in (0, 1).
+
+    Returns
+    -------
+    dict
+        ``{"mechanism", "local_epsilon", "n", "delta", "epsilon", "epsilon_lower", "source"}``.
+
+    Raises
+    ------
+    SpecError
+        ``--shuffle-n`` / ``--delta`` out of range, or a ULDP plan.
+    PrivacyViolation
+        The plan fails its re-check (no central guarantee is stated for it).
+
+    References
+    ----------
+    See :mod:`ldpplan.solvers.shuffle`.
+    """
+    from .shuffle import central_guarantee
+
+    out = central_guarantee(plan, n, delta)
+    result = verify_plan(plan)
+    if not result.holds:
+        raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)
+    return out

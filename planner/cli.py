@@ -276,7 +276,7 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
     rng = np.random.default_rng(seed)
     mechanism = None
     if runtime_cmd is not None:
-        from ldpplan.mechanisms import read_plan
+        from ..mechanisms import read_plan
 
         from .audit.external import ExternalRuntime
 
@@ -382,9 +382,8 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
     if shuffle_n is not None:
         if delta is None:
             raise SpecError("--delta", "is required with --shuffle-n", None)
-        from .shuffle import explain_shuffled
 
-        out = explain_shuffled(api.read_plan(plan_file), shuffle_n, delta)
+        out = api.explain_shuffled(api.read_plan(plan_file), shuffle_n, delta)
         if as_json:
             _echo_json(out)
             return

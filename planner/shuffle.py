@@ -16,10 +16,9 @@ import math
 from typing import Any, Mapping
 
 
-
 def __getattr__(name: str):  # ShuffleBound without importing scipy when the planner package loads
     if name == "ShuffleBound":
-        from ldpplan.solvers.shuffle import ShuffleBound
+        from ..solvers.shuffle import ShuffleBound
 
         return ShuffleBound
     raise AttributeError(name)
@@ -31,7 +30,7 @@ def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | Non
 
     See :func:`ldpplan.solvers.shuffle.shuffle_bound` (parameters, Raises, References).
     """
-    from ldpplan.solvers.shuffle import shuffle_bound as solve
+    from ..solvers.shuffle import shuffle_bound as solve
 
     return solve(epsilon0, n, delta, mechanism=mechanism, domain_size=domain_size)
 
@@ -42,20 +41,20 @@ def local_epsilon_for(central_epsilon: float, delta: float, n: int, *, mechanism
 
     See :func:`ldpplan.solvers.shuffle.local_epsilon_for` (Returns, Raises, References).
     """
-    from ldpplan.solvers.shuffle import local_epsilon_for as solve
+    from ..solvers.shuffle import local_epsilon_for as solve
 
     return solve(central_epsilon, delta, n, mechanism=mechanism, domain_size=domain_size)
 
 
 def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
     """FMT21 Theorem 3.1 (see :func:`ldpplan.solvers.shuffle.fmt21_closed_form`)."""
-    from ldpplan.solvers.shuffle import fmt21_closed_form as closed
+    from ..solvers.shuffle import fmt21_closed_form as closed
 
     return closed(epsilon0, n, delta)
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
            "shuffle_mechanism", "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
-           "explain_shuffled"]
+           "central_guarantee"]
 
 
 def shuffle_mechanism(mechanism: str, domain_size: int | None) -> tuple[str | None, int | None]:
@@ -115,8 +114,8 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     takes every tail from ``bdtrc`` directly (or, for the exact binary-RR curve, from the
     convolution of the pmfs) and requires ``delta(epsilon) <= delta``.
     """
-    from ldpplan.solvers import _shuffle_curves as curves
-    from ldpplan.solvers import shuffle as solver
+    from ..solvers import _shuffle_curves as curves
+    from ..solvers import shuffle as solver
 
     epsilon, n, delta = float(shuffled["epsilon"]), int(shuffled["n"]), float(shuffled["delta"])
     source = str(shuffled["source"]).split("; lower:")[0]
@@ -199,36 +198,35 @@ def verify_shuffled(plan: Mapping[str, Any]) -> str | None:
     return check_shuffled(shuffled, epsilon0, mechanism=mechanism, domain_size=domain_size)
 
 
-def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:
-    """The central guarantee a verified plan's reports would get from a shuffler of ``n`` users.
+def central_guarantee(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:
+    """The central guarantee of a plan's reports through a shuffler of ``n`` users (the plan is not re-checked).
+
+    :func:`ldpplan.planner.api.explain_shuffled` re-checks the plan first; this is its second step.
 
     Parameters
     ----------
     plan : mapping
         A plan of any family with a plain local epsilon (not ULDP).
     n : int
-        Users in the shuffled batch (>= 2).
+        Users, one report each (>= 2).
     delta : float
-        ``delta`` of the central claim, in (0, 1).
+        In (0, 1).
 
     Returns
     -------
     dict
-        ``{"mechanism", "local_epsilon", "n", "delta", "epsilon", "epsilon_lower", "source"}``.
+        ``mechanism``, ``local_epsilon`` and the fields of ``guarantee.shuffled``.
 
     Raises
     ------
     SpecError
         ``--shuffle-n`` / ``--delta`` out of range, or a ULDP plan.
-    PrivacyViolation
-        The plan fails its re-check (no central guarantee is stated for it).
 
     References
     ----------
     See :mod:`ldpplan.solvers.shuffle`.
     """
-    from .api import verify_plan
-    from .errors import PrivacyViolation, SpecError
+    from .errors import SpecError
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise SpecError("--shuffle-n", "must be an integer >= 2", n)
@@ -238,9 +236,6 @@ def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str,
         epsilon0 = local_epsilon_of_plan(plan)
     except ValueError as exc:
         raise SpecError("PLAN", str(exc), plan.get("mechanism")) from None
-    result = verify_plan(plan)
-    if not result.holds:
-        raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)
     mechanism, domain_size = _bound_kind(plan)
     return {"mechanism": plan.get("mechanism"), "local_epsilon": epsilon0,
             **shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size)}

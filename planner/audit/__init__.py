@@ -164,7 +164,7 @@ class AuditResult:
 
 
 def _read(plan: Any) -> dict[str, Any]:
-    from ldpplan.mechanisms import read_plan
+    from ...mechanisms import read_plan
 
     if isinstance(plan, Mapping):
         return dict(plan)
@@ -248,7 +248,7 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
         raise SpecError("trials", "must be an integer >= 1", trials)
     data = _read(plan)
     if mechanism is None:
-        from ldpplan.mechanisms import load
+        from ...mechanisms import load
 
         mechanism = load(data)
     if rng is None:

@@ -104,7 +104,7 @@ class ExternalRuntime:
 
     def perturb(self, data: Any, rng: np.random.Generator) -> Any:
         """Run the program on ``data`` with a seed drawn from ``rng``; its reports."""
-        from ldpplan.mechanisms import Reports
+        from ...mechanisms import Reports
 
         lines = encode_inputs(data)
         seed = int(rng.integers(0, 2**53))

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ldpplan.mechanisms.pie import collision_probability, hash_values
+from ...mechanisms.pie import collision_probability, hash_values
 
 from .pairs import InputPair, Test, item_label, repeat
 

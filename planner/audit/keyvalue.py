@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ldpplan.mechanisms.pckv import KeyValueUsers
+from ...mechanisms.pckv import KeyValueUsers
 
 from .pairs import InputPair, Test, item_label, unpacked_bit
 

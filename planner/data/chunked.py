@@ -121,9 +121,21 @@ def _n_users(chunk) -> int:
 
 
 # --------------------------------------------------------------------------- item cells -> indices
-def _fail_item(table: TableStream, start: int, col, i: int, labels, domain_size: int, column: str):
-    from .inputs import _item_index
+def _item_index(cell: str, labels: list[str] | None, domain_size: int, where: str) -> int:
+    """Index of an item cell that is not a label (labels None: a 0-based index), else InputDataError."""
+    if labels is not None:
+        shown = labels[:5] + (["..."] if len(labels) > 5 else [])
+        raise InputDataError(f"{where}: must be one of domain.labels {shown} (got {cell[:40]!r})")
+    try:
+        value = int(cell)
+    except ValueError:
+        raise InputDataError(f"{where}: must be a 0-based index (the plan has no labels) (got {cell[:40]!r})") from None
+    if not 0 <= value < domain_size:
+        raise InputDataError(f"{where}: must be a 0-based index in [0, {domain_size}) (got {value})")
+    return value
 
+
+def _fail_item(table: TableStream, start: int, col, i: int, labels, domain_size: int, column: str):
     _item_index(col[i].as_py(), labels, domain_size, f"{table.where(start + i)}: {column}")
     raise AssertionError("unreachable")  # pragma: no cover - _item_index raised
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputDataError
+from .chunked import _item_index, concat_chunks, item_stream
 
 __all__ = ["CsvTable", "read_csv_table", "read_item_column", "read_item_sets", "MAX_INPUT_BYTES"]
 
@@ -81,20 +82,6 @@ def read_csv_table(path: str | os.PathLike, required: tuple[str, ...] | list[str
     return CsvTable(header=header, rows=rows, lines=lines)
 
 
-def _item_index(cell: str, labels: list[str] | None, domain_size: int, where: str) -> int:
-    """Index of an item cell that is not a label (labels None: a 0-based index), else InputDataError."""
-    if labels is not None:
-        shown = labels[:5] + (["..."] if len(labels) > 5 else [])
-        raise InputDataError(f"{where}: must be one of domain.labels {shown} (got {cell[:40]!r})")
-    try:
-        value = int(cell)
-    except ValueError:
-        raise InputDataError(f"{where}: must be a 0-based index (the plan has no labels) (got {cell[:40]!r})") from None
-    if not 0 <= value < domain_size:
-        raise InputDataError(f"{where}: must be a 0-based index in [0, {domain_size}) (got {value})")
-    return value
-
-
 def read_item_column(path: str | os.PathLike, labels: list[str] | None, domain_size: int, *,
                      column: str = "item", extra: tuple[str, ...] = ()) -> np.ndarray | dict[str, np.ndarray]:
     """Single-item inputs, one row per user: column ``item`` holds a label of ``domain.labels``,
@@ -122,8 +109,6 @@ def read_item_column(path: str | os.PathLike, labels: list[str] | None, domain_s
         Naming the file, the line and the value (no rows, unknown label, bad index, repeated user,
         rows with an empty item: see :func:`ldpplan.planner.data.item_stream`, which reads the file).
     """
-    from .chunked import concat_chunks, item_stream
-
     return concat_chunks(list(item_stream(path, labels, domain_size, column=column, extra=extra)))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ldpplan.mechanisms.pckv import KeyValueUsers
+from ...mechanisms.pckv import KeyValueUsers
 
 from .._report import counted
 from ..errors import InputDataError

@@ -11,6 +11,7 @@ from typing import Any, Mapping
 
 from .._exact import exact
 from ..errors import PlanFormatError, SpecError
+from .claims import USERS_SETS_WHAT, baselines_of, predicted_of
 from .spec import NOTION_NAMES, parse_idue_spec
 
 __all__ = ["compare_spec", "compare_derived", "embedded_spec"]
@@ -149,7 +150,6 @@ def _set_claims(plan: Mapping[str, Any]) -> str | None:
 
 def _users_claims(plan: Mapping[str, Any]) -> str | None:
     """``guarantee.users_set_budgets``: recorded as a planning input; ordered quantiles within [min E, max E]."""
-    from .plan import USERS_SETS_WHAT
 
     dist = plan["guarantee"].get("users_set_budgets")
     if dist is None:
@@ -171,8 +171,6 @@ def _users_claims(plan: Mapping[str, Any]) -> str | None:
 
 def compare_derived(plan: Mapping[str, Any], ldp: Decimal) -> str | None:
     """Recompute ``guarantee``, ``params.dummy``, ``predicted`` and ``baselines`` and compare."""
-    from .plan import baselines_of, predicted_of
-
     spec, _ = embedded_spec(plan)
     params, g = plan["params"], plan["guarantee"]
     lv = params["levels"]

@@ -129,8 +129,8 @@ def theoretical_mse(a, b, f, f_sampled, n: int, L: int | None, spread=None) -> f
 
 def runtimes(plan: Mapping[str, Any]) -> dict[str, Any]:
     """The plan's runtime and the RAPPOR / OUE baselines as runtime objects (same items, same L)."""
-    from ldpplan import mechanisms
-    from ldpplan.mechanisms.idue import IDUE, IDUEPS
+    from ... import mechanisms
+    from ...mechanisms.idue import IDUE, IDUEPS
 
     out = {f"IDUE {plan['params']['model']}": mechanisms.load(dict(plan))}
     m, L = plan["domain"]["size"], plan["params"].get("padding_length")

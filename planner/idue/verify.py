@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, localcontext
-from fractions import Fraction
 from typing import Any, Mapping
 
 
-from .._exact import DIGITS, exact, log_exact, ratio_within
+from .._exact import DIGITS, exact, ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError
+from ._exact_numbers import _dec, _uw, exact_ldp_epsilon
 
 __all__ = ["verify_plan", "check_numbers", "exact_ldp_epsilon"]
 
@@ -58,15 +58,6 @@ def _structure(plan: Mapping[str, Any]) -> None:
     ps = plan["mechanism"] == "idue-ps"
     if ps != (plan["params"].get("padding_length") is not None) or ps != ("dummy" in plan["params"]):
         raise PlanFormatError("params.padding_length / params.dummy: required for 'idue-ps' and absent (null) for 'idue'")
-
-
-def _dec(x: Fraction) -> Decimal:
-    return Decimal(x.numerator) / Decimal(x.denominator)
-
-
-def _uw(a: float, b: float) -> tuple[Decimal, Decimal]:
-    fa, fb = exact(a), exact(b)
-    return log_exact(fa / fb), log_exact((1 - fb) / (1 - fa))
 
 
 def check_numbers(names, epsilons, a, b, notion: str) -> tuple[bool, Decimal, tuple[int, int]]:
@@ -106,22 +97,6 @@ def check_numbers(names, epsilons, a, b, notion: str) -> tuple[bool, Decimal, tu
     ratio = exact(a[i]) * (1 - exact(b[j])) / (exact(b[i]) * (1 - exact(a[j])))
     holds = bool(best > _TIE) and ratio_within(ratio, r)
     return holds, best, pair
-
-
-def exact_ldp_epsilon(a, b, sizes) -> Decimal:
-    """Lemma 1 exactly: max of ``u_i + w_j`` over distinct items (50 digits; 0 for one item)."""
-    with localcontext() as ctx:
-        ctx.prec = DIGITS + 10
-        uw = [_uw(x, y) for x, y in zip(a, b)]
-        order = sorted(range(len(uw)), key=lambda k: uw[k][1], reverse=True)  # top two w, O(t log t)
-        best = Decimal(0)
-        for k, (u, w) in enumerate(uw):
-            other = order[0] if order[0] != k else (order[1] if len(order) > 1 else None)
-            if other is not None:
-                best = max(best, u + uw[other][1])
-            if sizes[k] >= 2:
-                best = max(best, u + w)
-        return best
 
 
 def _levels_of(plan: Mapping[str, Any]):

@@ -16,7 +16,7 @@ import math
 from fractions import Fraction
 from typing import Any, Mapping
 
-from ldpplan.mechanisms.pckv import to_grid
+from ...mechanisms.pckv import to_grid
 
 from .._exact import exact, log_exact, ratio_within, shrink
 from ..errors import SpecError
@@ -143,8 +143,8 @@ def solve_on_grid(mechanism: str, epsilon: float, method: str, domain_size: int,
     SpecError
         ``epsilon``: no grid allocation holds (the reason is named).
     """
-    from ldpplan.solvers import SolverError
-    from ldpplan.solvers import pckv as S
+    from ...solvers import SolverError
+    from ...solvers import pckv as S
 
     aim = shrink(epsilon)
     for repairs in range(MAX_REPAIRS):

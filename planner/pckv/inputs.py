@@ -7,7 +7,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ldpplan.mechanisms.pckv import KeyValueUsers
+from ...mechanisms.pckv import KeyValueUsers
 
 from ..errors import InputDataError
 

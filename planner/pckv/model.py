@@ -143,7 +143,7 @@ def build_model(spec: PCKVSpec, d: int, labels: list[str] | None, pdata: Plannin
     SpecError
         Priors of the wrong length, data keys outside the domain, no key with ``f > 0``.
     """
-    from ldpplan.solvers.pckv import KeyModel
+    from ...solvers.pckv import KeyModel
 
     info: dict[str, Any] = {}
     if pdata.data is not None:

@@ -55,7 +55,7 @@ def predictions(q: Mapping[str, float], L: int, model, weights) -> dict[str, dic
     ----------
     PCKV, Theorem 4 eq. (9)-(12); approximations eq. (16)-(18).
     """
-    from ldpplan.solvers.pckv import approximate_mse, theorem4_mse
+    from ...solvers.pckv import approximate_mse, theorem4_mse
 
     keys = model.objective_keys
     fs = model.sampled(L)
@@ -105,7 +105,7 @@ def _at(model) -> dict[str, str]:
 
 def _worst_mean(q: Mapping[str, float], L: int, model) -> dict[str, Any]:
     """The headline ``mse_mean`` when the key distribution is open: the worst case over keys and means."""
-    from ldpplan.solvers.pckv import truncation_factor, worst_case_mean_mse
+    from ...solvers.pckv import truncation_factor, worst_case_mean_mse
 
     rho = 1.0 if model.set_sizes is None else truncation_factor(model.set_sizes, model.set_size_weights, L)
     floor = model.min_key_frequency
@@ -140,8 +140,8 @@ def choose(objectives: Mapping[str, float]) -> str:
 
 def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights,
                     phase_one: dict | None = None) -> tuple[int, dict | None]:
-    from ldpplan.solvers import SolverError
-    from ldpplan.solvers import pckv as S
+    from ...solvers import SolverError
+    from ...solvers import pckv as S
 
     from .._exact import shrink
 
@@ -239,7 +239,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     SpecError
         Invalid spec or no allocation on the grid (field, rule, value).
     """
-    from ldpplan.solvers import pckv as S
+    from ...solvers import pckv as S
 
     t0 = time.perf_counter()
     spec = parse_spec(raw)

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from ldpplan.mechanisms import Aggregate
-from ldpplan.mechanisms.pie import RandomizedResponse
+from ...mechanisms import Aggregate
+from ...mechanisms.pie import RandomizedResponse
 
 from .model import open_assumptions
 from .spec import DEFAULT_USERS, PCKVSpec, PrivatePhase
@@ -141,7 +141,7 @@ def private_key_model(spec: PCKVSpec, d: int, distribution, users: int):
     ``f_k = prior_frequencies`` or ``min(1, E[size]/d)``; ``m_k = prior_means`` or 1 (the
     worst case of eq. (11)); objective keys as for other plans (``objective_keys``).
     """
-    from ldpplan.solvers.pckv import KeyModel
+    from ...solvers.pckv import KeyModel
 
     from ..errors import SpecError
 

@@ -17,8 +17,8 @@ from typing import Any, Callable, Literal, Mapping, Optional
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ldpplan.mechanisms import Aggregate
-from ldpplan.mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, sample_pairs
+from ...mechanisms import Aggregate
+from ...mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, sample_pairs
 
 from .._common import parse_options
 from .._report import SimulateOptions, SimulationReport, Table
@@ -304,7 +304,7 @@ class _Run:
 
     def result(self, name: str, method: str, rt) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
         """Simulate one runtime: its table row, Theorem 4 per-key mean MSE and the simulated one."""
-        from ldpplan.solvers.pckv import theorem4_mse
+        from ...solvers.pckv import theorem4_mse
 
         err, per_key_m = _run_row(rt, self.users, self.sets, self.freq, self.means, self.options, self.trial_seqs,
                                   self.tick)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ldpplan.mechanisms.privkvm import KVUE, PrivKVM
+from ...mechanisms.privkvm import KVUE, PrivKVM
 
 from .._report import Table
 

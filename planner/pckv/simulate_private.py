@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ldpplan.mechanisms.pckv import KeyValueUsers
+from ...mechanisms.pckv import KeyValueUsers
 
 from .._report import Table
 from .allocation import solve_on_grid
@@ -34,7 +34,7 @@ def subset_users(users: KeyValueUsers, rows: np.ndarray) -> KeyValueUsers:
 
 
 def _choose(mech: str, eps: float, d: int, model, allocation: str, weights, bound: int) -> int:
-    from ldpplan.solvers import pckv as S
+    from ...solvers import pckv as S
 
     from .._exact import shrink
 
@@ -44,7 +44,7 @@ def _choose(mech: str, eps: float, d: int, model, allocation: str, weights, boun
 
 
 def _raw_model(freq, means, sampled, sizes, n: int, objective_keys):
-    from ldpplan.solvers.pckv import KeyModel
+    from ...solvers.pckv import KeyModel
 
     sset, swt = np.unique(sizes, return_counts=True)
     order = np.argsort(-freq, kind="stable")
@@ -64,7 +64,7 @@ def two_phase(plan: Mapping[str, Any], users: KeyValueUsers, truth: tuple, top: 
     runtime_of : callable ``(mechanism, a, b, p, d, L) -> runtime``
     aggregate : callable ``(runtime, users, rng) -> Aggregate``
     """
-    from ldpplan.solvers.pckv import theorem4_mse
+    from ...solvers.pckv import theorem4_mse
 
     spec = parse_spec(plan["spec"])
     phase = private_phase(spec)

@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from ldpplan.mechanisms.pckv import on_grid
+from ...mechanisms.pckv import on_grid
 
 from .._exact import ratio_within
 from .._plan_format import validate_plan
@@ -267,7 +267,7 @@ def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
 
 def _check_auto(plan: Mapping[str, Any], spec: PCKVSpec, mech: str, d: int, model, weights) -> None:
     """Re-run the ``"auto"`` search (closed-form allocations) and compare the chosen L."""
-    from ldpplan.solvers import pckv as S
+    from ...solvers import pckv as S
 
     from .._exact import shrink
 

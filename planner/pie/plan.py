@@ -35,7 +35,7 @@ def report_bits(mechanism: str, domain_size: int, g: int | None) -> int:
 
 
 def _predictions(mechanism: str, epsilon: float, k: int, n: int, g: int | None, theta: float) -> dict[str, Any]:
-    from ldpplan.solvers.pie import l2_loss_glh, l2_loss_glh_limit, l2_loss_rr, total_l2_loss_glh, total_l2_loss_rr
+    from ...solvers.pie import l2_loss_glh, l2_loss_glh_limit, l2_loss_rr, total_l2_loss_glh, total_l2_loss_rr
 
     if mechanism == "rr":
         src = "Prop. 4.6 (eq. 22) at the realised epsilon"
@@ -68,7 +68,7 @@ def _baseline(name: str, res, spec: ParsedSpec, chosen: str) -> dict[str, Any]:
 
 def _unshuffled_baseline(mechanism: str, spec, shuffled_loss: float) -> dict[str, Any]:
     """The same mechanism spending ``target.central_epsilon`` locally (no shuffler): its loss and the gain."""
-    from ldpplan.solvers.pie import solve_glh, total_l2_loss_rr
+    from ...solvers.pie import solve_glh, total_l2_loss_rr
 
     central, k, n = spec.target.central_epsilon, spec.domain_size, spec.n
     if mechanism == "rr":
@@ -97,7 +97,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     SpecError
         Invalid spec, unreachable target, or an epsilon too small for the 2^-48 grid.
     """
-    from ldpplan.mechanisms.pie import keep_probability
+    from ...mechanisms.pie import keep_probability
 
     spec = parse_spec(raw, base_dir)
     k, n, t = spec.domain_size, spec.n, spec.model.releases

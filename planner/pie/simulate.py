@@ -152,7 +152,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
 def _run_plan(label: str, sp: dict, ss: np.random.SeedSequence, items: np.ndarray, truth: np.ndarray,
               top: np.ndarray, opts: PIESimulateOptions, trials: int, tick) -> dict[str, Any]:
     """Trials of one simulated plan through the runtime; its result record (losses per estimator)."""
-    from ldpplan import mechanisms
+    from ... import mechanisms
 
     mech = mechanisms.load(sp)
     n = int(items.size)

@@ -30,7 +30,7 @@ def alpha_budget(spec: ParsedSpec) -> float:
 
 
 def solve(spec: ParsedSpec, mechanism: str):
-    from ldpplan.solvers.pie import solve_glh, solve_rr
+    from ...solvers.pie import solve_glh, solve_rr
 
     t, m = spec.target, spec.model
     if t.central_epsilon is not None:
@@ -63,7 +63,7 @@ def shuffled_local_epsilon(spec: ParsedSpec, mechanism: str) -> float:
 
 
 def select(spec: ParsedSpec, raw: Mapping[str, Any]):
-    from ldpplan.solvers import SolverError
+    from ...solvers import SolverError
 
     requested = spec.model.mechanism
     results = {}

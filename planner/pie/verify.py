@@ -121,7 +121,7 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
     a relative 1e-9, and another ``g`` (or, for ``"pie"``, the other mechanism) is accepted
     only at the same predicted loss (within a relative 1e-9: a near tie).
     """
-    from ldpplan.solvers.pie import total_l2_loss_glh
+    from ...solvers.pie import total_l2_loss_glh
 
     try:
         results, chosen, _ = select(spec, plan["spec"])
@@ -180,7 +180,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     PlanFormatError
         Schema violation, a non-finite number, or unusable numbers (mu off the grid, sizes).
     """
-    from ldpplan.mechanisms.pie import keep_probability
+    from ...mechanisms.pie import keep_probability
 
     validate_plan(plan)  # the runtime's envelope reader (finite numbers, domain, fields), then the schema
     k, symbols, mu, eps_param = _structure(plan)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldpplan.mechanisms import Aggregate
+from ...mechanisms import Aggregate
 
 __all__ = ["sample_aggregate"]
 

@@ -72,7 +72,7 @@ def grid_urr(epsilon: float, n_sensitive: int) -> dict[str, float]:
     SpecError
         When the grid cannot hold ``c1 > c2``, ``c3 > 0`` and ``c1/c2 <= e^epsilon``.
     """
-    from ldpplan.solvers.uldp import urr_parameters
+    from ...solvers.uldp import urr_parameters
 
     ks = int(n_sensitive)
     c2 = urr_parameters(shrink(epsilon), ks).parameters["c2"]
@@ -107,7 +107,7 @@ def grid_urap(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
     SpecError
         When the grid cannot meet the budget.
     """
-    from ldpplan.solvers.uldp import urap_parameters
+    from ...solvers.uldp import urap_parameters
 
     target = shrink(epsilon)
     th = grid_theta(urap_parameters(target, theta).parameters["theta"])
@@ -149,7 +149,7 @@ def grid_rappor(epsilon: float) -> dict[str, float]:
 
 def marginals_model(kind: str, params: Mapping[str, Any], n_sensitive: int, n_nonsensitive: int):
     """``solvers.uldp.LinearMarginals`` of uRR/uRAP numbers (eqs. 34, 40)."""
-    from ldpplan.solvers.uldp import LinearMarginals
+    from ...solvers.uldp import LinearMarginals
 
     if kind == "urr":
         return LinearMarginals.urr(n_sensitive, n_nonsensitive, params["c1"], params["c2"], params["c3"])
@@ -182,7 +182,7 @@ def predicted_losses(kind: str, params: Mapping[str, Any], n_sensitive: int, n_n
     ----------
     Murakami & Kawamoto 2019, Props. 4-8 (l1), App. E Props. 15-19 (l2).
     """
-    from ldpplan.solvers.uldp import worst_case_losses
+    from ...solvers.uldp import worst_case_losses
 
     from .._plan_format import predicted
 

@@ -67,7 +67,7 @@ def _data(plan: Mapping[str, Any], options: SimulateOptions, opts: ULDPSimOption
 
 
 def _mechanisms(eps: float, k: int, sens: list[int]) -> dict[str, Any]:
-    from ldpplan.mechanisms.uldp import BasicRAPPOR, UtilityOptimizedRAPPOR, UtilityOptimizedRR
+    from ...mechanisms.uldp import BasicRAPPOR, UtilityOptimizedRAPPOR, UtilityOptimizedRR
 
     ks = len(sens)
     rr, rap = grid_urr(eps, k), grid_rappor(eps)
@@ -94,7 +94,7 @@ def _theory(mechs: dict[str, Any], p_true: np.ndarray, sens: list[int], n: int) 
 
 def _estimate(mech, source, method: str, opts: ULDPSimOptions):
     """Estimate with the simulate options; in aggregate mode a uRAP's "em" is "em-bits"."""
-    from ldpplan.mechanisms import Aggregate
+    from ...mechanisms import Aggregate
 
     if method == "em" and isinstance(source, Aggregate) and "em-bits" in mech.methods:
         method = "em-bits"

@@ -73,7 +73,7 @@ def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progre
     SpecError
         ``--data`` (no shipped data set has per-user private tags).
     """
-    from ldpplan.mechanisms.uldp import PersonalizedULDP, UtilityOptimizedRAPPOR, UtilityOptimizedRR
+    from ...mechanisms.uldp import PersonalizedULDP, UtilityOptimizedRAPPOR, UtilityOptimizedRR
 
     if options.data:
         raise SpecError("--data", "a PUM plan simulates synthetic users with private tagged items (no data set "
