@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from ldpplan.mechanisms.uldp import UtilityOptimizedRAPPOR, UtilityOptimizedRR
-from ldpplan.planner.uldp.numbers import grid_urap, grid_urr
+from ldpplan.planner.uldp._numbers import grid_urap, grid_urr
 
 
 def _median(fn, repeat):

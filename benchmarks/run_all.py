@@ -221,7 +221,7 @@ EM_CASES = ((400, 76, "Zipf(1.5)"), (400, 76, "uniform"), (1000, 200, "Zipf(1.5)
 
 
 def _em_case(k: int, ks: int, law: str, n: int, seed: int):
-    from ldpplan.planner.uldp.numbers import grid_urap
+    from ldpplan.planner.uldp._numbers import grid_urap
 
     rng = np.random.default_rng(seed)
     w = 1.0 / np.arange(1, k + 1) ** 1.5 if law.startswith("Zipf") else np.ones(k)

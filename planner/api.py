@@ -278,7 +278,7 @@ def explain_items(plan: Mapping[str, Any] | str | os.PathLike, items) -> dict[st
     result = verify_plan(plan)
     if not result.holds:
         raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)
-    from .idue.itemsets import explain_items as _explain
+    from .idue._itemsets import explain_items as _explain
 
     return _explain(plan, list(items))
 

@@ -78,6 +78,12 @@ class Family(Protocol):
         not by the file; ``bytes_read``/``total_bytes`` for progress). Rows with an empty item raise
         ``InputDataError`` (count, first lines) unless ``skip_empty`` (then counted in ``skipped_empty``)."""
 
+    def audit_pairs(self, plan: Mapping[str, Any]) -> list:
+        """The input pairs and output events that attain the plan's privacy map (the room's ``audit.pairs``)."""
+
+    def audit_domain(self, plan: Mapping[str, Any]) -> Any:
+        """Every input of the plan, for the audit's exploration stage (the room's ``audit.domain``)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class ModuleFamily:
@@ -113,8 +119,9 @@ class ModuleFamily:
     check: str = "verify:verify"
     tables: str = "tables:summarize"
     simulator: str = "simulate:simulate"
-    reader: str = "files:read_inputs"
-    chunks: str = "files:iter_inputs"
+    reader: str = "inputs:read_inputs"
+    chunks: str = "inputs:iter_inputs"
+    auditor: str = "audit"
 
     def _fn(self, ref: str):
         module, attr = ref.split(":")
@@ -180,6 +187,14 @@ class ModuleFamily:
 
         return self._fn(self.chunks)(plan, path, skip_empty=skip_empty,
                                      chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows))
+
+    def audit_pairs(self, plan: Mapping[str, Any]) -> list:
+        """The input pairs and events of ``plan``'s audit (``ldpplan.planner.audit.events.InputPair``)."""
+        return self._fn(f"{self.auditor}:pairs")(plan)
+
+    def audit_domain(self, plan: Mapping[str, Any]) -> Any:
+        """Every input of ``plan`` for the audit's exploration (``ldpplan.planner.audit.events.Domain``)."""
+        return self._fn(f"{self.auditor}:domain")(plan)
 
     def __repr__(self) -> str:
         return f"<family {self.name}: {', '.join(self.plan_mechanisms)}>"

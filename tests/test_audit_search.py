@@ -136,7 +136,7 @@ def test_large_domains_screen_a_random_subset_of_stated_size():
 
 def test_itemset_pairs_attain_the_eq16_claim_exactly():
     """Lemma 2 with sets of L items of one composition: the honest ratio equals the set claim."""
-    from ldpplan.planner.audit.itemsets import set_pairs
+    from ldpplan.planner.idue._audit_itemsets import set_pairs
 
     for name in ("health-itemsets", "three-levels-itemsets"):
         plan = _example(name)

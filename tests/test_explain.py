@@ -25,7 +25,7 @@ from ldpplan.mechanisms.idue import set_budget, set_budget_range
 from ldpplan.planner.cli import main
 from ldpplan.planner.errors import PlanFormatError, PrivacyViolation, SpecError
 from ldpplan.planner.idue import FAMILY
-from ldpplan.planner.idue.itemsets import set_budget_exact
+from ldpplan.planner.idue._itemsets import set_budget_exact
 
 LN4, LN6 = math.log(4.0), math.log(6.0)
 HEALTH = ["hiv", "anemia", "headache", "stomachache", "toothache"]
@@ -219,7 +219,7 @@ def test_set_budgets_verified_and_checked_by_runtime(health_ps):
 
 
 def test_user_set_budgets_match_explain_and_simulate_reports_them():
-    from ldpplan.planner.idue.itemsets import user_set_budgets
+    from ldpplan.planner.idue._itemsets import user_set_budgets
 
     plan = planner.make_plan(planner.example_spec("three-levels-itemsets"))
     rng = np.random.default_rng(4)

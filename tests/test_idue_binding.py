@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from ldpplan import planner
 from ldpplan.planner.cli import main
-from ldpplan.planner.idue.binding import binding_constraints, collapse_note, collapsed_levels
+from ldpplan.planner.idue._binding import binding_constraints, collapse_note, collapsed_levels
 from ldpplan.planner.idue.tables import summarize
 
 

@@ -14,7 +14,7 @@ from ldpplan.planner._exact import ratio_within
 from ldpplan.planner._plan_format import validate_plan
 from ldpplan.planner.errors import PlanFormatError, PrivacyViolation, SpecError
 from ldpplan.planner.pckv import FAMILY
-from ldpplan.planner.pckv.allocation import composed_ratio_exact
+from ldpplan.planner.pckv._allocation import composed_ratio_exact
 
 
 ISSUE_SPEC = {"mechanism": "pckv-ue", "epsilon": 1.0, "keys": 100, "padding_length": 1, "allocation": "optimized"}
@@ -128,7 +128,7 @@ def test_epsilon_sweep_property(mechanism, allocation, eps, d, L):
 
 def test_grid_repair_when_rounding_overshoots(monkeypatch):
     """Without the safety margin, rounding a, p of PCKV-GRR at eps = 12 overshoots: the budget is lowered and re-solved."""
-    from ldpplan.planner.pckv import allocation
+    from ldpplan.planner.pckv import _allocation as allocation
 
     monkeypatch.setattr(allocation, "shrink", lambda e: e)
     alloc = allocation.solve_on_grid("pckv-grr", 12.0, "optimized", 3, 3)

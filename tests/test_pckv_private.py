@@ -11,7 +11,7 @@ from ldpplan.mechanisms.pie import RandomizedResponse
 from ldpplan.planner._report import SimulateOptions
 from ldpplan.planner.errors import SpecError
 from ldpplan.planner.pckv import FAMILY
-from ldpplan.planner.pckv.private_length import estimate_distribution, phase1_user_count, project_simplex
+from ldpplan.planner.pckv._private_length import estimate_distribution, phase1_user_count, project_simplex
 
 
 TRUE_SIZES = np.array([0.0, 0.3, 0.25, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.01, 0.0])  # sizes 0..10

@@ -13,7 +13,7 @@ from ldpplan.mechanisms import Aggregate, PlanError
 from ldpplan.mechanisms.pckv import (PCKVGRR, PCKVUE, KeyValueUsers, PCKVReports, _random_signs, estimate_from_counts,
                                      to_grid)
 from ldpplan.planner import api
-from ldpplan.planner.pckv.allocation import composed_ratio_exact
+from ldpplan.planner.pckv._allocation import composed_ratio_exact
 from ldpplan.solvers import pckv as S
 
 

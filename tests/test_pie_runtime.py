@@ -396,7 +396,7 @@ def test_support_counts_by_hash_inversion_equal_brute_force(k, g, n):
 
 @pytest.mark.parametrize("g", [2, 3, 7, 64, 1000, 65537, 2**30 + 3, HASH_PRIME - 1, HASH_PRIME])
 def test_division_magic_is_exact_at_the_edges(g):
-    from ldpplan.mechanisms._pie_channel import _division_magic
+    from ldpplan.mechanisms.pie._channel import _division_magic
 
     magic, shift = _division_magic(g)
     m = np.arange(0, HASH_PRIME // g + 1, max(1, (HASH_PRIME // g) // 5000), dtype=np.int64) * g

@@ -205,7 +205,7 @@ def _exact_idue(plan) -> dict[str, Decimal]:
 
 
 def _exact_pckv(plan) -> dict[str, Decimal]:
-    from ldpplan.mechanisms._pckv_core import exact_ratios
+    from ldpplan.mechanisms.pckv._core import exact_ratios
 
     p = plan["params"]
     r = exact_ratios(plan["mechanism"], p["a"], p["b"], p["p"], p["domain_size"], p["padding_length"])
@@ -213,7 +213,7 @@ def _exact_pckv(plan) -> dict[str, Decimal]:
 
 
 def _exact_pie(plan) -> dict[str, Decimal]:
-    from ldpplan.planner.pie.exact import exact_guarantee
+    from ldpplan.planner.pie._exact import exact_guarantee
 
     p, g = plan["params"], plan["guarantee"]
     symbols = p.get("g", p["domain_size"])
@@ -223,7 +223,7 @@ def _exact_pie(plan) -> dict[str, Decimal]:
 
 
 def _exact_uldp(plan) -> dict[str, Decimal]:
-    from ldpplan.planner.uldp.numbers import urap_ratio, urr_ratio
+    from ldpplan.planner.uldp._numbers import urap_ratio, urr_ratio
 
     p = plan["params"]
     kind = p.get("common", plan["mechanism"])

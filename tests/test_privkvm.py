@@ -9,7 +9,7 @@ import pytest
 
 from ldpplan.mechanisms import Aggregate, Reports
 from ldpplan.mechanisms.pckv import KeyValueUsers
-from ldpplan.mechanisms.privkvm import KVUE, PrivKVM
+from ldpplan.mechanisms.pckv.privkvm import KVUE, PrivKVM
 
 
 def _users_all_states(d: int):
@@ -86,7 +86,7 @@ def _population(n: int, d: int, rng) -> KeyValueUsers:
 
 
 def _truth(users: KeyValueUsers, d: int):
-    from ldpplan.planner.pckv.model import data_model
+    from ldpplan.planner.pckv._model import data_model
 
     f, m, _, _ = data_model(users.indptr, users.keys, users.values, d)
     return f, m

@@ -16,7 +16,7 @@ from ldpplan.mechanisms import PlanError
 from ldpplan.planner.cli import main
 from ldpplan.planner.errors import InputDataError, PlanFormatError, PrivacyViolation, SpecError
 from ldpplan.planner.families import family_for
-from ldpplan.planner.uldp import FAMILY, numbers, plan as plan_module
+from ldpplan.planner.uldp import FAMILY, _numbers as numbers, plan as plan_module
 from ldpplan.planner.uldp.tables import sizes
 from ldpplan.solvers.uldp import prop5_l1, prop8_l1, prop16_l2, prop19_l2
 

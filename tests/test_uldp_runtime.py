@@ -16,7 +16,7 @@ from ldpplan.mechanisms.uldp import (BasicRAPPOR, PersonalizedULDP, PreProcessor
                                      UtilityOptimizedRR, pack_bits, unpack_bits, urap_epsilon,
                                      urr_epsilon)
 from ldpplan.planner._exact import SAFETY_MARGIN
-from ldpplan.planner.uldp.numbers import grid_rappor, grid_urap, grid_urr
+from ldpplan.planner.uldp._numbers import grid_rappor, grid_urap, grid_urr
 from ldpplan.solvers.uldp import LinearMarginals
 
 
@@ -386,7 +386,7 @@ def test_bad_inputs_and_foreign_reports():
 
 def test_aggregate_mode_sampler_matches_the_runtime():
     """Counts sampled from the true counts have the runtime's mean and variance (5 SE)."""
-    from ldpplan.planner.uldp.counts import sample_aggregate
+    from ldpplan.planner.uldp._counts import sample_aggregate
 
     rng = np.random.default_rng(9)
     true = np.array([300, 0, 120, 50, 530])
@@ -417,7 +417,7 @@ def test_all_permutations_of_small_urr_perturb_are_exact_in_support():
        st.integers(0, 3))
 def test_runtime_privacy_map_agrees_with_the_exact_ratio(kt, k1, k2, ks, kn):
     """The runtime's numpy epsilon equals ln of the verifier's exact worst ratio (Def. 2 (5))."""
-    from ldpplan.planner.uldp.numbers import urap_ratio, urr_ratio
+    from ldpplan.planner.uldp._numbers import urap_ratio, urr_ratio
 
     theta, d1, d2 = kt / 2**48, k1 / 2**48, k2 / 2**48
     exact = urap_ratio(theta, d1, d2, ks, kn)

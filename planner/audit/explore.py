@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .pairs import InputPair, Test
+from .events import Domain, InputPair, Test
 
 __all__ = ["Domain", "Candidate", "explore", "explore_trials", "candidate_pairs", "EXPLORE_WORK", "EXPLORE_MIN",
            "EXPLORE_MAX", "TOP", "BUCKETS"]
@@ -59,39 +59,6 @@ TESTS_PER_CANDIDATE = 3
 BUCKETS = 4096
 _CELL_BUCKETS = 16
 _BATCH_WORK = 1 << 22
-
-
-@dataclasses.dataclass(frozen=True)
-class Domain:
-    """Every input of a plan's family, as the exploration runs them.
-
-    Attributes
-    ----------
-    labels : sequence of str
-        One label per input (``|X|`` entries; a set ``{x}`` for IDUE-PS, ``<k, v>`` for PCKV).
-    make : callable
-        ``ndarray of input indices, shape (n,) -> data`` for ``perturb`` (one user per index).
-    claim : callable
-        ``(i, j) -> float``: the plan's claim (nats) for ``Pr[E | i] <= e^claim Pr[E | j]``.
-    restrict : callable, optional
-        ``Reports -> bool (n,)``: only these reports count (ULDP: the protected outputs Y_P).
-    fixed_columns : tuple of str
-        Report columns whose distribution must not depend on the input (claim 0).
-    cost : float
-        Work per report (about one unit per output bit).
-    tight : callable, optional
-        ``(i, j) -> InputPair``: the family's tight events for the input pair ``(i, j)`` (from its
-        privacy map, as in :mod:`.pairs`); the confirmation runs them beside the screened event
-        (a single bit of a unary encoding is not the tight event of its pair).
-    """
-
-    labels: Sequence[str]
-    make: Callable[[np.ndarray], Any]
-    claim: Callable[[int, int], float]
-    restrict: Callable[[Any], np.ndarray] | None = None
-    fixed_columns: tuple[str, ...] = ()
-    cost: float = 1.0
-    tight: Callable[[int, int], InputPair] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

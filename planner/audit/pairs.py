@@ -1,97 +1,20 @@
-"""Input pairs and output events of an audit, chosen per family from the plan's privacy map.
+"""The input pairs and the input domain of a plan's audit, from its family's room.
 
-An :class:`InputPair` holds two inputs (as the runtime's ``perturb`` takes them, repeated
-``trials`` times) and the :class:`Test` events evaluated on both runs. A test claims
-``Pr[E | first] <= e^claim Pr[E | second]`` (``reverse=True``: first and second swapped), or,
-with ``never=True``, that ``E`` never happens on the first input (ULDP: a sensitive input never
-produces an invertible output). Each test carries the honest probabilities of its event from the
-plan's numbers, used only to choose the default number of trials.
+Every family says how its mechanisms are audited in its module ``audit`` (``pairs(plan)``: the
+input pairs and events that attain its privacy map; ``domain(plan)``: every input, for the
+exploration stage), reached through the family protocol
+(:meth:`ldpplan.planner.families.ModuleFamily.audit_pairs`); the vocabulary is in :mod:`.events`.
 """
 from __future__ import annotations
 
-import dataclasses
-import importlib
-from typing import Any, Callable, Mapping
-
-import numpy as np
+from typing import Any, Mapping
 
 from ..errors import PlanFormatError
+from ..families import family_of_plan
+from .events import Domain, InputPair, Test, item_index, item_label, repeat, unpacked_bit
 
-__all__ = ["Test", "InputPair", "audit_pairs", "audit_domain", "FAMILY_MODULES"]
-
-#: plan ``mechanism`` -> module of this package that builds its pairs (function ``pairs(plan)``).
-FAMILY_MODULES: dict[str, str] = {
-    "rr": "kary", "glh": "kary",
-    "idue": "unary", "idue-ps": "unary",
-    "pckv-ue": "keyvalue", "pckv-grr": "keyvalue",
-    "urr": "utility", "urap": "utility", "pum": "utility",
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class Test:
-    """One output event of an input pair.
-
-    Attributes
-    ----------
-    event : str
-        What the event is (e.g. ``"y = 3"``).
-    occurs : callable
-        ``Reports -> ndarray of bool, shape (n,)``: which reports are in the event.
-    claim : float
-        The plan's claim for this pair (nats); 0 for a ``never`` test.
-    p_first, p_second : float
-        Honest probability of the event on the first and second input (from the plan's numbers).
-    reverse : bool
-        Bound ``ln(Pr[E|second] / Pr[E|first])`` instead.
-    never : bool
-        The event must not occur on the first input at all (on both inputs with ``both``).
-    both : bool
-        A ``never`` test that also runs on the second input.
-    source : str
-        The paper's statement behind the claim.
-    estimated : bool
-        ``p_first``, ``p_second`` are estimates (an exploration candidate), not the plan's numbers:
-        the run's power is then computed from the confirmation's own frequencies.
-    """
-
-    event: str
-    occurs: Callable[[Any], np.ndarray]
-    claim: float
-    p_first: float
-    p_second: float
-    reverse: bool = False
-    never: bool = False
-    both: bool = False
-    source: str = ""
-    estimated: bool = False
-
-    @property
-    def probabilities(self) -> tuple[float, float]:
-        """``(numerator, denominator)`` honest probabilities of the bounded ratio."""
-        return (self.p_second, self.p_first) if self.reverse else (self.p_first, self.p_second)
-
-
-@dataclasses.dataclass(frozen=True)
-class InputPair:
-    """Two inputs and the tests run on them.
-
-    Attributes
-    ----------
-    first, second : str
-        Human-readable inputs (labels).
-    make : callable
-        ``(input_index in {0, 1}, n) -> data`` for ``perturb``: ``n`` copies of the input.
-    tests : tuple of Test
-    cost : float
-        Work per report (about one unit per output bit), for the default trials.
-    """
-
-    first: str
-    second: str
-    make: Callable[[int, int], Any]
-    tests: tuple[Test, ...]
-    cost: float = 1.0
+__all__ = ["Test", "InputPair", "Domain", "audit_pairs", "audit_domain", "item_index", "item_label", "repeat",
+           "unpacked_bit"]
 
 
 def audit_pairs(plan: Mapping[str, Any]) -> list[InputPair]:
@@ -102,19 +25,16 @@ def audit_pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     PlanFormatError
         Unknown mechanism or a plan without the numbers the family needs.
     """
-    mech = plan.get("mechanism") if isinstance(plan, Mapping) else None
-    if mech not in FAMILY_MODULES:
-        raise PlanFormatError(f"mechanism: must be one of {sorted(FAMILY_MODULES)} to audit (got {mech!r})")
-    module = importlib.import_module(f"{__package__}.{FAMILY_MODULES[mech]}")
+    family = family_of_plan(plan)
     try:
-        return module.pairs(plan)
+        return family.audit_pairs(plan)
     except (KeyError, TypeError, IndexError) as exc:
         raise PlanFormatError(f"params: the plan lacks a number the audit needs ({type(exc).__name__}: {exc})"
                               ) from None
 
 
-def audit_domain(plan: Mapping[str, Any]) -> Any:
-    """Every input of ``plan``'s family, for the exploration stage (:class:`.explore.Domain`).
+def audit_domain(plan: Mapping[str, Any]) -> Domain:
+    """Every input of ``plan``'s family, for the exploration stage (:class:`.events.Domain`).
 
     Raises
     ------
@@ -122,34 +42,8 @@ def audit_domain(plan: Mapping[str, Any]) -> Any:
         Unknown mechanism or a plan without the numbers the family needs.
     """
     audit_pairs(plan)  # the same checks of the mechanism and the numbers
-    module = importlib.import_module(f"{__package__}.{FAMILY_MODULES[plan['mechanism']]}")
     try:
-        return module.domain(plan)
+        return family_of_plan(plan).audit_domain(plan)
     except (KeyError, TypeError, IndexError, ValueError) as exc:
         raise PlanFormatError(f"params: the plan lacks a number the audit needs ({type(exc).__name__}: {exc})"
                               ) from None
-
-
-def item_index(plan: Mapping[str, Any], item: Any) -> int:
-    """0-based index of an item (a label of ``domain.labels``, or an index for a count domain)."""
-    labels = plan["domain"].get("labels")
-    if labels is None:
-        return int(item)
-    return labels.index(item)
-
-
-def item_label(plan: Mapping[str, Any], index: int) -> str:
-    """Label of item ``index`` (its index as text for a count domain)."""
-    labels = plan["domain"].get("labels")
-    return str(labels[index]) if labels is not None else str(int(index))
-
-
-def repeat(value: Any, n: int) -> np.ndarray:
-    """``n`` copies of an item index (int64)."""
-    return np.full(int(n), int(value), dtype=np.int64)
-
-
-def unpacked_bit(reports: Any, k: int) -> np.ndarray:
-    """Bit ``k`` of each report's packed little-endian ``bits`` column (bool, shape (n,))."""
-    bits = np.asarray(reports["bits"])
-    return ((bits[:, k // 8] >> np.uint8(k % 8)) & np.uint8(1)).astype(bool)

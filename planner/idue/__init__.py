@@ -7,7 +7,7 @@ Modules: :mod:`.spec` (spec model), :mod:`.plan` (solve, plan format 2.0), :mod:
 from __future__ import annotations
 
 from ..families import ModuleFamily
-from .files import INPUT_DOC
+from .inputs import INPUT_DOC
 from .plan import EXAMPLES
 
 __all__ = ["FAMILY", "EXAMPLES"]
@@ -18,5 +18,5 @@ FAMILY = ModuleFamily(
     name="idue", spec_mechanisms=("idue", "idue-ps"), plan_mechanisms=("idue", "idue-ps"),
     examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
     options="simulate:IDUESimulateOptions", build="plan:plan_from_spec", check="verify:verify_plan",
-    tables="tables:summarize", simulator="simulate:simulate", reader="files:read_inputs",
-    chunks="files:iter_inputs")
+    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs",
+    chunks="inputs:iter_inputs")

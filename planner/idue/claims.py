@@ -72,7 +72,7 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
     ``ldp_epsilon_lemma1`` is Lemma 1's bound ``min(max E, 2 min E)`` (MinID-LDP only: Lemma 1 is
     about MinID-LDP).
     """
-    from .itemsets import round_up
+    from ._itemsets import round_up
 
     e = np.asarray(epsilons, dtype=float)
     aa, bb, ss = np.asarray(a, float), np.asarray(b, float), np.asarray(sizes)
@@ -87,7 +87,7 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
     if notion == "minid":
         out["ldp_epsilon_lemma1"] = float(min(e.max(), 2 * e.min()))
     if dummy is not None:
-        from .itemsets import set_budget_table
+        from ._itemsets import set_budget_table
 
         out["set_budgets"] = set_budget_table([float(x) for x in e], [int(x) for x in np.asarray(sizes)],
                                               int(padding_length), float(dummy["epsilon"]))

@@ -161,7 +161,7 @@ def _add_user_set_budgets(plan: dict[str, Any], path: str) -> None:
     from pathlib import Path as _Path
 
     from ..data import read_item_sets
-    from .itemsets import budget_distribution, user_set_budgets
+    from ._itemsets import budget_distribution, user_set_budgets
 
     _, indptr, indices = read_item_sets(path, plan["domain"]["labels"], plan["domain"]["size"])
     plan["guarantee"]["users_set_budgets"] = budget_distribution(user_set_budgets(plan, indptr, indices),

@@ -202,7 +202,7 @@ def _load_inputs(plan, options: SimulateOptions, opts: IDUESimulateOptions) -> _
     from pathlib import Path
 
     from ..data import concat_chunks, item_stream, open_table_stream
-    from .files import iter_inputs
+    from .inputs import iter_inputs
 
     name = Path(options.data).name
     header = open_table_stream(options.data, [], field="--data").header
@@ -283,7 +283,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
                "points": data_points, "skipped_empty": inputs.skipped_empty}
     tables = [table]
     if inputs.is_sets:
-        from .itemsets import budget_distribution, user_set_budgets
+        from ._itemsets import budget_distribution, user_set_budgets
         from .tables import users_budget_table
 
         dist = budget_distribution(user_set_budgets(plan, inputs.indptr, inputs.indices), inputs.source)

@@ -120,7 +120,7 @@ def binding_table(plan: Mapping[str, Any]) -> Table | None:
     ----------
     Gu et al., ICDE 2020, eq. (6), Def. 3; :mod:`.binding`.
     """
-    from .binding import binding_constraints, collapse_note
+    from ._binding import binding_constraints, collapse_note
 
     note = collapse_note(plan)
     if not note:

@@ -143,7 +143,7 @@ def verify_plan(plan: Mapping[str, Any]) -> Verification:
     if not holds:
         return Verification(False, f"params.levels: constraint (6) violated for levels ({names[i]}, {names[j]}) by "
                                    f"{-float(slack):.3e} nats: a_i(1-b_j)/(b_i(1-a_j)) exceeds e^r ({notion})", details)
-    from .checks import compare_derived, compare_spec
+    from ._checks import compare_derived, compare_spec
 
     ldp = exact_ldp_epsilon(a, b, sizes)
     details["ldp_epsilon_exact"] = float(ldp)

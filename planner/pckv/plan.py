@@ -23,8 +23,8 @@ import numpy as np
 
 from .._plan_format import envelope, predicted
 from ..errors import SpecError
-from .allocation import GridAllocation, solve_on_grid
-from .model import PlanningData, build_model, read_spec_data
+from ._allocation import GridAllocation, solve_on_grid
+from ._model import PlanningData, build_model, read_spec_data
 from .spec import ALLOCATIONS, PCKVSpec, parse_spec, private_phase
 
 __all__ = ["build_plan", "predictions", "domain_of", "choose", "COMPOSITION"]
@@ -207,7 +207,7 @@ def _private_model(spec: PCKVSpec, d: int, labels, pdata: PlanningData):
     """Phase 1 (spec counts, or simulated on the data), then the private key model at the phase-2 n."""
     from ..data import map_key_value_data
     from ..errors import InputDataError
-    from .private_length import private_key_model, run_phase_one
+    from ._private_length import private_key_model, run_phase_one
 
     phase = private_phase(spec)
     sizes = None

@@ -23,9 +23,9 @@ from ...mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, sample_pairs
 from .._common import parse_options
 from .._report import SimulateOptions, SimulationReport, Table
 from ..errors import PrivacyViolation
-from .allocation import solve_on_grid
-from .model import data_model
-from .simulate_baselines import baseline_rows, baseline_table, epsilon_sweep
+from ._allocation import solve_on_grid
+from ._model import data_model
+from ._simulate_baselines import baseline_rows, baseline_table, epsilon_sweep
 from .spec import parse_spec, private_phase
 
 __all__ = ["PCKVSimulateOptions", "simulate", "synthetic_users", "aggregate_counts"]
@@ -275,7 +275,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
                                                      lambda e: _optimized_rows(run, e), tick)
         tables.append(table)
     if private:
-        from .simulate_private import two_phase
+        from ._simulate_private import two_phase
 
         table, data["two_phase"] = two_phase(plan, users, (freq, means, sampled), top, trial_seqs,
                                              lambda m, a, b, p, d_, L_: _RUNTIME[m](a, b, p, d_, L_), aggregate_counts,

@@ -26,7 +26,7 @@ from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
-from .allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, solve_on_grid, value_ratio_exact
+from ._allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, solve_on_grid, value_ratio_exact
 from .plan import choose, predictions
 from .spec import PCKVSpec, parse_spec, private_phase
 
@@ -176,7 +176,7 @@ def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
     is no longer readable)."""
     from ..data import load_key_value_data
     from ..errors import InputDataError
-    from .model import PlanningData, build_model
+    from ._model import PlanningData, build_model
 
     if private_phase(spec) is not None:
         return _private_model(plan, spec, d)
@@ -203,7 +203,7 @@ def _check_phase1_simulation(plan: Mapping[str, Any], spec: PCKVSpec, d: int, re
 
     from ..data import load_key_value_data, map_key_value_data
     from ..errors import InputDataError
-    from .private_length import run_phase_one
+    from ._private_length import run_phase_one
 
     path = rec.get("data")
     if not isinstance(path, str) or not Path(path).is_file():
@@ -224,7 +224,7 @@ def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
     """Check the phase-1 record against the spec, recompute the distribution from its counts."""
     import numpy as np
 
-    from .private_length import estimate_distribution, phase1_user_count, private_key_model
+    from ._private_length import estimate_distribution, phase1_user_count, private_key_model
 
     phase = private_phase(spec)
     rec = plan["solver"].get("padding_length_selection", {}).get("private")

@@ -18,8 +18,8 @@ from typing import Any, Mapping
 from .._plan_format import envelope, predicted
 from ..errors import SpecError
 from .spec import ParsedSpec, parse_spec
-from .exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee
-from .solve import select
+from ._exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee
+from ._solve import select
 
 __all__ = ["build_plan", "report_bits", "SOURCES"]
 

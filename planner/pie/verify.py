@@ -26,8 +26,8 @@ from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
-from .exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee, float_down, float_up, to_decimal
-from .solve import select
+from ._exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee, float_down, float_up, to_decimal
+from ._solve import select
 from .spec import HASH_PRIME, parse_spec
 
 __all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # re-exported from .exact

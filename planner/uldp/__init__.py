@@ -12,8 +12,8 @@ Modules: :mod:`.spec` (the spec model), :mod:`.numbers` (grid numbers, exact rat
 from __future__ import annotations
 
 from ..families import ModuleFamily
-from .numbers import grid_rappor, grid_urap, grid_urr
-from .options import ULDPSimOptions
+from ._numbers import grid_rappor, grid_urap, grid_urr
+from ._options import ULDPSimOptions
 from .plan import plan_from_spec
 from .spec import EXAMPLES, ULDPSpec
 
@@ -30,6 +30,6 @@ INPUT_DOC = ("CSV with a header and column `item`: a label of the plan's domain.
 FAMILY = ModuleFamily(
     name="uldp", spec_mechanisms=("urr", "urap", "pum"), plan_mechanisms=("urr", "urap", "pum"),
     examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
-    options="options:ULDPSimOptions", build="plan:plan_from_spec", check="verify:verify",
+    options="_options:ULDPSimOptions", build="plan:plan_from_spec", check="verify:verify",
     tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs",
     chunks="inputs:iter_inputs")

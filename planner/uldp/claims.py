@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .numbers import grid_rappor, grid_urap, grid_urr, predicted_losses
+from ._numbers import grid_rappor, grid_urap, grid_urr, predicted_losses
 from .spec import Resolved
 
 __all__ = ["guarantee_of", "baselines_of", "PROTECTED_URAP"]

@@ -8,7 +8,7 @@ from typing import Any, Mapping
 from .._common import attach_verification
 from .._plan_format import envelope
 from .claims import baselines_of, guarantee_of
-from .numbers import grid_urap, grid_urr, predicted_losses
+from ._numbers import grid_urap, grid_urr, predicted_losses
 from .spec import Resolved, parse_spec, resolve
 from .verify import verify
 

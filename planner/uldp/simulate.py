@@ -15,10 +15,10 @@ import numpy as np
 
 from .._common import parse_options
 from .._report import SimulateOptions, SimulationReport, Table
-from .counts import sample_aggregate
-from .numbers import grid_rappor, grid_urap, grid_urr, marginals_model
-from .simulate_pum import simulate_pum
-from .options import METHOD_NAMES, GSS_SENSITIVE_CHOICES, ULDPSimOptions, parse_epsilons, parse_methods
+from ._counts import sample_aggregate
+from ._numbers import grid_rappor, grid_urap, grid_urr, marginals_model
+from ._simulate_pum import simulate_pum
+from ._options import METHOD_NAMES, GSS_SENSITIVE_CHOICES, ULDPSimOptions, parse_epsilons, parse_methods
 
 __all__ = ["simulate"]
 

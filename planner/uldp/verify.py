@@ -18,7 +18,7 @@ from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
 from .claims import baselines_of, guarantee_of
-from .numbers import GRID_DENOMINATOR, grid_theta, predicted_losses, urap_ratio, urr_ratio
+from ._numbers import GRID_DENOMINATOR, grid_theta, predicted_losses, urap_ratio, urr_ratio
 from .spec import parse_spec, resolve
 
 __all__ = ["verify", "check_numbers", "spec_mismatch"]

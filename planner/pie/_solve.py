@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from .._exact import SAFETY_MARGIN, exact, log_exact, shrink
 from ..errors import SpecError
-from .exact import float_down
+from ._exact import float_down
 from .spec import ParsedSpec
 
 __all__ = ["alpha_budget", "solve", "select", "shuffled_local_epsilon"]

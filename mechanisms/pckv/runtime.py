@@ -30,7 +30,7 @@ Reports
 PCKV-UE: :class:`PCKVUEReports`, the report vectors ``y`` in {1, -1, 0}^(d + L) (the last
 ``L`` positions are dummy keys) packed 2 bits per position in two uint8 bit planes
 ``nonzero`` and ``negative``, each of shape ``(n, ceil((d + L) / 8))``, little bit order
-(:mod:`ldpplan.mechanisms._pckv_packed`; ``reports.unpack()`` gives the int8 matrix;
+(:mod:`ldpplan.mechanisms.pckv._packed`; ``reports.unpack()`` gives the int8 matrix;
 ``aggregate`` also accepts the int8 column ``y`` of earlier releases). PCKV-GRR: columns ``key`` (int64, ``0..d+L-1``) and ``value`` (int8, +-1).
 Aggregates hold ``n1[k]``, ``n2[k]`` (reports supporting ``<k, 1>`` / ``<k, -1>``), shape (d,).
 
@@ -44,15 +44,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._pckv_core import (ESTIMATORS, KeyValueUsers, as_users, check_users, composed_ratio, estimate_from_counts,
+from ._core import (ESTIMATORS, KeyValueUsers, as_users, check_users, composed_ratio, estimate_from_counts,
                          exact_ratios, exceeds_exactly, key_budget, random_signs, sample_pairs, value_budget)
-from ._pckv_packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, pack_ternary,
+from ._packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, pack_ternary,
                            packed_counts, perturb_packed)
-from ._envelope import PlanFields, read_domain, read_envelope
-from ._plan import PlanError, integer, number, require
-from ._promises import pckv_promises
-from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
-from ._sampling import bernoulli_iid, check_rng, on_grid, to_grid
+from .._envelope import PlanFields, read_domain, read_envelope
+from .._plan import PlanError, integer, number, require
+from .._promises import pckv_promises
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
+from .._sampling import bernoulli_iid, check_rng, on_grid, to_grid
 
 __all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "pack_ternary", "sample_pairs", "estimate_from_counts",
            "composed_ratio", "key_budget", "value_budget", "to_grid", "on_grid", "VALUE_MODES", "KEY_MODES",

@@ -15,9 +15,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._intervals import FrequencyVariance, MeanVariance, affine_variance
-from ._protocol import Estimate
-from ._sampling import check_rng, uniform_bits
+from .._intervals import FrequencyVariance, MeanVariance, affine_variance
+from .._protocol import Estimate
+from .._sampling import check_rng, uniform_bits
 
 __all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "mean_variance", "composed_ratio", "key_budget",
            "value_budget", "ESTIMATORS", "exact_ratios", "exceeds_exactly"]

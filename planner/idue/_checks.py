@@ -120,7 +120,7 @@ def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float], item_sets: b
 
 def _set_claims(plan: Mapping[str, Any]) -> str | None:
     """``guarantee.set_budgets`` (IDUE-PS: required) recomputed with eq. (16) and required verbatim."""
-    from .itemsets import set_budget_table
+    from ._itemsets import set_budget_table
 
     g, params = plan["guarantee"], plan["params"]
     if params.get("padding_length") is None:

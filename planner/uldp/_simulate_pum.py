@@ -16,9 +16,9 @@ import numpy as np
 
 from .._report import SimulateOptions, SimulationReport, Table
 from ..errors import SpecError
-from .counts import sample_aggregate
-from .numbers import grid_urap, grid_urr, marginals_model
-from .options import METHOD_NAMES, parse_epsilons, parse_methods
+from ._counts import sample_aggregate
+from ._numbers import grid_urap, grid_urr, marginals_model
+from ._options import METHOD_NAMES, parse_epsilons, parse_methods
 
 __all__ = ["simulate_pum"]
 

@@ -17,19 +17,19 @@ Both implement the runtime protocol (:mod:`ldpplan.mechanisms._protocol`): ``per
 returns :class:`UnaryReports` (column ``bits``, little bit order), ``aggregate`` an
 ``Aggregate`` with ``bit_counts``, ``estimate`` an ``Estimate`` (frequencies, eq. 8
 standard errors). ``from_plan`` recomputes the privacy map from the numbers and refuses
-a plan that claims more (:mod:`ldpplan.mechanisms._idue_plan`). All probabilities are
+a plan that claims more (:mod:`ldpplan.mechanisms.idue._plan`). All probabilities are
 multiples of ``2**-48`` and are sampled exactly.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import _sampling
-from ._idue_plan import PLAN_FIELDS as _PLAN_FIELDS
-from ._idue_plan import ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
-from ._protocol import Aggregate
-from ._sampling import to_grid
-from ._unary import COUNTS, UnaryEncoding, UnaryReports, _n_users, histogram
+from .. import _sampling
+from ._plan import PLAN_FIELDS as _PLAN_FIELDS
+from ._plan import ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
+from .._protocol import Aggregate
+from .._sampling import to_grid
+from .._unary import COUNTS, UnaryEncoding, UnaryReports, _n_users, histogram
 
 __all__ = ["IDUE", "IDUEPS", "UnaryReports", "COUNTS", "level_privacy", "ldp_epsilon", "log_ratios", "to_grid",
            "set_budget", "set_budget_range"]
@@ -75,7 +75,7 @@ class IDUE(UnaryEncoding):
         Raises
         ------
         PlanError
-            Naming field, rule and value (see :func:`ldpplan.mechanisms._idue_plan.parse_plan`).
+            Naming field, rule and value (see :func:`ldpplan.mechanisms.idue._plan.parse_plan`).
         """
         p = parse_plan(plan, cls.MECHANISM)
         a, b, e = _per_item(p)

@@ -22,10 +22,10 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from . import _sampling
-from ._envelope import PlanFields, read_domain, read_envelope
-from ._plan import PlanError, check_claim, integer, number, require
-from ._promises import idue_levels
+from .. import _sampling
+from .._envelope import PlanFields, read_domain, read_envelope
+from .._plan import PlanError, check_claim, integer, number, require
+from .._promises import idue_levels
 
 __all__ = ["NOTIONS", "PLAN_FIELDS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map", "set_budget",
            "set_budget_range"]

@@ -1,6 +1,6 @@
 """Exact (60-digit) guarantee of a PIE grid channel for the runtime's claim checks (stdlib only).
 
-The runtime's float64 privacy map (:meth:`ldpplan.mechanisms._pie_base.KaryRRBase.privacy_map`)
+The runtime's float64 privacy map (:meth:`ldpplan.mechanisms.pie._base.KaryRRBase.privacy_map`)
 accepts a claim that is clearly on the safe side; a claim within a few ulps of the float value
 is decided here, exactly, so that a claim one float step below the numbers is refused and the
 planner's claims (the exact values rounded toward the safe side) load.

@@ -29,7 +29,7 @@ import numpy as np
 from ...mechanisms import Aggregate
 from ...mechanisms.pie import RandomizedResponse
 
-from .model import open_assumptions
+from ._model import open_assumptions
 from .spec import DEFAULT_USERS, PCKVSpec, PrivatePhase
 
 __all__ = ["PhaseOne", "project_simplex", "phase1_runtime", "phase1_user_count", "split_users", "phase1_counts",

@@ -19,9 +19,9 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from ._bitkernels import LANE_ROWS, bernoulli_entries, bernoulli_rows, count_bits, grid_split, hi_tile
-from ._protocol import Reports
-from ._sampling import uniform_bytes
+from .._bitkernels import LANE_ROWS, bernoulli_entries, bernoulli_rows, count_bits, grid_split, hi_tile
+from .._protocol import Reports
+from .._sampling import uniform_bytes
 
 __all__ = ["PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "perturb_packed", "packed_counts", "int8_counts",
            "pack_ternary"]

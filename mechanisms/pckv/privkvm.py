@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from ._pckv_core import as_users
-from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
-from ._sampling import bernoulli, bernoulli_iid, check_rng, to_grid
+from ._core import as_users
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
+from .._sampling import bernoulli, bernoulli_iid, check_rng, to_grid
 
 __all__ = ["PrivKVM", "KVUE", "keep_probability"]
 

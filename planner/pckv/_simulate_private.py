@@ -17,8 +17,8 @@ import numpy as np
 from ...mechanisms.pckv import KeyValueUsers
 
 from .._report import Table
-from .allocation import solve_on_grid
-from .private_length import estimate_distribution, phase1_counts, private_key_model, split_users
+from ._allocation import solve_on_grid
+from ._private_length import estimate_distribution, phase1_counts, private_key_model, split_users
 from .spec import parse_spec, private_phase
 
 __all__ = ["subset_users", "two_phase"]

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .pairs import InputPair, Test, item_index, item_label, unpacked_bit
+from ..audit.events import InputPair, Test, item_index, item_label, unpacked_bit
 
 __all__ = ["pairs", "MAX_DUMMY_BITS"]
 
@@ -62,7 +62,7 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
             claim = min(claim, cap)
             out.append(_pair(plan, x, xp, a[i], b[i], a[j], b[j], L, claim, width, itemsets))
     if itemsets:
-        from .itemsets import set_pairs
+        from ._audit_itemsets import set_pairs
 
         out.extend(set_pairs(plan))
     return out
@@ -111,7 +111,7 @@ def _pair(plan, x: int, xp: int, ai: float, bi: float, aj: float, bj: float, L: 
 
 def domain(plan: Mapping[str, Any]):
     """Every item (IDUE-PS: every singleton set ``{x}``), with the level pair's claim."""
-    from .explore import Domain
+    from ..audit.events import Domain
 
     params, guarantee = plan["params"], plan["guarantee"]
     levels = params["levels"]

@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._envelope import PlanFields
-from ._pie_base import GUARANTEE_FIELDS, KaryRRBase
-from ._pie_channel import (HASH_PRIME, check_items, collision_probability, hash_values, keep_probability,
+from .._envelope import PlanFields
+from ._base import GUARANTEE_FIELDS, KaryRRBase
+from ._channel import (HASH_PRIME, check_items, collision_probability, hash_values, keep_probability,
                            pie_alpha_bits, realized_epsilon, split_streams, support_counts)
-from ._protocol import CountRule, Aggregate, Estimate, Reports
-from ._sampling import bernoulli_iid, check_rng
+from .._protocol import CountRule, Aggregate, Estimate, Reports
+from .._sampling import bernoulli_iid, check_rng
 
 __all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "keep_probability", "realized_epsilon",
            "pie_alpha_bits", "collision_probability", "hash_values", "support_counts", "split_streams",
@@ -316,7 +316,7 @@ class GeneralizedLocalHashing(KaryRRBase):
         ----------
         Murakami & Kawamoto (USENIX Security 2019), Sec. 2.5 (EM reconstruction).
         """
-        from ._estimators import em_simplex, em_warm_start
+        from .._estimators import em_simplex, em_warm_start
 
         r = self._checked(reports)
         k, n = self.domain_size, r["y"].size

@@ -13,16 +13,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ._estimators import bonferroni_z, significance_threshold
-from ._intervals import FrequencyVariance
-from ._mle import rr_mle
-from ._pie_channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
-from ._envelope import PlanFields, read_domain, read_envelope
-from ._pie_exact import exact_pie_guarantee
-from ._plan import PlanError, check_claim, integer, number, require, round_up
-from ._promises import pie_promises
-from ._protocol import Aggregate, Estimate, Frozen, Reports, check_method
-from ._sampling import on_grid
+from .._estimators import bonferroni_z, significance_threshold
+from .._intervals import FrequencyVariance
+from .._mle import rr_mle
+from ._channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
+from .._envelope import PlanFields, read_domain, read_envelope
+from ._exact import exact_pie_guarantee
+from .._plan import PlanError, check_claim, integer, number, require, round_up
+from .._promises import pie_promises
+from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method
+from .._sampling import on_grid
 
 __all__ = ["KaryRRBase", "NOTION"]
 

@@ -1,0 +1,8 @@
+"""PIE runtimes (Murakami & Takahashi TDP 2021): k-ary randomized response and GLH.
+
+The runtime classes and their privacy maps are in :mod:`.runtime`; the family's private helpers
+are the underscore modules beside it."""
+from __future__ import annotations
+
+from .runtime import *  # noqa: F401,F403
+from .runtime import __all__  # noqa: F401
