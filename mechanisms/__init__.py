@@ -26,10 +26,11 @@ from ._envelope import read_envelope as _read_envelope
 from ._plan import PlanError, check_fingerprint, loads_strict, plan_fingerprint, read_plan
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
+from .longitudinal._memo import Memo  # client state of memoized runtimes (issue 22)
 
 __all__ = ["load", "runtime_class", "read_plan", "loads_strict", "PlanError", "RUNTIMES", "Estimate", "Aggregate",
            "Reports", "Runtime", "secure_rng", "plan_fingerprint", "read_envelope", "MAX_DOMAIN_SIZE", "PlanFields",
-           "Batch", "CountRule"]
+           "Batch", "CountRule", "Memo"]
 
 #: plan ``mechanism`` -> "module:Class" implementing the runtime protocol. The planner's
 #: family registry (``ldpplan.planner.families``) names, per family, which of these it writes.
@@ -43,6 +44,7 @@ RUNTIMES: dict[str, str] = {
     "urr": "ldpplan.mechanisms.uldp:UtilityOptimizedRR",
     "urap": "ldpplan.mechanisms.uldp:UtilityOptimizedRAPPOR",
     "pum": "ldpplan.mechanisms.uldp:PersonalizedULDP",
+    **{m: f"ldpplan.mechanisms.longitudinal:{c}" for m, c in (("l-grr", "LongitudinalGRR"), ("l-sue", "LongitudinalUE"), ("l-oue", "LongitudinalUE"), ("l-osue", "LongitudinalUE"), ("l-soue", "LongitudinalUE"))},
 }
 
 
