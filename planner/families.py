@@ -208,6 +208,7 @@ REGISTRY: dict[str, tuple[str, tuple[str, ...]]] = {
     "pckv": ("ldpplan.planner.pckv", ("pckv", "pckv-ue", "pckv-grr")),
     "pie": ("ldpplan.planner.pie", ("pie", "rr", "glh")),
     "uldp": ("ldpplan.planner.uldp", ("urr", "urap", "pum")),
+    "longitudinal": ("ldpplan.planner.longitudinal", ("auto", "l-grr", "l-sue", "l-oue", "l-osue", "l-soue")),
 }
 
 

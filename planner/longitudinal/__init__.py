@@ -1,0 +1,35 @@
+"""Longitudinal family: memoized frequency oracles planned with two budgets over repeated collections.
+
+Erlingsson et al., "RAPPOR" (CCS 2014): permanent + instantaneous randomized response;
+Arcolezi et al., "Improving the utility of locally differentially private protocols for
+longitudinal and multidimensional frequency estimates" (2022, arXiv:2111.04636): L-GRR, L-SUE,
+L-OUE, L-OSUE, L-SOUE. One module per concern (:mod:`.spec`, :mod:`.plan`, :mod:`.claims`,
+:mod:`.verify`, :mod:`.inputs`, :mod:`.simulate`, :mod:`.tables`, :mod:`.audit`);
+:data:`FAMILY` implements :class:`ldpplan.planner.families.Family`.
+"""
+from __future__ import annotations
+
+from ..families import ModuleFamily
+from .inputs import INPUT_DOC
+
+__all__ = ["FAMILY", "EXAMPLES"]
+
+EXAMPLES: dict[str, dict] = {
+    "longitudinal-daily": {
+        "mechanism": "auto", "domain": 10, "users": 200000, "epsilon_perm": 4.0, "epsilon_1": 1.0, "rounds": 20,
+        "max_changes": 2,
+        "description": "20 daily reports of one of 10 values by 200,000 users, each value memoized (epsilon_perm = 4) "
+                       "and every report 1-LDP; users change value at most once (lifetime 8 nats)",
+    },
+    "longitudinal-rappor": {
+        "mechanism": "l-sue", "domain": ["a", "b", "c", "d", "e", "f", "g", "h"], "users": 10000,
+        "epsilon_perm": 2.0, "epsilon_1": 0.5, "rounds": 30, "max_changes": 1,
+        "description": "basic one-time RAPPOR (L-SUE) over 8 labels, 30 weekly reports of an unchanging value",
+    },
+}
+
+#: The longitudinal implementation of :class:`ldpplan.planner.families.Family`.
+FAMILY = ModuleFamily(
+    name="longitudinal", spec_mechanisms=("auto", "l-grr", "l-sue", "l-oue", "l-osue", "l-soue"),
+    plan_mechanisms=("l-grr", "l-sue", "l-oue", "l-osue", "l-soue"), examples=EXAMPLES, input_doc=INPUT_DOC,
+    package=__name__, options="simulate:SimulateOptions", build="plan:build_plan")

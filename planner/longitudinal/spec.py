@@ -1,0 +1,91 @@
+"""Longitudinal spec: two budgets of a memoized collection, its rounds and its users' value changes.
+
+Spec (TOML/JSON)::
+
+    mechanism = "auto"        # "l-grr" | "l-sue" | "l-oue" | "l-osue" | "l-soue" | "auto" (lowest variance)
+    domain = 10               # k (int) or the labels (list of distinct strings)
+    users = 200000            # reports per round n (for the predicted variance)
+    epsilon_perm = 4.0        # nats: what any number of reports of one value reveal (epsilon-infinity)
+    epsilon_1 = 1.0           # nats: what one report reveals (the composed channel); < epsilon_perm
+    rounds = 20               # planned collections
+    max_changes = 2           # distinct values a user may hold over the rounds (<= rounds)
+
+References: Erlingsson et al. (CCS 2014); Arcolezi et al. (2022, arXiv:2111.04636).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal, Mapping, Union
+
+from pydantic import Field, model_validator
+
+from .._common import Epsilon, SpecBase, spec_from_pydantic
+from ..errors import SpecError
+
+__all__ = ["LongitudinalSpec", "ParsedSpec", "parse_spec", "SPEC_MECHANISMS", "PLAN_MECHANISMS", "MAX_ROUNDS"]
+
+#: Plan mechanisms (the runtime's names) and what the spec may ask for.
+PLAN_MECHANISMS = ("l-grr", "l-sue", "l-oue", "l-osue", "l-soue")
+SPEC_MECHANISMS = ("auto",) + PLAN_MECHANISMS
+#: Most rounds a plan covers (the runtime's bound).
+MAX_ROUNDS = 1 << 20
+#: Largest domain of a unary-encoding plan (k bits per report) and of L-GRR.
+MAX_DOMAIN = 1 << 16
+
+
+class LongitudinalSpec(SpecBase):
+    """The longitudinal family's spec model (see the module docstring)."""
+
+    mechanism: Literal["auto", "l-grr", "l-sue", "l-oue", "l-osue", "l-soue"]
+    domain: Union[int, list[str]] = Field(description="k (int, >= 2) or the labels of the values")
+    users: int = Field(ge=1, le=10**15, description="reports per round n (for the predicted variance)")
+    epsilon_perm: Epsilon = Field(description="epsilon-infinity: any number of reports of one value, nats")
+    epsilon_1: Epsilon = Field(description="one report (the composed channel of both rounds), nats")
+    rounds: int = Field(ge=1, le=MAX_ROUNDS, description="planned collections")
+    max_changes: int = Field(1, ge=1, le=MAX_ROUNDS, description="distinct values a user may hold over the rounds")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "LongitudinalSpec":
+        if not self.epsilon_1 < self.epsilon_perm:
+            raise ValueError(f"epsilon_1 must be below epsilon_perm = {self.epsilon_perm!r} (one report reveals less "
+                             f"than the permanent response; got {self.epsilon_1!r})")
+        if self.max_changes > self.rounds:
+            raise ValueError(f"max_changes must be at most rounds = {self.rounds} (got {self.max_changes})")
+        return self
+
+
+@dataclasses.dataclass(frozen=True)
+class ParsedSpec:
+    """A validated spec with its domain resolved.
+
+    Attributes
+    ----------
+    model : LongitudinalSpec
+    k : int
+    labels : list of str or None
+    """
+
+    model: LongitudinalSpec
+    k: int
+    labels: list[str] | None
+
+
+def parse_spec(raw: Mapping[str, Any], base_dir=None) -> ParsedSpec:
+    """Validate a raw spec (strict: no strings for numbers).
+
+    Raises
+    ------
+    SpecError
+        Naming the field, the rule and the value.
+    """
+    model = spec_from_pydantic(LongitudinalSpec, raw)
+    dom = model.domain
+    if isinstance(dom, list):
+        if len(set(dom)) != len(dom):
+            raise SpecError("domain", "labels must be distinct", dom[:5])
+        k, labels = len(dom), list(dom)
+    else:
+        k, labels = int(dom), None
+    if not 2 <= k <= MAX_DOMAIN:
+        raise SpecError("domain", f"must have 2..{MAX_DOMAIN} values", k)
+    return ParsedSpec(model, k, labels)
