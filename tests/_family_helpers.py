@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 __all__ = ["family_cases", "small_example_per_family", "needs_real_data", "spec_domain_size", "example_plan",
-           "example_runtime", "write_inputs", "read_inputs", "subset", "sum_aggregates", "numbers_in"]
+           "example_runtime", "write_inputs", "read_inputs", "subset", "sum_aggregates", "numbers_in", "perturb"]
 
 
 def family_cases(include_data: bool = True) -> list:
@@ -140,6 +140,14 @@ def read_inputs(fam, plan, tmp_path, n: int, rng: np.random.Generator | None = N
         except Exception as exc:  # noqa: BLE001 - the family's InputDataError for a layout it does not read
             errors.append(f"{header}: {type(exc).__name__}: {exc}")
     raise AssertionError(f"{fam.name}: no pinned CSV layout was readable: {errors}")
+
+
+def perturb(mech, data, rng):
+    """``mech.perturb(data, rng=rng)``; a runtime with client state (``memoized``) gets a fresh memo,
+    one user per row, round 0 (the runtime protocol's memoized call)."""
+    if getattr(mech, "memoized", False):
+        return mech.perturb(data, rng=rng, memo=mech.new_memo(), users=np.arange(len(data)), round=0)
+    return mech.perturb(data, rng=rng)
 
 
 def subset(reports, rows):

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from _family_helpers import example_runtime, read_inputs, small_example_per_family, subset, sum_aggregates
+from _family_helpers import example_runtime, perturb, read_inputs, small_example_per_family, subset, sum_aggregates
 from ldpplan.planner.cli import main
 
 SPEC = 'mechanism = "toy"\nepsilon = {epsilon}\nusers = 100\n'
@@ -184,8 +184,8 @@ def test_estimate_from_an_aggregate_file_matches_the_reports(fam, name, request,
     plan, mech = example_runtime(fam, name, request)
     plan_path = tmp_path / "plan.json"
     write_json_atomic(plan_path, plan)
-    reports = mech.perturb(read_inputs(fam, plan, tmp_path, 300, np.random.default_rng(5)),
-                           rng=np.random.default_rng(6))
+    reports = perturb(mech, read_inputs(fam, plan, tmp_path, 300, np.random.default_rng(5)),
+                      np.random.default_rng(6))
     path = tmp_path / "r.parquet"
     write_reports(path, reports.to_arrays(), mechanism=plan["mechanism"], plan_fingerprint=plan_fingerprint(plan),
                   ldpplan_version=tool_version(), seed=6)
@@ -229,5 +229,5 @@ _REPORTS: dict = {}
 def _reports_of(fam, name, plan, mech, tmp_path_factory):
     if (fam.name, name) not in _REPORTS:
         data = read_inputs(fam, plan, tmp_path_factory.mktemp("in"), 60, np.random.default_rng(8))
-        _REPORTS[(fam.name, name)] = mech.perturb(data, rng=np.random.default_rng(9))
+        _REPORTS[(fam.name, name)] = perturb(mech, data, np.random.default_rng(9))
     return _REPORTS[(fam.name, name)]

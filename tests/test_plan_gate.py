@@ -236,8 +236,17 @@ def _exact_uldp(plan) -> dict[str, Decimal]:
     return out
 
 
+def _exact_longitudinal(plan) -> dict[str, Decimal]:
+    from ldpplan.planner.longitudinal.claims import exact_ratios
+
+    r = exact_ratios(plan["mechanism"], plan["params"])
+    one = _ln(r["one"])
+    return {("epsilon",): one, ("epsilon_1",): one, ("epsilon_perm",): _ln(r["perm"])}
+
+
 EXACT = {"idue": _exact_idue, "idue-ps": _exact_idue, "pckv-ue": _exact_pckv, "pckv-grr": _exact_pckv,
-         "rr": _exact_pie, "glh": _exact_pie, "urr": _exact_uldp, "urap": _exact_uldp, "pum": _exact_uldp}
+         "rr": _exact_pie, "glh": _exact_pie, "urr": _exact_uldp, "urap": _exact_uldp, "pum": _exact_uldp,
+         **dict.fromkeys(("l-grr", "l-sue", "l-oue", "l-osue", "l-soue"), _exact_longitudinal)}
 
 
 def _float_below(d: Decimal) -> float:

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from _family_helpers import example_runtime, read_inputs, small_example_per_family
+from _family_helpers import example_runtime, perturb, read_inputs, small_example_per_family
 from ldpplan.planner import _reports_file, _runtime_io
 from ldpplan.planner.cli import main
 from ldpplan.planner.errors import InputDataError
@@ -25,8 +25,8 @@ def run(*args):
 @pytest.mark.parametrize("fam, name", SMALL)
 def test_every_runtime_roundtrips_through_parquet(fam, name, request, tmp_path):
     plan, mech = example_runtime(fam, name, request)
-    reports = mech.perturb(read_inputs(fam, plan, tmp_path, 200, np.random.default_rng(3)),
-                           rng=np.random.default_rng(4))
+    reports = perturb(mech, read_inputs(fam, plan, tmp_path, 200, np.random.default_rng(3)),
+                      np.random.default_rng(4))
     path = tmp_path / "r.parquet"
     _reports_file.write_reports(path, reports.to_arrays(), mechanism=plan["mechanism"], plan_fingerprint="f" * 64,
                                 ldpplan_version="0", seed=4)

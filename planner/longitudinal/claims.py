@@ -38,6 +38,9 @@ SOURCES = ("epsilon_perm: first round (Erlingsson et al. 2014, epsilon-infinity)
 #: plan mechanism -> solver name (Arcolezi et al. 2022)
 SOLVER_NAMES = {"l-grr": "L-GRR", "l-sue": "L-SUE", "l-oue": "L-OUE", "l-osue": "L-OSUE", "l-soue": "L-SOUE"}
 _GRID = 2.0**48
+_UNIT = "frequency^2 per value and round (f = 0)"
+_SRC = "Arcolezi et al. (2022), approximate variance Q(1-Q)/(n (p1-q1)^2 (p2-q2)^2)"
+_ONE_SHOT = "one-shot GRR (e^eps + k - 2)/(n (e^eps - 1)^2) or OUE 4 e^eps/(n (e^eps - 1)^2) (Wang et al. 2017)"
 
 
 def _down(p: float) -> float:
@@ -155,25 +158,27 @@ def baselines(chosen: str, candidates: Mapping[str, Any], spec) -> list[dict[str
     out: list[dict[str, Any]] = []
     for name, params in candidates.items():
         if isinstance(params, str):
-            out.append({"name": name, "mechanism": name, "chosen": False, "reachable": False, "reason": params})
+            out.append({"name": name, "mechanism": name, "chosen": False, "reachable": False, "reason": params,
+                        "predicted": {}})
             continue
         c0, _ = variance_line(name, params)
         out.append({"name": name, "mechanism": name, "chosen": name == chosen, "reachable": True,
-                    "variance_per_round": c0 / n})
+                    "predicted": {"variance_per_round": entry(c0 / n, _UNIT, _SRC)}})
     if k > 2 and "l-grr" in candidates:
         ref = l_grr(shrink(m.epsilon_perm), shrink(m.epsilon_1), k)
         out.append({"name": "l-grr-papers-second-round", "mechanism": "l-grr", "chosen": False, "reachable": True,
-                    "p2": ref.p2, "variance_per_round": ref.approximate_variance(n),
+                    "p2": ref.p2, "predicted": {"variance_per_round": entry(ref.approximate_variance(n), _UNIT, _SRC)},
                     "reason": "two-path ratio (exact for k = 2, conservative for k > 2)"})
     lifetime = m.max_changes * m.epsilon_perm
     per = lifetime / m.rounds
     name, var = one_shot_variance(per, k)
     out.append({"name": "no-memo-same-lifetime", "mechanism": name, "chosen": False, "reachable": True,
-                "epsilon_per_report": per, "epsilon_lifetime": lifetime, "variance_per_round": var / n,
+                "epsilon_per_report": per, "epsilon_lifetime": lifetime,
+                "predicted": {"variance_per_round": entry(var / n, _UNIT, _ONE_SHOT)},
                 "reason": "fresh reports, max_changes x epsilon_perm split over the rounds (sequential composition)"})
     name, var = one_shot_variance(m.epsilon_1, k)
     out.append({"name": "no-memo-same-report", "mechanism": name, "chosen": False, "reachable": True,
                 "epsilon_per_report": m.epsilon_1, "epsilon_lifetime": m.rounds * m.epsilon_1,
-                "variance_per_round": var / n,
+                "predicted": {"variance_per_round": entry(var / n, _UNIT, _ONE_SHOT)},
                 "reason": "fresh reports at epsilon_1: averaging the rounds' reports costs rounds x epsilon_1"})
     return out

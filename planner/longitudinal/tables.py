@@ -36,6 +36,6 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
         ["total squared error (sum over values)", float(pr["mse_total_per_round"]["value"])]],
         note=pr["variance_per_round"]["source"])
     t4 = Table("Baselines: variance per value and round (f = 0)", ["name", "mechanism", "variance", "lifetime"],
-               [[b["name"], b["mechanism"], float(b["variance_per_round"]) if b.get("reachable") else "unreachable",
+               [[b["name"], b["mechanism"], float(b["predicted"]["variance_per_round"]["value"]) if b.get("reachable") else "unreachable",
                  float(b.get("epsilon_lifetime", gu["epsilon_lifetime"]))] for b in plan["baselines"]])
     return [t1, t2, t3, t4]
