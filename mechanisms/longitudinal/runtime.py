@@ -223,7 +223,8 @@ class _Longitudinal(Frozen):
         fresh = np.unique(keys[~found])
         fresh_users = fresh // self.domain_size
         if fresh.size:
-            cand, extra = np.unique(fresh_users, return_counts=True)
+            starts = np.flatnonzero(np.r_[True, fresh_users[1:] != fresh_users[:-1]])  # fresh is sorted
+            cand, extra = fresh_users[starts], np.diff(np.r_[starts, fresh_users.size])
             over = memo.values_per_user(cand) + extra > self.max_changes
             if over.any():
                 bad = int(cand[np.argmax(over)])
@@ -448,7 +449,8 @@ class LongitudinalUE(_Longitudinal):
                    q2=params["q2"], rounds=rounds, max_changes=changes, plan_fingerprint=fingerprint)
 
     def _bits(self, ones: np.ndarray, p: float, q: float, rng: np.random.Generator) -> np.ndarray:
-        """Bit ``j`` of row ``i`` is Bernoulli(p) where ``ones[i, j]`` else Bernoulli(q) (exact on the grid)."""
+        """Bit ``j`` of row ``i`` is Bernoulli(p) where ``ones[i, j]`` else Bernoulli(q) (exact on the grid;
+        two vectorized draws, faster than one draw with per-entry probabilities)."""
         n, k = ones.shape
         hp, lp = grid_split(np.full(k, p))
         hq, lq = grid_split(np.full(k, q))

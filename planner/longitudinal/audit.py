@@ -8,8 +8,8 @@ permanent response), as the definition of epsilon_1 requires.
   ``e^epsilon_1`` exactly. Unary encodings: event ``bit0 = 1 and bit1 = 0``: ``P (1 - Q)`` vs
   ``Q (1 - P)``.
 * **epsilon_perm (many reports of one value):** :func:`many_reports` runs ``reports`` rounds of
-  one user holding one value and tests the event "the majority of the reports equals the value"
-  (L-GRR; unary: the majority of bit ``v`` is 1). With memoization its probability under
+  one user holding one value and tests the event "value 0 is the most reported value" (L-GRR;
+  unary: bit 0 is the bit most often 1; ties go to the lowest index). With memoization its probability under
   either input is at most what the permanent response allows (the event is post-processing
   of it), so the ratio stays below ``e^epsilon_perm``; a runtime that re-draws the permanent
   response each round has a ratio growing with ``reports`` (the averaging attack), flagged.
@@ -72,7 +72,7 @@ def domain(plan: Mapping[str, Any]) -> Domain:
 
 @dataclasses.dataclass(frozen=True)
 class ManyReports:
-    """Many reports of one unchanged value: the majority-vote event under two inputs.
+    """Many reports of one unchanged value: the plurality-vote event under two inputs.
 
     Attributes
     ----------
@@ -81,7 +81,7 @@ class ManyReports:
     users : int
         Simulated users per input.
     hits : tuple of int
-        Users whose majority vote equals value 0, holding value 0 and value 1.
+        Users whose most reported value (bit) is 0, holding value 0 and value 1.
     epsilon_lower : float
         A Clopper-Pearson-style lower bound on ``ln(Pr[E | 0] / Pr[E | 1])`` at ``confidence``
         (nats; 0 when the data support no positive bound).
@@ -136,17 +136,18 @@ def many_reports(plan: Mapping[str, Any], *, mechanism=None, reports: int = 200,
     rng = np.random.default_rng(seed)
     memo = mech.new_memo()
     hits = []
+    k = int(plan["domain"]["size"])
     for which in (0, 1):
         ids = np.arange(users, dtype=np.int64) + which * users
         values = np.full(users, which, dtype=np.int64)
-        votes = np.zeros(users, dtype=np.int64)
+        tally = np.zeros((users, k))
         for t in range(reports):
             rep = mech.perturb(values, rng=rng, memo=memo, users=ids, round=t % rounds)
             if plan["mechanism"] == "l-grr":
-                votes += np.asarray(rep["y"]) == 0
+                tally[np.arange(users), np.asarray(rep["y"])] += 1
             else:
-                votes += np.asarray(rep["bits"])[:, 0] & 1
-        hits.append(int(np.sum(2 * votes > reports)))
+                tally += np.unpackbits(np.asarray(rep["bits"]), axis=1, count=k, bitorder="little")
+        hits.append(int(np.sum(tally.argmax(axis=1) == 0)))
     alpha = (1 - confidence) / 2
     low0, _ = _beta_bounds(hits[0], users, alpha)
     _, high1 = _beta_bounds(hits[1], users, alpha)

@@ -1,0 +1,295 @@
+"""The longitudinal family (issue 22): plans, exact verification, the memoized runtime and its Memo.
+
+Done-when of issue 22, point by point: the plan's L-GRR and L-OSUE probabilities equal the papers'
+closed forms and multi-freq-ldpy's (bench extra; skipped when absent), the predicted variance
+equals the papers' formula, a Monte Carlo over 20 rounds of 2e5 users is unbiased and within 10%
+of the predicted variance (slow), a majority vote over 2,000 memoized reports recovers a value no
+more often than the permanent response allows, perturb refuses without a memo, and a runtime
+that re-draws the permanent response is flagged by the many-reports audit.
+"""
+from __future__ import annotations
+
+import copy
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import ldpplan
+from ldpplan.mechanisms import Memo, PlanError
+from ldpplan.mechanisms.longitudinal import LongitudinalGRR, LongitudinalUE
+from ldpplan.planner.errors import SpecError
+
+BASE = {"domain": 10, "users": 200000, "epsilon_perm": 4.0, "epsilon_1": 1.0, "rounds": 20, "max_changes": 2}
+
+
+def _plan(mechanism: str, **changes) -> dict:
+    return ldpplan.planner.make_plan({**BASE, "mechanism": mechanism, **changes})
+
+
+def _support(plan: dict) -> tuple[float, float, float, float, float, float]:
+    p = plan["params"]
+    k = p["domain_size"]
+    if plan["mechanism"] == "l-grr":
+        p1, p2 = p["p1"], p["p2"]
+        q1, q2 = (1 - p1) / (k - 1), (1 - p2) / (k - 1)
+    else:
+        p1, q1, p2, q2 = p["p1"], p["q1"], p["p2"], p["q2"]
+    return p1, q1, p2, q2, p1 * p2 + (1 - p1) * q2, q1 * p2 + (1 - q1) * q2
+
+
+# ----------------------------------------------------------------------------- closed forms
+def test_l_osue_plan_equals_the_papers_closed_form():
+    plan = _plan("l-osue")
+    p1, q1, p2, q2, _, _ = _support(plan)
+    a, b = math.exp(1.0), math.exp(4.0)
+    assert p1 == 0.5 and q1 == pytest.approx(1 / (b + 1), rel=1e-8)
+    assert p2 == pytest.approx((1 - a * b) / (a - b - a * b + 1), rel=1e-8) and q2 == 1 - p2
+    assert q1 * 2**48 == math.ceil(q1 * 2**48) and p2 * 2**48 == math.floor(p2 * 2**48)
+
+
+@pytest.mark.parametrize("k", [2, 10])
+def test_l_grr_plan_first_round_is_grr_and_second_round_exact(k):
+    plan = _plan("l-grr", domain=k)
+    p1, _, p2, _, big_p, big_q = _support(plan)
+    e = math.exp(4.0)
+    assert p1 == pytest.approx(e / (e + k - 1), rel=1e-8)
+    # the exact composed channel of the plan spends epsilon_1 (to the safety margin), never more
+    assert math.log(big_p / big_q) == pytest.approx(1.0, rel=1e-8)
+    assert Fraction(big_p) / Fraction(big_q) <= Fraction(math.exp(1.0))
+    papers = next(b for b in plan["baselines"] if b["name"] == "l-grr-papers-second-round") if k > 2 else None
+    if k == 2:  # the papers' two-path ratio is the composed channel: same p2
+        p2_papers = (1 / (e + 1) - math.e * p1) / (-p1 * math.e + 2 / (e + 1) * math.e - math.e / (e + 1) - p1
+                                                   + 1 / (e + 1))
+        assert p2 == pytest.approx(p2_papers, rel=1e-8)
+    else:  # conservative for k > 2: the exact channel allows a larger p2 and a lower variance
+        assert p2 > papers["p2"] * 1.05
+        assert plan["predicted"]["variance_per_round"]["value"] < \
+            papers["predicted"]["variance_per_round"]["value"] * 0.85
+
+
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+def test_plan_probabilities_equal_multi_freq_ldpy(mechanism, monkeypatch):
+    """multi-freq-ldpy (the papers' authors' package, bench extra) records (p1, q1, p2, q2) in MI_long."""
+    pytest.importorskip("multi_freq_ldpy", reason="multi-freq-ldpy is in the bench extra")
+    import importlib
+
+    name = {"l-grr": "L_GRR", "l-osue": "L_OSUE"}[mechanism]
+    module = importlib.import_module(f"multi_freq_ldpy.long_freq_est.{name}")
+    seen = []
+    monkeypatch.setattr(module, "MI_long", lambda counts, n, p1, q1, p2, q2: seen.append((p1, q1, p2, q2)))
+    for k in (2, 10):
+        plan = _plan(mechanism, domain=k)
+        if mechanism == "l-grr":
+            module.L_GRR_Aggregator_MI([0], k, 4.0, 1.0)
+        else:
+            module.L_OSUE_Aggregator_MI([np.zeros(k)], 4.0, 1.0)
+        theirs = seen.pop()
+        p1, q1, p2, q2, _, _ = _support(plan)
+        assert p1 == pytest.approx(theirs[0], rel=1e-8) and q1 == pytest.approx(theirs[1], rel=1e-8)
+        if mechanism == "l-grr" and k > 2:  # the plan's exact second round; the papers' is the baseline
+            papers = next(b for b in plan["baselines"] if b["name"] == "l-grr-papers-second-round")
+            assert papers["p2"] == pytest.approx(theirs[2], rel=1e-9)
+            assert p2 > theirs[2]
+        else:
+            assert p2 == pytest.approx(theirs[2], rel=1e-8) and q2 == pytest.approx(theirs[3], rel=1e-8)
+
+
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-sue", "l-oue", "l-osue", "l-soue"])
+def test_predicted_variance_is_the_papers_formula(mechanism):
+    plan = _plan(mechanism)
+    p1, q1, p2, q2, big_p, big_q = _support(plan)
+    n = BASE["users"]
+    want = big_q * (1 - big_q) / (n * (p1 - q1) ** 2 * (p2 - q2) ** 2)
+    assert plan["predicted"]["variance_per_round"]["value"] == pytest.approx(want, rel=1e-12)
+    mech = ldpplan.load(plan)
+    assert mech.predicted_variance(n) == pytest.approx(want, rel=1e-12)
+
+
+def test_predicted_variance_equals_multi_freq_ldpy():
+    mfl = pytest.importorskip("multi_freq_ldpy.long_freq_est.Variance_LONG_PURE",
+                              reason="multi-freq-ldpy is in the bench extra")
+    for mechanism in ("l-grr", "l-osue", "l-sue"):
+        plan = _plan(mechanism)
+        p1, q1, p2, q2, _, _ = _support(plan)
+        assert plan["predicted"]["variance_per_round"]["value"] == pytest.approx(
+            mfl.VAR_Long_Pure(p1, q1, p2, q2, n=BASE["users"]), rel=1e-12)
+
+
+def test_auto_picks_the_lowest_predicted_variance_and_lifetime_is_sequential_composition():
+    plan = _plan("auto")
+    cands = {b["name"]: b["predicted"]["variance_per_round"]["value"] for b in plan["baselines"]
+             if b["name"] in ("l-grr", "l-sue", "l-oue", "l-osue", "l-soue")}
+    assert plan["mechanism"] == min(cands, key=cands.get)
+    gu = plan["guarantee"]
+    assert gu["notion"] == "longitudinal-LDP" and gu["epsilon"] == gu["epsilon_1"]
+    assert gu["epsilon_lifetime"] >= 2 * gu["epsilon_perm"] and gu["epsilon_lifetime"] == pytest.approx(8.0, rel=1e-9)
+    assert gu["epsilon_perm"] <= 4.0 and gu["epsilon_1"] <= 1.0
+    base = {b["name"]: b for b in plan["baselines"]}
+    assert base["no-memo-same-lifetime"]["epsilon_per_report"] == pytest.approx(8.0 / 20)
+    assert base["no-memo-same-report"]["epsilon_lifetime"] == pytest.approx(20.0)
+    # memoization at the same lifetime budget predicts a several times smaller error per round
+    assert base["no-memo-same-lifetime"]["predicted"]["variance_per_round"]["value"] > \
+        5 * plan["predicted"]["variance_per_round"]["value"]
+
+
+@pytest.mark.parametrize("changes, rule", [({"epsilon_1": 4.0}, "epsilon_1"), ({"max_changes": 21}, "max_changes"),
+                                           ({"domain": 1}, "domain"), ({"epsilon_perm": "4"}, "epsilon_perm")])
+def test_spec_errors_name_the_field(changes, rule):
+    with pytest.raises(SpecError, match=rule):
+        _plan("auto", **changes)
+
+
+# ----------------------------------------------------------------------------- verify and load
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+def test_verify_refuses_edited_numbers_and_claims(mechanism):
+    plan = _plan(mechanism)
+    assert ldpplan.planner.verify_plan(plan).holds
+    for edit in ("p2", "epsilon_1", "epsilon_perm", "epsilon_lifetime", "rounds"):
+        bad = copy.deepcopy(plan)
+        if edit == "p2":
+            bad["params"]["p2"] += 2.0**-40  # a more informative second round
+        elif edit == "rounds":
+            bad["guarantee"]["rounds"] = 30
+        else:
+            bad["guarantee"][edit] = math.nextafter(bad["guarantee"][edit], 0.0)
+        assert not ldpplan.planner.verify_plan(bad).holds, edit
+        bad["verification"] = plan["verification"]
+        with pytest.raises(PlanError):
+            ldpplan.load(bad)
+
+
+# ----------------------------------------------------------------------------- runtime and memo
+def test_perturb_refuses_without_a_memo_in_one_line():
+    mech = ldpplan.load(_plan("l-grr"))
+    with pytest.raises(ValueError, match="memo") as info:
+        mech.perturb(np.zeros(5, dtype=np.int64), rng=np.random.default_rng(0))
+    assert "\n" not in str(info.value)
+    with pytest.raises(ValueError, match="round"):
+        mech.perturb(np.zeros(5, dtype=np.int64), rng=np.random.default_rng(0), memo=mech.new_memo(),
+                     users=np.arange(5))
+
+
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-sue"])
+def test_memo_is_append_only_bound_and_serialisable(mechanism):
+    plan = _plan(mechanism)
+    mech = ldpplan.load(plan)
+    memo, rng = mech.new_memo(), np.random.default_rng(1)
+    users, values = np.arange(300), np.arange(300) % 10
+    mech.perturb(values, rng=rng, memo=memo, users=users, round=0)
+    snapshot = memo.to_bytes()
+    mech.perturb(values, rng=rng, memo=memo, users=users, round=1)
+    assert memo.to_bytes() == snapshot  # the permanent responses are never redrawn
+    back = Memo.from_bytes(snapshot, binding=mech.plan_fingerprint)
+    assert len(back) == 300 and back.to_bytes() == snapshot
+    other = ldpplan.load(_plan(mechanism, epsilon_perm=3.0))
+    with pytest.raises(ValueError, match="another plan"):
+        other.perturb(values, rng=rng, memo=back, users=users, round=0)
+    with pytest.raises(ValueError, match="binding"):
+        Memo.from_bytes(snapshot, binding=other.plan_fingerprint)
+    for bad in (b"x" + snapshot[1:], snapshot[:-3], snapshot + b"\x00"):
+        with pytest.raises(ValueError, match="memo"):
+            Memo.from_bytes(bad)
+
+
+def test_max_changes_is_enforced_and_nothing_is_half_written():
+    mech = ldpplan.load(_plan("l-grr", max_changes=2))
+    memo, rng = mech.new_memo(), np.random.default_rng(2)
+    mech.perturb(np.array([0, 5]), rng=rng, memo=memo, users=np.array([7, 8]), round=0)
+    mech.perturb(np.array([1, 5]), rng=rng, memo=memo, users=np.array([7, 8]), round=1)
+    before = memo.to_bytes()
+    with pytest.raises(ValueError, match="user 7 .*max_changes = 2"):
+        mech.perturb(np.array([2, 6]), rng=rng, memo=memo, users=np.array([7, 8]), round=2)
+    assert memo.to_bytes() == before
+    mech.perturb(np.array([0, 6]), rng=rng, memo=memo, users=np.array([7, 8]), round=2)  # back to a held value
+
+
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+def test_channel_matrix_is_the_composed_channel_and_attains_epsilon_1(mechanism):
+    plan = _plan(mechanism, domain=5)
+    mech = ldpplan.load(plan)
+    q = mech.channel_matrix()
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-12)
+    worst = max(np.log(q[i] / q[j]).max() for i in range(5) for j in range(5) if i != j)
+    assert worst == pytest.approx(plan["guarantee"]["epsilon_1"], rel=1e-9)
+    assert mech.privacy_map()["epsilon_perm"] == pytest.approx(plan["guarantee"]["epsilon_perm"], rel=1e-12)
+
+
+def _redraw(cls):
+    class Redraw(cls):
+        """Leaky: a fresh memo at every call (re-draws the permanent response each round)."""
+
+        def perturb(self, data, rng, *, memo=None, users=None, round=None):
+            fresh = np.arange(np.asarray(data).shape[0])  # every report a fresh permanent response
+            return super().perturb(data, rng=rng, memo=self.new_memo(), users=fresh, round=round)
+
+    return Redraw
+
+
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+def test_majority_vote_over_2000_reports_recovers_no_more_than_the_permanent_response(mechanism):
+    plan = _plan(mechanism)
+    mech = ldpplan.load(plan)
+    users, reports = 400, 2000
+    ids = np.repeat(np.arange(users), reports)
+    x = np.zeros(ids.size, dtype=np.int64)  # every user holds value 0, reported 2,000 times
+    rng = np.random.default_rng(3)
+    p1 = plan["params"]["p1"]  # Pr[the permanent response keeps value 0] (L-GRR) / bit 0 is 1 (unary)
+    bound = p1 + 4 * math.sqrt(p1 * (1 - p1) / users)  # 4 standard deviations of the users' recoveries
+
+    def recovered(runtime) -> float:
+        """Share of users whose most reported value (L-GRR) or bit (unary) is their value 0."""
+        k = plan["domain"]["size"]
+        tally = np.zeros((users, k))
+        for i in range(4):  # 4 rounds of 500 reports per user
+            r = runtime.perturb(x[i::4], rng=rng, memo=memo, users=ids[i::4], round=i)
+            if mechanism == "l-grr":
+                tally += np.bincount(ids[i::4] * k + np.asarray(r["y"]), minlength=users * k).reshape(users, k)
+            else:
+                bits = np.unpackbits(np.asarray(r["bits"]), axis=1, count=k, bitorder="little")
+                tally += bits.reshape(users, reports // 4, k).sum(axis=1)
+        return float(np.mean(tally.argmax(axis=1) == 0))
+
+    memo = mech.new_memo()
+    assert recovered(mech) <= bound
+    memo = None
+    leaky = _redraw(type(mech)).from_plan(plan)
+    assert recovered(leaky) > 0.99  # without memoization the averaging attack recovers every value
+
+
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+def test_many_reports_audit_flags_a_runtime_that_redraws_the_permanent_response(mechanism):
+    pytest.importorskip("scipy")
+    from ldpplan.planner.longitudinal.audit import many_reports
+
+    plan = _plan(mechanism)
+    honest = many_reports(plan, reports=200, users=2000, seed=4)
+    assert not honest.flagged and honest.epsilon_lower <= plan["guarantee"]["epsilon_perm"]
+    leaky = many_reports(plan, mechanism=_redraw(type(ldpplan.load(plan))).from_plan(plan), reports=200, users=2000,
+                         seed=4)
+    assert leaky.flagged and leaky.epsilon_lower > plan["guarantee"]["epsilon_perm"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism, k", [("l-grr", 64), ("l-osue", 32)])
+def test_monte_carlo_20_rounds_of_200000_users_unbiased_within_10_percent_of_predicted_variance(mechanism, k):
+    """20 rounds, each of 2e5 users with fresh permanent responses (independent rounds, so the
+    per-round variance is the marginal one the papers predict). z = (f_hat - f)/sd over every value
+    and round: mean within 4/sqrt(N) of 0, mean of z^2 within 10% of 1 (its sd is sqrt(2/N): 4-6%)."""
+    plan = _plan(mechanism, domain=k)
+    mech = ldpplan.load(plan)
+    rng = np.random.default_rng(20)
+    n = 200_000
+    weights = np.linspace(2.0, 1.0, k)
+    counts = np.floor(weights / weights.sum() * n).astype(np.int64)
+    counts[0] += n - counts.sum()
+    x, truth = np.repeat(np.arange(k), counts), counts / n
+    sd = np.sqrt([mech.predicted_variance(n, f) for f in truth])
+    z = []
+    for t in range(20):
+        est = mech.estimate(mech.perturb(x, rng=rng, memo=mech.new_memo(), users=np.arange(n), round=t))
+        z.append((est.frequency - truth) / sd)
+    z = np.concatenate(z)
+    assert abs(z.mean()) < 4 / math.sqrt(z.size)
+    assert abs(np.mean(z**2) - 1) < 0.10
