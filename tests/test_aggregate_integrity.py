@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from _family_helpers import read_inputs
+from _family_helpers import perturb, read_inputs
 from test_aggregate import error_line, run, shards  # noqa: F401 - the fixture
 from ldpplan.mechanisms import RUNTIMES, Aggregate, Batch, CountRule, runtime_class
 
@@ -41,6 +41,8 @@ SPECS = {
             "tags": ["home", "work"]},
     "pum-urr": {"mechanism": "pum", "epsilon": 1.0, "domain": 16, "sensitive": 3, "common": "urr",
                 "tags": ["home", "work"]},
+    **{m: {"mechanism": m, "domain": 6, "users": 1000, "epsilon_perm": 3.0, "epsilon_1": 1.0, "rounds": 4}
+       for m in ("l-grr", "l-sue", "l-oue", "l-osue", "l-soue")},
 }
 FP_A, FP_B = "a" * 64, "b" * 64
 _AGGS: dict = {}
@@ -55,7 +57,7 @@ def _aggregate_of(case: str, tmp_path_factory) -> dict:
         plan = ldpplan.planner.make_plan(json.loads(json.dumps(SPECS[case])))
         mech = ldpplan.load(plan)
         data = read_inputs(family_of_plan(plan), plan, tmp_path_factory.mktemp(case), 60, np.random.default_rng(3))
-        _AGGS[case] = mech.aggregate(mech.perturb(data, rng=np.random.default_rng(4))).to_dict()
+        _AGGS[case] = mech.aggregate(perturb(mech, data, np.random.default_rng(4))).to_dict()
     return json.loads(json.dumps(_AGGS[case]))
 
 

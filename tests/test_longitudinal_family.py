@@ -227,7 +227,7 @@ def _redraw(cls):
     return Redraw
 
 
-@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+@pytest.mark.parametrize("mechanism", ["l-grr", pytest.param("l-osue", marks=pytest.mark.slow)])
 def test_majority_vote_over_2000_reports_recovers_no_more_than_the_permanent_response(mechanism):
     plan = _plan(mechanism)
     mech = ldpplan.load(plan)
@@ -258,6 +258,7 @@ def test_majority_vote_over_2000_reports_recovers_no_more_than_the_permanent_res
     assert recovered(leaky) > 0.99  # without memoization the averaging attack recovers every value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
 def test_many_reports_audit_flags_a_runtime_that_redraws_the_permanent_response(mechanism):
     pytest.importorskip("scipy")

@@ -262,8 +262,30 @@ def test_uldp_worst_case_l2_and_l1(example):
     _check(f"{example} l1_worst_times_sqrt_n", plan["predicted"]["l1_worst_times_sqrt_n"]["value"], l1, slack=0.03)
 
 
+# ------------------------------------------------------------------ longitudinal (memoized)
+
+@pytest.mark.parametrize("example", ["longitudinal-daily", "longitudinal-rappor"])
+def test_longitudinal_mse_total_per_round(example):
+    # each trial: a fresh population (fresh memo) reports one round; the prediction is the exact
+    # per-round variance summed over the values, rescaled from the plan's users to n
+    plan = planner.make_plan(planner.example_spec(example))
+    mech = mechanisms.load(plan)
+    size, n = plan["domain"]["size"], 2000
+    rng0 = np.random.default_rng(40)
+    data = rng0.choice(size, size=n, p=rng0.dirichlet(np.ones(size)))
+    p = np.bincount(data, minlength=size) / n
+    losses = []
+    for t, child in enumerate(np.random.SeedSequence(41).spawn(300)):
+        reports = mech.perturb(data, rng=np.random.default_rng(child), memo=mech.new_memo(), users=np.arange(n),
+                               round=t % plan["guarantee"]["rounds"])
+        losses.append(float(np.sum((mech.estimate(reports).frequency - p) ** 2)))
+    total = plan["predicted"]["mse_total_per_round"]["value"] * plan["spec"]["users"] / n
+    _check(f"{example} mse_total_per_round", total, losses)
+
+
 CASES = {"idue": test_idue_worst_case_mse_per_user, "pckv": test_pckv_theorem4_mse,
-         "pie": test_pie_l2_loss_total, "uldp": test_uldp_worst_case_l2_and_l1}
+         "pie": test_pie_l2_loss_total, "uldp": test_uldp_worst_case_l2_and_l1,
+         "longitudinal": test_longitudinal_mse_total_per_round}
 
 
 def test_every_family_has_a_case():

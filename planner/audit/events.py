@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import PlanFormatError
 
-__all__ = ["Test", "InputPair", "Domain", "item_index", "item_label", "repeat", "unpacked_bit"]
+__all__ = ["Test", "InputPair", "Domain", "item_index", "item_label", "repeat", "unpacked_bit", "one_report"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,3 +145,21 @@ def unpacked_bit(reports: Any, k: int) -> np.ndarray:
     """Bit ``k`` of each report's packed little-endian ``bits`` column (bool, shape (n,))."""
     bits = np.asarray(reports["bits"])
     return ((bits[:, k // 8] >> np.uint8(k % 8)) & np.uint8(1)).astype(bool)
+
+
+class _OneReport:
+    """A memoized runtime seen as one report per fresh user (issue 22): each ``perturb`` call gets a
+    fresh memo and one user id per row, so every run is a fresh permanent response (epsilon_1 is
+    what one report reveals); the many-reports side is the family's own audit."""
+
+    def __init__(self, mechanism: Any) -> None:
+        self._mechanism = mechanism
+
+    def perturb(self, data: Any, rng: np.random.Generator) -> Any:
+        users = np.arange(len(data), dtype=np.int64)
+        return self._mechanism.perturb(data, rng=rng, memo=self._mechanism.new_memo(), users=users, round=0)
+
+
+def one_report(mechanism: Any) -> Any:
+    """``mechanism`` itself, or its one-report view when it keeps client state (``memoized``)."""
+    return _OneReport(mechanism) if getattr(mechanism, "memoized", False) else mechanism

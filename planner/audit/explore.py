@@ -38,7 +38,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .events import Domain, InputPair, Test
+from .events import Domain, InputPair, Test, one_report
 
 __all__ = ["Domain", "Candidate", "explore", "explore_trials", "candidate_pairs", "EXPLORE_WORK", "EXPLORE_MIN",
            "EXPLORE_MAX", "TOP", "BUCKETS"]
@@ -190,7 +190,7 @@ def explore(mechanism: Any, domain: Domain, runs: int, rng: np.random.Generator,
     for start in range(0, size, batch):
         inputs = screened[start:start + batch]
         nb = inputs.size
-        reports = mechanism.perturb(domain.make(np.repeat(inputs, runs)), rng=rng)
+        reports = one_report(mechanism).perturb(domain.make(np.repeat(inputs, runs)), rng=rng)
         if len(reports) != nb * runs:
             raise ValueError(f"mechanism.perturb: returned {len(reports)} reports for {nb * runs} inputs")
         keep = (np.asarray(domain.restrict(reports), dtype=bool) if domain.restrict is not None
