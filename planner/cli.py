@@ -184,7 +184,9 @@ def _parse_options(pairs) -> dict[str, str]:
 @click.option("--plot", type=click.Path(dir_okay=False), help="Draw a figure to this PNG file.")
 @click.option("--skip-empty", is_flag=True,
               help="Drop --data rows whose item (key) is empty and say how many. Without it such rows are an error.")
-def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, skip_empty):
+@click.option("--rounds", type=click.IntRange(min=1), default=None,
+              help="Longitudinal plans: collection rounds to simulate (default: the plan's; same as -O rounds=T).")
+def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, skip_empty, rounds):
     """Run PLAN_FILE over real records and compare empirical error with theory.
 
     \b
@@ -201,8 +203,8 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
 
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
-    opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=_parse_options(options),
-                           skip_empty=skip_empty)
+    extra = _parse_options(options) | ({} if rounds is None else {"rounds": str(rounds)})
+    opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=extra, skip_empty=skip_empty)
     plan = api.read_plan(plan_file)
     if as_json or not interactive(stderr=True):
         report = api.simulate(plan, opts)
