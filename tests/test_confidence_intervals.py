@@ -172,7 +172,7 @@ def _coverage(name: str, level: float = LEVEL, runs: int = RUNS) -> dict[str, np
     hits = np.zeros(mech.domain_size)
     mean_hits = np.zeros(mech.domain_size)
     for child in np.random.SeedSequence(1900 + len(name)).spawn(runs):
-        est = mech.estimate(mech.aggregate(mech.perturb(data, rng=np.random.default_rng(child))))
+        est = mech.estimate(mech.aggregate(perturb(mech, data, np.random.default_rng(child))))
         low, high = est.confidence_interval(level)
         hits += (low <= truth) & (truth <= high)
         if means is not None:

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from _family_helpers import example_runtime, read_inputs, small_example_per_family
+from _family_helpers import example_runtime, perturb, read_inputs, small_example_per_family
 from ldpplan.planner import _reports_file
 from ldpplan.planner.cli import main
 
@@ -37,7 +37,7 @@ def _shards(fam, name, request, tmp_path, monkeypatch):
     paths = []
     for i in range(3):
         data = read_inputs(fam, plan, tmp_path, USERS // 3, np.random.default_rng(10 + i))
-        reports = mech.perturb(data, rng=np.random.default_rng(20 + i))
+        reports = perturb(mech, data, np.random.default_rng(20 + i))
         path = tmp_path / f"shard{i}.parquet"
         _reports_file.write_reports(path, reports.to_arrays(), mechanism=plan["mechanism"],
                                     plan_fingerprint=plan_fingerprint(plan), ldpplan_version="0", seed=20 + i)
