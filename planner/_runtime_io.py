@@ -73,7 +73,8 @@ PERTURB_CHUNK_BYTES = 32 << 20
 
 def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike,
                  seed: int | None = None, chunk_rows: int = PERTURB_CHUNK, *, skip_empty: bool = False,
-                 progress: Callable[[int, int], None] | None = None) -> PerturbResult:
+                 progress: Callable[[int, int], None] | None = None, memo: str | os.PathLike | None = None,
+                 round: int | None = None) -> PerturbResult:
     """Verify a plan, stream users' inputs, perturb them with the runtime and write a Parquet reports file.
 
     The input (CSV or Parquet) is read through the family's chunked reader
@@ -92,6 +93,11 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
         Drop rows whose item is empty (counted in ``PerturbResult.skipped_empty``) instead of refusing the file.
     progress : callable, optional
         ``progress(advance, total)``: bytes of the input read since the last call, and the file size.
+    memo, round : path-like, int, optional
+        Runtimes with client state (``memoized``, the longitudinal family) only, and required there:
+        the clients' memo file (read when it exists, else started empty; rewritten atomically after
+        the reports) and the collection round. Their input has a column ``user`` of integer ids (one
+        row per user) beside ``item``.
 
     Raises
     ------
@@ -108,8 +114,13 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
     family = family_of_plan(plan)
     width = -(-int(plan["domain"]["size"]) // 8)
     rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
-    stream = family.iter_inputs(plan, input_path, skip_empty=skip_empty, chunk_rows=rows)
     mech = mechanisms.load(plan)
+    if getattr(mech, "memoized", False):
+        return _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo, round)
+    if memo is not None or round is not None:
+        raise SpecError("--memo/--round", f"only for plans with client state (memoized); {plan['mechanism']} has none",
+                        str(memo) if memo is not None else round)
+    stream = family.iter_inputs(plan, input_path, skip_empty=skip_empty, chunk_rows=rows)
     rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
     done = 0
     if progress is not None:
@@ -123,6 +134,47 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
                 done = stream.bytes_read
         if progress is not None and stream.bytes_read > done:
             progress(stream.bytes_read - done, stream.total_bytes)
+    return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed, rows=stream.rows,
+                         skipped_empty=stream.skipped_empty)
+
+
+def _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_):
+    """:func:`perturb_file` for a runtime with client state: users' ids, the memo file, the round."""
+    from .. import mechanisms
+
+    from ._plan_format import plan_fingerprint, tool_version
+    from ._reports_file import ReportsWriter
+    from .data import item_stream
+
+    if memo_path is None or round_ is None:
+        raise SpecError("--memo", f"a {plan['mechanism']} plan keeps client state: give --memo FILE (the clients' "
+                        "permanent responses, started when absent) and --round T", None)
+    fingerprint = plan_fingerprint(plan)
+    try:
+        if os.path.exists(memo_path):
+            with open(memo_path, "rb") as fh:
+                memo = mechanisms.Memo.from_bytes(fh.read(), binding=fingerprint)
+        else:
+            memo = mech.new_memo()
+    except ValueError as exc:
+        raise InputDataError(f"--memo: {memo_path}: {exc}") from None
+    stream = item_stream(input_path, plan["domain"]["labels"], int(plan["domain"]["size"]), extra=("user",),
+                         skip_empty=skip_empty, chunk_rows=rows)
+    rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
+    done = 0
+    with ReportsWriter(output, mechanism=plan["mechanism"], plan_fingerprint=fingerprint,
+                       ldpplan_version=tool_version(), seed=seed) as writer:
+        for chunk in stream:
+            cells = chunk["user"]
+            if not all(c.isdigit() for c in cells):
+                bad = next(c for c in cells if not c.isdigit())
+                raise InputDataError(f"--input: {input_path}: column 'user' must hold integer ids >= 0 (got {bad[:40]!r})")
+            users = np.array([int(c) for c in cells], dtype=np.int64) if cells.size else np.zeros(0, dtype=np.int64)
+            writer.write(mech.perturb(chunk["item"], rng=rng, memo=memo, users=users, round=round_).to_arrays())
+            if progress is not None:
+                progress(stream.bytes_read - done, stream.total_bytes)
+                done = stream.bytes_read
+    write_bytes_atomic(memo_path, memo.to_bytes())
     return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed, rows=stream.rows,
                          skipped_empty=stream.skipped_empty)
 
@@ -153,7 +205,7 @@ def _whole_reports(plan: dict[str, Any], sources: list, method: str | None, why:
 
 
 def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list,
-                  method: str | None = None) -> EstimateResult:
+                  method: str | None = None, round: int | None = None) -> EstimateResult:
     """Verify a plan, check its inputs belong to it (each batch counted once), and estimate.
 
     Parameters
@@ -165,6 +217,8 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
         aggregate. A method that needs each report (uRAP ``em``) is run on the reports read
         whole, only when every input is a report file and they decode to at most
         :data:`MAX_WHOLE_REPORT_BYTES`.
+    round : int, optional
+        Plans that count per round (``memoized`` runtimes): the round to estimate (default: the last).
 
     Raises
     ------
@@ -186,6 +240,15 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
     paths = expand_inputs(inputs if isinstance(inputs, (list, tuple)) else [inputs])
     sources = open_sources(plan, paths)
     aggregate = aggregate_sources(plan, sources).aggregate   # validates every column a batch at a time
+    if round is not None:
+        if not getattr(mech, "memoized", False):
+            raise SpecError("--round", f"only for plans that count per round; {plan['mechanism']} does not", round)
+        try:
+            estimate = mech.estimate(aggregate, method=method, round=round)
+        except ValueError as exc:
+            raise SpecError("--round", str(exc), round) from None
+        labels = mech.labels if mech.labels is not None else [str(i) for i in range(mech.domain_size)]
+        return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"])
     try:
         estimate = mech.estimate(aggregate, method=method)
     except ValueError as exc:   # a method that needs each report (uRAP em) when every input is a report file

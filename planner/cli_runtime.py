@@ -41,7 +41,12 @@ def _echo_json(obj) -> None:
                    "(production) the reports are drawn from a cryptographically secure generator.")
 @click.option("--skip-empty", is_flag=True,
               help="Drop rows whose item (key) is empty and say how many. Without it such rows are an error.")
-def perturb_cmd(plan_file, input_path, output, seed, skip_empty):
+@click.option("--memo", type=click.Path(dir_okay=False), default=None,
+              help="Longitudinal (memoized) plans: the clients' memo file of permanent responses (started when absent, "
+                   "rewritten after the reports); the input then has columns user (integer ids), item.")
+@click.option("--round", "round_", type=click.IntRange(min=0), default=None,
+              help="Longitudinal plans: the collection round (0-based) the reports carry.")
+def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_):
     """Verify PLAN_FILE, perturb every user's input with the client runtime, write the reports.
 
     The input is streamed (CSV or Parquet, a chunk of rows at a time); on a terminal a progress
@@ -58,7 +63,8 @@ def perturb_cmd(plan_file, input_path, output, seed, skip_empty):
     from ._report import counted
 
     with _bytes_progress("perturbing") as progress:
-        result = perturb_file(plan_file, input_path, output, seed=seed, skip_empty=skip_empty, progress=progress)
+        result = perturb_file(plan_file, input_path, output, seed=seed, skip_empty=skip_empty, progress=progress,
+                              memo=memo, round=round_)
     _say_skipped(result.skipped_empty, input_path)
     how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
     console().print(f"wrote {counted(result.n, 'report')} of {result.mechanism} to {output} ({how})", markup=False,
@@ -140,7 +146,9 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
               help="Estimator (the mechanism's `methods`; the first is the default; `empirical` always exists).")
 @click.option("--confidence", default=None, metavar="LEVEL",
               help="Add confidence intervals at LEVEL in (0, 1), e.g. 0.95 (ci_low/ci_high; PCKV means too).")
-def estimate_cmd(plan_file, inputs, output, as_json, method, confidence):
+@click.option("--round", "round_", type=click.IntRange(min=0), default=None,
+              help="Longitudinal plans: the collection round to estimate (default: the last one in INPUTS).")
+def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_):
     """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
 
     INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
@@ -157,7 +165,7 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence):
     from ._runtime_io import check_confidence, estimate_file, estimate_json, estimate_table, write_estimate_csv
 
     level = check_confidence(confidence)
-    result = estimate_file(plan_file, list(inputs), method=method)
+    result = estimate_file(plan_file, list(inputs), method=method, round=round_)
     if output:
         write_estimate_csv(result, output, level)
     if as_json:

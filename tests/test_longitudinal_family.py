@@ -99,7 +99,7 @@ def test_plan_probabilities_equal_multi_freq_ldpy(mechanism, monkeypatch):
 @pytest.mark.parametrize("mechanism", ["l-grr", "l-sue", "l-oue", "l-osue", "l-soue"])
 def test_predicted_variance_is_the_papers_formula(mechanism):
     plan = _plan(mechanism)
-    p1, q1, p2, q2, big_p, big_q = _support(plan)
+    p1, q1, p2, q2, _, big_q = _support(plan)
     n = BASE["users"]
     want = big_q * (1 - big_q) / (n * (p1 - q1) ** 2 * (p2 - q2) ** 2)
     assert plan["predicted"]["variance_per_round"]["value"] == pytest.approx(want, rel=1e-12)
@@ -161,6 +161,22 @@ def test_verify_refuses_edited_numbers_and_claims(mechanism):
 
 
 # ----------------------------------------------------------------------------- runtime and memo
+def test_constructors_are_keyword_only_and_match_from_plan():
+    grr, osue = _plan("l-grr"), _plan("l-osue")
+    p = grr["params"]
+    with pytest.raises(TypeError):
+        LongitudinalGRR(10, p["p1"], p["p2"])  # noqa: the constructor is keyword-only
+    direct = LongitudinalGRR(domain=10, p1=p["p1"], p2=p["p2"], rounds=20, max_changes=2)
+    assert direct.privacy_map() == ldpplan.load(grr).privacy_map()
+    q = osue["params"]
+    unary = LongitudinalUE(variant="l-osue", domain=10, p1=q["p1"], q1=q["q1"], p2=q["p2"], q2=q["q2"], rounds=20,
+                           max_changes=2)
+    assert unary.privacy_map() == ldpplan.load(osue).privacy_map()
+    with pytest.raises(ValueError, match="2\\^-48"):
+        LongitudinalGRR(domain=10, p1=0.1 + 1e-17 + 2.0**-50, p2=p["p2"])
+    assert direct.plan_fingerprint != ldpplan.load(grr).plan_fingerprint  # memos of plans and numbers differ
+
+
 def test_perturb_refuses_without_a_memo_in_one_line():
     mech = ldpplan.load(_plan("l-grr"))
     with pytest.raises(ValueError, match="memo") as info:
@@ -294,3 +310,35 @@ def test_monte_carlo_20_rounds_of_200000_users_unbiased_within_10_percent_of_pre
     z = np.concatenate(z)
     assert abs(z.mean()) < 4 / math.sqrt(z.size)
     assert abs(np.mean(z**2) - 1) < 0.10
+
+
+# ----------------------------------------------------------------------------- command line
+def test_cli_perturb_with_a_memo_file_per_round_then_aggregate_and_estimate(tmp_path):
+    from click.testing import CliRunner
+
+    from ldpplan.planner import write_plan
+    from ldpplan.planner.cli import main
+
+    plan = _plan("l-grr")
+    plan_path = tmp_path / "plan.json"
+    write_plan(plan, plan_path)
+    users = tmp_path / "users.csv"
+    users.write_text("user,item\n" + "".join(f"{u},{u % 10}\n" for u in range(500)), encoding="utf-8")
+    memo = tmp_path / "clients.memo"
+    run = CliRunner().invoke
+    for t in (0, 1):
+        res = run(main, ["perturb", str(plan_path), "--input", str(users), "-o", str(tmp_path / f"r{t}.parquet"),
+                         "--memo", str(memo), "--round", str(t), "--seed", str(t)])
+        assert res.exit_code == 0, res.output
+        if t == 0:
+            first = memo.read_bytes()
+    assert memo.read_bytes() == first  # the second round reused every permanent response
+    assert len(Memo.from_bytes(first)) == 500
+    res = run(main, ["aggregate", str(plan_path), str(tmp_path / "r0.parquet"), str(tmp_path / "r1.parquet"),
+                     "-o", str(tmp_path / "agg.json")])
+    assert res.exit_code == 0, res.output
+    res = run(main, ["estimate", str(plan_path), str(tmp_path / "agg.json"), "--round", "0", "--json"])
+    assert res.exit_code == 0 and '"n": 500' in res.output, res.output
+    res = run(main, ["perturb", str(plan_path), "--input", str(users), "-o", str(tmp_path / "x.parquet")])
+    assert res.exit_code == 2 and "--memo" in res.output and "\n" not in res.output.strip()
+    assert not (tmp_path / "x.parquet").exists()

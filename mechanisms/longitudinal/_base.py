@@ -1,0 +1,312 @@
+"""The part of the longitudinal runtimes both report shapes share (numpy + stdlib only).
+
+Plan reading (:meth:`_Longitudinal.from_plan`), the privacy map, the client's memo handling
+(``perturb``: lookups, fresh permanent responses, the ``max_changes`` rule) and the per-round
+aggregate and estimator of :class:`ldpplan.mechanisms.longitudinal.LongitudinalGRR` and
+:class:`ldpplan.mechanisms.longitudinal.LongitudinalUE`. See :mod:`.runtime` for the protocol.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import numpy as np
+
+from .._bitkernels import count_bits
+from .._envelope import read_domain, read_envelope
+from .._intervals import FrequencyVariance
+from .._plan import PlanError, check_claim, integer, number, plan_fingerprint, require
+from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method
+from .._sampling import check_rng, on_grid
+from ._memo import MAX_USER, Memo
+from ._numbers import Rounds, lifetime_upper
+from ._promises import longitudinal_promises
+
+__all__ = ["NOTION", "GUARANTEE_FIELDS", "MAX_ROUNDS"]
+
+#: ``guarantee.notion`` of longitudinal plans.
+NOTION = "longitudinal-LDP"
+#: The claims of a longitudinal plan besides notion and epsilon (= epsilon_1).
+GUARANTEE_FIELDS = ("epsilon_perm", "epsilon_1", "rounds", "max_changes", "epsilon_lifetime", "sources")
+#: Most rounds (and changes) a plan covers.
+MAX_ROUNDS = 1 << 20
+_MAX_ROUNDS = MAX_ROUNDS
+
+
+def _probability(value: Any, field: str) -> float:
+    p = number(value, field, low=0.0, high=1.0, low_open=True, high_open=True)
+    if not on_grid(p):
+        raise ValueError(f"{field}: must be a multiple of 2^-48 in (0, 1) (got {p!r})")
+    return p
+
+
+class _Longitudinal(Frozen):
+    """State and methods shared by both classes (subclasses draw and count)."""
+
+    mechanism = ""
+    methods: tuple[str, ...] = ("empirical",)
+    #: this runtime keeps client state: ``perturb`` needs ``memo=``, ``users=`` and ``round=``
+    memoized = True
+    count_rule = CountRule(sums_to_n=(("reports",),), at_most_n=(("support",),))
+
+    def _init(self, rounds_numbers: Rounds, domain, rounds, max_changes, plan_fingerprint) -> None:
+        if isinstance(domain, (list, tuple)):
+            labels = [str(x) for x in domain]
+            if len(set(labels)) != len(labels):
+                raise ValueError("domain: labels must be distinct")
+        else:
+            labels = None
+        for name, value, high in (("rounds", rounds, _MAX_ROUNDS), ("max_changes", max_changes, _MAX_ROUNDS)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= high:
+                raise ValueError(f"{name}: must be an integer in 1..{high} (got {value!r})")
+        if max_changes > rounds:
+            raise ValueError(f"max_changes: at most rounds = {rounds} distinct values fit in the rounds "
+                             f"(got {max_changes})")
+        if rounds_numbers.ratio_perm <= 1 or rounds_numbers.ratio_1 <= 1:
+            raise ValueError("p1, p2: each round must favour the true value (p > q), else the estimator is undefined")
+        if plan_fingerprint is None:  # a runtime built from numbers: bound to a digest of its numbers
+            doc = {"mechanism": self.mechanism, "k": rounds_numbers.k, "rounds": int(rounds),
+                   "p": [str(rounds_numbers.p1), str(rounds_numbers.q1), str(rounds_numbers.p2),
+                         str(rounds_numbers.q2)]}
+            plan_fingerprint = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+        self._set(numbers=rounds_numbers, domain_size=rounds_numbers.k, labels=labels, rounds=int(rounds),
+                  max_changes=int(max_changes), plan_fingerprint=str(plan_fingerprint),
+                  _variance=rounds_numbers.variance_line())
+
+    # ------------------------------------------------------------------ privacy
+    def privacy_map(self) -> dict[str, Any]:
+        """The guarantee of this object's numbers (float64, a few ulps from the exact values).
+
+        Returns
+        -------
+        dict
+            ``notion`` (``"longitudinal-LDP"``), ``epsilon`` (= ``epsilon_1``), ``epsilon_perm``
+            (any number of reports of one value), ``epsilon_1`` (one report), ``rounds``,
+            ``max_changes``, ``epsilon_lifetime = max_changes x epsilon_perm`` (nats).
+
+        References
+        ----------
+        Erlingsson et al. (CCS 2014), epsilon-infinity and epsilon_1 of memoized RAPPOR;
+        Arcolezi et al. (2022); Dwork & Roth (2014), Thm. 3.16 (sequential composition).
+        """
+        f = self.numbers.floats()
+        return {"notion": NOTION, "epsilon": f["epsilon_1"], "epsilon_perm": f["epsilon_perm"],
+                "epsilon_1": f["epsilon_1"], "rounds": self.rounds, "max_changes": self.max_changes,
+                "epsilon_lifetime": self.max_changes * f["epsilon_perm"]}
+
+    @classmethod
+    def from_plan(cls, plan: Any):
+        """Build the runtime from a verified plan 2.0 (dict or path), re-checking its guarantee.
+
+        Raises
+        ------
+        PlanError
+            Unreadable or unverified plan, another mechanism, a number off the 2^-48 grid or out
+            of range, a plan that contradicts its embedded spec, or a claim (``epsilon``,
+            ``epsilon_perm``, ``epsilon_1``, ``epsilon_lifetime``) below what the numbers give.
+        """
+        data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
+        size, labels = read_domain(data, low=2)
+        k = integer(require(data, "params.domain_size"), "params.domain_size", low=2)
+        if k != size:
+            raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
+        gu = require(data, "guarantee")
+        if gu.get("notion") != NOTION:
+            raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {gu.get('notion')!r:.40})")
+        rounds = integer(require(data, "guarantee.rounds"), "guarantee.rounds", low=1, high=_MAX_ROUNDS)
+        changes = integer(require(data, "guarantee.max_changes"), "guarantee.max_changes", low=1, high=rounds)
+        longitudinal_promises(data)
+        try:
+            mech = cls._from_params(data, require(data, "params"), labels if labels is not None else k, rounds,
+                                    changes, plan_fingerprint(data))
+        except ValueError as exc:
+            if isinstance(exc, PlanError):
+                raise
+            raise PlanError(f"params: {exc}") from None
+        pm, ex = mech.privacy_map(), mech.numbers.exact()
+        for key in ("epsilon", "epsilon_perm", "epsilon_1"):
+            exact_key = "epsilon_1" if key == "epsilon" else key
+            check_claim(pm[key], gu.get(key), f"guarantee.{key}", exact=lambda e=exact_key: ex[e])
+        lifetime = lifetime_upper(changes, number(gu["epsilon_perm"], "guarantee.epsilon_perm", low=0.0))
+        if number(gu.get("epsilon_lifetime"), "guarantee.epsilon_lifetime", low=0.0) < lifetime:
+            raise PlanError(f"guarantee.epsilon_lifetime: claims {gu.get('epsilon_lifetime')!r} but max_changes x "
+                            f"epsilon_perm = {lifetime!r}; the runtime refuses a plan that claims more privacy "
+                            "than its numbers give")
+        return mech
+
+    # ------------------------------------------------------------------ client
+    def new_memo(self) -> Memo:
+        """An empty memo bound to this runtime's plan (its fingerprint)."""
+        return Memo(self.plan_fingerprint, self.mechanism, self.domain_size, self._memo_kind)
+
+    def _check_call(self, data, memo, users, round) -> tuple[np.ndarray, np.ndarray, int]:
+        if memo is None:
+            raise ValueError(f"memo: {self.mechanism} perturbs only with a Memo (mech.new_memo() or Memo.from_bytes); "
+                             "a fresh permanent response per report would void epsilon_perm")
+        if not isinstance(memo, Memo):
+            raise ValueError(f"memo: must be a Memo (got {type(memo).__name__})")
+        if memo.binding != self.plan_fingerprint or memo.mechanism != self.mechanism \
+                or memo.domain_size != self.domain_size:
+            raise ValueError(f"memo: belongs to another plan ({memo.mechanism}, {memo.binding[:16]}...), not to this "
+                             f"{self.mechanism} plan ({self.plan_fingerprint[:16]}...)")
+        if isinstance(round, bool) or not isinstance(round, (int, np.integer)) or not 0 <= round < self.rounds:
+            raise ValueError(f"round: must be an integer in 0..{self.rounds - 1} (got {round!r})")
+        x = np.asarray(data)
+        if x.ndim != 1 or (x.size and x.dtype.kind not in "iu"):
+            raise ValueError(f"data: must be a 1-D array of value indices (got dtype {x.dtype}, shape {x.shape})")
+        x = x.astype(np.int64)
+        if x.size and (x.min() < 0 or x.max() >= self.domain_size):
+            raise ValueError(f"data: values must be in [0, {self.domain_size})")
+        if users is None:
+            raise ValueError("users: perturb needs each report's user id (the memo is keyed by user and value)")
+        u = np.asarray(users)
+        if u.shape != x.shape or (u.size and u.dtype.kind not in "iu"):
+            raise ValueError(f"users: must be integer ids, one per value (got shape {u.shape}, data {x.shape})")
+        u = u.astype(np.int64)
+        if u.size and (u.min() < 0 or u.max() > MAX_USER):
+            raise ValueError(f"users: ids must be in [0, {MAX_USER}]")
+        return x, u, int(round)
+
+    def perturb(self, data, rng: np.random.Generator, *, memo: Memo | None = None, users=None,
+                round: int | None = None) -> Reports:
+        """One report per row: re-randomize the row's memoized permanent response afresh.
+
+        Parameters
+        ----------
+        data : array_like of int, shape (n,)
+            Value indices in ``[0, k)``.
+        rng : numpy.random.Generator
+        memo : Memo
+            Required (``ValueError`` without). Pairs (user, value) not yet in it get a permanent
+            response drawn now and added (append-only); nothing is added when the call refuses.
+        users : array_like of int, shape (n,)
+            User ids in ``[0, 2^40)``.
+        round : int
+            The collection round, ``0 .. rounds - 1`` (reports carry it).
+
+        Returns
+        -------
+        Reports
+            Columns ``round`` (int64) and ``y`` (L-GRR, int64) or ``bits`` (unary encodings).
+
+        Raises
+        ------
+        ValueError
+            No memo, another plan's memo, bad data, users or round, or a user whose distinct
+            values would exceed ``max_changes`` (the lifetime guarantee would not hold).
+        """
+        check_rng(rng)
+        x, u, r = self._check_call(data, memo, users, round)
+        keys = memo.keys_of(u, x)
+        found, index = memo.lookup(keys)
+        fresh = np.unique(keys[~found])
+        fresh_users = fresh // self.domain_size
+        if fresh.size:
+            starts = np.flatnonzero(np.r_[True, fresh_users[1:] != fresh_users[:-1]])  # fresh is sorted
+            cand, extra = fresh_users[starts], np.diff(np.r_[starts, fresh_users.size])
+            over = memo.values_per_user(cand) + extra > self.max_changes
+            if over.any():
+                bad = int(cand[np.argmax(over)])
+                raise ValueError(f"users: user {bad} would hold more than max_changes = {self.max_changes} distinct "
+                                 "values; the plan's lifetime guarantee does not cover it (nothing was reported)")
+        responses = self._permanent(fresh % self.domain_size, rng)
+        memo._add(fresh, responses)
+        _, index = memo.lookup(keys)
+        return self._instantaneous(memo.responses_at(index), r, rng)
+
+    # ------------------------------------------------------------------ server
+    def _columns(self, reports, data_column: str) -> tuple[np.ndarray, np.ndarray]:
+        if isinstance(reports, Reports):
+            if reports.mechanism != self.mechanism:
+                raise ValueError(f"reports: of mechanism {reports.mechanism!r}, this runtime is {self.mechanism!r}")
+            cols = reports.columns
+        else:
+            raise ValueError(f"reports: must be a Reports object (got {type(reports).__name__})")
+        for c in ("round", data_column):
+            if c not in cols:
+                raise ValueError(f"reports.{c}: required column is missing (columns: {sorted(cols)})")
+        rnd = np.asarray(cols["round"])
+        if rnd.ndim != 1 or (rnd.size and rnd.dtype.kind not in "iu"):
+            raise ValueError(f"reports.round: must be a 1-D integer array (got {rnd.dtype}, shape {rnd.shape})")
+        if rnd.size and (rnd.min() < 0 or rnd.max() >= self.rounds):
+            raise ValueError(f"reports.round: must be in [0, {self.rounds})")
+        return rnd.astype(np.int64), np.asarray(cols[data_column])
+
+    def _per_round(self, rnd: np.ndarray, support_rows: np.ndarray | None, values: np.ndarray | None) -> Aggregate:
+        reports = np.bincount(rnd, minlength=self.rounds)
+        support = np.zeros((self.rounds, self.domain_size), dtype=np.int64)
+        if values is not None:  # L-GRR: counts of each reported value per round
+            np.add.at(support, (rnd, values), 1)
+        else:
+            for t in np.flatnonzero(reports):
+                support[t] = count_bits(support_rows[rnd == t], self.domain_size)
+        return Aggregate(self.mechanism, int(rnd.size), {"reports": reports, "support": support})
+
+    def _as_aggregate(self, source) -> Aggregate:
+        if isinstance(source, Aggregate):
+            if source.mechanism != self.mechanism:
+                raise ValueError(f"aggregate.mechanism: must be {self.mechanism!r} (got {source.mechanism!r})")
+            reports, support = source.counts.get("reports"), source.counts.get("support")
+            if set(source.counts) != {"reports", "support"} or reports.shape != (self.rounds,) \
+                    or support.shape != (self.rounds, self.domain_size):
+                raise ValueError(f"aggregate.counts: a {self.mechanism} aggregate has 'reports' ({self.rounds},) and "
+                                 f"'support' ({self.rounds}, {self.domain_size})")
+            if int(reports.sum()) != source.n or np.any(support > reports[:, None]):
+                raise ValueError("aggregate.counts: support counts must be at most the round's reports, which sum to n")
+            return source
+        return self.aggregate(source)
+
+    def estimate(self, reports_or_aggregate, method: str | None = None, *, round: int | None = None) -> Estimate:
+        """Unbiased frequencies of one round: ``(C(v)/n_t - Q) / ((p1 - q1)(p2 - q2))``.
+
+        Parameters
+        ----------
+        reports_or_aggregate : Reports or Aggregate
+        method : {"empirical"}
+        round : int, optional
+            The round to estimate; default: the last round with reports (the latest collection),
+            so that merged aggregates of several rounds estimate like any other aggregate.
+
+        Returns
+        -------
+        Estimate
+            ``frequency`` shape ``(k,)``, ``n`` the round's reports, ``std_error`` the plug-in
+            standard error, ``variance`` the exact ``n Var = c0 + c1 f`` (the papers'
+            approximate variance is ``c0 / n``).
+
+        References
+        ----------
+        Arcolezi et al. (2022), the longitudinal estimator and its approximate variance;
+        Erlingsson et al. (2014).
+        """
+        method = check_method(method, self.methods)
+        agg = self._as_aggregate(reports_or_aggregate)
+        present = [int(t) for t in np.flatnonzero(agg.counts["reports"])]
+        if not present:
+            raise ValueError("aggregate.n: needs at least one report to estimate")
+        if round is None:
+            round = present[-1]
+        if isinstance(round, bool) or not isinstance(round, (int, np.integer)) or round not in present:
+            raise ValueError(f"round: must be a round with reports, one of {present[:20]} (got {round!r})")
+        n = int(agg.counts["reports"][round])
+        nb = self.numbers
+        big_q = float(nb.support_other)
+        spread = float((nb.p1 - nb.q1) * (nb.p2 - nb.q2))
+        emp = (agg.counts["support"][round].astype(np.float64) / n - big_q) / spread
+        c0, c1 = self._variance
+        std = np.sqrt((c0 + c1 * np.clip(emp, 0.0, 1.0)) / n)
+        var = FrequencyVariance(emp, np.asarray(c0), np.asarray(c1), np.asarray(0.0), n,
+                                source="Arcolezi et al. (2022), longitudinal estimator variance")
+        return Estimate(emp, None, method, n, std_error=std, variance=var)
+
+    def predicted_variance(self, n: int, frequency: float = 0.0) -> float:
+        """Variance of one round's estimate with ``n`` reports at true frequency ``frequency``."""
+        c0, c1 = self._variance
+        return (c0 + c1 * float(frequency)) / int(n)
+
+    def __repr__(self) -> str:
+        nb = self.numbers
+        return (f"{type(self).__name__}(mechanism={self.mechanism!r}, domain_size={self.domain_size}, "
+                f"p1={float(nb.p1)!r}, q1={float(nb.q1)!r}, p2={float(nb.p2)!r}, q2={float(nb.q2)!r}, "
+                f"rounds={self.rounds}, max_changes={self.max_changes})")
