@@ -257,7 +257,8 @@ class _Longitudinal(Frozen):
             return source
         return self.aggregate(source)
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, round: int | None = None) -> Estimate:
+    def estimate(self, reports_or_aggregate, method: str | None = None, *, round: int | None = None,
+                 tol: float = 1e-12, max_iter: int = 10000) -> Estimate:
         """Unbiased frequencies of one round: ``(C(v)/n_t - Q) / ((p1 - q1)(p2 - q2))``.
 
         Parameters
@@ -267,6 +268,9 @@ class _Longitudinal(Frozen):
         round : int, optional
             The round to estimate; default: the last round with reports (the latest collection),
             so that merged aggregates of several rounds estimate like any other aggregate.
+        tol, max_iter : float, int
+            The runtime API's estimator options (``tol >= 0``, ``max_iter >= 1``), checked and unused:
+            the only method is exact (no iterations).
 
         Returns
         -------
@@ -281,6 +285,10 @@ class _Longitudinal(Frozen):
         Erlingsson et al. (2014).
         """
         method = check_method(method, self.methods)
+        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not 0 <= tol < np.inf:
+            raise ValueError(f"tol: must be a finite number >= 0 (got {tol!r})")
+        if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+            raise ValueError(f"max_iter: must be an integer >= 1 (got {max_iter!r})")
         agg = self._as_aggregate(reports_or_aggregate)
         present = [int(t) for t in np.flatnonzero(agg.counts["reports"])]
         if not present:
