@@ -274,6 +274,37 @@ def test_majority_vote_over_2000_reports_recovers_no_more_than_the_permanent_res
     assert recovered(leaky) > 0.99  # without memoization the averaging attack recovers every value
 
 
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+def test_the_audit_flags_a_runtime_that_redraws_the_permanent_response(mechanism):
+    """``ldpplan.planner.audit``: epsilon_1 on one report, epsilon_perm on 64 reports of one value per user."""
+    pytest.importorskip("scipy")
+    plan = _plan(mechanism)
+    honest = ldpplan.planner.audit(plan, trials=5000, explore=False, rng=np.random.default_rng(5))
+    assert honest.consistent
+    events = [p.event for p in honest.pairs]
+    assert any("most reported in 64 reports" in e for e in events) and len(events) == 2
+    leaky = _redraw(type(ldpplan.load(plan))).from_plan(plan)
+    flagged = ldpplan.planner.audit(plan, mechanism=leaky, trials=5000, explore=False, rng=np.random.default_rng(6))
+    assert not flagged.consistent
+    many = next(p for p in flagged.pairs if "most reported" in p.event)
+    assert not many.holds and many.bound > plan["guarantee"]["epsilon_perm"]
+    one = next(p for p in flagged.pairs if "most reported" not in p.event)
+    assert one.holds  # each single report of the leaky runtime is still epsilon_1-LDP
+
+
+def test_plurality_probabilities_are_exact_for_binary_l_grr():
+    # k = 2: value 0 wins strictly iff it gets more than half of the reports (no third value)
+    from ldpplan.planner.longitudinal.audit import plurality_probabilities
+
+    plan = _plan("l-grr", domain=2, epsilon_perm=3.0, epsilon_1=1.0)
+    p1, q1, p2, q2, _, _ = _support(plan)
+    r = 9
+    win = lambda p: sum(math.comb(r, c) * p**c * (1 - p) ** (r - c) for c in range(5, r + 1))  # noqa: E731
+    first, second = plurality_probabilities(plan, r)
+    assert first == pytest.approx(p1 * win(p2) + q1 * win(q2), rel=1e-12)
+    assert second == pytest.approx(q1 * win(p2) + p1 * win(q2), rel=1e-12)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
 def test_many_reports_audit_flags_a_runtime_that_redraws_the_permanent_response(mechanism):

@@ -80,6 +80,10 @@ class InputPair:
     tests : tuple of Test
     cost : float
         Work per report (about one unit per output bit), for the default trials.
+    run : callable, optional
+        ``(mechanism, input_index, n, rng) -> reports``: runs ``n`` trials itself instead of
+        ``perturb(make(input_index, n), rng=rng)`` (memoized runtimes: one trial is a user reporting
+        one value over many rounds, issue 22); its result is what the tests' ``occurs`` read.
     """
 
     first: str
@@ -87,6 +91,7 @@ class InputPair:
     make: Callable[[int, int], Any]
     tests: tuple[Test, ...]
     cost: float = 1.0
+    run: Callable[[Any, int, int, np.random.Generator], Any] | None = None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -36,14 +36,15 @@ def count_events(mechanism: Any, pairs: Sequence[InputPair], trials: int, rng: n
     ValueError
         A report of the wrong length (the mechanism breaks the runtime protocol).
     """
-    mechanism = one_report(mechanism)  # memoized runtimes: one report per fresh user
+    view = one_report(mechanism)  # memoized runtimes: one report per fresh user
     total = 2 * trials * len(pairs)
     out = []
     for pair in pairs:
         counts = np.zeros((len(pair.tests), 2), dtype=np.int64)
         for which in (0, 1):
             for size in _chunks(trials, pair.cost):
-                reports = mechanism.perturb(pair.make(which, size), rng=rng)
+                reports = (pair.run(mechanism, which, size, rng) if pair.run is not None
+                           else view.perturb(pair.make(which, size), rng=rng))
                 if len(reports) != size:
                     raise ValueError(f"mechanism.perturb: returned {len(reports)} reports for {size} inputs")
                 for t, test in enumerate(pair.tests):
