@@ -15,10 +15,10 @@ from ..errors import InputDataError
 
 __all__ = ["INPUT_DOC", "read_inputs", "iter_inputs", "read_panel"]
 
-INPUT_DOC = ("CSV with a header and a column 'item', one row per user of one round: a label of the plan's "
-             "domain.labels, or a 0-based index in [0, domain.size) when domain.labels is null. Perturbing "
-             "needs the client's memo (the runtime's perturb(..., memo=, users=, round=)); `ldpplan simulate "
-             "--data` reads the panel layout user,round,item (one row per user and round).")
+INPUT_DOC = ("CSV with a header and columns 'user' (integer ids) and 'item', one row per user of one round: a "
+             "label of the plan's domain.labels, or a 0-based index in [0, domain.size) when domain.labels is "
+             "null. `ldpplan perturb` needs the clients' memo file and the round (--memo FILE --round T); "
+             "`ldpplan simulate --data` reads the panel layout user,round,item (one row per user and round).")
 
 
 def read_inputs(plan: Mapping[str, Any], path):

@@ -115,5 +115,5 @@ def verify(plan: Mapping[str, Any]) -> Verification:
         return Verification(False, "; ".join(failures), details)
     msg = (f"{mech.upper()}: one report is {float(gu['epsilon_1']):.6g}-LDP, any number of reports of one value "
            f"{float(gu['epsilon_perm']):.6g}-LDP, {gu['rounds']} rounds with at most {gu['max_changes']} distinct "
-           f"values {float(gu['epsilon_lifetime']):.6g}-LDP (Thm. 3.16); checked exactly and against the spec")
+           f"values {float(gu['epsilon_lifetime']):.6g}-LDP (Dwork & Roth Thm. 3.16); checked exactly and against the spec")
     return Verification(True, msg, details)
