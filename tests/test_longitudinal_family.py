@@ -373,3 +373,26 @@ def test_cli_perturb_with_a_memo_file_per_round_then_aggregate_and_estimate(tmp_
     res = run(main, ["perturb", str(plan_path), "--input", str(users), "-o", str(tmp_path / "x.parquet")])
     assert res.exit_code == 2 and "--memo" in res.output and "\n" not in res.output.strip()
     assert not (tmp_path / "x.parquet").exists()
+
+
+# ----------------------------------------------------------------------------- simulation over time
+def test_simulate_over_rounds_reports_error_baseline_and_the_lifetime_spent(tmp_path):
+    from ldpplan.planner import SimulateOptions
+    from ldpplan.planner.errors import InputDataError
+
+    plan = _plan("l-grr", users=5000)
+    rep = ldpplan.planner.simulate(plan, SimulateOptions(trials=2, seed=1, extra={"users": "5000", "rounds": "6"}))
+    data = rep.data
+    assert data["rounds"] == 6 and len(data["error"]) == 6
+    assert data["epsilon_lifetime_spent"] <= data["epsilon_lifetime_planned"]
+    # the fresh-report baseline at the same lifetime budget errs several times more, as predicted
+    assert np.mean(data["baseline_error"]) > 3 * np.mean(data["error"])
+    assert np.mean(data["error"]) == pytest.approx(data["predicted"][0], rel=0.5)
+    with pytest.raises(SpecError, match="--rounds"):
+        ldpplan.planner.simulate(plan, SimulateOptions(trials=1, seed=1, extra={"rounds": "21"}))
+    panel = tmp_path / "panel.csv"
+    panel.write_text("user,round,item\n" + "".join(f"u{u},{t},{(u + t) % 10}\n" for u in range(50) for t in range(3)),
+                     encoding="utf-8")  # every user changes value every round: 3 distinct values > max_changes
+    with pytest.raises(InputDataError, match="max_changes") as info:
+        ldpplan.planner.simulate(plan, SimulateOptions(trials=1, seed=1, data=str(panel), extra={"rounds": "3"}))
+    assert "\n" not in str(info.value)

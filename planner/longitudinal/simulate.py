@@ -144,4 +144,21 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     data = {"rounds": rounds, "error": err.tolist(), "predicted": pred.tolist(), "baseline_error": base.tolist(),
             "baseline_predicted": base_pred, "baseline_mechanism": base_name, "baseline_epsilon_per_report": per_report,
             "epsilon_lifetime_planned": lifetime, "epsilon_lifetime_spent": spent}
-    return SimulationReport([table, life], data)
+    return SimulationReport([table, life], data, plot=_plotter(plan, data))
+
+
+def _plotter(plan: Mapping[str, Any], data: Mapping[str, Any]):
+    """``plot(path)``: the per-round error, memoized and fresh reports, measured and predicted."""
+    def plot(path: str) -> None:
+        from ..plotting import Curve, plot_curves
+
+        t = list(range(data["rounds"]))
+        curves = [Curve(f"memoized {plan['mechanism']} (runtime)", t, data["error"], "empirical", 0),
+                  Curve("memoized (predicted)", t, data["predicted"], "theory", 0),
+                  Curve(f"fresh {data['baseline_mechanism']} reports, same lifetime (sampled)", t,
+                        data["baseline_error"], "empirical", 1),
+                  Curve("fresh reports (predicted)", t, [data["baseline_predicted"]] * len(t), "theory", 1)]
+        plot_curves(curves, path, title=f"per-round error, epsilon_lifetime = {data['epsilon_lifetime_planned']:.3g} "
+                    "nats for both", xlabel="round", ylabel="total squared error (frequency^2)")
+
+    return plot
