@@ -1,6 +1,8 @@
 """IDUE / IDUE-PS claims derived from the numbers: the guarantee, the predicted error and the baselines.
 
 ``plan`` writes them and ``verify`` recomputes them (never reads them) through these functions.
+``explain_items`` (eq. 16, from ``_itemsets``) is the family protocol's item-set budget
+(``Family.explain_items``, ``ldpplan explain --items``).
 
 References
 ----------
@@ -15,9 +17,11 @@ import numpy as np
 
 from .._plan_format import predicted
 from ._exact_numbers import exact_ldp_epsilon
+from ._itemsets import explain_items
 from .spec import NOTION_NAMES
 
-__all__ = ["to_grid_safe", "worst_case_mse", "guarantee_of", "predicted_of", "baselines_of", "USERS_SETS_WHAT"]
+__all__ = ["to_grid_safe", "worst_case_mse", "guarantee_of", "predicted_of", "baselines_of", "USERS_SETS_WHAT",
+           "explain_items"]
 
 
 def to_grid_safe(a, b) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,6 @@ safety margin of :data:`MARGINS` is used; the exact verifier decides in every ca
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -25,51 +24,8 @@ from ..errors import PrivacyViolation
 from .claims import USERS_SETS_WHAT, baselines_of, guarantee_of, predicted_of, to_grid_safe, worst_case_mse
 from .spec import NOTION_NAMES, ResolvedLevels, inline_spec, parse_idue_spec
 
-__all__ = ["EXAMPLES", "plan_from_spec", "solve_levels", "worst_case_mse", "guarantee_of", "predicted_of",
+__all__ = ["build_plan", "solve_levels", "worst_case_mse", "guarantee_of", "predicted_of",
            "baselines_of", "to_grid_safe", "MARGINS"]
-
-_LN4, _LN6 = math.log(4.0), math.log(6.0)
-EXAMPLES: dict[str, dict] = {
-    # ID-LDP Sec. IV-A example / Table II: HIV at ln 4, four common conditions at ln 6.
-    "health": {
-        "mechanism": "idue", "model": "opt0", "notion": "minid",
-        "description": "ID-LDP Table II: HIV (epsilon = ln 4) vs anemia, headache, stomachache, toothache (ln 6)",
-        "levels": [
-            {"name": "hiv", "epsilon": _LN4, "items": 1},
-            {"name": "other", "epsilon": _LN6, "items": ["anemia", "headache", "stomachache", "toothache"]},
-        ],
-    },
-    # ID-LDP Sec. VII default: budgets {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of m = 100 items.
-    # The same health levels for item sets (IDUE-PS, L = 3): ID-LDP eq. (16) gives {hiv} ln 4 but
-    # {hiv, anemia, headache} ln((4 + 6 + 6) / 3) (`ldpplan explain PLAN --items hiv,anemia,headache`).
-    "health-itemsets": {
-        "mechanism": "idue-ps", "model": "opt0", "notion": "minid", "padding_length": 3,
-        "description": "ID-LDP Table II levels on item sets (IDUE-PS, L = 3): HIV ln 4, common conditions ln 6",
-        "levels": [
-            {"name": "hiv", "epsilon": _LN4, "items": 1},
-            {"name": "other", "epsilon": _LN6, "items": ["anemia", "headache", "stomachache", "toothache"]},
-        ],
-    },
-    "three-levels": {
-        "mechanism": "idue", "model": "opt0", "notion": "minid", "domain": 100, "assignment_seed": 0,
-        "description": "ID-LDP Sec. VII default: {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of 100 items, eps = 1",
-        "levels": [
-            {"name": "eps", "epsilon": 1.0, "share": 0.05},
-            {"name": "1.2eps", "epsilon": 1.2, "share": 0.05},
-            {"name": "2eps", "epsilon": 2.0, "share": 0.90},
-        ],
-    },
-    "three-levels-itemsets": {
-        "mechanism": "idue-ps", "model": "opt0", "notion": "minid", "padding_length": 2, "domain": 1000,
-        "assignment_seed": 0,
-        "description": "IDUE-PS with L = 2 on 1,000 items, {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%}, eps = 2",
-        "levels": [
-            {"name": "eps", "epsilon": 2.0, "share": 0.05},
-            {"name": "1.2eps", "epsilon": 2.4, "share": 0.05},
-            {"name": "2eps", "epsilon": 4.0, "share": 0.90},
-        ],
-    },
-}
 
 #: Relative budget shrinks tried in turn: the first whose grid-rounded parameters pass the
 #: float check of (6) is kept (the tiny default almost always; larger ones only where float64
@@ -103,7 +59,7 @@ def solve_levels(levels: ResolvedLevels, model: str, notion: str):
                            "satisfying constraint (6)")
 
 
-def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
+def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
     """Solve an IDUE / IDUE-PS spec into a verified plan (format 2.0).
 
     Returns
@@ -150,7 +106,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
         spec=inline_spec(raw, levels), planning_inputs=levels.planning_inputs)
     if spec.user_set_budgets:
         _add_user_set_budgets(plan, levels.planning_inputs[0]["source"])
-    return attach_verification(plan, _verify.verify_plan(plan))
+    return attach_verification(plan, _verify.verify(plan))
 
 
 #: ``planning_inputs[].what`` of the users' item sets read for ``guarantee.users_set_budgets``.

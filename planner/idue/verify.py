@@ -27,7 +27,7 @@ from .._report import Verification
 from ..errors import PlanFormatError
 from ._exact_numbers import _dec, _uw, exact_ldp_epsilon
 
-__all__ = ["verify_plan", "check_numbers", "exact_ldp_epsilon"]
+__all__ = ["verify", "check_numbers", "exact_ldp_epsilon"]
 
 _TIE = Decimal("1e-40")
 _GRID = 2.0**48
@@ -110,7 +110,7 @@ def _levels_of(plan: Mapping[str, Any]):
     return names, e, a, b, s
 
 
-def verify_plan(plan: Mapping[str, Any]) -> Verification:
+def verify(plan: Mapping[str, Any]) -> Verification:
     """Independently re-check an IDUE / IDUE-PS plan (numbers exactly, then spec and derived claims).
 
     Returns
