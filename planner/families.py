@@ -256,10 +256,10 @@ def family_names() -> list[str]:
 
 
 def spec_mechanisms() -> dict[str, str]:
-    """Spec ``mechanism`` value -> family name (declared by each family; its plan mechanisms are among them)."""
+    """Spec ``mechanism`` value -> family name (as each family declares them; its plan mechanisms map to it too)."""
     out: dict[str, str] = {}
     for fam in all_families():
-        for n in fam.spec_mechanisms:
+        for n in (*fam.spec_mechanisms, *fam.plan_mechanisms):
             out[n] = fam.name
     return out
 

@@ -337,7 +337,7 @@ def test_wheel_contains_only_the_ldpplan_package(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     src = tmp_path / "src"  # build from a copy: the source tree gets no build/ folder
     src.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         if (repo / name).is_file():
             shutil.copy2(repo / name, src / name)
     for name in ("planner", "solvers", "mechanisms"):
@@ -353,6 +353,14 @@ def test_wheel_contains_only_the_ldpplan_package(tmp_path):
     for sub in ("ldpplan/__init__.py", "ldpplan/planner/__init__.py", "ldpplan/mechanisms/__init__.py",
                 "ldpplan/solvers/__init__.py", "ldpplan/planner/schemas/plan-2.0.schema.json"):
         assert sub in names, sub
+    # every source module is in the wheel, under its installed name (setup.py finds the packages)
+    top = src / "planner" / "_top"
+    sources = {f"ldpplan/{p.relative_to(top).as_posix()}" for p in top.rglob("*.py")}
+    for layer in ("planner", "solvers", "mechanisms"):
+        sources |= {f"ldpplan/{p.relative_to(src).as_posix()}" for p in (src / layer).rglob("*.py")
+                    if "_top" not in p.parts}
+    assert sources <= set(names), sorted(sources - set(names))
+    assert not any("/_top/" in n for n in names)
 
 
 def test_estimate_is_a_frozen_record():

@@ -22,9 +22,8 @@ All probabilities are multiples of 2^-48 and are sampled exactly.
 """
 from __future__ import annotations
 
-from .pum import PersonalizedULDP, PreProcessor
-from .urap import BasicRAPPOR, UtilityOptimizedRAPPOR, pack_bits, unpack_bits, urap_epsilon
-from .urr import UtilityOptimizedRR, urr_epsilon
+from .runtime import (BasicRAPPOR, PersonalizedULDP, PreProcessor, UtilityOptimizedRAPPOR, UtilityOptimizedRR,
+                      pack_bits, unpack_bits, urap_epsilon, urr_epsilon)
 
 #: The family's runtime classes: their ``PLAN_FIELDS`` name the plan mechanisms they run (read by
 #: ``ldpplan.mechanisms.RUNTIMES`` and the planner's family declaration). ``BasicRAPPOR`` is a
