@@ -269,11 +269,11 @@ def test_aggregate_validates_report_columns(fam, name, request, tmp_path):
 def test_aggregates_of_different_mechanisms_do_not_merge():
     from ldpplan.mechanisms import Aggregate
 
-    a = Aggregate("rr", 3, {"y": np.array([1, 2, 0])})
+    a = Aggregate("mechanism-a", 3, {"y": np.array([1, 2, 0])})
     with pytest.raises(ValueError):
-        a + Aggregate("glh", 3, {"y": np.array([1, 2, 0])})
+        a + Aggregate("mechanism-b", 3, {"y": np.array([1, 2, 0])})
     with pytest.raises(ValueError):
-        a + Aggregate("rr", 3, {"y": np.array([1, 2, 0, 0])})
+        a + Aggregate("mechanism-a", 3, {"y": np.array([1, 2, 0, 0])})
     with pytest.raises(ValueError):
         Aggregate.from_dict({**a.to_dict(), "format": "other"})
 
