@@ -190,8 +190,6 @@ ALLOWED_OUTSIDE_ROOMS = {
     # which bound a plan gets from its mechanism; solvers/shuffle.py names the binary RR bound)
     "planner/shuffle.py": {"rr"},
     "solvers/shuffle.py": {"rr"},
-    # the runtime's minimal stdlib readers of each family's embedded spec (one per family)
-    "mechanisms/_promises.py": {"pckv", "pie", "glh", "urr", "pum"},
 }
 
 

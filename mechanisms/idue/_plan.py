@@ -25,7 +25,7 @@ import numpy as np
 from .. import _sampling
 from .._envelope import PlanFields, read_domain, read_envelope
 from .._plan import PlanError, check_claim, integer, number, require
-from .._promises import idue_levels
+from ._promises import idue_levels
 
 __all__ = ["NOTIONS", "PLAN_FIELDS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map", "set_budget",
            "set_budget_range"]
@@ -261,7 +261,7 @@ def parse_plan(plan, mechanism: str) -> ParsedPlan:
         Naming field, rule and value: the envelope (:func:`ldpplan.mechanisms.read_envelope`),
         wrong mechanism, unverified plan, malformed or non-finite number, off-grid
         probability, inconsistent sizes, a level, epsilon or item assignment other than the
-        embedded spec's (:func:`ldpplan.mechanisms._promises.idue_levels`), or a claim smaller
+        embedded spec's (:func:`ldpplan.mechanisms.idue._promises.idue_levels`), or a claim smaller
         than what the numbers give.
     """
     plan = read_envelope(plan, PLAN_FIELDS[mechanism], verified=True)

@@ -16,7 +16,7 @@ from .._estimators import significance_threshold
 from .._envelope import PlanFields, read_domain as _read_domain, read_envelope
 from .._intervals import FrequencyVariance, affine_variance
 from .._plan import PlanError, check_claim, integer, number, require
-from .._promises import uldp_promises
+from ._promises import uldp_promises
 
 __all__ = ["GUARANTEE_FIELDS", "read_uldp_envelope", "from_plan_numbers", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
            "sensitive_mask", "linear_estimate", "linear_variance", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
