@@ -13,7 +13,8 @@ from ._numbers import grid_urap, grid_urr, predicted_losses
 from .spec import Resolved, parse_spec, resolve
 from .verify import verify
 
-__all__ = ["build_plan", "solve_numbers"]
+#: ``grid_urr`` / ``grid_urap`` (the grid numbers of Def. 3 / Def. 4) are re-exported for notebooks and tools
+__all__ = ["build_plan", "solve_numbers", "grid_urr", "grid_urap"]
 
 
 def solve_numbers(res: Resolved) -> dict[str, float]:
