@@ -14,7 +14,7 @@ import numpy as np
 
 def rows(seed: int) -> list[list[str]]:
     from ldpplan.planner import audit
-    from ldpplan.planner.audit import planned_trials
+    from ldpplan.planner.auditing import planned_trials
     from ldpplan.planner.families import all_examples
 
     out = []

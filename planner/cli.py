@@ -271,14 +271,14 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
     import numpy as np
 
     from ._console import console, interactive, print_tables
-    from .audit import audit
+    from .auditing import audit
 
     rng = np.random.default_rng(seed)
     mechanism = None
     if runtime_cmd is not None:
         from ..mechanisms import read_plan
 
-        from .audit.external import ExternalRuntime
+        from .auditing.external import ExternalRuntime
 
         mechanism = ExternalRuntime(plan_file, shlex.split(runtime_cmd), read_plan(plan_file))
     if as_json or not interactive(stderr=True):

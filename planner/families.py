@@ -189,11 +189,11 @@ class ModuleFamily:
                                      chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows))
 
     def audit_pairs(self, plan: Mapping[str, Any]) -> list:
-        """The input pairs and events of ``plan``'s audit (``ldpplan.planner.audit.events.InputPair``)."""
+        """The input pairs and events of ``plan``'s audit (``ldpplan.planner.auditing.events.InputPair``)."""
         return self._fn(f"{self.auditor}:pairs")(plan)
 
     def audit_domain(self, plan: Mapping[str, Any]) -> Any:
-        """Every input of ``plan`` for the audit's exploration (``ldpplan.planner.audit.events.Domain``)."""
+        """Every input of ``plan`` for the audit's exploration (``ldpplan.planner.auditing.events.Domain``)."""
         return self._fn(f"{self.auditor}:domain")(plan)
 
     def __repr__(self) -> str:

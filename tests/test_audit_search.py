@@ -10,7 +10,7 @@ import pytest
 
 from ldpplan import mechanisms
 from ldpplan.planner import audit, make_plan
-from ldpplan.planner.audit import audit_domain, explore
+from ldpplan.planner.auditing import audit_domain, explore
 from ldpplan.planner.families import all_examples
 
 from _leaky import ExtraColumn, OneItemRR, RevealingRR, SeedLeakGLH, ValueLeakPCKV, raised_level

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...mechanisms.pckv import KeyValueUsers
 
-from ..audit.events import InputPair, Test, item_label, unpacked_bit
+from ..auditing.events import InputPair, Test, item_label, unpacked_bit
 
 __all__ = ["pairs"]
 
@@ -78,7 +78,7 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
 
 def domain(plan: Mapping[str, Any]):
     """Every key-value pair ``<k, v>``, ``v`` in {1, -1} (input ``2 k + (v == -1)``)."""
-    from ..audit.events import Domain
+    from ..auditing.events import Domain
 
     params, guarantee = plan["params"], plan["guarantee"]
     d, L = int(params["domain_size"]), int(params["padding_length"])

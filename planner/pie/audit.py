@@ -13,7 +13,7 @@ import numpy as np
 
 from ...mechanisms.pie import collision_probability, hash_values
 
-from ..audit.events import InputPair, Test, item_label, repeat
+from ..auditing.events import InputPair, Test, item_label, repeat
 
 __all__ = ["pairs"]
 
@@ -43,7 +43,7 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
 
 def domain(plan: Mapping[str, Any]):
     """Every item (GLH: the seed columns ``a``, ``b`` must not depend on the input)."""
-    from ..audit.events import Domain
+    from ..auditing.events import Domain
 
     size, claim = int(plan["domain"]["size"]), float(plan["guarantee"]["epsilon"])
     labels = [item_label(plan, i) for i in range(size)]

@@ -215,7 +215,7 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
         Runs on each input of the confirmation stage (default: :func:`planned_trials`: the
         fewest for which the most sensitive test flags a leak to 1.05 x its claim with
         probability 0.95, capped by a work budget; see
-        :func:`ldpplan.planner.audit.bounds.default_trials`).
+        :func:`ldpplan.planner.auditing.bounds.default_trials`).
     confidence : float
         Joint confidence of the bounds, in (0, 1).
     rng : numpy.random.Generator, optional
