@@ -265,3 +265,21 @@ def test_pckv_ue_set_pairs_attain_theorem_2_exactly(L):
     # the singleton tests are diluted by 1/L: what the set pairs are for
     single = audit_pairs(plan)[0].tests[0]
     assert math.log(single.p_first / single.p_second) < 0.6 * single.claim
+
+
+@pytest.mark.slow
+def test_set_pairs_flag_a_pckv_ue_l2_whose_value_budget_is_1_1x():
+    """PCKV-UE, L = 2, with p raised so that ln(p / (1-p)) = 1.1 epsilon2: the singleton value event's
+    ratio (diluted by the dummy sampled half the time) stays near 0.6 x the claim; the set pair flags it."""
+    from ldpplan.mechanisms.pckv import PCKVUE
+
+    plan = _example("pckv-ue-L2")
+    params = plan["params"]
+    eps2 = plan["guarantee"]["epsilon2"]
+    p = math.floor(math.exp(1.1 * eps2) / (1 + math.exp(1.1 * eps2)) * 2.0**48) / 2.0**48  # the runtime's grid
+    assert math.log(p / (1 - p)) == pytest.approx(1.1 * eps2, rel=1e-9)
+    leaky = PCKVUE(a=params["a"], b=params["b"], p=p, domain_size=params["domain_size"],
+                   padding_length=params["padding_length"])
+    flagged = [not audit(plan, mechanism=leaky, rng=np.random.default_rng(seed), explore=False).consistent
+               for seed in range(5)]
+    assert all(flagged)
