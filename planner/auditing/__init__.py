@@ -208,7 +208,9 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
     column counts, so a column that depends on the input where the plan says it must not, or a
     deterministic function of the input, is found); the confirmation runs the family's tight
     pairs (:mod:`.pairs`) and the selected ones ``trials`` times each on fresh samples and bounds
-    every ratio with Clopper-Pearson intervals, Bonferroni over all of them.
+    every ratio with Clopper-Pearson intervals, Bonferroni over all of them. On huge domains the
+    family adds a pooled test (:class:`.events.Test` ``pool``: the LDP inequality summed over
+    disjoint events and inputs), which decides the default trials when no single-event test can.
 
     Parameters
     ----------
