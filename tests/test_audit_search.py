@@ -283,3 +283,18 @@ def test_set_pairs_flag_a_pckv_ue_l2_whose_value_budget_is_1_1x():
     flagged = [not audit(plan, mechanism=leaky, rng=np.random.default_rng(seed), explore=False).consistent
                for seed in range(5)]
     assert all(flagged)
+
+
+@pytest.mark.slow  # the binomial design at 4e6 trials: about 2 s
+def test_pooled_test_decides_the_default_trials_only_where_no_single_event_test_reaches_the_target():
+    plan = _example("pie-rr")
+    single, pooled = [t for p in audit_pairs(plan) for t in p.tests]
+    alpha = bounds.per_bound_alpha(0.95, 2 + explore.TOP * explore.TESTS_PER_CANDIDATE)
+    claim = plan["guarantee"]["epsilon"]
+    # the single output y = 0 (nu = 5.2e-8) is out of reach even at the cap ...
+    assert not bounds.reaches([(single.probabilities[1], claim)], bounds.MAX_TRIALS, alpha)
+    # ... the pooled test reaches its target (halfway to its largest visible ratio) at the minimum
+    top = pooled.offset - math.log(pooled.probabilities[1])
+    assert bounds._target(pooled.probabilities[1], claim, pooled.offset, 1.08) + pooled.offset == pytest.approx(
+        0.5 * (claim + top))
+    assert planned_trials(plan) == bounds.MIN_TRIALS
