@@ -78,9 +78,9 @@ def _rr_pool(plan: Mapping[str, Any], claim: float, mu: float, k: int) -> list[I
     def member(r) -> np.ndarray:
         return np.asarray(r["y"], dtype=np.int64) - 1  # -1 exactly when y = 0
 
-    test = Test(f"y = x_i (any x_i != {item_label(plan, 0)}) vs y != {item_label(plan, 0)}", member, claim, mu,
+    test = Test(f"y = x_i on x_i; y != {item_label(plan, 0)} on {item_label(plan, 0)}", member, claim, mu,
                 1.0 - mu, source=_POOL_SOURCE, pool=s)
-    return [InputPair(f"x_i, i in 1..{s:,}", item_label(plan, 0), lambda which, n: repeat(0, n), (test,),
+    return [InputPair(f"x_i drawn from 1..{s:,}", item_label(plan, 0), lambda which, n: repeat(0, n), (test,),
                       pool=lambda drawn: np.asarray(drawn, dtype=np.int64) + 1)]
 
 
@@ -133,7 +133,7 @@ def _glh_pool(plan: Mapping[str, Any], claim: float, mu: float, g: int, kappa: f
                 mu * spread, (1.0 - mu) * s * spread / (g - 1), source=_POOL_SOURCE + " (first order in s kappa)",
                 pool=s)
     cost = 3.0 + (s if direct else 2.0 * -(-_PRIME // g) + 90.0) / 4.0
-    return [InputPair(f"x_i in S = {{1..{s:,}}}", label, lambda which, n: repeat(0, n), (test,), cost=cost,
+    return [InputPair(f"x_i drawn from S = 1..{s:,}", label, lambda which, n: repeat(0, n), (test,), cost=cost,
                       pool=lambda drawn: np.asarray(drawn, dtype=np.int64) + 1)]
 
 
