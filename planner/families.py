@@ -199,11 +199,11 @@ class ModuleFamily:
                                                  else int(chunk_rows))
 
     def audit_pairs(self, plan: Mapping[str, Any]) -> list:
-        """The input pairs and events of ``plan``'s audit (``ldpplan.planner.audit.events.InputPair``)."""
+        """The input pairs and events of ``plan``'s audit (``ldpplan.planner.auditing.events.InputPair``)."""
         return self._fn("audit", "pairs")(plan)
 
     def audit_domain(self, plan: Mapping[str, Any]) -> Any:
-        """Every input of ``plan`` for the audit's exploration (``ldpplan.planner.audit.events.Domain``)."""
+        """Every input of ``plan`` for the audit's exploration (``ldpplan.planner.auditing.events.Domain``)."""
         return self._fn("audit", "domain")(plan)
 
     def explain_items(self, plan: Mapping[str, Any], items: list) -> dict[str, Any]:
