@@ -13,18 +13,16 @@ from typing import Any
 
 import numpy as np
 
+from .._grid import round_safe
 from .._plan_format import predicted
 from ._exact_numbers import exact_ldp_epsilon
 from .spec import NOTION_NAMES
 
-__all__ = ["to_grid_safe", "worst_case_mse", "guarantee_of", "predicted_of", "baselines_of", "USERS_SETS_WHAT"]
+__all__ = ["DIRECTIONS", "worst_case_mse", "guarantee_of", "predicted_of", "baselines_of", "USERS_SETS_WHAT"]
 
 
-def to_grid_safe(a, b) -> tuple[np.ndarray, np.ndarray]:
-    """Round ``a`` down and ``b`` up onto the 2^-48 grid: every ratio of (6) decreases (the safe side)."""
-    from ...mechanisms.idue import to_grid
-
-    return np.asarray(to_grid(a, "down"), dtype=float), np.asarray(to_grid(b, "up"), dtype=float)
+#: Safe rounding directions (:func:`~.._grid.round_safe`): ``a`` down, ``b`` up lowers every ratio of (6).
+DIRECTIONS = {"a": "down", "b": "up"}
 
 
 def worst_case_mse(a, b, sizes, padding_length: int | None = None) -> float:
@@ -116,7 +114,8 @@ def baselines_of(epsilon_min: float, m: int, padding_length=None) -> list[dict[s
 
     rows = []
     for name, res in (("RAPPOR", rappor(epsilon_min)), ("OUE", oue(epsilon_min))):
-        a, b = to_grid_safe(res.a, res.b)
+        q = round_safe({"a": res.a, "b": res.b}, DIRECTIONS)
+        a, b = q["a"], q["b"]
         rows.append({"name": name, "guarantee": {"notion": "LDP", "epsilon": float(epsilon_min)},
                      "params": {"a": float(a), "b": float(b)},
                      "predicted": predicted_of([float(a)], [float(b)], [m], padding_length)})
