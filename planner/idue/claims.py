@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .._exact import float_up
 from .._grid import round_safe
 from .._plan_format import predicted
 from ._exact_numbers import exact_ldp_epsilon
@@ -70,8 +71,6 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
     ``ldp_epsilon_lemma1`` is Lemma 1's bound ``min(max E, 2 min E)`` (MinID-LDP only: Lemma 1 is
     about MinID-LDP).
     """
-    from ._itemsets import round_up
-
     e = np.asarray(epsilons, dtype=float)
     aa, bb, ss = np.asarray(a, float), np.asarray(b, float), np.asarray(sizes)
     if dummy is not None:
@@ -79,7 +78,7 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
     out = {"notion": NOTION_NAMES[notion], "epsilon": float(e.min()),
            "levels": {n: float(x) for n, x in zip(names, e)},
            # the exact value (50-digit logs of the exact rationals) rounded up to the next float
-           "ldp_epsilon": round_up(exact_ldp_epsilon([float(x) for x in aa], [float(x) for x in bb],
+           "ldp_epsilon": float_up(exact_ldp_epsilon([float(x) for x in aa], [float(x) for x in bb],
                                                      [int(x) for x in ss])),
            "ldp_epsilon_kind": "exact" if dummy is None else "upper_bound"}
     if notion == "minid":

@@ -21,11 +21,11 @@ from decimal import Decimal, localcontext
 from typing import Any, Mapping
 
 
-from .._exact import DIGITS, exact, ratio_within
+from .._exact import DIGITS, exact, ratio_within, to_decimal
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError
-from ._exact_numbers import _dec, _uw, exact_ldp_epsilon
+from ._exact_numbers import _uw, exact_ldp_epsilon
 
 __all__ = ["verify_plan", "check_numbers", "exact_ldp_epsilon"]
 
@@ -76,7 +76,7 @@ def check_numbers(names, epsilons, a, b, notion: str) -> tuple[bool, Decimal, tu
         uw = [_uw(x, y) for x, y in zip(a, b)]
         u = [p[0] for p in uw]
         w = [p[1] for p in uw]
-        e = [_dec(exact(x)) for x in epsilons]
+        e = [to_decimal(exact(x)) for x in epsilons]
         t = len(e)
         if notion == "MinID-LDP":
             ju = max(range(t), key=lambda k: u[k])
