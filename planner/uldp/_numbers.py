@@ -3,7 +3,8 @@
 Solvers give closed forms (``ldpplan.solvers.uldp``); here they are put on the 2^-48 grid at
 the budget shrunk by :data:`ldpplan.planner._exact.SAFETY_MARGIN` and then checked **exactly**
 (rational ratios, 50-digit logs), nudging a number one grid step toward privacy if float
-rounding left it on the wrong side (the shared grid step, :mod:`ldpplan.planner._grid`). A budget the grid cannot meet is a SpecError.
+rounding left it on the wrong side (the shared grid step, :mod:`ldpplan.planner._grid`). A budget
+the grid cannot meet is a SpecError.
 """
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from .._exact import exact, shrink
-from .._grid import GRID_DENOMINATOR, Attempt, exact_check, round_and_repair, round_safe
+from .._grid import GRID_DENOMINATOR, Attempt, OnGrid, exact_check, round_and_repair, round_safe
 from ..errors import SpecError
 
 __all__ = ["GRID_DENOMINATOR", "urr_ratio", "urap_ratio", "grid_urr", "grid_urap", "grid_theta", "grid_rappor",
-           "predicted_losses", "marginals_model", "worst_case_kind"]
+           "urr_on_grid", "urap_on_grid", "DIRECTIONS", "predicted_losses", "marginals_model", "worst_case_kind"]
 
 _NUDGES = 64
 #: Safe rounding directions (:func:`~.._grid.round_safe`): ``c2``, ``d1``, ``psi`` up (Def. 2 (5)'s
@@ -66,6 +67,14 @@ def _too_small(epsilon: float, what: str) -> SpecError:
 def grid_urr(epsilon: float, n_sensitive: int) -> dict[str, float]:
     """uRR parameters (Def. 3) on the 2^-48 grid, rounded toward privacy, exactly within epsilon.
 
+    ``urr_on_grid(epsilon, n_sensitive).params``.
+    """
+    return urr_on_grid(epsilon, n_sensitive).params
+
+
+def urr_on_grid(epsilon: float, n_sensitive: int) -> OnGrid[int]:
+    """uRR parameters (Def. 3) on the grid, with the grid step's record (setting: ``c2``'s numerator).
+
     ``c2`` is rounded **up** from the closed form at the shrunk budget, then
     ``c1 = 1 - (|X_S| - 1) c2`` and ``c3 = 1 - |X_S| c2`` in integers of 2^-48, which lowers
     ``c1 / c2`` (the only ratio of Def. 2 (5)) and keeps every row summing to one exactly.
@@ -91,7 +100,7 @@ def grid_urr(epsilon: float, n_sensitive: int) -> dict[str, float]:
                        holds, overshoot)
 
     return round_and_repair(attempt, start=max(1, int(c2 * GRID_DENOMINATOR)), repair=lambda k2, _: k2 + 1,
-                            max_attempts=_NUDGES, failure=lambda _: _too_small(epsilon, "c1/c2 <= e^epsilon")).params
+                            max_attempts=_NUDGES, failure=lambda _: _too_small(epsilon, "c1/c2 <= e^epsilon"))
 
 
 def grid_theta(theta: float) -> float:
@@ -103,6 +112,15 @@ def grid_theta(theta: float) -> float:
 def grid_urap(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
               theta: float | None = None) -> dict[str, float]:
     """uRAP parameters (Def. 4) on the 2^-48 grid, rounded toward privacy, exactly within epsilon.
+
+    ``urap_on_grid(epsilon, n_sensitive, n_nonsensitive, theta).params``.
+    """
+    return urap_on_grid(epsilon, n_sensitive, n_nonsensitive, theta).params
+
+
+def urap_on_grid(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
+                 theta: float | None = None) -> OnGrid[tuple[int, int]]:
+    """uRAP parameters (Def. 4) on the grid, with the grid step's record (setting: the numerators of ``d1``, ``d2``).
 
     ``theta`` to nearest (kept in (0, 1)); ``d1`` **up** (lowers ``theta/d1``, raises
     ``(1-theta)/(1-d1)``); ``d2 = (theta/d1) e^(-epsilon')`` **up** (``theta/d1 <= e^eps d2``).
@@ -143,7 +161,7 @@ def grid_urap(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
         return k1 + 1, int(d2 * GRID_DENOMINATOR)
 
     return round_and_repair(attempt, start=(k1, k2), repair=nudge, max_attempts=_NUDGES,
-                            failure=lambda _: _too_small(epsilon, "the ratios of Def. 2 (5)")).params
+                            failure=lambda _: _too_small(epsilon, "the ratios of Def. 2 (5)"))
 
 
 def grid_rappor(epsilon: float) -> dict[str, float]:
