@@ -17,7 +17,7 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 
 __all__ = ["SAFETY_MARGIN", "DIGITS", "exact", "to_decimal", "log_exact", "ratio_within", "log_ratio_slack", "shrink",
-           "float_up", "float_down"]
+           "float_up", "float_down", "ceil_log"]
 
 #: Relative shrink of every budget before solving (e.g. epsilon -> epsilon (1 - 1e-10)).
 SAFETY_MARGIN = 1e-10
@@ -99,3 +99,15 @@ def ratio_within(ratio: Fraction, epsilon: float | Fraction) -> bool:
     if ratio <= 0:
         return True
     return log_ratio_slack(ratio, epsilon) > Decimal("1e-40")
+
+
+def ceil_log(ratio: Fraction) -> float:
+    """The smallest float ``e`` with ``ratio <= e^e`` decided exactly (:func:`ratio_within`); 0 for ``ratio <= 1``."""
+    if ratio <= 1:
+        return 0.0
+    e = float(log_exact(ratio))
+    while not ratio_within(ratio, e):
+        e = math.nextafter(e, math.inf)
+    while e > 0 and ratio_within(ratio, math.nextafter(e, -math.inf)):
+        e = math.nextafter(e, -math.inf)
+    return e

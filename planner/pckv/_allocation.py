@@ -12,11 +12,10 @@ is lowered by twice the overshoot and the allocation is solved again, so every
 from __future__ import annotations
 
 import dataclasses
-import math
 from fractions import Fraction
 from typing import Any, Mapping
 
-from .._exact import exact, log_exact, ratio_within, shrink
+from .._exact import ceil_log, exact, shrink
 from .._grid import Attempt, exact_check, round_and_repair, round_safe
 from ..errors import SpecError
 
@@ -67,18 +66,6 @@ def value_ratio_exact(p: float) -> Fraction:
     """``e^{epsilon2} = p/(1-p)`` exactly (eq. 2 / eq. 5)."""
     P = exact(p)
     return P / (1 - P)
-
-
-def ceil_log(ratio: Fraction) -> float:
-    """The smallest float ``e`` with ``ratio <= e^e`` decided exactly (:func:`ratio_within`); 0 for ``ratio <= 1``."""
-    if ratio <= 1:
-        return 0.0
-    e = float(log_exact(ratio))
-    while not ratio_within(ratio, e):
-        e = math.nextafter(e, math.inf)
-    while e > 0 and ratio_within(ratio, math.nextafter(e, -math.inf)):
-        e = math.nextafter(e, -math.inf)
-    return e
 
 
 def exact_budgets(mechanism: str, a: float, b: float, p: float, domain_size: int,
