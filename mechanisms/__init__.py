@@ -27,10 +27,16 @@ from ._envelope import read_envelope as _read_envelope
 from ._plan import PlanError, check_fingerprint, loads_strict, plan_fingerprint, read_plan
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
+from ._protocol import Frozen, check_method
+from ._sampling import GRID_BITS, bernoulli, bernoulli_iid, check_rng, on_grid, to_grid
 
 __all__ = ["load", "runtime_class", "read_plan", "loads_strict", "PlanError", "RUNTIMES", "Estimate", "Aggregate",
            "Reports", "Runtime", "secure_rng", "plan_fingerprint", "read_envelope", "MAX_DOMAIN_SIZE", "PlanFields",
            "Batch", "CountRule", "runtime_families", "family_runtimes"]
+# the 2^-48 probability grid (the planner rounds onto it) and exact sampling on it, and the pieces of a
+# runtime class (the planner's simulation-only baselines are built from them)
+__all__ += ["GRID_BITS", "to_grid", "on_grid", "bernoulli", "bernoulli_iid", "check_rng", "Frozen", "check_method"]
+
 
 def runtime_families() -> tuple[str, ...]:
     """The runtime family packages: every subpackage of ``ldpplan.mechanisms`` (found on disk, sorted).

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _sampling
 from .._envelope import PlanFields, read_domain, read_envelope
-from .._plan import PlanError, check_claim, integer, number, require
+from .._plan import PlanError, check_claim, integer, log_fraction, number, require
 from ._promises import idue_levels
 
 __all__ = ["NOTIONS", "PLAN_FIELDS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map", "set_budget",
@@ -364,8 +364,8 @@ def exact_ldp_epsilon(a, b, sizes) -> Decimal:
     """
     with localcontext() as ctx:
         ctx.prec = 60
-        u = [_ln(Fraction(x) / Fraction(y)) for x, y in zip(a, b)]
-        w = [_ln((1 - Fraction(y)) / (1 - Fraction(x))) for x, y in zip(a, b)]
+        u = [log_fraction(Fraction(x) / Fraction(y)) for x, y in zip(a, b)]
+        w = [log_fraction((1 - Fraction(y)) / (1 - Fraction(x))) for x, y in zip(a, b)]
         order = sorted(range(len(w)), key=lambda j: w[j], reverse=True)  # the top two w: O(t log t)
         best = Decimal(0)
         for i in range(len(u)):
@@ -375,10 +375,6 @@ def exact_ldp_epsilon(a, b, sizes) -> Decimal:
             if sizes[i] >= 2:
                 best = max(best, u[i] + w[i])
         return best
-
-
-def _ln(r: Fraction) -> Decimal:
-    return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
 
 
 def _check_set_claims(claimed: Any, pm: Mapping[str, Any], names, plan: Mapping[str, Any]) -> None:

@@ -32,8 +32,7 @@ GUARANTEE_FIELDS = {
 #: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
 EM_TOL = 1e-10
 EM_MAX_ITER = 100000
-#: Probabilities in plans are multiples of ``1 / GRID_DENOMINATOR``.
-GRID_DENOMINATOR = 2**48
+GRID_DENOMINATOR = _sampling.GRID_DENOMINATOR  # probabilities in plans are multiples of 1 / GRID_DENOMINATOR
 
 
 def domain_labels(domain) -> tuple[int, list[str] | None]:

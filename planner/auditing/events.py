@@ -22,7 +22,6 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import PlanFormatError
 
 __all__ = ["Test", "InputPair", "Domain", "ItemLabels", "item_index", "item_label", "repeat", "unpacked_bit"]
 

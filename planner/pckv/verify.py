@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...mechanisms.pckv import on_grid
+from ...mechanisms import on_grid
 
 from .._exact import ratio_within
 from .._plan_format import validate_plan

@@ -26,12 +26,13 @@ from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
-from ._exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee, float_down, float_up, to_decimal
+from .._exact import float_down, float_up, to_decimal
+from ._exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee
 from .claims import predicted_of, unshuffled_baseline
 from ._solve import select
 from .spec import HASH_PRIME, parse_spec
 
-__all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # re-exported from .exact
+__all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # float_up, float_down re-exported from .._exact
 
 def _structure(plan: Mapping[str, Any]) -> tuple[int, int, float, float]:
     """``(|X|, symbols, mu, epsilon)`` after the structural checks (PlanFormatError)."""
