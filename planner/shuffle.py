@@ -112,8 +112,10 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     """Evaluate the claimed bound's divergence at the claimed epsilon through the other tail algorithm.
 
     The planner's search sums binomial tails along a recursion anchored by ``bdtrc``; this check
-    takes every tail from ``bdtrc`` directly (or, for the exact binary-RR curve, from the
-    convolution of the pmfs) and requires ``delta(epsilon) <= delta``.
+    takes every tail from ``bdtrc`` directly and requires ``delta(epsilon) <= delta``. For the exact
+    binary-RR curve: up to ``EXHAUSTIVE_N`` users every dataset's divergence from the full
+    (untruncated) convolution of the pmfs; above, the block cover is checked to cover every
+    dataset and its deciding blocks are re-evaluated in the other convolution order.
     """
     from ldpplan.solvers import _shuffle_curves as curves
     from ldpplan.solvers import shuffle as solver
@@ -127,8 +129,10 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     elif source == solver.SOURCE_BLANKET:
         k = 2 if mechanism == "rr" else int(domain_size)
         value = curves.blanket_krr_delta_upper(epsilon, epsilon0, k, n, independent=True)
+    elif source == solver.SOURCE_EXACT_RR and n <= solver.EXHAUSTIVE_N:
+        value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)  # every dataset, full pmfs
     elif source == solver.SOURCE_EXACT_RR:
-        value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)
+        value = solver.binary_rr_independent_delta(epsilon0, n, delta, epsilon)
     else:
         return f"guarantee.shuffled.source: unknown bound {source!r}"
     if value > delta:

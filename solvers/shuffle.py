@@ -44,15 +44,21 @@ import functools
 import math
 from typing import Callable
 
+from . import _shuffle_binary as binary
 from . import _shuffle_curves as curves
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "fmt21_closed_form", "fmt21_numerical",
-           "RELATIVE_TOLERANCE", "EXHAUSTIVE_N", "TARGET_STEP"]
+           "RELATIVE_TOLERANCE", "EXHAUSTIVE_N", "TARGET_STEP",
+           "binary_rr_curve", "binary_rr_independent_delta"]
 
 #: width of the final bisection bracket, relative to its upper end
 RELATIVE_TOLERANCE = 1e-3
-#: k = 2 and n up to this: the exact curve (maximum over every dataset) is computed
-EXHAUSTIVE_N = 400
+#: k = 2 and n up to this: verify recomputes the exact curve by brute force over every dataset
+EXHAUSTIVE_N = 1000
+#: k = 2: each binomial window drops at most delta * TRUNCATION per tail (added to upper bounds)
+TRUNCATION = 1e-5
+#: k = 2 and n up to this: the block cover is refined until no block exceeds the best pair
+SMALL_N = 2000
 #: grid of epsilon0 on which local_epsilon_for searches
 TARGET_STEP = 1e-3
 
@@ -60,9 +66,10 @@ SOURCE_FMT_CLOSED = "Feldman, McMillan, Talwar, Hiding among the clones (FOCS 20
 SOURCE_FMT_NUMERICAL = "Feldman, McMillan, Talwar, Hiding among the clones (FOCS 2021), Theorem 3.2 / Sec. 4 (numerical)"
 SOURCE_BLANKET = ("Balle et al., The privacy blanket (CRYPTO 2019), Sec. 3 blanket decomposition of k-RR, "
                   "optimal by Su, Cheng, Wang (arXiv 2504.07414); summed exactly over the blanket size")
-SOURCE_EXACT_RR = "exact privacy curve of shuffled binary RR (maximum over all datasets)"
+SOURCE_EXACT_RR = ("exact privacy curve of shuffled binary RR (maximum over every dataset and both directions; "
+                   "block cover by data processing)")
 SOURCE_LOWER_KRR = "exact divergence of the differing values' counts, datasets (x, z..z) / (x', z..z)"
-SOURCE_LOWER_RR = "exact divergence of the shuffled count, datasets (1, 0..0) / (0, 0..0)"
+SOURCE_LOWER_RR = "exact divergence of the shuffled count, datasets (1, others) / (0, others)"
 SOURCE_LOWER_NONE = "no mechanism-specific attack: trivial lower bound 0"
 
 
@@ -112,8 +119,9 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
     return min(epsilon0, math.log1p(inner) * (1.0 + 1e-12))
 
 
-def _crossing(delta_of: Callable[[float], float], delta: float, lo: float, hi: float) -> tuple[float, float]:
-    """Bracket ``[lo, hi]`` with ``delta_of(lo) > delta >= delta_of(hi)``, narrowed to the tolerance.
+def _crossing(delta_of: Callable[[float], float], delta: float, lo: float, hi: float,
+              tolerance: float = RELATIVE_TOLERANCE) -> tuple[float, float]:
+    """Bracket ``[lo, hi]`` with ``delta_of(lo) > delta >= delta_of(hi)``, narrowed to ``tolerance`` (relative).
 
     ``delta_of`` is non-increasing and the caller guarantees the invariant at the ends. It is kept
     on every evaluation, so the result is sound whatever the steps. The steps are the Illinois
@@ -127,7 +135,7 @@ def _crossing(delta_of: Callable[[float], float], delta: float, lo: float, hi: f
     f_lo = transform(delta_of(lo)) - target if lo > 0 else None
     f_hi = None
     side = 0
-    while hi - lo > RELATIVE_TOLERANCE * hi:
+    while hi - lo > tolerance * hi:
         width = hi - lo
         mid = 0.5 * (lo + hi) if lo > 0 else hi / 4.0
         if f_lo is not None and f_hi is not None and math.isfinite(f_hi) and f_hi > f_lo:
@@ -149,7 +157,7 @@ def _crossing(delta_of: Callable[[float], float], delta: float, lo: float, hi: f
 
 
 def _upper_epsilon(delta_of: Callable[[float], float], delta: float, epsilon0: float,
-                   guess: float | None = None) -> float:
+                   guess: float | None = None, tolerance: float = RELATIVE_TOLERANCE) -> float:
     """Smallest ``epsilon`` in ``[0, epsilon0]`` (to the tolerance) with ``delta_of(epsilon) <= delta``.
 
     ``guess`` (a lower bound of the answer, e.g. ``epsilon_lower``) brackets the search: the probes
@@ -164,18 +172,19 @@ def _upper_epsilon(delta_of: Callable[[float], float], delta: float, epsilon0: f
         for factor in (1.0 + RELATIVE_TOLERANCE, 1.003, 1.01, 1.03, 1.1, 1.3):
             probe = min(epsilon0, guess * factor)
             if delta_of(probe) <= delta:
-                return _crossing(delta_of, delta, lo, probe)[1]
+                return _crossing(delta_of, delta, lo, probe, tolerance)[1]
             lo = probe
             if probe >= epsilon0:
                 return epsilon0
-    return _crossing(delta_of, delta, lo, epsilon0)[1]
+    return _crossing(delta_of, delta, lo, epsilon0, tolerance)[1]
 
 
-def _lower_epsilon(delta_of: Callable[[float], float], delta: float, epsilon0: float) -> float:
+def _lower_epsilon(delta_of: Callable[[float], float], delta: float, epsilon0: float,
+                   tolerance: float = RELATIVE_TOLERANCE) -> float:
     """Largest ``epsilon`` (to the tolerance) with ``delta_of(epsilon) > delta`` (0 when none)."""
     if delta_of(0.0) <= delta:
         return 0.0
-    return _crossing(delta_of, delta, 0.0, epsilon0)[0]
+    return _crossing(delta_of, delta, 0.0, epsilon0, tolerance)[0]
 
 
 def fmt21_numerical(epsilon0: float, n: int, delta: float) -> float:
@@ -247,31 +256,96 @@ def _shuffle_bound(epsilon0: float, n: int, delta: float, mechanism: str | None,
     if n == 1:
         return ShuffleBound(float(epsilon0), float(epsilon0) if k else 0.0, delta, n,
                             "one report: the local guarantee" + ("" if k else f"; lower: {SOURCE_LOWER_NONE}"))
-    lower, lower_source = 0.0, SOURCE_LOWER_NONE
     if k == 2:
-        lower = _lower_epsilon(lambda e: curves.binary_rr_pair_delta(e, epsilon0, n), delta, epsilon0)
-        lower_source = SOURCE_LOWER_RR
-    elif k is not None:
+        return _binary_rr_bound(epsilon0, n, delta)
+    lower, lower_source = 0.0, SOURCE_LOWER_NONE
+    if k is not None:
         lower = _lower_epsilon(lambda e: curves.krr_pair_delta_lower(e, epsilon0, k, n), delta, epsilon0)
         lower_source = SOURCE_LOWER_KRR
     candidates = [(fmt21_closed_form(epsilon0, n, delta), SOURCE_FMT_CLOSED)]
-    if k == 2 and n <= EXHAUSTIVE_N:
-        candidates.append((_upper_epsilon(lambda e: curves.binary_rr_pair_delta_exhaustive(e, epsilon0, n),
-                                          delta, epsilon0, lower), SOURCE_EXACT_RR))
-    elif k is not None:
+    if k is not None:
         candidates.append((_upper_epsilon(lambda e: curves.blanket_krr_delta_upper(e, epsilon0, k, n),
                                           delta, epsilon0, lower), SOURCE_BLANKET))
-    best = min(item[0] for item in candidates)
-    # FMT21 Thm 3.2 is computed in full only when it can beat the others (one evaluation decides)
-    if not math.isfinite(best) or curves.clone_delta_upper(best, epsilon0, n) <= delta:
-        candidates.append((fmt21_numerical(epsilon0, n, delta), SOURCE_FMT_NUMERICAL))
-    epsilon, source = min(candidates, key=lambda item: item[0])
-    epsilon = min(epsilon, float(epsilon0))
-    if k == 2 and n <= EXHAUSTIVE_N and source == SOURCE_EXACT_RR:
-        # the exhaustive curve is the exact worst case; the bracket's ends are the two bounds
-        lower = _lower_epsilon(lambda e: curves.binary_rr_pair_delta_exhaustive(e, epsilon0, n), delta, epsilon0)
-        lower_source = SOURCE_EXACT_RR
+    epsilon, source = _with_fmt21_numerical(candidates, epsilon0, n, delta)
     return ShuffleBound(float(epsilon), float(min(lower, epsilon)), float(delta), n, f"{source}; lower: {lower_source}")
+
+
+def _with_fmt21_numerical(candidates: list, epsilon0: float, n: int, delta: float) -> tuple[float, str]:
+    """The smallest candidate, FMT21 Thm 3.2 included when it can beat the others (one evaluation decides)."""
+    best = min(item[0] for item in candidates)
+    if not math.isfinite(best) or curves.clone_delta_upper(best, epsilon0, n) <= delta:
+        candidates = [*candidates, (fmt21_numerical(epsilon0, n, delta), SOURCE_FMT_NUMERICAL)]
+    epsilon, source = min(candidates, key=lambda item: item[0])
+    return min(epsilon, float(epsilon0)), source
+
+
+@functools.lru_cache(maxsize=2)
+def binary_rr_curve(epsilon0: float, n: int, delta: float, *, independent: bool = False,
+                    epsilon_ref: float | None = None) -> "binary.BinaryCurve":
+    """The block cover of shuffled binary RR's exact curve (:func:`solvers._shuffle_binary.binary_curve`).
+
+    The reference ``epsilon`` is where the two extreme datasets (every other user holding the
+    differing user's value 1, or 0) cross ``delta`` (or ``epsilon_ref`` when given); windows drop
+    at most ``delta * TRUNCATION`` per binomial tail.
+    """
+    tau = delta * TRUNCATION
+    q = 1.0 / (math.exp(epsilon0) + 1.0)
+    ends = [binary.CountPair.build(a, n - 1 - a, q, tau) for a in sorted({0, n - 1})]
+
+    def end_delta(epsilon: float) -> float:
+        return max(pair.delta(epsilon, bound="lower") for pair in ends)
+
+    if epsilon_ref is None:
+        epsilon_ref = _lower_epsilon(end_delta, delta, epsilon0)
+    # refine blocks to eta in delta, about 0.4 * RELATIVE_TOLERANCE in epsilon: eta = 0.4 tol * dlog(delta)/dlog(epsilon);
+    # up to SMALL_N users every block is refined until it is no larger than the best pair (cheap there)
+    eta, budget = 2e-3, 400
+    if 0 < epsilon_ref < epsilon0 / 1.01:
+        here, there = end_delta(epsilon_ref), end_delta(epsilon_ref * 1.01)
+        if here > 0 and there > 0:
+            eta = min(5e-2, max(1e-4, 0.4 * RELATIVE_TOLERANCE * math.log(here / there) / math.log(1.01)))
+    if n <= SMALL_N:
+        eta, budget = 0.0, 3 * n + 64
+    return binary.binary_curve(epsilon0, n, epsilon_ref, tau, eta=eta, budget=budget, independent=independent)
+
+
+def binary_rr_independent_delta(epsilon0: float, n: int, delta: float, epsilon: float) -> float:
+    """``verify``'s independent upper bound of binary RR's exact curve at ``epsilon`` (large ``n``).
+
+    The block cover of :func:`binary_rr_curve` is checked (it covers every dataset) and its
+    deciding blocks re-evaluated by the other convolution order
+    (:func:`solvers._shuffle_binary.independent_upper`).
+    """
+    curve = binary_rr_curve(float(epsilon0), int(n), float(delta))
+    return binary.independent_upper(curve, epsilon0, delta * TRUNCATION, epsilon)
+
+
+def _binary_rr_bound(epsilon0: float, n: int, delta: float) -> ShuffleBound:
+    """The exact curve of shuffled binary RR: ``epsilon`` and ``epsilon_lower`` bracket it to the tolerance.
+
+    ``epsilon`` is the upper end of a bracket on the block cover's sound upper bound; ``epsilon_lower``
+    the lower end of a bracket on the best concrete pair's divergence; each bracket is narrowed to
+    ``0.3 *`` :data:`RELATIVE_TOLERANCE` and the reported ``tolerance`` is ``(epsilon -
+    epsilon_lower) / epsilon`` (the true curve's ``epsilon`` lies in between).
+    """
+    step = 0.3 * RELATIVE_TOLERANCE
+    curve = binary_rr_curve(epsilon0, n, delta)
+    for attempt in range(2):  # a second cover, refined at the first answer, when the first is not tight there
+        lower = _lower_epsilon(curve.lower, delta, epsilon0, step)
+        upper = _upper_epsilon(lambda e: curve.upper(e, top=12), delta, epsilon0, lower, tolerance=step)
+        if curve.upper(upper) > delta:  # the search used the top blocks only: certify with every block
+            upper = _upper_epsilon(curve.upper, delta, epsilon0, lower, tolerance=step)
+        if upper - lower <= RELATIVE_TOLERANCE * upper or attempt or upper >= epsilon0:
+            break
+        curve = binary_rr_curve(epsilon0, n, delta, epsilon_ref=upper)
+    candidates = [(fmt21_closed_form(epsilon0, n, delta), SOURCE_FMT_CLOSED), (upper, SOURCE_EXACT_RR)]
+    epsilon, source = _with_fmt21_numerical(candidates, epsilon0, n, delta)
+    a, b = curve.worst_pair(lower)
+    lower = min(lower, epsilon)
+    tolerance = (epsilon - lower) / epsilon if epsilon > 0 else 0.0
+    lower_source = f"{SOURCE_LOWER_RR}: others {a} holding 1, {b} holding 0 (one neighbouring pair)"
+    return ShuffleBound(float(epsilon), float(lower), float(delta), n, f"{source}; lower: {lower_source}",
+                        max(tolerance, 0.0))
 
 
 def local_epsilon_for(central_epsilon: float, delta: float, n: int, *, mechanism: str | None = None,

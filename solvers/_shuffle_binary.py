@@ -1,0 +1,342 @@
+"""The exact privacy curve of shuffled binary randomized response (``k = 2``) for any ``n``.
+
+The shuffled view of ``n`` binary-RR reports is the count of reported ones. Each report keeps its
+bit with probability ``p = e^epsilon0 / (e^epsilon0 + 1)`` and flips it with ``q = 1 - p``.
+
+Setting
+-------
+Neighbouring datasets differ in one user (1 in ``D``, 0 in ``D'``); of the ``n - 1`` others ``a``
+hold 1 and ``b = n - 1 - a`` hold 0. The others' count is ``S_ab = Bin(a, p) + Bin(b, q)`` (a
+Poisson-binomial), and the two views are ``P = S_ab + Bern(p)``, ``Q = S_ab + Bern(q)``. Write
+``g_ab(epsilon) = sum_h (P(h) - e^epsilon Q(h))_+`` (the hockey-stick divergence, forward direction).
+The exact curve is ``delta(epsilon) = max`` over ``a`` and both directions. Three facts make the
+maximum computable soundly and fast:
+
+1. **One direction suffices.** The reflection ``h -> n - h`` maps ``S_ab`` to ``S_ba`` and ``(P, Q)`` of
+   ``(a, b)`` to ``(Q, P)`` of ``(b, a)``, so the backward divergence of ``(a, b)`` is ``g_ba`` and
+   ``delta(epsilon) = max_{a = 0..n-1} g_{a, n-1-a}(epsilon)``.
+2. **More users, less divergence.** ``g_{a+1,b} <= g_ab`` and ``g_{a,b+1} <= g_ab``: the pair for
+   ``(a + 1, b)`` is the pair for ``(a, b)`` convolved with the same independent ``Bern(p)`` (a Markov
+   kernel applied to both), and hockey-stick divergences obey the data-processing inequality.
+3. **Block bound.** Hence for every ``a`` in a block ``[a0, a1]``: ``g_{a, n-1-a} <= g_{a0, n-1-a1}``
+   (the block's lower ``a`` and lower ``b``, i.e. ``n - (a1 - a0)`` users). A singleton block is exact.
+4. **Tighter block bound (a partial blanket).** In the block, ``a0`` others surely hold 1, ``b0 = n - 1 -
+   a1`` surely hold 0, and ``r = a1 - a0`` are "uncertain". Each uncertain report is ``(1 - C) x + C F``
+   with ``C ~ Bern(gamma)``, ``gamma = 2 q``, ``F ~ Bern(1/2)`` (the blanket of [BBGN19] for k = 2:
+   ``(1 - gamma) + gamma / 2 = p``). Reveal ``N = sum C`` and ``M = sum (1 - C) x`` over the uncertain
+   users only: their law is the same under both neighbours, and given them the count is ``M`` (a
+   known shift) plus ``Bin(N, 1/2)``, whatever the uncertain users hold. So every dataset of the
+   block has divergence at most ``E_N h(N)``, ``h(c)`` the divergence with ``a0`` ones, ``b0`` zeros and
+   ``c`` fair coins; ``h`` is non-increasing (fact 2), so ``E_N h(N) <= P(N < c*) + h(c*)`` for any
+   ``c*``; ``c*`` is the ``tau``-quantile of ``Bin(r, gamma)``. The coins keep ``q / (2 p q) = 1 / (2p)``
+   of the variance the uncertain users carry, so this loses far fewer users' worth than fact 3
+   (``r (1 - 1/(2p))`` instead of ``r``).
+
+5. **Only counts above the mode matter.** ``P(h) <= Q(h)`` iff ``f(h - 1) <= f(h)`` (``f`` the law of
+   the others' count, ``p > q``), true up to the mode of ``f``; ``f`` is a Poisson-binomial, hence
+   log-concave (unimodal) with its mode within 1 of its mean (Darroch 1964). So the positive part
+   vanishes for ``h <= floor(mean) - 2`` at every ``epsilon >= 0``, and only the convolution above
+   ``floor(mean) - 3`` is computed (half the work).
+
+A branch and bound over blocks of ``a`` (:func:`partition`) refines, at a reference ``epsilon``, every
+block whose bound exceeds ``(1 + eta)`` times the largest exact value found, until none does (or a
+budget of evaluations is spent: still sound, only looser); each block's bound is fact 4's. The
+resulting blocks cover ``0..n-1``,
+so ``max_blocks g_block(epsilon)`` is a sound upper bound of ``delta(epsilon)`` for *every* ``epsilon``,
+and the best exact point is a concrete dataset pair, i.e. a lower bound. Near the worst dataset the
+divergence varies slowly with ``a`` (``Var S_ab = (n - 1) p q`` for every ``a``; only the third
+cumulant ``p q (p - q)(a - b)`` changes), while the block bound loses one user per unit of width, so
+the blocks needed stay few (tens at ``n = 10^6``). An earlier exhaustive search at ``n = 2000``
+found the worst ``a`` away from both ends by a few users (lattice effects when ``n q`` is small);
+the branch and bound finds such maxima because it never prunes a block whose bound is above
+``(1 + eta)`` times the best exact value.
+
+Each ``g_ab`` is evaluated from the pmfs: ``Bin(a, p)`` and ``Bin(b, q)`` on windows that drop at
+most ``tau`` mass in each tail (the exact dropped mass, from ``binom.cdf``/``binom.sf``, is added to
+upper bounds in full: ``(P - e^epsilon Q)_+ <= (P_t - e^epsilon Q_t)_+ + (P - P_t)``), convolved
+directly (sums of positive terms: relative error at most ``L u`` with ``L`` the shorter window
+and ``u`` the unit roundoff), then ``P`` and ``Q`` formed and the positive part summed. The
+relative error ``rho`` of every ``P(h)``, ``Q(h)`` is bounded (pmf error ``1e-12``, far above
+scipy/Boost's few ulps, plus ``L u``); the sum is corrected by ``rho`` times the mass where the
+sign could be wrong. The pmfs do not depend on ``epsilon``: they are computed once per pair and
+reused by every step of the search.
+
+References
+----------
+.. [BBGN19] B. Balle, J. Bell, A. Gascon, K. Nissim, "The privacy blanket of the shuffle model",
+   CRYPTO 2019 (the shuffled binary RR count; Section 4.1 of the blanket paper treats it
+   asymptotically).
+.. [FMT21] V. Feldman, A. McMillan, K. Talwar, "Hiding among the clones", FOCS 2021 (the
+   hockey-stick divergence of the shuffled view; data processing, Section 2).
+"""
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import math
+
+import numpy as np
+from scipy.stats import binom
+
+__all__ = ["CountPair", "BinaryCurve", "binary_curve", "independent_upper", "PMF_RELATIVE_ERROR"]
+
+#: relative error allowed for one ``binom.pmf`` value (Boost's is a few ulps; this is generous)
+PMF_RELATIVE_ERROR = 1e-12
+#: unit roundoff of binary64
+_U = 2.0 ** -53
+#: relative and absolute margins on every upper bound (as in :mod:`solvers._shuffle_curves`)
+_RELATIVE_SLACK = 1e-9
+_ABSOLUTE_SLACK = 1e-15
+
+
+def _window(size: int, prob: float, tau: float, z: float | None) -> tuple[int, np.ndarray, float]:
+    """``(lo, pmf on lo..hi, exact mass outside)`` for ``Bin(size, prob)``.
+
+    ``z`` None: the window drops at most ``tau`` in each tail (quantiles); otherwise it is
+    ``mean -/+ (z sd + 20)`` (the independent path's rule). The outside mass is computed exactly
+    (``binom.cdf``/``binom.sf``) either way and rounded up by one part in 10^9.
+    """
+    if size == 0:
+        return 0, np.ones(1), 0.0
+    if z is None:
+        lo = int(max(0, binom.ppf(tau, size, prob)))
+        hi = int(min(size, binom.isf(tau, size, prob) + 1))
+    else:
+        mean, sd = size * prob, math.sqrt(size * prob * (1.0 - prob))
+        lo, hi = int(max(0, math.floor(mean - z * sd - 20))), int(min(size, math.ceil(mean + z * sd + 20)))
+    outside = (float(binom.cdf(lo - 1, size, prob)) if lo > 0 else 0.0) + (
+        float(binom.sf(hi, size, prob)) if hi < size else 0.0)
+    return lo, binom.pmf(np.arange(lo, hi + 1), size, prob), outside * (1.0 + 1e-9)
+
+
+@dataclasses.dataclass(frozen=True)
+class CountPair:
+    """The two shuffled-count laws of one neighbouring pair: ``a`` others hold 1, ``b`` hold 0.
+
+    Attributes
+    ----------
+    a, b : int
+        Others holding 1 and 0 (``n = a + b + 1`` users).
+    forward, backward : numpy.ndarray
+        ``P(h)`` and ``Q(h)`` on a common window of counts (truncated; see ``outside``).
+    outside : float
+        Upper bound of the mass of ``P`` (and of ``Q``) outside the window.
+    rho : float
+        Bound of the relative error of every stored ``P(h)`` and ``Q(h)``.
+    """
+
+    a: int
+    b: int
+    forward: np.ndarray
+    backward: np.ndarray
+    outside: float
+    rho: float
+    coins: int = 0
+
+    @classmethod
+    def build(cls, a: int, b: int, q: float, tau: float, *, coins: int = 0,
+              independent: bool = False) -> "CountPair":
+        """Pmfs of ``P = S + Bern(p)`` and ``Q = S + Bern(q)`` with ``S = Bin(a, p) + Bin(b, q) + Bin(coins, 1/2)``.
+
+        ``coins > 0`` is a block's bound (fact 4 of the module docstring), not a dataset.
+        ``independent``: the other evaluation order used by ``verify`` -- windows by a z-rule,
+        and ``P``, ``Q`` as the direct convolutions ``Bin(a + 1, p) * Bin(b, q)`` and ``Bin(a, p) *
+        Bin(b + 1, q)`` (times the coins) instead of mixing one count's pmf.
+        """
+        p = 1.0 - q
+        if independent:
+            z = max(8.0, math.sqrt(2.0 * math.log(1.0 / tau)) + 1.0)
+            parts = [(_window(a + 1, p, tau, z), _window(b, q, tau, z)), (_window(a, p, tau, z), _window(b + 1, q, tau, z))]
+            coin = _window(coins, 0.5, tau, z)
+            laws, length = [], 0
+            for (lo1, f1, out1), (lo2, f2, out2) in parts:
+                law = np.convolve(coin[1], np.convolve(f2, f1))
+                length = max(length, min(f1.size, f2.size) + min(coin[1].size, f1.size + f2.size))
+                laws.append((lo1 + lo2 + coin[0], law, out1 + out2 + coin[2]))
+            lo = min(laws[0][0], laws[1][0])
+            size = max(start + law.size for start, law, _ in laws) - lo
+            forward, backward = np.zeros(size), np.zeros(size)
+            forward[laws[0][0] - lo:laws[0][0] - lo + laws[0][1].size] = laws[0][1]
+            backward[laws[1][0] - lo:laws[1][0] - lo + laws[1][1].size] = laws[1][1]
+            rho = PMF_RELATIVE_ERROR * 3.0 + (length + 2) * _U * 1.01
+            return cls(a, b, forward, backward, max(laws[0][2], laws[1][2]), rho, coins)
+        windows = sorted([_window(a, p, tau, None), _window(b, q, tau, None), _window(coins, 0.5, tau, None)],
+                         key=lambda item: item[1].size)
+        (lo1, f1, _), (lo2, f2, _), (lo3, f3, _) = windows
+        small, start = np.convolve(f1, f2), lo1 + lo2
+        # only counts above the mode matter (fact 5): the last convolution starts at floor(mean) - 3
+        first = max(start + lo3, int(math.floor(a * p + b * q + coins / 2.0)) - 3)
+        padded = np.r_[np.zeros(small.size - 1), f3, np.zeros(small.size - 1)]
+        count = np.convolve(padded[first - start - lo3:], small, mode="valid")
+        length = f1.size + min(small.size, f3.size)
+        shifted, same = count, np.r_[count[1:], 0.0]  # h = first + 1, ...: P(h) = p c(h - 1) + q c(h)
+        forward, backward = p * shifted + q * same, q * shifted + p * same
+        rho = PMF_RELATIVE_ERROR * 3.0 + (length + 4) * _U * 1.01
+        return cls(a, b, forward, backward, sum(item[2] for item in windows), rho, coins)
+
+    def delta(self, epsilon: float, *, bound: str = "upper") -> float:
+        """``sum_h (P(h) - e^epsilon Q(h))_+``, rounded toward ``bound`` ("upper" or "lower")."""
+        e = math.exp(epsilon)
+        difference = self.forward - e * self.backward
+        magnitude = self.forward + e * self.backward
+        value = float(np.maximum(difference, 0.0).sum())
+        # where the sign of a term could be wrong, or its value off: rho times the terms' size
+        doubtful = float(magnitude[difference > -2.0 * self.rho * magnitude].sum()) * self.rho * 1.01
+        if bound == "upper":
+            return (value + doubtful + self.outside) * (1.0 + _RELATIVE_SLACK) + _ABSOLUTE_SLACK
+        return max(0.0, (value - doubtful - e * self.outside) * (1.0 - _RELATIVE_SLACK))
+
+
+@dataclasses.dataclass(frozen=True)
+class BinaryCurve:
+    """The exact curve of shuffled binary RR as a cover of blocks plus the best exact pairs.
+
+    Attributes
+    ----------
+    n : int
+        Users.
+    blocks : tuple of (int, int, CountPair)
+        ``(a0, a1, pair)``: every dataset with ``a`` in ``[a0, a1]`` others holding 1 has forward
+        divergence at most ``pair.delta(epsilon)`` (fact 4 for ``(a0, n - 1 - a1)``); the blocks
+        cover ``0..n-1``; largest first at the reference ``epsilon``.
+    exact : tuple of CountPair
+        Concrete neighbouring pairs (``b = n - 1 - a``), the best first at the reference ``epsilon``.
+    evaluations : int
+        Pairs evaluated by the branch and bound.
+    complete : bool
+        False when the evaluation budget stopped the refinement (the bound is sound, maybe looser).
+    """
+
+    n: int
+    blocks: tuple
+    exact: tuple
+    evaluations: int
+    complete: bool
+
+    def upper(self, epsilon: float, top: int | None = None) -> float:
+        """Sound upper bound of ``delta(epsilon)`` over every dataset and both directions.
+
+        ``top``: only the ``top`` blocks largest at the reference ``epsilon`` (a search aid, not a
+        bound: the caller certifies its answer with every block).
+        """
+        return max(pair.delta(epsilon, bound="upper") for _, _, pair in self.blocks[:top])
+
+    def lower(self, epsilon: float) -> float:
+        """``delta(epsilon)`` of the best concrete pair (rounded down): a lower bound of the curve."""
+        return max(pair.delta(epsilon, bound="lower") for pair in self.exact)
+
+    def worst_pair(self, epsilon: float) -> tuple[int, int]:
+        """``(a, b)`` of the concrete pair with the largest divergence at ``epsilon``."""
+        pair = max(self.exact, key=lambda item: item.delta(epsilon, bound="lower"))
+        return pair.a, pair.b
+
+
+def _block_pair(a: int, b: int, uncertain: int, q: float, tau: float, independent: bool) -> CountPair:
+    """Fact 4's bound for ``a`` sure ones, ``b`` sure zeros and ``uncertain`` users (a dataset when 0).
+
+    ``N ~ Bin(uncertain, 2q)`` blanket coins are at least ``c*`` (the ``tau``-quantile) but with
+    probability ``P(N < c*)``, which is added to the pair's outside mass.
+    """
+    coins, below = 0, 0.0
+    if uncertain:
+        coins = int(max(0, binom.ppf(tau, uncertain, 2.0 * q)))
+        below = float(binom.cdf(coins - 1, uncertain, 2.0 * q)) * (1.0 + 1e-9) if coins > 0 else 0.0
+    built = CountPair.build(a, b, q, tau, coins=coins, independent=independent)
+    return dataclasses.replace(built, outside=built.outside + below) if below else built
+
+
+def independent_upper(curve: "BinaryCurve", epsilon0: float, tau: float, epsilon: float, top: int = 40) -> float:
+    """``verify``'s recomputation of a curve's upper bound at ``epsilon`` through the other path.
+
+    Checks that the blocks cover ``a = 0..n-1`` with the pairs fact 4 names (``inf`` otherwise),
+    rebuilds the ``top`` blocks largest at ``epsilon`` with :meth:`CountPair.build`'s independent
+    evaluation order (the deciding ones; the others enter with their stored value). Returns the
+    largest.
+    """
+    reach, last = -1, curve.n - 1
+    for a0, a1, pair in sorted(curve.blocks, key=lambda block: block[0]):
+        if a0 > reach + 1 or pair.a != a0 or pair.b != last - a1 or a1 < a0:
+            return math.inf
+        reach = max(reach, a1)
+    if reach < last:
+        return math.inf
+    q = 1.0 / (math.exp(epsilon0) + 1.0)
+    ranked = sorted(((pair.delta(epsilon), a0, a1) for a0, a1, pair in curve.blocks), reverse=True)
+    values = [value for value, _, _ in ranked[top:]]
+    for _, a0, a1 in ranked[:top]:
+        values.append(_block_pair(a0, last - a1, a1 - a0, q, tau, True).delta(epsilon))
+    return max(values)
+
+
+def binary_curve(epsilon0: float, n: int, epsilon_ref: float, tau: float, *, eta: float = 5e-3,
+                 budget: int = 400, independent: bool = False) -> BinaryCurve:
+    """Branch and bound over the number ``a`` of others holding 1 (see the module docstring).
+
+    Parameters
+    ----------
+    epsilon0 : float
+        Local epsilon of binary RR.
+    n : int
+        Users (>= 2).
+    epsilon_ref : float
+        The ``epsilon`` at which blocks are refined (near the answer; any value is sound).
+    tau : float
+        Mass each binomial window may drop per tail (added to upper bounds in full).
+    eta : float
+        Refine every block whose bound exceeds ``(1 + eta)`` times the best exact value.
+    budget : int
+        Largest number of pairs evaluated.
+    independent : bool
+        Build every pair through :meth:`CountPair.build`'s independent path (``verify``).
+
+    Returns
+    -------
+    BinaryCurve
+        Blocks (sound upper bound at every ``epsilon``) and the five best exact pairs.
+    """
+    q = 1.0 / (math.exp(epsilon0) + 1.0)
+    cache: dict[tuple[int, int, int], tuple[CountPair, float]] = {}
+
+    def pair(a: int, b: int, uncertain: int = 0) -> tuple[CountPair, float]:
+        if (a, b, uncertain) not in cache:
+            built = _block_pair(a, b, uncertain, q, tau, independent)
+            cache[a, b, uncertain] = built, built.delta(epsilon_ref, bound="upper")
+        return cache[a, b, uncertain]
+
+    last = n - 1
+    powers = [2 ** i for i in range(int(math.log2(max(last, 1))) + 1)]
+    points = sorted({0, last} | {min(last, step) for step in powers} | {max(0, last - step) for step in powers})
+    exact = {a: pair(a, last - a) for a in points}
+    heap: list = []
+
+    def push(a0: int, a1: int) -> None:
+        if a0 == a1 and a0 not in exact:
+            exact[a0] = pair(a0, last - a0)
+        value = exact[a0][1] if a0 == a1 else pair(a0, last - a1, a1 - a0)[1]
+        heapq.heappush(heap, (-value, a0, a1))
+
+    for a0, a1 in zip(points[:-1], points[1:]):
+        push(a0, a1)
+    if len(points) == 1:
+        push(0, 0)
+    complete = True
+    while True:
+        best = max(value for _, value in exact.values())
+        top, a0, a1 = heap[0]
+        if -top <= best * (1.0 + eta) or a0 == a1:
+            break
+        if len(cache) >= budget:
+            complete = False
+            break
+        heapq.heappop(heap)
+        if a1 - a0 == 1:  # singletons are exact pairs
+            push(a0, a0)
+            push(a1, a1)
+            continue
+        mid = (a0 + a1) // 2  # the halves overlap at mid; no exact evaluation needed there
+        push(a0, mid)
+        push(mid, a1)
+    ordered = sorted(heap)
+    blocks = tuple((a0, a1, cache[a0, last - a1, a1 - a0][0] if a0 != a1 else exact[a0][0]) for _, a0, a1 in ordered)
+    ranked = sorted(exact.values(), key=lambda item: -item[1])[:5]
+    return BinaryCurve(n, blocks, tuple(item[0] for item in ranked), len(cache), complete)
