@@ -10,13 +10,18 @@ Bounds, tightest sound one chosen per randomizer:
 
 * any epsilon0-LDP randomizer: FMT21 Theorem 3.1 (closed form) and FMT21 Theorem 3.2 (the
   divergence of the two binomial "clone" mixtures, evaluated numerically as in its Section 4);
-* k-RR (``mechanism="krr"``; binary RR is ``k = 2``): the privacy-blanket decomposition of
+* k-RR with ``k >= 3`` (``mechanism="krr"``): the privacy-blanket decomposition of
   Balle et al. (CRYPTO 2019) summed exactly over the blanket size; Su, Cheng and Wang (arXiv
   2504.07414) show it is the optimal decomposition. Lower bound: the exact divergence of the two
-  counts of the differing values for the datasets ``(x, z, .., z)`` / ``(x', z, .., z)``
-  (``k >= 3``) or ``(1, 0, .., 0)`` / ``(0, 0, .., 0)`` (``k = 2``). For ``k = 2`` and ``n <=``
-  :data:`EXHAUSTIVE_N` the exact privacy curve (maximum over all datasets) is computed and
-  ``epsilon == epsilon_lower``.
+  counts of the differing values for the datasets ``(x, z, .., z)`` / ``(x', z, .., z)``.
+* binary RR (``mechanism="rr"``, or ``"krr"`` with ``k = 2``): the exact privacy curve of the
+  shuffled count, i.e. the maximum over every dataset and both directions, at any ``n``
+  (:mod:`solvers._shuffle_binary`: a cover of all datasets by blocks whose bounds follow from
+  data processing and a partial blanket, refined by branch and bound). ``epsilon`` and
+  ``epsilon_lower`` bracket it: ``epsilon_lower`` is attained by the concrete pair named in the
+  source, and ``tolerance = (epsilon - epsilon_lower) / epsilon`` (at most ``RELATIVE_TOLERANCE``
+  in the done-when table). The worst dataset is not always an extreme one: a few others holding
+  the other value can add about 1 % to ``delta`` (the source names the pair found).
 
 Every ``epsilon`` comes from a bisection on a divergence that is non-increasing in ``epsilon`` and
 evaluated conservatively (:mod:`solvers._shuffle_curves`); the returned upper end of the bracket
