@@ -38,6 +38,14 @@ maximum computable soundly and fast:
    vanishes for ``h <= floor(mean) - 2`` at every ``epsilon >= 0``, and only the convolution above
    ``floor(mean) - 3`` is computed (half the work).
 
+6. **FFT convolutions, with an error bound.** Long convolutions use ``scipy.signal.fftconvolve``;
+   its error ``||c_fft - c||_2`` is bounded (Higham 2002, Theorem 24.2, with a factor 10 of margin,
+   :func:`_fft_error`) and, by Cauchy-Schwarz, ``sum_h |c_fft(h) - c(h)| <= sqrt(L) ||c_fft - c||_2``
+   over the ``L`` kept counts; since ``P`` and ``Q`` are convex combinations of shifted counts,
+   ``(1 + e^epsilon)`` times that is added to upper bounds (subtracted from lower ones). The
+   FFT is used only when this is at most ``FFT_MAX_ERROR * tau`` (``1e-3 delta`` in
+   :mod:`solvers.shuffle`); ``verify``'s independent path convolves directly.
+
 A branch and bound over blocks of ``a`` (:func:`partition`) refines, at a reference ``epsilon``, every
 block whose bound exceeds ``(1 + eta)`` times the largest exact value found, until none does (or a
 budget of evaluations is spent: still sound, only looser); each block's bound is fact 4's. The
@@ -76,37 +84,83 @@ import heapq
 import math
 
 import numpy as np
+import scipy.signal
 from scipy.stats import binom
 
 __all__ = ["CountPair", "BinaryCurve", "binary_curve", "independent_upper", "PMF_RELATIVE_ERROR"]
 
 #: relative error allowed for one ``binom.pmf`` value (Boost's is a few ulps; this is generous)
 PMF_RELATIVE_ERROR = 1e-12
+#: exact binom.pmf anchors every this many points of a window
+_ANCHOR = 64
 #: unit roundoff of binary64
 _U = 2.0 ** -53
+#: convolutions with both factors longer than this go through the FFT (fact 6)
+FFT_MIN_SIZE = 400
+#: the FFT is used only when its error bound is at most this times ``tau`` (else: direct convolution)
+FFT_MAX_ERROR = 100.0
 #: relative and absolute margins on every upper bound (as in :mod:`solvers._shuffle_curves`)
 _RELATIVE_SLACK = 1e-9
 _ABSOLUTE_SLACK = 1e-15
 
 
+def _anchored_pmf(size: int, prob: float, lo: int, hi: int) -> np.ndarray:
+    """``Bin(size, prob)`` pmf on ``lo..hi``: ``binom.pmf`` every ``_ANCHOR`` points, ratios in between.
+
+    ``pmf(k + 1) = pmf(k) (size - k) / (k + 1) prob / (1 - prob)``; at most ``_ANCHOR - 1`` ratios
+    (each within ``6 u``) multiply an anchor, so the relative error stays below ``PMF_RELATIVE_ERROR``.
+    """
+    k = np.arange(lo, hi + 1, dtype=float)
+    chunks = -(-k.size // _ANCHOR)
+    steps = np.ones(chunks * _ANCHOR)
+    steps[1:k.size] = (size - k[:-1]) / (k[:-1] + 1.0) * (prob / (1.0 - prob))
+    steps = steps.reshape(chunks, _ANCHOR)
+    steps[:, 0] = binom.pmf(k[::_ANCHOR], size, prob)
+    return np.cumprod(steps, axis=1).ravel()[:k.size]
+
+
 def _window(size: int, prob: float, tau: float, z: float | None) -> tuple[int, np.ndarray, float]:
     """``(lo, pmf on lo..hi, exact mass outside)`` for ``Bin(size, prob)``.
 
-    ``z`` None: the window drops at most ``tau`` in each tail (quantiles); otherwise it is
-    ``mean -/+ (z sd + 20)`` (the independent path's rule). The outside mass is computed exactly
-    (``binom.cdf``/``binom.sf``) either way and rounded up by one part in 10^9.
+    ``z`` None (the main path): ``mean -/+ (z sd + 20)`` with ``z`` from ``tau``, widened to the
+    ``tau`` quantiles when that drops more than ``2 tau``; pmf by :func:`_anchored_pmf`. Otherwise
+    (``verify``'s path) the given ``z`` and ``binom.pmf`` at every point. The outside mass is
+    computed exactly (``binom.cdf``/``binom.sf``) either way and rounded up by one part in 10^9.
     """
     if size == 0:
         return 0, np.ones(1), 0.0
-    if z is None:
-        lo = int(max(0, binom.ppf(tau, size, prob)))
-        hi = int(min(size, binom.isf(tau, size, prob) + 1))
-    else:
-        mean, sd = size * prob, math.sqrt(size * prob * (1.0 - prob))
-        lo, hi = int(max(0, math.floor(mean - z * sd - 20))), int(min(size, math.ceil(mean + z * sd + 20)))
-    outside = (float(binom.cdf(lo - 1, size, prob)) if lo > 0 else 0.0) + (
-        float(binom.sf(hi, size, prob)) if hi < size else 0.0)
-    return lo, binom.pmf(np.arange(lo, hi + 1), size, prob), outside * (1.0 + 1e-9)
+    mean, sd = size * prob, math.sqrt(size * prob * (1.0 - prob))
+    width = (math.sqrt(2.0 * math.log(1.0 / tau)) + 0.5 if z is None else z) * sd + 20
+    lo, hi = int(max(0, math.floor(mean - width))), int(min(size, math.ceil(mean + width)))
+
+    def outside_of(lo: int, hi: int) -> float:
+        return ((float(binom.cdf(lo - 1, size, prob)) if lo > 0 else 0.0)
+                + (float(binom.sf(hi, size, prob)) if hi < size else 0.0)) * (1.0 + 1e-9)
+
+    outside = outside_of(lo, hi)
+    if z is not None:
+        return lo, binom.pmf(np.arange(lo, hi + 1), size, prob), outside
+    if outside > 2.0 * tau:
+        lo = min(lo, int(max(0, binom.ppf(tau, size, prob))))
+        hi = max(hi, int(min(size, binom.isf(tau, size, prob) + 1)))
+        outside = outside_of(lo, hi)
+    return lo, _anchored_pmf(size, prob, lo, hi), outside
+
+
+def _fft_error(first: np.ndarray, second: np.ndarray, result: np.ndarray, kept: int) -> float:
+    """Bound of ``sum |c_fft(h) - c(h)|`` over ``kept`` entries of an FFT convolution (fact 6).
+
+    ``||c_fft - c||_2 <= (3 eps_F + 2 u)(||a||_2 + ||b||_2 + ||c||_2)`` to first order, ``eps_F =
+    log2(N) (u + gamma_4 (sqrt 2 + u))`` (Higham, Accuracy and Stability of Numerical Algorithms,
+    2nd ed., Theorem 24.2, applied to the forward transforms, the pointwise product and the
+    inverse); times a safety factor of 10 for the mixed-radix transform and second-order terms;
+    then Cauchy-Schwarz over the ``kept`` entries.
+    """
+    size = first.size + second.size - 1
+    log_n = math.ceil(math.log2(max(size, 2)))
+    eps_f = log_n * (_U + 4.0 * _U * (math.sqrt(2.0) + _U) / (1.0 - 4.0 * _U))
+    norms = sum(math.sqrt(float(np.square(vector).sum())) for vector in (first, second, result))  # no BLAS
+    return 10.0 * (3.0 * eps_f + 2.0 * _U) * norms * math.sqrt(kept)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +177,11 @@ class CountPair:
         Upper bound of the mass of ``P`` (and of ``Q``) outside the window.
     rho : float
         Bound of the relative error of every stored ``P(h)`` and ``Q(h)``.
+    coins : int
+        Fair coins in the others' count (fact 4; 0 for a dataset).
+    absolute : float
+        Bound of ``sum_h |P_stored(h) - P(h)|`` (and the same for ``Q``) from an FFT (fact 6; 0 when
+        the convolution was direct).
     """
 
     a: int
@@ -132,6 +191,7 @@ class CountPair:
     outside: float
     rho: float
     coins: int = 0
+    absolute: float = 0.0
 
     @classmethod
     def build(cls, a: int, b: int, q: float, tau: float, *, coins: int = 0,
@@ -166,13 +226,22 @@ class CountPair:
         small, start = np.convolve(f1, f2), lo1 + lo2
         # only counts above the mode matter (fact 5): the last convolution starts at floor(mean) - 3
         first = max(start + lo3, int(math.floor(a * p + b * q + coins / 2.0)) - 3)
-        padded = np.r_[np.zeros(small.size - 1), f3, np.zeros(small.size - 1)]
-        count = np.convolve(padded[first - start - lo3:], small, mode="valid")
-        length = f1.size + min(small.size, f3.size)
+        absolute = 0.0
+        if min(small.size, f3.size) > FFT_MIN_SIZE:  # fact 6: FFT, with its error bound
+            full = scipy.signal.fftconvolve(small, f3)
+            count = np.maximum(full[first - start - lo3:], 0.0)
+            length = f1.size
+            absolute = _fft_error(small, f3, full, count.size)
+            if absolute > FFT_MAX_ERROR * tau:  # too coarse for this delta: convolve directly
+                count, absolute = None, 0.0
+        if not absolute:
+            padded = np.r_[np.zeros(small.size - 1), f3, np.zeros(small.size - 1)]
+            count = np.convolve(padded[first - start - lo3:], small, mode="valid")
+            length = f1.size + min(small.size, f3.size)
         shifted, same = count, np.r_[count[1:], 0.0]  # h = first + 1, ...: P(h) = p c(h - 1) + q c(h)
         forward, backward = p * shifted + q * same, q * shifted + p * same
         rho = PMF_RELATIVE_ERROR * 3.0 + (length + 4) * _U * 1.01
-        return cls(a, b, forward, backward, sum(item[2] for item in windows), rho, coins)
+        return cls(a, b, forward, backward, sum(item[2] for item in windows), rho, coins, absolute)
 
     def delta(self, epsilon: float, *, bound: str = "upper") -> float:
         """``sum_h (P(h) - e^epsilon Q(h))_+``, rounded toward ``bound`` ("upper" or "lower")."""
@@ -182,9 +251,10 @@ class CountPair:
         value = float(np.maximum(difference, 0.0).sum())
         # where the sign of a term could be wrong, or its value off: rho times the terms' size
         doubtful = float(magnitude[difference > -2.0 * self.rho * magnitude].sum()) * self.rho * 1.01
+        spread = (1.0 + e) * self.absolute
         if bound == "upper":
-            return (value + doubtful + self.outside) * (1.0 + _RELATIVE_SLACK) + _ABSOLUTE_SLACK
-        return max(0.0, (value - doubtful - e * self.outside) * (1.0 - _RELATIVE_SLACK))
+            return (value + doubtful + spread + self.outside) * (1.0 + _RELATIVE_SLACK) + _ABSOLUTE_SLACK
+        return max(0.0, (value - doubtful - spread - e * self.outside) * (1.0 - _RELATIVE_SLACK))
 
 
 @dataclasses.dataclass(frozen=True)
