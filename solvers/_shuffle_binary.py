@@ -87,7 +87,7 @@ import numpy as np
 import scipy.signal
 from scipy.stats import binom
 
-__all__ = ["CountPair", "BinaryCurve", "binary_curve", "independent_upper", "PMF_RELATIVE_ERROR"]
+__all__ = ["CountPair", "BinaryCurve", "binary_curve", "independent_upper", "support_count_pair", "PMF_RELATIVE_ERROR"]
 
 #: relative error allowed for one ``binom.pmf`` value (Boost's is a few ulps; this is generous)
 PMF_RELATIVE_ERROR = 1e-12
@@ -313,6 +313,29 @@ def _block_pair(a: int, b: int, uncertain: int, q: float, tau: float, independen
         below = float(binom.cdf(coins - 1, uncertain, 2.0 * q)) * (1.0 + 1e-9) if coins > 0 else 0.0
     built = CountPair.build(a, b, q, tau, coins=coins, independent=independent)
     return dataclasses.replace(built, outside=built.outside + below) if below else built
+
+
+def support_count_pair(others: int, keep: float, support: float, tau: float) -> tuple[CountPair, CountPair]:
+    """The laws of a count ``T = S + Bern(keep)`` vs ``T' = S + Bern(support)``, ``S = Bin(others, support)``.
+
+    GLH's attack (:func:`solvers.shuffle.shuffle_bound`, ``mechanism="glh"``): datasets ``(x, x',
+    .., x')`` / ``(x', x', .., x')`` and ``T`` the number of reports ``(h, y)`` with ``h(x) = y !=
+    h(x')`` (a post-processing of the shuffled multiset, so its divergence is at most the
+    view's). A user holding ``x'`` reports ``y = h(x')`` with probability ``mu``, else a uniform
+    other bucket, which is ``h(x)`` with probability ``(1 - kappa) / (g - 1)`` (``kappa`` the hash
+    family's collision probability): ``support = (1 - kappa)(1 - mu) / (g - 1)``. A user holding
+    ``x`` has ``h(x) = y != h(x')`` with probability ``keep = (1 - kappa) mu``. Only pairwise
+    independence of the hash family is used; ``keep / support = e^epsilon0`` when ``kappa < 1``.
+    Returns the pair in both orders (forward and backward); each ``delta`` is exact up to the
+    rounding it reports.
+    """
+    lo, f, outside = _window(others, support, tau, None)
+    rho = PMF_RELATIVE_ERROR * 2.0 + 8 * _U
+    shifted, same = np.r_[0.0, f], np.r_[f, 0.0]
+    with_x = keep * shifted + (1.0 - keep) * same
+    without = support * shifted + (1.0 - support) * same
+    return (CountPair(others, 0, with_x, without, outside, rho),
+            CountPair(others, 0, without, with_x, outside, rho))
 
 
 def independent_upper(curve: "BinaryCurve", epsilon0: float, tau: float, epsilon: float, top: int = 40) -> float:

@@ -75,6 +75,8 @@ SOURCE_EXACT_RR = ("exact privacy curve of shuffled binary RR (maximum over ever
                    "block cover by data processing)")
 SOURCE_LOWER_KRR = "exact divergence of the differing values' counts, datasets (x, z..z) / (x', z..z)"
 SOURCE_LOWER_RR = "exact divergence of the shuffled count, datasets (1, others) / (0, others)"
+SOURCE_LOWER_GLH = ("exact divergence of the number of reports supporting x but not x' (h(x) = y != h(x')), "
+                    "datasets (x, x'..x') / (x', x'..x')")
 SOURCE_LOWER_NONE = "no mechanism-specific attack: trivial lower bound 0"
 
 
@@ -202,21 +204,27 @@ def fmt21_numerical(epsilon0: float, n: int, delta: float) -> float:
     return _upper_epsilon(lambda e: curves.clone_delta_upper(e, epsilon0, n), delta, epsilon0)
 
 
-def _check(epsilon0, n, delta, mechanism, domain_size):
+def _check(epsilon0, n, delta, mechanism, domain_size, hash_range=None, collision=None):
     if not (math.isfinite(epsilon0) and epsilon0 > 0):
         raise ValueError(f"epsilon0: must be a positive finite number, got {epsilon0!r}")
     if int(n) != n or n < 1:
         raise ValueError(f"n: must be a positive integer, got {n!r}")
     if not (0 < delta < 1):
         raise ValueError(f"delta: must be in (0, 1), got {delta!r}")
-    if mechanism not in (None, "krr", "rr"):
-        raise ValueError(f"mechanism: must be None (any epsilon0-LDP randomizer), 'krr' or 'rr', got {mechanism!r}")
+    if mechanism not in (None, "krr", "rr", "glh"):
+        raise ValueError(f"mechanism: must be None (any epsilon0-LDP randomizer), 'krr', 'rr' or 'glh', "
+                         f"got {mechanism!r}")
+    if mechanism == "glh" and (hash_range is None or int(hash_range) != hash_range or hash_range < 2):
+        raise ValueError(f"hash_range: GLH needs an integer hash range g >= 2, got {hash_range!r}")
+    if mechanism == "glh" and (collision is None or not 0 <= collision <= 1.0 / hash_range):
+        raise ValueError(f"collision: GLH needs the hash family's collision probability in [0, 1/g], got {collision!r}")
     if mechanism == "krr" and (domain_size is None or int(domain_size) != domain_size or domain_size < 2):
         raise ValueError(f"domain_size: k-RR needs an integer domain size >= 2, got {domain_size!r}")
 
 
 def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
-                  domain_size: int | None = None) -> ShuffleBound:
+                  domain_size: int | None = None, hash_range: int | None = None,
+                  collision: float | None = None) -> ShuffleBound:
     """Central ``(epsilon, delta)`` of ``n`` shuffled reports of an epsilon0-LDP randomizer.
 
     Parameters
@@ -227,11 +235,17 @@ def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | Non
         Number of users, one report each.
     delta : float
         Target ``delta`` in (0, 1).
-    mechanism : {None, "krr", "rr"}
+    mechanism : {None, "krr", "rr", "glh"}
         ``None``: any epsilon0-LDP randomizer (FMT21 bounds only). ``"krr"``: k-ary randomized
-        response on ``domain_size`` values; ``"rr"``: binary randomized response (``k = 2``).
+        response on ``domain_size`` values; ``"rr"``: binary randomized response (``k = 2``);
+        ``"glh"``: generalized local hashing (FMT21 upper bound; the support-count attack of
+        :func:`solvers._shuffle_binary.support_count_pair` as the lower bound).
     domain_size : int, optional
         ``k`` for ``"krr"``.
+    hash_range : int, optional
+        ``g`` for ``"glh"``.
+    collision : float, optional
+        ``"glh"``: the hash family's ``Pr[h(x) = h(x')]`` for ``x != x'`` (``<= 1/g``).
 
     Returns
     -------
@@ -247,14 +261,18 @@ def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | Non
     ----------
     FMT21 Theorems 3.1, 3.2; Balle et al. CRYPTO 2019 Sec. 3; Su, Cheng, Wang arXiv 2504.07414.
     """
-    _check(epsilon0, n, delta, mechanism, domain_size)
+    _check(epsilon0, n, delta, mechanism, domain_size, hash_range, collision)
+    if mechanism == "glh":
+        return _shuffle_bound(float(epsilon0), int(n), float(delta), mechanism, None, int(hash_range),
+                              float(collision))
     return _shuffle_bound(float(epsilon0), int(n), float(delta), mechanism,
                           None if domain_size is None else int(domain_size))
 
 
 @functools.lru_cache(maxsize=4096)
 def _shuffle_bound(epsilon0: float, n: int, delta: float, mechanism: str | None,
-                   domain_size: int | None) -> ShuffleBound:
+                   domain_size: int | None, hash_range: int | None = None,
+                   collision: float | None = None) -> ShuffleBound:
     """:func:`shuffle_bound` after validation (a pure function: cached, so ``verify`` after
     ``plan`` and the targeting search do not repeat work)."""
     k = 2 if mechanism == "rr" else (int(domain_size) if mechanism == "krr" else None)
@@ -267,6 +285,13 @@ def _shuffle_bound(epsilon0: float, n: int, delta: float, mechanism: str | None,
     if k is not None:
         lower = _lower_epsilon(lambda e: curves.krr_pair_delta_lower(e, epsilon0, k, n), delta, epsilon0)
         lower_source = SOURCE_LOWER_KRR
+    if mechanism == "glh":
+        e0 = math.exp(epsilon0)
+        keep = e0 / (e0 + hash_range - 1.0)
+        stray = (1.0 - collision) * (1.0 - keep) / (hash_range - 1.0)  # y = h(x) != h(x') for an x'-holder
+        pairs = binary.support_count_pair(n - 1, (1.0 - collision) * keep, stray, delta * TRUNCATION)
+        lower = _lower_epsilon(lambda e: max(pair.delta(e, bound="lower") for pair in pairs), delta, epsilon0)
+        lower_source = SOURCE_LOWER_GLH
     candidates = [(fmt21_closed_form(epsilon0, n, delta), SOURCE_FMT_CLOSED)]
     if k is not None:
         candidates.append((_upper_epsilon(lambda e: curves.blanket_krr_delta_upper(e, epsilon0, k, n),

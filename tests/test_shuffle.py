@@ -16,6 +16,7 @@ from ldpplan.planner import ShuffleBound, local_epsilon_for, shuffle_bound
 from ldpplan.planner.shuffle import check_shuffled, shuffled_guarantee
 from ldpplan.solvers import _shuffle_curves as curves
 from ldpplan.solvers.shuffle import TARGET_STEP, fmt21_closed_form, fmt21_numerical
+from ldpplan.solvers.shuffle import shuffle_bound as solver_bound
 
 
 def _krr_histogram_law(inputs, k, epsilon0):
@@ -266,3 +267,51 @@ def test_targeting_binary_rr_at_scale():
     assert shuffle_bound(epsilon0, 10**6, 1e-8, mechanism="rr").epsilon <= 1.0
     assert shuffle_bound(epsilon0 + TARGET_STEP, 10**6, 1e-8, mechanism="rr").epsilon > 1.0
     assert shuffle_bound(epsilon0 + 0.01, 10**6, 1e-8, mechanism="rr").epsilon > 1.0
+
+
+# --- GLH: the support-count attack (lower bound) ------------------------------------------------------------------
+
+def test_glh_attack_probabilities_match_the_runtime():
+    """The attack's per-report law (type "h(x) = y != h(x')") is the runtime's: a seeded statistical check."""
+    from ldpplan.mechanisms.pie import GeneralizedLocalHashing, collision_probability, hash_values
+
+    g, epsilon0, draws = 5, 1.2, 200_000
+    runtime = GeneralizedLocalHashing(epsilon0, 10, g)
+    kappa = collision_probability(g)
+    keep = math.exp(epsilon0) / (math.exp(epsilon0) + g - 1)
+    expected = {3: (1 - kappa) * keep, 7: (1 - kappa) * (1 - keep) / (g - 1)}  # holding x = 3, holding x' = 7
+    for held, probability in expected.items():
+        reports = runtime.perturb(np.full(draws, held), np.random.default_rng(21 + held)).columns
+        hits = (hash_values(reports["a"], reports["b"], 3, g) == reports["y"]) & (
+            hash_values(reports["a"], reports["b"], 7, g) != reports["y"])
+        sd = math.sqrt(probability * (1 - probability) / draws)
+        assert abs(hits.mean() - probability) < 5 * sd
+
+
+def test_glh_lower_bound_is_the_exact_count_divergence():
+    from ldpplan.solvers._shuffle_binary import support_count_pair
+
+    keep, support, others = 0.4, 0.05, 30
+    forward, backward = support_count_pair(others, keep, support, 1e-20)
+    for epsilon in (0.1, 0.5, 1.5):
+        e = math.exp(epsilon)
+        base = [math.comb(others, i) * support**i * (1 - support) ** (others - i) for i in range(others + 1)] + [0.0]
+        law_x = [keep * (base[t - 1] if t else 0.0) + (1 - keep) * base[t] for t in range(others + 2)]
+        law_y = [support * (base[t - 1] if t else 0.0) + (1 - support) * base[t] for t in range(others + 2)]
+        exact = sum(max(0.0, a - e * b) for a, b in zip(law_x, law_y))
+        reverse = sum(max(0.0, b - e * a) for a, b in zip(law_x, law_y))
+        assert forward.delta(epsilon, bound="lower") <= exact <= forward.delta(epsilon)
+        assert backward.delta(epsilon, bound="lower") <= reverse <= backward.delta(epsilon)
+
+
+@pytest.mark.parametrize("g,epsilon0,n", [(3, 1.0, 10**4), (268, 6.7, 10**5)])
+def test_glh_bounds(g, epsilon0, n):
+    from ldpplan.mechanisms.pie import collision_probability
+
+    bound = solver_bound(epsilon0, n, 1e-8, mechanism="glh", hash_range=g, collision=collision_probability(g))
+    generic = shuffle_bound(epsilon0, n, 1e-8)
+    assert bound.epsilon == generic.epsilon  # the upper bound is FMT21's (any epsilon0-LDP randomizer)
+    assert 0 < bound.epsilon_lower <= bound.epsilon
+    assert "h(x) = y != h(x')" in bound.source
+    with pytest.raises(ValueError, match="collision"):
+        solver_bound(epsilon0, n, 1e-8, mechanism="glh", hash_range=g, collision=2.0 / g)
