@@ -9,7 +9,7 @@ Neighbouring datasets differ in one user (1 in ``D``, 0 in ``D'``); of the ``n -
 hold 1 and ``b = n - 1 - a`` hold 0. The others' count is ``S_ab = Bin(a, p) + Bin(b, q)`` (a
 Poisson-binomial), and the two views are ``P = S_ab + Bern(p)``, ``Q = S_ab + Bern(q)``. Write
 ``g_ab(epsilon) = sum_h (P(h) - e^epsilon Q(h))_+`` (the hockey-stick divergence, forward direction).
-The exact curve is ``delta(epsilon) = max`` over ``a`` and both directions. Three facts make the
+The exact curve is ``delta(epsilon) = max`` over ``a`` and both directions. These facts make the
 maximum computable soundly and fast:
 
 1. **One direction suffices.** The reflection ``h -> n - h`` maps ``S_ab`` to ``S_ba`` and ``(P, Q)`` of
@@ -46,36 +46,42 @@ maximum computable soundly and fast:
    FFT is used only when this is at most ``FFT_MAX_ERROR * tau`` (``1e-3 delta`` in
    :mod:`solvers.shuffle`); ``verify``'s independent path convolves directly.
 
-A branch and bound over blocks of ``a`` (:func:`partition`) refines, at a reference ``epsilon``, every
+A branch and bound over blocks of ``a`` (:func:`binary_curve`) refines, at a reference ``epsilon``, every
 block whose bound exceeds ``(1 + eta)`` times the largest exact value found, until none does (or a
 budget of evaluations is spent: still sound, only looser); each block's bound is fact 4's. The
 resulting blocks cover ``0..n-1``,
 so ``max_blocks g_block(epsilon)`` is a sound upper bound of ``delta(epsilon)`` for *every* ``epsilon``,
 and the best exact point is a concrete dataset pair, i.e. a lower bound. Near the worst dataset the
 divergence varies slowly with ``a`` (``Var S_ab = (n - 1) p q`` for every ``a``; only the third
-cumulant ``p q (p - q)(a - b)`` changes), while the block bound loses one user per unit of width, so
-the blocks needed stay few (tens at ``n = 10^6``). An earlier exhaustive search at ``n = 2000``
+cumulant ``p q (p - q)(a - b)`` changes), while fact 4 loses ``1 - 1/(2p)`` of a user per unit of
+width, so the blocks needed stay few (at most a few hundred at ``n = 10^6``; a budget caps them). An earlier exhaustive search at ``n = 2000``
 found the worst ``a`` away from both ends by a few users (lattice effects when ``n q`` is small);
 the branch and bound finds such maxima because it never prunes a block whose bound is above
 ``(1 + eta)`` times the best exact value.
 
-Each ``g_ab`` is evaluated from the pmfs: ``Bin(a, p)`` and ``Bin(b, q)`` on windows that drop at
-most ``tau`` mass in each tail (the exact dropped mass, from ``binom.cdf``/``binom.sf``, is added to
-upper bounds in full: ``(P - e^epsilon Q)_+ <= (P_t - e^epsilon Q_t)_+ + (P - P_t)``), convolved
-directly (sums of positive terms: relative error at most ``L u`` with ``L`` the shorter window
-and ``u`` the unit roundoff), then ``P`` and ``Q`` formed and the positive part summed. The
-relative error ``rho`` of every ``P(h)``, ``Q(h)`` is bounded (pmf error ``1e-12``, far above
-scipy/Boost's few ulps, plus ``L u``); the sum is corrected by ``rho`` times the mass where the
-sign could be wrong. The pmfs do not depend on ``epsilon``: they are computed once per pair and
+Each ``g_ab`` is evaluated from the pmfs: ``Bin(a, p)``, ``Bin(b, q)`` (and the coins) on windows
+about the mean that drop about ``tau`` mass per tail (widened to the ``tau`` quantiles when they drop
+more than ``2 tau``; the exact dropped mass, from ``binom.cdf``/``binom.sf``, is added to upper bounds
+in full: ``(P - e^epsilon Q)_+ <= (P_t - e^epsilon Q_t)_+ + (P - P_t)``), pmfs from ``binom.pmf``
+anchors every 64 points and exact ratios in between, convolved directly (sums of positive terms:
+relative error at most ``L u`` with ``L`` the shorter window and ``u`` the unit roundoff) or by FFT
+(fact 6), then ``P`` and ``Q`` formed and the positive part summed. The relative error ``rho`` of
+every ``P(h)``, ``Q(h)`` is bounded (pmf error ``1e-12``, far above Boost's few ulps plus the 63
+ratio steps, plus ``L u``); the sum is corrected by ``rho`` times the mass where the sign could be
+wrong. The pmfs do not depend on ``epsilon``: they are computed once per pair and
 reused by every step of the search.
 
 References
 ----------
 .. [BBGN19] B. Balle, J. Bell, A. Gascon, K. Nissim, "The privacy blanket of the shuffle model",
-   CRYPTO 2019 (the shuffled binary RR count; Section 4.1 of the blanket paper treats it
-   asymptotically).
+   CRYPTO 2019 (the blanket decomposition of a local randomizer, used by fact 4 on part of the
+   users only).
 .. [FMT21] V. Feldman, A. McMillan, K. Talwar, "Hiding among the clones", FOCS 2021 (the
-   hockey-stick divergence of the shuffled view; data processing, Section 2).
+   hockey-stick divergence of the shuffled view).
+.. [D64] J. N. Darroch, "On the distribution of the number of successes in independent trials",
+   Ann. Math. Statist. 35 (1964) (the mode of a Poisson-binomial is within 1 of its mean).
+.. [H02] N. J. Higham, "Accuracy and Stability of Numerical Algorithms", 2nd ed., SIAM 2002,
+   Theorem 24.2 (error of the FFT).
 """
 from __future__ import annotations
 
