@@ -309,7 +309,6 @@ def _with_fmt21_numerical(candidates: list, epsilon0: float, n: int, delta: floa
     return min(epsilon, float(epsilon0)), source
 
 
-@functools.lru_cache(maxsize=2)
 def binary_rr_curve(epsilon0: float, n: int, delta: float, *, independent: bool = False,
                     epsilon_ref: float | None = None) -> "binary.BinaryCurve":
     """The block cover of shuffled binary RR's exact curve (:func:`solvers._shuffle_binary.binary_curve`).
@@ -342,22 +341,17 @@ def binary_rr_curve(epsilon0: float, n: int, delta: float, *, independent: bool 
 def binary_rr_independent_delta(epsilon0: float, n: int, delta: float, epsilon: float) -> float:
     """``verify``'s independent upper bound of binary RR's exact curve at ``epsilon`` (large ``n``).
 
-    The block cover of :func:`binary_rr_curve` is checked (it covers every dataset) and its
+    The block cover the solver's answer came from is checked (it covers every dataset) and its
     deciding blocks re-evaluated by the other convolution order
     (:func:`solvers._shuffle_binary.independent_upper`).
     """
-    curve = binary_rr_curve(float(epsilon0), int(n), float(delta))
+    curve = _binary_rr_search(float(epsilon0), int(n), float(delta))[0]
     return binary.independent_upper(curve, epsilon0, delta * TRUNCATION, epsilon)
 
 
-def _binary_rr_bound(epsilon0: float, n: int, delta: float) -> ShuffleBound:
-    """The exact curve of shuffled binary RR: ``epsilon`` and ``epsilon_lower`` bracket it to the tolerance.
-
-    ``epsilon`` is the upper end of a bracket on the block cover's sound upper bound; ``epsilon_lower``
-    the lower end of a bracket on the best concrete pair's divergence; each bracket is narrowed to
-    ``0.3 *`` :data:`RELATIVE_TOLERANCE` and the reported ``tolerance`` is ``(epsilon -
-    epsilon_lower) / epsilon`` (the true curve's ``epsilon`` lies in between).
-    """
+@functools.lru_cache(maxsize=1)  # the last search only (tens of MB at n = 10^6): verify after plan reuses it
+def _binary_rr_search(epsilon0: float, n: int, delta: float) -> tuple["binary.BinaryCurve", float, float]:
+    """``(curve, lower, upper)``: the block cover the answer comes from and the two ends of the bracket."""
     step = 0.3 * RELATIVE_TOLERANCE
     curve = binary_rr_curve(epsilon0, n, delta)
     for attempt in range(2):  # a second cover, refined at the first answer, when the first is not tight there
@@ -368,6 +362,18 @@ def _binary_rr_bound(epsilon0: float, n: int, delta: float) -> ShuffleBound:
         if upper - lower <= RELATIVE_TOLERANCE * upper or attempt or upper >= epsilon0:
             break
         curve = binary_rr_curve(epsilon0, n, delta, epsilon_ref=upper)
+    return curve, lower, upper
+
+
+def _binary_rr_bound(epsilon0: float, n: int, delta: float) -> ShuffleBound:
+    """The exact curve of shuffled binary RR: ``epsilon`` and ``epsilon_lower`` bracket it to the tolerance.
+
+    ``epsilon`` is the upper end of a bracket on the block cover's sound upper bound; ``epsilon_lower``
+    the lower end of a bracket on the best concrete pair's divergence; each bracket is narrowed to
+    ``0.3 *`` :data:`RELATIVE_TOLERANCE` and the reported ``tolerance`` is ``(epsilon -
+    epsilon_lower) / epsilon`` (the true curve's ``epsilon`` lies in between).
+    """
+    curve, lower, upper = _binary_rr_search(epsilon0, n, delta)
     candidates = [(fmt21_closed_form(epsilon0, n, delta), SOURCE_FMT_CLOSED), (upper, SOURCE_EXACT_RR)]
     epsilon, source = _with_fmt21_numerical(candidates, epsilon0, n, delta)
     a, b = curve.worst_pair(lower)
