@@ -54,10 +54,11 @@ so ``max_blocks g_block(epsilon)`` is a sound upper bound of ``delta(epsilon)`` 
 and the best exact point is a concrete dataset pair, i.e. a lower bound. Near the worst dataset the
 divergence varies slowly with ``a`` (``Var S_ab = (n - 1) p q`` for every ``a``; only the third
 cumulant ``p q (p - q)(a - b)`` changes), while fact 4 loses ``1 - 1/(2p)`` of a user per unit of
-width, so the blocks needed stay few (at most a few hundred at ``n = 10^6``; a budget caps them). An earlier exhaustive search at ``n = 2000``
-found the worst ``a`` away from both ends by a few users (lattice effects when ``n q`` is small);
-the branch and bound finds such maxima because it never prunes a block whose bound is above
-``(1 + eta)`` times the best exact value.
+width, so the blocks needed stay few (at most a few hundred at ``n = 10^6``; a budget caps them).
+An earlier exhaustive search at ``n = 2000`` found the worst ``a`` away from both ends by a few
+users (lattice effects when ``n q`` is small); the branch and bound finds such maxima because it
+never prunes a block whose bound is above ``(1 + eta)`` times the best exact value (the source of a
+plan names the worst pair found, e.g. ``others 99903 holding 1, 96 holding 0``).
 
 Each ``g_ab`` is evaluated from the pmfs: ``Bin(a, p)``, ``Bin(b, q)`` (and the coins) on windows
 about the mean that drop about ``tau`` mass per tail (widened to the ``tau`` quantiles when they drop
@@ -201,7 +202,7 @@ class CountPair:
 
     @classmethod
     def build(cls, a: int, b: int, q: float, tau: float, *, coins: int = 0,
-              independent: bool = False) -> "CountPair":
+              independent: bool = False) -> CountPair:
         """Pmfs of ``P = S + Bern(p)`` and ``Q = S + Bern(q)`` with ``S = Bin(a, p) + Bin(b, q) + Bin(coins, 1/2)``.
 
         ``coins > 0`` is a block's bound (fact 4 of the module docstring), not a dataset.
@@ -212,7 +213,8 @@ class CountPair:
         p = 1.0 - q
         if independent:
             z = max(8.0, math.sqrt(2.0 * math.log(1.0 / tau)) + 1.0)
-            parts = [(_window(a + 1, p, tau, z), _window(b, q, tau, z)), (_window(a, p, tau, z), _window(b + 1, q, tau, z))]
+            parts = [(_window(a + 1, p, tau, z), _window(b, q, tau, z)),
+                     (_window(a, p, tau, z), _window(b + 1, q, tau, z))]
             coin = _window(coins, 0.5, tau, z)
             laws, length = [], 0
             for (lo1, f1, out1), (lo2, f2, out2) in parts:
@@ -335,7 +337,7 @@ def support_count_pair(others: int, keep: float, support: float, tau: float) -> 
     Returns the pair in both orders (forward and backward); each ``delta`` is exact up to the
     rounding it reports.
     """
-    lo, f, outside = _window(others, support, tau, None)
+    _, f, outside = _window(others, support, tau, None)
     rho = PMF_RELATIVE_ERROR * 2.0 + 8 * _U
     shifted, same = np.r_[0.0, f], np.r_[f, 0.0]
     with_x = keep * shifted + (1.0 - keep) * same
@@ -344,7 +346,7 @@ def support_count_pair(others: int, keep: float, support: float, tau: float) -> 
             CountPair(others, 0, without, with_x, outside, rho))
 
 
-def independent_upper(curve: "BinaryCurve", epsilon0: float, tau: float, epsilon: float, top: int = 40) -> float:
+def independent_upper(curve: BinaryCurve, epsilon0: float, tau: float, epsilon: float, top: int = 40) -> float:
     """``verify``'s recomputation of a curve's upper bound at ``epsilon`` through the other path.
 
     Checks that the blocks cover ``a = 0..n-1`` with the pairs fact 4 names (``inf`` otherwise),

@@ -98,7 +98,8 @@ class ShuffleBound:
     source : str
         Paper and theorem of the upper bound, then of the lower bound (``"; lower: ..."``).
     tolerance : float
-        Width of the bisection bracket the upper bound was taken from (relative).
+        Width of the bisection bracket the upper bound was taken from (relative). For binary RR
+        (the exact curve): ``(epsilon - epsilon_lower) / epsilon``, the bracket of the true value.
     """
 
     epsilon: float
@@ -310,7 +311,7 @@ def _with_fmt21_numerical(candidates: list, epsilon0: float, n: int, delta: floa
 
 
 def binary_rr_curve(epsilon0: float, n: int, delta: float, *, independent: bool = False,
-                    epsilon_ref: float | None = None) -> "binary.BinaryCurve":
+                    epsilon_ref: float | None = None) -> binary.BinaryCurve:
     """The block cover of shuffled binary RR's exact curve (:func:`solvers._shuffle_binary.binary_curve`).
 
     The reference ``epsilon`` is where the two extreme datasets (every other user holding the
@@ -326,7 +327,8 @@ def binary_rr_curve(epsilon0: float, n: int, delta: float, *, independent: bool 
 
     if epsilon_ref is None:
         epsilon_ref = _lower_epsilon(end_delta, delta, epsilon0)
-    # refine blocks to eta in delta, about 0.4 * RELATIVE_TOLERANCE in epsilon: eta = 0.4 tol * dlog(delta)/dlog(epsilon);
+    # refine blocks to eta in delta, about 0.4 * RELATIVE_TOLERANCE in epsilon:
+    # eta = 0.4 tol * dlog(delta)/dlog(epsilon);
     # up to SMALL_N users every block is refined until it is no larger than the best pair (cheap there)
     eta, budget = 2e-3, 400
     if 0 < epsilon_ref < epsilon0 / 1.01:
@@ -350,13 +352,13 @@ def binary_rr_independent_delta(epsilon0: float, n: int, delta: float, epsilon: 
 
 
 @functools.lru_cache(maxsize=1)  # the last search only (tens of MB at n = 10^6): verify after plan reuses it
-def _binary_rr_search(epsilon0: float, n: int, delta: float) -> tuple["binary.BinaryCurve", float, float]:
+def _binary_rr_search(epsilon0: float, n: int, delta: float) -> tuple[binary.BinaryCurve, float, float]:
     """``(curve, lower, upper)``: the block cover the answer comes from and the two ends of the bracket."""
     step = 0.3 * RELATIVE_TOLERANCE
     curve = binary_rr_curve(epsilon0, n, delta)
     for attempt in range(2):  # a second cover, refined at the first answer, when the first is not tight there
         lower = _lower_epsilon(curve.lower, delta, epsilon0, step)
-        upper = _upper_epsilon(lambda e: curve.upper(e, top=12), delta, epsilon0, lower, tolerance=step)
+        upper = _upper_epsilon(functools.partial(curve.upper, top=12), delta, epsilon0, lower, tolerance=step)
         if curve.upper(upper) > delta:  # the search used the top blocks only: certify with every block
             upper = _upper_epsilon(curve.upper, delta, epsilon0, lower, tolerance=step)
         if upper - lower <= RELATIVE_TOLERANCE * upper or attempt or upper >= epsilon0:
