@@ -100,6 +100,8 @@ __all__ = ["CountPair", "BinaryCurve", "binary_curve", "independent_upper", "sup
 PMF_RELATIVE_ERROR = 1e-12
 #: exact binom.pmf anchors every this many points of a window
 _ANCHOR = 64
+#: a refined block is cut into at most this many pieces at once
+SPLIT_MAX = 16
 #: unit roundoff of binary64
 _U = 2.0 ** -53
 #: convolutions with both factors longer than this go through the FFT (fact 6)
@@ -434,9 +436,13 @@ def binary_curve(epsilon0: float, n: int, epsilon_ref: float, tau: float, *, eta
             push(a0, a0)
             push(a1, a1)
             continue
-        mid = (a0 + a1) // 2  # the halves overlap at mid; no exact evaluation needed there
-        push(a0, mid)
-        push(mid, a1)
+        # pieces overlap at their ends (no exact evaluation needed there); their number guesses the
+        # width that brings the bound within eta (the looseness grows about linearly with the width)
+        excess = -top / best - 1.0 if best > 0 else math.inf
+        pieces = int(min(SPLIT_MAX, a1 - a0, max(2, math.ceil(math.sqrt(excess / eta)) if eta > 0 else SPLIT_MAX)))
+        cuts = sorted({a0 + (a1 - a0) * i // pieces for i in range(pieces + 1)})
+        for left, right in zip(cuts[:-1], cuts[1:]):
+            push(left, right)
     ordered = sorted(heap)
     blocks = tuple((a0, a1, cache[a0, last - a1, a1 - a0][0] if a0 != a1 else exact[a0][0]) for _, a0, a1 in ordered)
     ranked = sorted(exact.values(), key=lambda item: -item[1])[:5]

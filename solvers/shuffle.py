@@ -311,11 +311,12 @@ def _with_fmt21_numerical(candidates: list, epsilon0: float, n: int, delta: floa
 
 
 def binary_rr_curve(epsilon0: float, n: int, delta: float, *, independent: bool = False,
-                    epsilon_ref: float | None = None) -> binary.BinaryCurve:
+                    epsilon_ref: float | None = None, budget: int = 400) -> binary.BinaryCurve:
     """The block cover of shuffled binary RR's exact curve (:func:`solvers._shuffle_binary.binary_curve`).
 
     The reference ``epsilon`` is where the two extreme datasets (every other user holding the
-    differing user's value 1, or 0) cross ``delta`` (or ``epsilon_ref`` when given); windows drop
+    differing user's value 1, or 0) cross ``delta`` (or ``epsilon_ref`` when given); at most
+    ``budget`` pairs are evaluated (every dataset up to SMALL_N users); windows drop
     at most ``delta * TRUNCATION`` per binomial tail.
     """
     tau = delta * TRUNCATION
@@ -330,7 +331,7 @@ def binary_rr_curve(epsilon0: float, n: int, delta: float, *, independent: bool 
     # refine blocks to eta in delta, about 0.4 * RELATIVE_TOLERANCE in epsilon:
     # eta = 0.4 tol * dlog(delta)/dlog(epsilon);
     # up to SMALL_N users every block is refined until it is no larger than the best pair (cheap there)
-    eta, budget = 2e-3, 400
+    eta = 2e-3
     if 0 < epsilon_ref < epsilon0 / 1.01:
         here, there = end_delta(epsilon_ref), end_delta(epsilon_ref * 1.01)
         if here > 0 and there > 0:
@@ -363,7 +364,7 @@ def _binary_rr_search(epsilon0: float, n: int, delta: float) -> tuple[binary.Bin
             upper = _upper_epsilon(curve.upper, delta, epsilon0, lower, tolerance=step)
         if upper - lower <= RELATIVE_TOLERANCE * upper or attempt or upper >= epsilon0:
             break
-        curve = binary_rr_curve(epsilon0, n, delta, epsilon_ref=upper)
+        curve = binary_rr_curve(epsilon0, n, delta, epsilon_ref=upper, budget=800)
     return curve, lower, upper
 
 
