@@ -22,6 +22,11 @@ Bounds, tightest sound one chosen per randomizer:
   source, and ``tolerance = (epsilon - epsilon_lower) / epsilon`` (at most ``RELATIVE_TOLERANCE``
   in the done-when table). The worst dataset is not always an extreme one: a few others holding
   the other value can add about 1 % to ``delta`` (the source names the pair found).
+* GLH (``mechanism="glh"``, with the hash range ``g`` and the hash family's collision
+  probability): FMT21's upper bounds; lower bound the exact divergence of the number of reports
+  ``(h, y)`` with ``h(x) = y != h(x')`` for the datasets ``(x, x', .., x')`` / ``(x', x', .., x')``
+  (a post-processing of the shuffled view; our own attack, using only pairwise independence of
+  the hash family: :func:`solvers._shuffle_binary.support_count_pair`).
 
 Every ``epsilon`` comes from a bisection on a divergence that is non-increasing in ``epsilon`` and
 evaluated conservatively (:mod:`solvers._shuffle_curves`); the returned upper end of the bracket
