@@ -2,6 +2,8 @@
 
 Usage: ``python benchmarks/bench_audit.py [--seed S] [--markdown]``. Examples that need a data
 file are run when ``LDPPLAN_DATA_DIR`` (or the default data folder) has it, else listed as skipped.
+One extra row, ``pckv-ue-L2``, audits a PCKV-UE plan with padding length 2 (the embedded PCKV-UE
+example has L = 1; ``pckv-movielens`` is PCKV-GRR): the set-input events of Theorem 2.
 """
 from __future__ import annotations
 
@@ -12,15 +14,22 @@ import time
 import numpy as np
 
 
+#: PCKV-UE with L = 2 (also in tests/test_audit_search.py).
+PCKV_UE_L2 = {"mechanism": "pckv-ue", "epsilon": 1.0, "domain": 100, "padding_length": 2, "allocation": "optimized",
+              "users": 1000000}
+
+
 def rows(seed: int) -> list[list[str]]:
-    from ldpplan.planner import audit
-    from ldpplan.planner.audit import planned_trials
+    from ldpplan.planner import audit, make_plan
+    from ldpplan.planner.auditing import planned_trials
     from ldpplan.planner.families import all_examples
 
     out = []
-    for name, (family, spec) in all_examples().items():
+    cases = [(name, lambda family=family, spec=spec: family.plan(spec)) for name, (family, spec) in all_examples().items()]
+    cases.append(("pckv-ue-L2", lambda: make_plan(PCKV_UE_L2)))
+    for name, build in cases:
         try:
-            plan = family.plan(spec)
+            plan = build()
         except Exception as exc:  # noqa: BLE001 - a missing data file: say so, keep going
             out.append([name, "-", "-", "-", "-", "-", f"skipped ({type(exc).__name__})"])
             continue

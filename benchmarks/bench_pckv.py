@@ -27,7 +27,7 @@ import numpy as np
 
 from ldpplan import mechanisms
 from ldpplan.mechanisms.pckv import KeyValueUsers
-from ldpplan.mechanisms.pckv.privkvm import KVUE, PrivKVM
+from ldpplan.planner.pckv._baselines import KVUE, PrivKVM
 from ldpplan.planner import api
 from ldpplan.planner.pckv.simulate import aggregate_counts
 
@@ -118,7 +118,7 @@ def main() -> None:
     t_seq, _ = median_time(lambda: mech.perturb(small, rng=rng), R)
     print(f"pckv-ue perturb from a Python list of 100,000 (keys, values) pairs: {t_seq:.3f} s")
     print()
-    print("Comparison baselines (ldpplan.mechanisms.pckv.privkvm), same users (median seconds):")
+    print("Comparison baselines (ldpplan.planner.pckv._baselines), same users (median seconds):")
     for name, base in (("PrivKVM (c=1)", PrivKVM(1.0, d)), ("PrivKVM (c=3, collect)", PrivKVM(1.0, d, rounds=3)),
                        ("KVUE", KVUE(1.0, d))):
         run = ((lambda b=base: b.collect(users, rng)) if getattr(base, "rounds", 1) > 1

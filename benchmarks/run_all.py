@@ -237,7 +237,7 @@ def _em_rows(rounds: int, n: int = 100_000, old_em: bool = True) -> list[dict]:
     once per case beside it (``--skip em-old`` leaves it out: it takes seconds to minutes).
     """
     from ldpplan.mechanisms._unary_em import unary_em_full
-    from ldpplan.mechanisms.uldp.urap import unpack_bits
+    from ldpplan.mechanisms.uldp.runtime import unpack_bits
 
     rows = []
     for i, (k, ks, law) in enumerate(EM_CASES):

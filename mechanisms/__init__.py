@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import pkgutil
 from typing import Any, Mapping
 
 from ._envelope import MAX_DOMAIN_SIZE, PlanFields
@@ -27,25 +28,79 @@ from ._plan import PlanError, check_fingerprint, loads_strict, plan_fingerprint,
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
 from .longitudinal._memo import Memo  # client state of memoized runtimes (issue 22)
+from ._protocol import Frozen, check_method
+from ._sampling import GRID_BITS, bernoulli, bernoulli_iid, check_rng, on_grid, to_grid
 
 __all__ = ["load", "runtime_class", "read_plan", "loads_strict", "PlanError", "RUNTIMES", "Estimate", "Aggregate",
            "Reports", "Runtime", "secure_rng", "plan_fingerprint", "read_envelope", "MAX_DOMAIN_SIZE", "PlanFields",
-           "Batch", "CountRule", "Memo"]
+           "Batch", "CountRule", "runtime_families", "family_runtimes", "Memo"]
+# the 2^-48 probability grid (the planner rounds onto it) and exact sampling on it, and the pieces of a
+# runtime class (the planner's simulation-only baselines are built from them)
+__all__ += ["GRID_BITS", "to_grid", "on_grid", "bernoulli", "bernoulli_iid", "check_rng", "Frozen", "check_method"]
 
-#: plan ``mechanism`` -> "module:Class" implementing the runtime protocol. The planner's
-#: family registry (``ldpplan.planner.families``) names, per family, which of these it writes.
-RUNTIMES: dict[str, str] = {
-    "idue": "ldpplan.mechanisms.idue:IDUE",
-    "idue-ps": "ldpplan.mechanisms.idue:IDUEPS",
-    "pckv-ue": "ldpplan.mechanisms.pckv:PCKVUE",
-    "pckv-grr": "ldpplan.mechanisms.pckv:PCKVGRR",
-    "rr": "ldpplan.mechanisms.pie:RandomizedResponse",
-    "glh": "ldpplan.mechanisms.pie:GeneralizedLocalHashing",
-    "urr": "ldpplan.mechanisms.uldp:UtilityOptimizedRR",
-    "urap": "ldpplan.mechanisms.uldp:UtilityOptimizedRAPPOR",
-    "pum": "ldpplan.mechanisms.uldp:PersonalizedULDP",
-    **{m: f"ldpplan.mechanisms.longitudinal:{c}" for m, c in (("l-grr", "LongitudinalGRR"), ("l-sue", "LongitudinalUE"), ("l-oue", "LongitudinalUE"), ("l-osue", "LongitudinalUE"), ("l-soue", "LongitudinalUE"))},
-}
+
+def runtime_families() -> tuple[str, ...]:
+    """The runtime family packages: every subpackage of ``ldpplan.mechanisms`` (found on disk, sorted).
+
+    Each declares its runtime classes in its ``__init__`` as ``RUNTIME_CLASSES``; nothing else
+    lists them (a new family's runtime is found by adding its folder).
+    """
+    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg and not m.name.startswith("_")))
+
+
+def family_runtimes(family: str) -> tuple[type, ...]:
+    """The runtime classes the family package ``ldpplan.mechanisms.<family>`` declares (``RUNTIME_CLASSES``).
+
+    Raises
+    ------
+    PlanError
+        For a name that is not a runtime family package.
+    """
+    if family not in runtime_families():
+        raise PlanError(f"family: must be one of {list(runtime_families())} (got {family!r})")
+    return tuple(importlib.import_module(f"{__name__}.{family}").RUNTIME_CLASSES)
+
+
+class _Runtimes(Mapping[str, type]):
+    """Plan ``mechanism`` -> runtime class, derived on first use from the family packages.
+
+    A class names its plan mechanism(s) once, in ``PLAN_FIELDS.mechanisms``; a name claimed by
+    two classes is an error here (the registry would be ambiguous).
+    """
+
+    def __init__(self) -> None:
+        self._table: dict[str, type] | None = None
+
+    def _build(self) -> dict[str, type]:
+        if self._table is None:
+            table: dict[str, type] = {}
+            for family in runtime_families():
+                for cls in family_runtimes(family):
+                    for name in cls.PLAN_FIELDS.mechanisms:
+                        if name in table:
+                            raise RuntimeError(f"plan mechanism {name!r} is declared by {table[name].__name__} "
+                                               f"and {cls.__name__}")
+                        table[name] = cls
+            self._table = table
+        return self._table
+
+    def __getitem__(self, name: str) -> type:
+        return self._build()[name]
+
+    def __iter__(self):
+        return iter(self._build())
+
+    def __len__(self) -> int:
+        return len(self._build())
+
+    def __repr__(self) -> str:
+        return f"RUNTIMES({ {k: v.__name__ for k, v in self._build().items()} })"
+
+
+#: plan ``mechanism`` -> runtime class (implementing the runtime protocol), read from each
+#: family package's ``RUNTIME_CLASSES`` and their ``PLAN_FIELDS``. The planner's family rooms
+#: (``ldpplan.planner.families``) read the same declarations.
+RUNTIMES: Mapping[str, type] = _Runtimes()
 
 
 def runtime_class(mechanism: Any) -> type:
@@ -58,8 +113,7 @@ def runtime_class(mechanism: Any) -> type:
     """
     if not isinstance(mechanism, str) or mechanism not in RUNTIMES:
         raise PlanError(f"mechanism: must be one of {sorted(RUNTIMES)} (got {mechanism!r})")
-    modname, clsname = RUNTIMES[mechanism].split(":")
-    return getattr(importlib.import_module(modname), clsname)
+    return RUNTIMES[mechanism]
 
 
 def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None,

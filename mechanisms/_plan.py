@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -19,7 +20,7 @@ import numpy as np
 
 __all__ = ["PlanError", "read_plan", "loads_strict", "require", "number", "integer", "check_verified",
            "check_claim", "round_up", "FORMAT_VERSION", "MAX_PLAN_BYTES", "MAX_DEPTH", "ROUNDING_ULPS",
-           "plan_fingerprint", "check_fingerprint"]
+           "plan_fingerprint", "check_fingerprint", "log_fraction"]
 
 #: The plan format this runtime reads: exactly this string (not "2", "2.1" or "2.0.0").
 FORMAT_VERSION = "2.0"
@@ -225,6 +226,14 @@ def round_up(x: float, ulps: int = ROUNDING_ULPS, scale: float = 0.0) -> float:
     y = float(x)
     y = y + int(ulps) * math.ulp(max(abs(y), float(scale)))
     return math.nextafter(y, math.inf)  # the addition itself rounded up
+
+
+def log_fraction(ratio: Fraction) -> Decimal:
+    """``ln(ratio)`` of a positive rational in the current :mod:`decimal` context (callers set the precision).
+
+    The runtime's exact privacy maps (PIE, IDUE sets, PCKV claims) take their logarithms here.
+    """
+    return Decimal(ratio.numerator).ln() - Decimal(ratio.denominator).ln()
 
 
 def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's numbers give", *,

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["GRID_BITS", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_columns", "bernoulli_iid", "check_rng",
+__all__ = ["GRID_BITS", "GRID_DENOMINATOR", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_columns", "bernoulli_iid", "check_rng",
            "uniform_bytes", "uniform_bits"]
 
 GRID_BITS = 48
-GRID = float(2**GRID_BITS)
+#: Probabilities in plans are multiples of ``1 / GRID_DENOMINATOR`` (the one grid of the runtime).
+GRID_DENOMINATOR = 2**GRID_BITS
+GRID = float(GRID_DENOMINATOR)
 _HI_SHIFT = 40
 _LO_MASK = np.int64(2**_HI_SHIFT - 1)
 _U64_MAX = np.uint64(2**64 - 1)

@@ -781,7 +781,7 @@ summary.add("5", f"padding length L, PCKV-GRR, n = {n_real}", "-",
 # with planning L on the raw data.
 #
 # **Baselines.** PrivKVM (Ye et al.; the c = 1, 1r5v and real multi-round c = 3 variants) and KVUE, run
-# by `ldpplan.mechanisms.pckv.privkvm` on the same users and seeds as PCKV: the Fig. 6 comparison.
+# by `ldpplan.planner.pckv._baselines` on the same users and seeds as PCKV: the Fig. 6 comparison.
 
 # %%
 private_spec = {

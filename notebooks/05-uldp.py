@@ -50,7 +50,7 @@ import numpy as np
 
 import ldpplan.planner.data
 from ldpplan import mechanisms, planner
-from ldpplan.planner import uldp as uldp_planner
+from ldpplan.planner.uldp import plan as uldp_plan
 from ldpplan.solvers import uldp as uldp_solvers
 from nbhelpers import PaperVsOurs, show_planner_table, show_table
 
@@ -332,7 +332,7 @@ summary.add("2", "Fig. 5: largest |empirical TV ÷ eq. (37) − 1|", "-", f"{dev
 # plans with `planner.make_plan` (domain and sensitive given as label lists), load them with
 # `mechanisms.load`, perturb n i.i.d. users and estimate. The curves are eq. (37) (the TV of the empirical
 # estimate) averaged over random X_S, computed with `solvers.uldp.LinearMarginals` from the grid
-# parameters of `planner.uldp.grid_urr / grid_urap`. RR and RAPPOR do not depend on X_S; they are the
+# parameters of `planner.uldp.plan.grid_urr / grid_urap`. RR and RAPPOR do not depend on X_S; they are the
 # uRR and uRAP with X_S = X (the right end of each curve).
 
 # %%
@@ -350,9 +350,9 @@ def sensitive_first(p, sens_idx):
 def theory_tv(mech, epsilon, sens_idx):
     ks = len(sens_idx)
     if mech == "uRR":
-        model = uldp_solvers.LinearMarginals.urr(ks, K - ks, **uldp_planner.grid_urr(epsilon, ks))
+        model = uldp_solvers.LinearMarginals.urr(ks, K - ks, **uldp_plan.grid_urr(epsilon, ks))
     else:
-        model = uldp_solvers.LinearMarginals.urap(ks, K - ks, **uldp_planner.grid_urap(epsilon))
+        model = uldp_solvers.LinearMarginals.urap(ks, K - ks, **uldp_plan.grid_urap(epsilon))
     return model.expected_l1(sensitive_first(p_true, sens_idx), n_users) / 2
 
 

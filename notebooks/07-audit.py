@@ -35,7 +35,7 @@
 #
 # Our numbers are computed below and collected in the **Paper vs ours** table at the end. ε in nats;
 # trials are runs of the mechanism on each audited input; confidence 0.95 jointly over an audit's pairs.
-# The notebook uses only the public API (`ldpplan.planner`, `ldpplan.planner.audit`, `ldpplan.mechanisms`).
+# The notebook uses only the public API (`ldpplan.planner`, `ldpplan.planner.auditing`, `ldpplan.mechanisms`).
 
 # %%
 import time
@@ -45,7 +45,7 @@ import numpy as np
 
 from ldpplan import mechanisms, planner
 from ldpplan.planner import audit
-from ldpplan.planner.audit import planned_trials
+from ldpplan.planner.auditing import planned_trials
 from nbhelpers import PaperVsOurs, show_planner_table, show_table
 
 T_START = time.perf_counter()

@@ -5,7 +5,7 @@ The public API lives in :mod:`planner.api` and is re-exported here.
 from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .api import (example_spec, explain_items, list_examples, load_spec, make_plan, plan_schema, read_plan, simulate,
                   summarize, verify_plan, write_plan)
-from .audit import AuditResult, audit  # the function shadows its subpackage name
+from .auditing import AuditResult, audit  # the function; its subpackage is planner/auditing (issue 18)
 from .errors import InputDataError, LdpplanError, PlanFormatError, PrivacyViolation, SpecError
 from .shuffle import local_epsilon_for, shuffle_bound
 

@@ -110,21 +110,20 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
 
     if name != "plan-2.0":
         return read(name)
-    from .families import REGISTRY, family_for
+    from .families import all_families
 
     schema = read("plan-2.0")
     parts = []
-    for fam in REGISTRY:
+    for fam in all_families():
         try:
-            part = read(fam)
+            part = read(fam.name)
         except FileNotFoundError:  # pragma: no cover - a family without its own rules
             continue
         part.pop("$schema", None)
-        names = list(family_for(fam).plan_mechanisms)
+        names = list(fam.plan_mechanisms)
         parts.append({"if": {"properties": {"mechanism": {"enum": names}}, "required": ["mechanism"]}, "then": part})
     schema["allOf"] = parts
-    schema["properties"]["mechanism"]["enum"] = sorted(
-        {m for fam in REGISTRY for m in family_for(fam).plan_mechanisms})
+    schema["properties"]["mechanism"]["enum"] = sorted({m for fam in all_families() for m in fam.plan_mechanisms})
     return schema
 
 

@@ -162,7 +162,7 @@ def example_spec(name: str) -> dict[str, Any]:
 
 def _family_name(name: Any, field: str) -> str:
     """Family name of a family name (``uldp``) or of a spec/plan mechanism name (``urr``), without importing it."""
-    registry = _families.REGISTRY
+    registry = _families.family_names()
     if isinstance(name, str) and name in registry:
         return name
     names = spec_mechanisms()
@@ -233,6 +233,10 @@ def plan_schema(mechanism: str | None = None) -> dict[str, Any]:
 def explain_items(plan: Mapping[str, Any] | str | os.PathLike, items) -> dict[str, Any]:
     """The privacy budget a verified IDUE-PS plan gives one user's item set (ID-LDP eq. 16).
 
+    Goes through the family protocol (``Family.explain_items``, the room's ``claims.explain_items``):
+    only families whose users hold item sets have it (today IDUE); another family's plan is refused
+    in one line naming the plan mechanisms that have item-set budgets.
+
     Parameters
     ----------
     plan : mapping or path-like
@@ -271,16 +275,7 @@ def explain_items(plan: Mapping[str, Any] | str | os.PathLike, items) -> dict[st
         plan = _io.read_plan_file(plan)
     if isinstance(items, str):
         items = [x for x in items.split(",") if x.strip()]
-    mech = plan.get("mechanism")
-    if mech not in ("idue", "idue-ps"):
-        raise SpecError("PLAN", "item-set budgets (ID-LDP eq. 16) exist for 'idue-ps' plans (and single items of "
-                        "'idue' plans) only", mech)
-    result = verify_plan(plan)
-    if not result.holds:
-        raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)
-    from .idue._itemsets import explain_items as _explain
-
-    return _explain(plan, list(items))
+    return family_of_plan(plan).explain_items(plan, list(items))
 
 
 def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:

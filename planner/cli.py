@@ -243,8 +243,9 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
 @click.option("--trials", type=click.IntRange(min=1), default=None,
               help="Runs of the mechanism on each confirmed input (default: the fewest, at least 10000, for which "
                    "a leak to 1.08 x the claim is caught with probability 0.95, i.e. min_detectable_epsilon <= "
-                   "1.08 x claim; capped at 4000000 and a work budget, where the note's stated power shows the "
-                   "target missed).")
+                   "1.08 x claim; for a pooled test on a huge domain, halfway from the claim to the largest ratio "
+                   "its event can show; capped at 4000000 and a work budget, where the note's stated power shows "
+                   "the target missed).")
 @click.option("--confidence", type=click.FloatRange(min=0.0, max=1.0, min_open=True, max_open=True), default=0.95,
               show_default=True, help="Joint confidence of the lower bounds (Clopper-Pearson, Bonferroni).")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
@@ -273,14 +274,14 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
     import numpy as np
 
     from ._console import console, interactive, print_tables
-    from .audit import audit
+    from .auditing import audit
 
     rng = np.random.default_rng(seed)
     mechanism = None
     if runtime_cmd is not None:
         from ..mechanisms import read_plan
 
-        from .audit.external import ExternalRuntime
+        from .auditing.external import ExternalRuntime
 
         mechanism = ExternalRuntime(plan_file, shlex.split(runtime_cmd), read_plan(plan_file))
     if as_json or not interactive(stderr=True):

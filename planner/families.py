@@ -1,14 +1,17 @@
 """The family protocol and the one registry of mechanism families.
 
-A *family* is one paper's mechanisms (IDUE, PCKV, PIE, ULDP). Each is a package
-``ldpplan.planner.<family>`` (one module per concern: ``spec``, ``plan``, ``verify``,
-``tables``, ``simulate``) whose ``__init__`` exposes ``FAMILY``, an object implementing
-:class:`Family`. A new family is one solver module, one runtime module, one planner
-package and **one line** in :data:`REGISTRY`; the conformance test
-(``tests/test_conformance.py``) then runs it through spec -> plan -> verify -> load ->
+A *family* is one paper's mechanisms (IDUE, PCKV, PIE, ULDP). Each is a planner room
+``ldpplan.planner.<family>`` with the same public modules (``spec``, ``plan``, ``verify``,
+``claims``, ``inputs``, ``simulate``, ``tables``, ``audit``) whose ``__init__`` declares ``FAMILY``
+(a :class:`ModuleFamily`: name, spec mechanism names, examples), and a runtime package
+``ldpplan.mechanisms.<family>`` whose ``__init__`` declares ``RUNTIME_CLASSES`` (their
+``PLAN_FIELDS`` name the plan mechanisms). A new family is those two rooms, a schema part and
+**one name** in :data:`REGISTRY` (``docs/ARCHITECTURE.md``, "A new family"); the conformance
+test (``tests/test_conformance.py``) then runs it through spec -> plan -> verify -> load ->
 perturb -> aggregate -> merge -> estimate -> simulate.
 
-Family packages are imported lazily so that ``ldpplan --help`` stays fast.
+Family packages are imported lazily (their ``__init__`` is light) so that ``ldpplan --help``
+stays fast.
 """
 from __future__ import annotations
 
@@ -36,7 +39,8 @@ class Family(Protocol):
         Values of the spec's ``mechanism`` key this family plans (e.g. ``"pckv"``
         chooses between ``"pckv-ue"`` and ``"pckv-grr"``).
     plan_mechanisms : tuple of str
-        Values of a plan's ``mechanism`` it writes: keys of ``ldpplan.mechanisms.RUNTIMES``.
+        Values of a plan's ``mechanism`` it writes: keys of ``ldpplan.mechanisms.RUNTIMES`` (the
+        ``PLAN_FIELDS`` of the family's runtime classes; a subset of ``spec_mechanisms``).
     examples : Mapping[str, dict]
         Embedded example specs (``ldpplan plan --example NAME``).
     options_model : type
@@ -84,72 +88,77 @@ class Family(Protocol):
     def audit_domain(self, plan: Mapping[str, Any]) -> Any:
         """Every input of the plan, for the audit's exploration stage (the room's ``audit.domain``)."""
 
+    def explain_items(self, plan: Mapping[str, Any], items: list) -> dict[str, Any]:
+        """The budget a verified plan gives one user's item set; a family without item-set budgets
+        raises SpecError in one line (``ldpplan explain --items``)."""
+
 
 @dataclasses.dataclass(frozen=True)
 class ModuleFamily:
-    """A :class:`Family` whose operations are functions of its package's modules, imported on first use.
+    """A :class:`Family` whose operations are the fixed public functions of its room, imported on first use.
 
-    Each operation is named ``"module:function"`` relative to ``package``; a family package
-    builds its ``FAMILY`` as one ``ModuleFamily(...)`` instead of writing the delegation again.
+    Every family room has the same modules (``docs/ARCHITECTURE.md``), so a family declares only
+    what is its own: its name, the spec ``mechanism`` values it plans, its examples and its
+    package. The operations are always ``plan.build_plan``, ``verify.verify``,
+    ``tables.summarize``, ``simulate.simulate`` (options ``simulate.SimulateOptions``),
+    ``inputs.read_inputs`` / ``inputs.iter_inputs`` / ``inputs.INPUT_DOC``, ``audit.pairs`` /
+    ``audit.domain`` and, where the family has item-set budgets, ``claims.explain_items``. The
+    plan mechanism names are not declared here: they are the ``PLAN_FIELDS`` of the runtime
+    classes the runtime package ``mechanisms/<runtime>/`` declares (``RUNTIME_CLASSES``).
 
     Attributes
     ----------
-    name, spec_mechanisms, plan_mechanisms, examples, input_doc
+    name, spec_mechanisms, examples
         As in :class:`Family`.
     package : str
-        The family package, e.g. ``"ldpplan.planner.pie"``.
-    options : str
-        ``"module:Model"`` of the simulate options model.
-    build : str
-        ``"module:function(raw, *, base_dir)"`` returning a plan 2.0 dict; when its
-        ``verification.holds`` is not yet true, :meth:`plan` verifies and attaches it.
-    check, tables, simulator, reader, chunks : str
-        The functions behind :meth:`verify`, :meth:`summarize`, :meth:`simulate`, :meth:`read_inputs`,
-        :meth:`iter_inputs`.
+        The family package, e.g. ``"ldpplan.planner.pie"`` (``__name__`` of its ``__init__``).
+    runtime : str, optional
+        The runtime package's name under ``ldpplan.mechanisms`` (default: ``name``).
     """
 
     name: str
     spec_mechanisms: tuple[str, ...]
-    plan_mechanisms: tuple[str, ...]
     examples: Mapping[str, dict]
-    input_doc: str
     package: str
-    options: str
-    build: str = "plan:plan_from_spec"
-    check: str = "verify:verify"
-    tables: str = "tables:summarize"
-    simulator: str = "simulate:simulate"
-    reader: str = "inputs:read_inputs"
-    chunks: str = "inputs:iter_inputs"
-    auditor: str = "audit"
+    runtime: str | None = None
 
-    def _fn(self, ref: str):
-        module, attr = ref.split(":")
+    def _fn(self, module: str, attr: str):
         return getattr(importlib.import_module(f"{self.package}.{module}"), attr)
 
     @property
+    def plan_mechanisms(self) -> tuple[str, ...]:
+        """Plan ``mechanism`` values: the ``PLAN_FIELDS`` names of the family's runtime classes."""
+        from .. import mechanisms
+
+        return tuple(m for cls in mechanisms.family_runtimes(self.runtime or self.name)
+                     for m in cls.PLAN_FIELDS.mechanisms)
+
+    @property
     def options_model(self) -> type:
-        """The typed simulate options (pydantic, ``extra="forbid"``)."""
-        return self._fn(self.options)
+        """The typed simulate options (pydantic, ``extra="forbid"``): ``simulate.SimulateOptions``."""
+        return self._fn("simulate", "SimulateOptions")
+
+    @property
+    def input_doc(self) -> str:
+        """The CSV columns ``ldpplan perturb --input`` reads (``inputs.INPUT_DOC``)."""
+        return self._fn("inputs", "INPUT_DOC")
 
     def plan(self, raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
-        """Spec -> verified plan 2.0 (SpecError; PrivacyViolation instead of a failing plan)."""
-        block = raw.get("shuffle") if isinstance(raw, Mapping) else None
-        if block is not None and self.name == "uldp":
-            from .errors import SpecError
+        """Spec -> verified plan 2.0 (SpecError; PrivacyViolation instead of a failing plan).
 
-            raise SpecError("shuffle", "is not available for ULDP plans (non-sensitive outputs are released as they "
-                            "are, so the amplification theorems for epsilon0-LDP randomizers do not apply)", block)
-        plan = self._fn(self.build)(raw, base_dir=base_dir)
+        ``plan.build_plan(raw, base_dir=...)`` builds it; when its ``verification.holds`` is not
+        yet true, or a ``[shuffle]`` block asks for ``guarantee.shuffled``, it is verified here.
+        """
+        from ._common import attach_verification
+
+        block = raw.get("shuffle") if isinstance(raw, Mapping) else None
+        plan = self._fn("plan", "build_plan")(raw, base_dir=base_dir)
         if block is not None:  # the central guarantee of n shuffled reports, for every family at once
-            from ._common import attach_verification
             from .shuffle import attach_shuffled
 
             plan = attach_shuffled(plan, plan["spec"]["shuffle"])
             plan = attach_verification(plan, self.verify(plan))  # replaces the family's own record
         elif (plan.get("verification") or {}).get("holds") is not True:
-            from ._common import attach_verification
-
             plan = attach_verification(plan, self.verify(plan))
         return plan
 
@@ -158,7 +167,7 @@ class ModuleFamily:
 
         ``guarantee.shuffled`` (the ``[shuffle]`` block) is recomputed here for every family.
         """
-        check = self._fn(self.check)(plan)
+        check = self._fn("verify", "verify")(plan)
         if not check.holds:
             return check
         from .shuffle import verify_shuffled
@@ -170,46 +179,75 @@ class ModuleFamily:
 
     def summarize(self, plan: Mapping[str, Any]) -> list:
         """Tables that ``ldpplan plan`` prints."""
-        return self._fn(self.tables)(plan)
+        return self._fn("tables", "summarize")(plan)
 
     def simulate(self, plan: Mapping[str, Any], options: Any, progress: Any = None) -> Any:
         """The family's simulation (``SimulationReport``)."""
-        return self._fn(self.simulator)(plan, options, progress)
+        return self._fn("simulate", "simulate")(plan, options, progress)
 
     def read_inputs(self, plan: Mapping[str, Any], path: str | Path) -> Any:
         """Users' true inputs from a CSV, in the form the runtime's ``perturb`` takes."""
-        return self._fn(self.reader)(plan, path)
+        return self._fn("inputs", "read_inputs")(plan, path)
 
     def iter_inputs(self, plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool = False,
                     chunk_rows: int | None = None) -> Any:
         """Users' inputs streamed a chunk at a time (``InputStream``); see :meth:`Family.iter_inputs`."""
         from .data.stream import DEFAULT_CHUNK_ROWS
 
-        return self._fn(self.chunks)(plan, path, skip_empty=skip_empty,
-                                     chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows))
+        return self._fn("inputs", "iter_inputs")(plan, path, skip_empty=skip_empty,
+                                                 chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None
+                                                 else int(chunk_rows))
 
     def audit_pairs(self, plan: Mapping[str, Any]) -> list:
-        """The input pairs and events of ``plan``'s audit (``ldpplan.planner.audit.events.InputPair``)."""
-        return self._fn(f"{self.auditor}:pairs")(plan)
+        """The input pairs and events of ``plan``'s audit (``ldpplan.planner.auditing.events.InputPair``)."""
+        return self._fn("audit", "pairs")(plan)
 
     def audit_domain(self, plan: Mapping[str, Any]) -> Any:
-        """Every input of ``plan`` for the audit's exploration (``ldpplan.planner.audit.events.Domain``)."""
-        return self._fn(f"{self.auditor}:domain")(plan)
+        """Every input of ``plan`` for the audit's exploration (``ldpplan.planner.auditing.events.Domain``)."""
+        return self._fn("audit", "domain")(plan)
+
+    def explain_items(self, plan: Mapping[str, Any], items: list) -> dict[str, Any]:
+        """The budget a verified plan gives one user's item set (the room's ``claims.explain_items``).
+
+        Raises
+        ------
+        SpecError
+            In one line, for a family without item-set budgets (its ``claims`` has no ``explain_items``),
+            naming the plan mechanisms that have them.
+        PrivacyViolation
+            The plan fails its re-check (no budget is explained for it).
+        """
+        explain = getattr(importlib.import_module(f"{self.package}.claims"), "explain_items", None)
+        if explain is None:
+            raise SpecError("PLAN", f"item-set budgets exist for {_item_set_mechanisms()} plans only (the {self.name} "
+                            "family has none)", plan.get("mechanism"))
+        result = self.verify(plan)
+        if not result.holds:
+            from .errors import PrivacyViolation
+
+            raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)
+        return explain(plan, items)
 
     def __repr__(self) -> str:
         return f"<family {self.name}: {', '.join(self.plan_mechanisms)}>"
 
 
-#: family name -> (package, spec mechanisms). The single source of mechanism names:
-#: plan mechanism names are each family's ``plan_mechanisms`` (checked against the runtime's
-#: ``RUNTIMES`` by the conformance test).
-REGISTRY: dict[str, tuple[str, tuple[str, ...]]] = {
-    "idue": ("ldpplan.planner.idue", ("idue", "idue-ps")),
-    "pckv": ("ldpplan.planner.pckv", ("pckv", "pckv-ue", "pckv-grr")),
-    "pie": ("ldpplan.planner.pie", ("pie", "rr", "glh")),
-    "uldp": ("ldpplan.planner.uldp", ("urr", "urap", "pum")),
-    "longitudinal": ("ldpplan.planner.longitudinal", ("auto", "l-grr", "l-sue", "l-oue", "l-osue", "l-soue")),
-}
+def _item_set_mechanisms() -> str:
+    """The plan mechanisms whose family explains item-set budgets, as ``'a', 'b'`` (for messages)."""
+    names = []
+    for fam in all_families():
+        package = getattr(fam, "package", None)
+        if package and hasattr(importlib.import_module(f"{package}.claims"), "explain_items"):
+            names.extend(fam.plan_mechanisms)
+    return ", ".join(repr(n) for n in names) or "no"
+
+
+#: The registry line: the registered families, in order. Family ``name`` is the planner room
+#: ``planner/<name>/`` (its ``FAMILY``: spec mechanism names, examples) and the runtime package
+#: ``mechanisms/<name>/`` (its ``RUNTIME_CLASSES``, whose ``PLAN_FIELDS`` name the plan mechanisms).
+#: Nothing else lists families or mechanism names: CLI, API, audit, schema composition and the
+#: conformance tests read the declarations.
+REGISTRY: tuple[str, ...] = ("idue", "pckv", "pie", "uldp", "longitudinal")
 
 
 def family_names() -> list[str]:
@@ -218,16 +256,16 @@ def family_names() -> list[str]:
 
 
 def spec_mechanisms() -> dict[str, str]:
-    """Spec ``mechanism`` value -> family name (plan mechanisms map to their family too)."""
+    """Spec ``mechanism`` value -> family name (as each family declares them; its plan mechanisms map to it too)."""
     out: dict[str, str] = {}
-    for fam, (_, names) in REGISTRY.items():
-        for n in names:
-            out[n] = fam
+    for fam in all_families():
+        for n in (*fam.spec_mechanisms, *fam.plan_mechanisms):
+            out[n] = fam.name
     return out
 
 
 def _load(name: str) -> Family:
-    return importlib.import_module(REGISTRY[name][0]).FAMILY
+    return importlib.import_module(f"{__package__}.{name}").FAMILY
 
 
 def family_for(mechanism: Any, *, field: str = "mechanism") -> Family:
@@ -238,21 +276,21 @@ def family_for(mechanism: Any, *, field: str = "mechanism") -> Family:
     SpecError
         If the name is neither (the message lists the valid names).
     """
-    names = spec_mechanisms()
     if isinstance(mechanism, str) and mechanism in REGISTRY:
         return _load(mechanism)
+    names = spec_mechanisms()
     if not isinstance(mechanism, str) or mechanism not in names:
         raise SpecError(field, f"must be one of {sorted(names)}", mechanism)
     return _load(names[mechanism])
 
 
 def family_of_plan(plan: Mapping[str, Any]) -> Family:
-    """Family of a plan dict (PlanFormatError for unknown mechanisms)."""
+    """Family of a plan dict: the family whose runtime runs its ``mechanism`` (PlanFormatError otherwise)."""
     mech = plan.get("mechanism") if isinstance(plan, Mapping) else None
-    names = spec_mechanisms()
-    if not isinstance(mech, str) or mech not in names:
-        raise PlanFormatError(f"mechanism: must be one of {sorted(names)} (got {mech!r})")
-    return _load(names[mech])
+    owners = {m: fam for fam in all_families() for m in fam.plan_mechanisms}
+    if not isinstance(mech, str) or mech not in owners:
+        raise PlanFormatError(f"mechanism: must be one of {sorted(owners)} (got {mech!r})")
+    return owners[mech]
 
 
 def all_families() -> list[Family]:

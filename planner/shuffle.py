@@ -54,7 +54,7 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
            "shuffle_mechanism", "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
-           "central_guarantee"]
+           "central_guarantee", "glh_kind"]
 
 
 def shuffle_mechanism(mechanism: str, domain_size: int | None) -> tuple[str | None, int | None]:
@@ -65,20 +65,24 @@ def shuffle_mechanism(mechanism: str, domain_size: int | None) -> tuple[str | No
 
 
 def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
-                       domain_size: int | None = None) -> dict[str, Any]:
+                       domain_size: int | None = None, **glh: Any) -> dict[str, Any]:
     """``guarantee.shuffled = {n, delta, epsilon, epsilon_lower, source}`` for a local ``epsilon0``.
+
+    ``glh``: ``hash_range`` and ``collision`` when ``mechanism == "glh"`` (see :func:`glh_kind`).
 
     References
     ----------
     See :mod:`ldpplan.solvers.shuffle`.
     """
-    bound = shuffle_bound(epsilon0, n, delta, mechanism=mechanism, domain_size=domain_size)
+    from ..solvers.shuffle import shuffle_bound as solve
+
+    bound = solve(epsilon0, n, delta, mechanism=mechanism, domain_size=domain_size, **glh)
     return {"n": int(n), "delta": float(delta), "epsilon": bound.epsilon, "epsilon_lower": bound.epsilon_lower,
             "source": bound.source}
 
 
 def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: str | None = None,
-                   domain_size: int | None = None) -> str | None:
+                   domain_size: int | None = None, **glh: Any) -> str | None:
     """Recompute a plan's ``guarantee.shuffled`` through an independent path; ``None`` when it holds.
 
     The claim must (1) equal the recomputed bound, and (2) pass the independent cross-checks: it
@@ -94,7 +98,7 @@ def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: s
         return f"guarantee.shuffled.n: must be a positive integer, got {n!r}"
     if not isinstance(delta, (int, float)) or not 0 < delta < 1:
         return f"guarantee.shuffled.delta: must be in (0, 1), got {delta!r}"
-    expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size)
+    expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size, **glh)
     for key in ("epsilon", "epsilon_lower", "source"):
         if shuffled[key] != expected[key]:
             return (f"guarantee.shuffled.{key}: claims {shuffled[key]!r} but the bound recomputed from the plan's "
@@ -111,8 +115,10 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     """Evaluate the claimed bound's divergence at the claimed epsilon through the other tail algorithm.
 
     The planner's search sums binomial tails along a recursion anchored by ``bdtrc``; this check
-    takes every tail from ``bdtrc`` directly (or, for the exact binary-RR curve, from the
-    convolution of the pmfs) and requires ``delta(epsilon) <= delta``.
+    takes every tail from ``bdtrc`` directly and requires ``delta(epsilon) <= delta``. For the exact
+    binary-RR curve: up to ``EXHAUSTIVE_N`` users every dataset's divergence from the full
+    (untruncated) convolution of the pmfs; above, the block cover is checked to cover every
+    dataset and its deciding blocks are re-evaluated in the other convolution order.
     """
     from ..solvers import _shuffle_curves as curves
     from ..solvers import shuffle as solver
@@ -126,8 +132,10 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     elif source == solver.SOURCE_BLANKET:
         k = 2 if mechanism == "rr" else int(domain_size)
         value = curves.blanket_krr_delta_upper(epsilon, epsilon0, k, n, independent=True)
+    elif source == solver.SOURCE_EXACT_RR and n <= solver.EXHAUSTIVE_N:
+        value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)  # every dataset, full pmfs
     elif source == solver.SOURCE_EXACT_RR:
-        value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)
+        value = solver.binary_rr_independent_delta(epsilon0, n, delta, epsilon)
     else:
         return f"guarantee.shuffled.source: unknown bound {source!r}"
     if value > delta:
@@ -159,17 +167,33 @@ def local_epsilon_of_plan(plan: Mapping[str, Any]) -> float:
     return float(value)
 
 
-def _bound_kind(plan: Mapping[str, Any]) -> tuple[str | None, int | None]:
+def _bound_kind(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of the bound for a plan: k-RR's own, GLH's attack (:func:`glh_kind`), else generic."""
     size = (plan.get("domain") or {}).get("size")
-    return shuffle_mechanism(str(plan.get("mechanism")), size if isinstance(size, int) else None)
+    if plan.get("mechanism") == "glh":
+        return glh_kind((plan.get("params") or {}).get("g"))
+    mechanism, domain_size = shuffle_mechanism(str(plan.get("mechanism")), size if isinstance(size, int) else None)
+    return {"mechanism": mechanism, "domain_size": domain_size}
+
+
+def glh_kind(g: Any) -> dict[str, Any]:
+    """GLH with hash range ``g``: the runtime hash family's exact collision probability goes with it.
+
+    The upper bound stays FMT21's (any epsilon0-LDP randomizer); the lower bound is the
+    support-count attack of :func:`ldpplan.solvers._shuffle_binary.support_count_pair`. A plan
+    without an integer ``g >= 2`` gets the generic bound.
+    """
+    if isinstance(g, bool) or not isinstance(g, int) or g < 2:
+        return {"mechanism": None, "domain_size": None}
+    from ..mechanisms.pie import collision_probability
+
+    return {"mechanism": "glh", "hash_range": g, "collision": collision_probability(g)}
 
 
 def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
     """Add ``guarantee.shuffled`` for the spec's ``[shuffle]`` block (``n``, ``delta``) to a solved plan."""
-    mechanism, domain_size = _bound_kind(plan)
     plan["guarantee"]["shuffled"] = shuffled_guarantee(local_epsilon_of_plan(plan), int(block["n"]),
-                                                       float(block["delta"]), mechanism=mechanism,
-                                                       domain_size=domain_size)
+                                                       float(block["delta"]), **_bound_kind(plan))
     return plan
 
 
@@ -194,8 +218,7 @@ def verify_shuffled(plan: Mapping[str, Any]) -> str | None:
     if central is not None and not shuffled.get("epsilon", math.inf) <= central:
         return (f"guarantee.shuffled.epsilon: {shuffled.get('epsilon')!r} exceeds the spec's target.central_epsilon "
                 f"= {central!r}")
-    mechanism, domain_size = _bound_kind(plan)
-    return check_shuffled(shuffled, epsilon0, mechanism=mechanism, domain_size=domain_size)
+    return check_shuffled(shuffled, epsilon0, **_bound_kind(plan))
 
 
 def central_guarantee(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:
@@ -236,6 +259,5 @@ def central_guarantee(plan: Mapping[str, Any], n: int, delta: float) -> dict[str
         epsilon0 = local_epsilon_of_plan(plan)
     except ValueError as exc:
         raise SpecError("PLAN", str(exc), plan.get("mechanism")) from None
-    mechanism, domain_size = _bound_kind(plan)
     return {"mechanism": plan.get("mechanism"), "local_epsilon": epsilon0,
-            **shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size)}
+            **shuffled_guarantee(epsilon0, n, float(delta), **_bound_kind(plan))}

@@ -9,6 +9,7 @@ import dataclasses
 import math
 from fractions import Fraction
 
+from ._checks import check_epsilon
 
 __all__ = [
     "LOG2_E", "EPSILON_CEILING", "bits_to_nats", "nats_to_bits", "mi_loss_rr", "mi_loss_glh",
@@ -46,13 +47,6 @@ def _check_int(name: str, value, minimum: int) -> int:
     return int(value)
 
 
-def _check_epsilon(epsilon: float) -> float:
-    epsilon = float(epsilon)
-    if not (epsilon > 0.0) or math.isnan(epsilon):
-        raise ValueError(f"epsilon must be > 0 (got {epsilon!r})")
-    return epsilon
-
-
 # ------------------------------------------------------------------ MI loss parameter
 def mi_loss_rr(epsilon: float, domain_size: int) -> float:
     """MI loss parameter of the epsilon-RR, ``theta_RR = (e^eps - 1)/(|X| + e^eps - 1)`` (Thm. 4.2).
@@ -68,7 +62,7 @@ def mi_loss_rr(epsilon: float, domain_size: int) -> float:
     -------
     float in (0, 1]
     """
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon, allow_infinite=True)
     k = _check_int("domain_size", domain_size, 2)
     if math.isinf(epsilon):
         return 1.0
@@ -141,7 +135,7 @@ def alpha_ldp_bound(epsilon: float, n: int, domain_size: int, releases: int = 1)
     float
         alpha in bits.
     """
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon, allow_infinite=True)
     n = _check_int("n", n, 2)
     k = _check_int("domain_size", domain_size, 2)
     t = _check_int("releases", releases, 1)
@@ -329,7 +323,7 @@ def l2_loss_rr(epsilon: float, domain_size: int, n: int, p=0.0):
     float or ndarray
         Squared frequency (same shape as ``p``).
     """
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon, allow_infinite=True)
     k = _check_int("domain_size", domain_size, 2)
     n = _check_int("n", n, 1)
     inv = _inv_expm1(epsilon)  # 1/(e^eps - 1): overflow-free for every epsilon
@@ -347,7 +341,7 @@ def l2_loss_glh(epsilon: float, g: int, n: int, p=0.0):
     float or ndarray
         Squared frequency.
     """
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon, allow_infinite=True)
     g = _check_int("g", g, 2)
     n = _check_int("n", n, 1)
     inv = _inv_expm1(epsilon)  # 1/(e^eps - 1); (e - 1)/(e^eps - 1) = 1 in the p term

@@ -223,7 +223,7 @@ def krr_pair_delta_lower(epsilon, epsilon0, k, n):
     return float(np.dot(weights, inner)) * (1.0 - RELATIVE_SLACK)
 
 
-def binary_rr_pair_delta(epsilon, epsilon0, n, ones=0, *, bound="lower"):
+def binary_rr_pair_delta(epsilon, epsilon0, n, ones=0, *, bound="lower", closed_form=True):
     """Exact hockey-stick (both directions, the larger) of the shuffled count of binary RR.
 
     Datasets ``D = (1, x_2..x_n)`` and ``D' = (0, x_2..x_n)`` with ``ones`` of the others holding 1.
@@ -231,14 +231,16 @@ def binary_rr_pair_delta(epsilon, epsilon0, n, ones=0, *, bound="lower"):
     ``q = 1 / (e^epsilon0 + 1)``, and with ``G = Bin(n, q)``: ``Q(h) = G(h)`` and ``P(h) = G(h) / n *
     (e^epsilon0 h + e^-epsilon0 (n - h))`` (closed forms, summed as binomial tails). Other values of
     ``ones`` are summed term by term (used at small ``n`` only). ``bound`` says which way to
-    round: ``"lower"`` (the result is at most the exact value) or ``"upper"``.
+    round: ``"lower"`` (the result is at most the exact value) or ``"upper"``. ``closed_form=False``
+    sums ``ones = 0`` term by term too (the tail formula's rounding margin is wide when its two
+    terms nearly cancel).
     """
     sign = 1.0 if bound == "upper" else -1.0
     if epsilon >= epsilon0:
         return 0.0
     e, e0 = math.exp(epsilon), math.exp(epsilon0)
     q = 1.0 / (e0 + 1.0)
-    if ones == 0:
+    if ones == 0 and closed_form:
         slope = e0 - 1.0 / e0
         forward, forward_scale = _positive_part_with_scale(float(n), q, slope / n, e - 1.0 / e0)
         plus, plus_scale = _positive_part_with_scale(float(n), q, e * slope / n, 1.0 - e / e0)
@@ -263,5 +265,5 @@ def binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n):
     The view depends on the dataset only through the number of others holding 1, so the maximum
     over ``ones = 0 .. n - 1`` (both directions) is the exact worst case. ``O(n^2)``: small ``n``.
     """
-    return max(binary_rr_pair_delta(epsilon, epsilon0, n, ones, bound="upper") for ones in range(n))
+    return max(binary_rr_pair_delta(epsilon, epsilon0, n, ones, bound="upper", closed_form=False) for ones in range(n))
 

@@ -42,6 +42,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ._checks import check_epsilon
 from ._pckv_compose import (EPSILON2_CAP, MECHANISMS, budgets_from_probabilities, compose, compose_grr, compose_ue,
                             feasible_frontier, grr_probabilities, max_epsilon1, max_epsilon2, probabilities,
                             ue_probabilities)
@@ -144,9 +145,7 @@ def allocate(mechanism: str, epsilon: float, *, method: str = "optimized", domai
         raise ValueError(f"mechanism must be one of {MECHANISMS} (got {mechanism!r})")
     if method not in ALLOCATIONS:
         raise ValueError(f"allocation must be one of {ALLOCATIONS} (got {method!r})")
-    eps = float(epsilon)
-    if not (eps > 0 and math.isfinite(eps)):
-        raise ValueError(f"epsilon must be finite and > 0 (got {epsilon})")
+    eps = check_epsilon(epsilon)
     L, d = int(padding_length), int(domain_size)
 
     def evaluate(e1: float, e2: float) -> float:

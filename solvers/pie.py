@@ -33,6 +33,7 @@ from ._pie_bounds import (  # noqa: F401  (public names of this module)
     mi_loss_from_keep_probability, mi_loss_glh, mi_loss_rr, nats_to_bits, prior_bits, total_l2_loss_glh,
     total_l2_loss_rr,
 )
+from ._checks import check_epsilon
 from ._result import STATUS_CLOSED_FORM, Certificate, SolveResult, SolverError
 
 __all__ = [
@@ -96,8 +97,8 @@ def _check_target(alpha_bits, epsilon) -> None:
         raise SolverError("give exactly one of alpha_bits (a PIE budget) or epsilon (an LDP budget)")
     if alpha_bits is not None and not (float(alpha_bits) > 0.0):
         raise SolverError(f"alpha_bits must be > 0 to allow any obfuscation with epsilon > 0 (got {alpha_bits!r})")
-    if epsilon is not None and not (float(epsilon) > 0.0 and math.isfinite(float(epsilon))):
-        raise SolverError(f"epsilon must be finite and > 0 (got {epsilon!r})")
+    if epsilon is not None:
+        check_epsilon(epsilon, error=SolverError)
 
 
 def solve_rr(*, n: int, domain_size: int, alpha_bits: float | None = None, epsilon: float | None = None,

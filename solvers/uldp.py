@@ -28,6 +28,7 @@ import time
 
 import numpy as np
 
+from ._checks import check_epsilon
 from ._result import STATUS_CLOSED_FORM, STATUS_OPTIMAL, Certificate, SolveResult, SolverError
 
 __all__ = [
@@ -36,13 +37,6 @@ __all__ = [
     "prop5_l1", "prop6_l1", "prop8_l1", "prop16_l2", "prop17_l2", "prop19_l2",
     "prop6_distribution",
 ]
-
-
-def _check_epsilon(epsilon: float) -> float:
-    epsilon = float(epsilon)
-    if not (math.isfinite(epsilon) and epsilon > 0):
-        raise SolverError(f"epsilon must be a finite number > 0 (got {epsilon})")
-    return epsilon
 
 
 def urr_parameters(epsilon: float, n_sensitive: int) -> SolveResult:
@@ -70,7 +64,7 @@ def urr_parameters(epsilon: float, n_sensitive: int) -> SolveResult:
         For ``epsilon <= 0`` or ``n_sensitive < 1``.
     """
     t0 = time.perf_counter()
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon, error=SolverError)
     k = int(n_sensitive)
     if k < 1:
         raise SolverError(f"|X_S| must be >= 1 (got {n_sensitive})")
@@ -109,7 +103,7 @@ def urap_parameters(epsilon: float, theta: float | None = None) -> SolveResult:
         For ``epsilon <= 0`` or ``theta`` outside (0, 1].
     """
     t0 = time.perf_counter()
-    epsilon = _check_epsilon(epsilon)
+    epsilon = check_epsilon(epsilon, error=SolverError)
     h = math.exp(epsilon / 2.0)
     if theta is None:
         theta = h / (h + 1.0)

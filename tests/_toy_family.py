@@ -3,7 +3,8 @@
 It implements both contracts (runtime protocol and planner Family protocol) in the
 smallest honest way, so the generic CLI/API glue can be tested before (and
 independently of) the real families. Registered by :func:`registered` (monkeypatching
-``ldpplan.planner.families.REGISTRY`` and ``ldpplan.mechanisms.RUNTIMES``).
+``ldpplan.planner.families.REGISTRY`` to ``("toy",)``, this module as the room
+``ldpplan.planner.toy``, and ``ldpplan.mechanisms.RUNTIMES``).
 
 Mechanism: keep the true bit with probability ``p = e^epsilon / (1 + e^epsilon)`` (rounded
 down to the 2^-48 grid), flip it otherwise; epsilon-LDP since ``p / (1 - p) <= e^epsilon``.
@@ -28,7 +29,7 @@ from ldpplan.planner._exact import SAFETY_MARGIN, exact, log_ratio_slack, ratio_
 from ldpplan.planner._plan_format import envelope, predicted, validate_plan
 from ldpplan.planner._report import SimulationReport, Table, Verification
 from ldpplan.planner.data import DEFAULT_CHUNK_ROWS, item_stream, read_item_column
-from ldpplan.planner.errors import PlanFormatError
+from ldpplan.planner.errors import PlanFormatError, SpecError
 
 MECHANISM = "toy-rr"
 LABELS = ["no", "yes"]
@@ -177,6 +178,9 @@ class ToyFamily:
     def read_inputs(self, plan, path):
         return read_item_column(path, plan["domain"]["labels"], plan["domain"]["size"])
 
+    def explain_items(self, plan, items):
+        raise SpecError("PLAN", "item-set budgets: the toy family has none", plan.get("mechanism"))
+
     def iter_inputs(self, plan, path, *, skip_empty=False, chunk_rows=None):
         return item_stream(path, plan["domain"]["labels"], plan["domain"]["size"], skip_empty=skip_empty,
                            chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS)
@@ -188,12 +192,16 @@ FAMILY = ToyFamily()
 @contextlib.contextmanager
 def registered():
     """Register ONLY the toy family and runtime (the real families are not imported)."""
+    import sys
+
     from ldpplan import mechanisms
     from ldpplan.planner import families
 
     with pytest_monkeypatch() as mp:
-        mp.setattr(families, "REGISTRY", {"toy": (__name__, ("toy", MECHANISM))})
-        mp.setattr(mechanisms, "RUNTIMES", {MECHANISM: f"{__name__}:ToyRR"})
+        # the registry line names the family; its room is ``ldpplan.planner.toy`` (this module)
+        mp.setattr(families, "REGISTRY", ("toy",))
+        mp.setitem(sys.modules, f"{families.__package__}.toy", sys.modules[__name__])
+        mp.setattr(mechanisms, "RUNTIMES", {MECHANISM: ToyRR})
         yield
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from ldpplan import mechanisms
 from ldpplan.planner import AuditResult, SpecError, audit, make_plan
-from ldpplan.planner.audit import audit_pairs, bounds, planned_trials
+from ldpplan.planner.auditing import audit_pairs, bounds, planned_trials
 from ldpplan.planner.cli import main
 from ldpplan.planner.families import all_examples
 
@@ -230,7 +230,7 @@ def test_default_trials_reach_70_percent_for_rr_and_glh_at_epsilon_1():
 def test_event_probabilities_of_the_pairs_match_the_runtime(plans, name):
     """The honest probabilities each family module derives from the plan (used for the default trials)
     agree with the runtime's event frequencies within 5 standard deviations."""
-    from ldpplan.planner.audit.run import count_events
+    from ldpplan.planner.auditing.run import count_events
 
     pairs = audit_pairs(plans[name])
     trials = 20_000
@@ -265,3 +265,15 @@ def test_progress_reports_every_run_with_a_real_total(plans):
     runs = result.explored * result.explore_trials + 2 * 1_000 * (len(audit_pairs(plans["uldp-urap"])) + 4)
     assert result.explored == plans["uldp-urap"]["domain"]["size"]
     assert len(totals) == 1 and sum(a for a, _ in seen) == totals.pop() == runs
+
+
+def test_planner_audit_is_only_the_function_and_its_subpackage_is_auditing():
+    """Issue 18: ``ldpplan.planner.audit`` was both a subpackage and a function; now only the function."""
+    import importlib
+
+    import ldpplan.planner as planner
+    from ldpplan.planner import auditing
+
+    assert callable(planner.audit) and planner.audit is auditing.audit
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("ldpplan.planner.audit")

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ldpplan.planner import InputDataError, audit, make_plan
-from ldpplan.planner.audit.external import ExternalRuntime, decode_reports, encode_inputs
+from ldpplan.planner.auditing.external import ExternalRuntime, decode_reports, encode_inputs
 from ldpplan.planner.cli import main
 
 CLIENTS = Path(__file__).resolve().parents[1] / "examples" / "clients"

@@ -10,13 +10,22 @@ import pytest
 
 from ldpplan import mechanisms
 from ldpplan.planner import audit, make_plan
-from ldpplan.planner.audit import audit_domain, explore
+from ldpplan.planner.auditing import audit_domain, audit_pairs, bounds, explore, planned_trials
 from ldpplan.planner.families import all_examples
 
 from _leaky import ExtraColumn, OneItemRR, RevealingRR, SeedLeakGLH, ValueLeakPCKV, raised_level
 
 SEEDS = range(20)
-SMALL = [name for name, (_, spec) in all_examples().items() if "data" not in json.dumps(spec)]
+#: The examples that need no data file (``pie-rr`` and ``pie-glh`` describe "location data" but embed |X|).
+SMALL = [name for name, (_, spec) in all_examples().items() if "LDPPLAN_DATA_DIR" not in json.dumps(spec)]
+#: PCKV-UE with L = 2 (the embedded PCKV-UE example has L = 1; pckv-movielens is PCKV-GRR, L auto).
+PCKV_UE_L2 = {"mechanism": "pckv-ue", "epsilon": 1.0, "domain": 100, "padding_length": 2, "allocation": "optimized",
+              "users": 1000000}
+#: Audits of several seconds each (confirmation of 10^5-10^6 trials of a 10^2-10^3-bit report, or the
+#: 10.5 M-item GLH's screen, 2 x 10^6 trials of pie-gss): 3 seeded runs each, plus the exact false-flag
+#: probability over 20 runs.
+EXPENSIVE = ["health-itemsets", "three-levels-itemsets", "pie-glh", "pie-gss", "pckv-ue-L2"]
+CHEAP = [name for name in SMALL if name not in EXPENSIVE]
 
 
 def _plan(mechanism="rr", domain=4, epsilon=1.0):
@@ -24,6 +33,8 @@ def _plan(mechanism="rr", domain=4, epsilon=1.0):
 
 
 def _example(name):
+    if name == "pckv-ue-L2":
+        return make_plan(PCKV_UE_L2)
     fam, spec = all_examples()[name]
     return fam.plan(spec)
 
@@ -107,7 +118,7 @@ def test_each_planted_leak_is_flagged_in_19_of_20_runs_at_default_trials(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", SMALL)
+@pytest.mark.parametrize("name", CHEAP)
 def test_every_honest_example_is_consistent_in_20_of_20_runs_and_the_power_is_stated(name):
     plan = _example(name)
     for seed in SEEDS:
@@ -116,8 +127,46 @@ def test_every_honest_example_is_consistent_in_20_of_20_runs_and_the_power_is_st
         assert result.min_detectable_epsilon <= 1.1 * result.epsilon_claimed, (name, seed)
 
 
+def _false_flag_probability(plan) -> float:
+    """Exact chance that one honest audit's tests of the plan's numbers flag (union bound): each test's
+    counts are Bin(T, p_num) and Bin(T, p_den) with the honest probabilities (:func:`bounds.power` at the
+    honest log-ratio)."""
+    pairs = audit_pairs(plan)
+    trials = planned_trials(plan)
+    tests = [t for p in pairs for t in p.tests if not t.never]
+    alpha = bounds.per_bound_alpha(0.95, len(tests) + explore.TOP)  # fewer tests than a run: a larger alpha
+    total = 0.0
+    for t in tests:
+        p_num, p_den = t.probabilities
+        honest = math.log(p_num / p_den)
+        assert honest + t.offset <= t.claim + 1e-9, (t.event, honest + t.offset, t.claim)
+        total += bounds.power(honest, p_den, trials, alpha, t.claim - t.offset)
+    return total
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", SMALL)
+@pytest.mark.parametrize("name", EXPENSIVE)
+def test_expensive_honest_examples_consistent_in_3_runs_and_20_of_20_with_probability_above_95_percent(name):
+    """The 20-seed sweep of these would take minutes (3 runs here). The rest of the argument is exact:
+    every test of the plan's numbers flags an honest runtime with a probability computed from the
+    binomial design (summed over the tests and 20 runs: below 5 %), and the exploration's candidates
+    are confirmed on fresh samples, so each of their bounds holds at its Clopper-Pearson level."""
+    plan = _example(name)
+    assert 20 * _false_flag_probability(plan) < 0.05
+    for seed in range(3):
+        result = audit(plan, rng=np.random.default_rng(seed))
+        assert result.consistent, (name, seed, result.table())
+        assert result.min_detectable_epsilon <= 1.1 * result.epsilon_claimed, (name, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", CHEAP)
+def test_cheap_examples_false_flag_probability_over_20_runs_is_also_below_5_percent(name):
+    assert 20 * _false_flag_probability(_example(name)) < 0.05
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SMALL + ["pckv-ue-L2"])
 def test_bound_reaches_80_percent_of_the_claim_at_default_trials(name):
     result = audit(_example(name), rng=np.random.default_rng(100))
     assert result.epsilon_lower_bound >= 0.8 * result.epsilon_claimed, result.table()
@@ -143,3 +192,109 @@ def test_itemset_pairs_attain_the_eq16_claim_exactly():
         best = set_pairs(plan)[0].tests[0]
         assert math.log(best.p_first / best.p_second) == pytest.approx(best.claim, rel=1e-9)
         assert best.claim <= plan["guarantee"]["ldp_epsilon"] + 1e-12
+
+
+def test_pooled_rr_test_attains_the_claim_exactly_and_holds_for_any_ldp_mechanism_by_summation():
+    """PIE location RR (|X| = 10.5 M): sum_i Pr[y = i | i] = (|X| - 1) mu vs Pr[y != 0 | 0] = 1 - mu."""
+    plan = _example("pie-rr")
+    pooled = [t for p in audit_pairs(plan) for t in p.tests if t.pool]
+    assert len(pooled) == 1
+    test = pooled[0]
+    mu, k = plan["params"]["mu"], plan["domain"]["size"]
+    assert test.pool == k - 1 and test.probabilities == pytest.approx((mu, 1 - mu), rel=1e-15)
+    assert test.offset + math.log(mu / (1 - mu)) == pytest.approx(plan["guarantee"]["epsilon"], rel=1e-12)
+    # a small domain has frequent single outputs: no pooled test
+    assert not [t for p in audit_pairs(_plan(domain=100)) for t in p.tests if t.pool]
+
+
+def test_glh_pooled_event_finds_the_only_preimage_by_inverting_the_hash():
+    """The inversion (ceil(P/g) candidates) agrees with hashing every input of S, report by report."""
+    from ldpplan.mechanisms.pie import hash_values
+    from ldpplan.planner.pie.audit import _only_preimage
+
+    rng = np.random.default_rng(5)
+    n, s, g = 4000, 3000, 10**8
+    a = rng.integers(1, 2**31 - 1, n)
+    b = rng.integers(0, 2**31 - 1, n)
+    # half the reports hash an input of S (so that hits exist), half are uniform
+    y = np.where(np.arange(n) % 2 == 0, hash_values(a, b, rng.integers(1, s + 1, n), g), rng.integers(0, g, n))
+    got = _only_preimage(a, b, y, s, g)
+    hashes = hash_values(a[:, None], b[:, None], np.arange(1, s + 1)[None, :], g) == y[:, None]
+    count = hashes.sum(axis=1)
+    want = np.where(count == 1, hashes.argmax(axis=1), -1)
+    assert np.array_equal(got, want) and np.count_nonzero(got >= 0) > n // 3
+
+
+def test_pooled_glh_test_is_tight_to_first_order_and_below_the_claim():
+    plan = _example("pie-glh")
+    test = [t for p in audit_pairs(plan) for t in p.tests if t.pool][0]
+    ratio = test.offset + math.log(test.probabilities[0] / test.probabilities[1])
+    assert ratio == pytest.approx(plan["guarantee"]["epsilon"], rel=1e-9)
+    assert test.pool * 1e-8 <= 0.0105  # s kappa <= 1 %
+
+
+@pytest.mark.slow
+def test_pooled_test_flags_a_small_global_leak_on_the_10_million_item_rr():
+    """RR sending the truth with extra probability 5 % on the PIE location domain: true epsilon 16.08
+    (claim 15.97, +0.7 %); the single-output tests cannot see it at any feasible trials, the pooled test does."""
+    plan = _example("pie-rr")
+    inner = mechanisms.load(plan)
+    leaky = RevealingRR(inner, leak=0.05)
+    mu = 0.05 + 0.95 * inner.mu
+    true_epsilon = math.log(mu * (inner.domain_size - 1) / (1 - mu))
+    assert true_epsilon == pytest.approx(16.08, abs=0.01)
+    flagged = sum(not audit(plan, mechanism=leaky, rng=np.random.default_rng(seed), explore=False).consistent
+                  for seed in range(10))
+    assert flagged == 10
+    honest = audit(plan, rng=np.random.default_rng(0), explore=False)
+    assert honest.consistent and honest.min_detectable_epsilon < true_epsilon
+
+
+@pytest.mark.parametrize("L", [2, 3])
+def test_pckv_ue_set_pairs_attain_theorem_2_exactly(L):
+    """Sets of L keys: the key event's ratio is 2 a p (1-b) / (b (1-a)) and the value event's p / (1-p)."""
+    from ldpplan.planner.pckv.audit import set_pairs
+
+    plan = make_plan(dict(PCKV_UE_L2, padding_length=L))
+    a, b, p = (plan["params"][k] for k in ("a", "b", "p"))
+    key, value = (pair.tests[0] for pair in set_pairs(plan))
+    assert math.log(key.p_first / key.p_second) == pytest.approx(math.log(2 * a * p * (1 - b) / (b * (1 - a))), rel=1e-12)
+    assert math.log(value.p_first / value.p_second) == pytest.approx(math.log(p / (1 - p)), rel=1e-12)
+    assert key.claim == pytest.approx(plan["guarantee"]["epsilon"]) and key.p_first * 2 == pytest.approx(
+        2 * (a * p * (b / 2) ** (L - 1) * (1 - b) ** L))
+    # the singleton tests are diluted by 1/L: what the set pairs are for
+    single = audit_pairs(plan)[0].tests[0]
+    assert math.log(single.p_first / single.p_second) < 0.6 * single.claim
+
+
+@pytest.mark.slow
+def test_set_pairs_flag_a_pckv_ue_l2_whose_value_budget_is_1_1x():
+    """PCKV-UE, L = 2, with p raised so that ln(p / (1-p)) = 1.1 epsilon2: the singleton value event's
+    ratio (diluted by the dummy sampled half the time) stays near 0.6 x the claim; the set pair flags it."""
+    from ldpplan.mechanisms.pckv import PCKVUE
+
+    plan = _example("pckv-ue-L2")
+    params = plan["params"]
+    eps2 = plan["guarantee"]["epsilon2"]
+    p = math.floor(math.exp(1.1 * eps2) / (1 + math.exp(1.1 * eps2)) * 2.0**48) / 2.0**48  # the runtime's grid
+    assert math.log(p / (1 - p)) == pytest.approx(1.1 * eps2, rel=1e-9)
+    leaky = PCKVUE(a=params["a"], b=params["b"], p=p, domain_size=params["domain_size"],
+                   padding_length=params["padding_length"])
+    flagged = [not audit(plan, mechanism=leaky, rng=np.random.default_rng(seed), explore=False).consistent
+               for seed in range(5)]
+    assert all(flagged)
+
+
+@pytest.mark.slow  # the binomial design at 4e6 trials: about 2 s
+def test_pooled_test_decides_the_default_trials_only_where_no_single_event_test_reaches_the_target():
+    plan = _example("pie-rr")
+    single, pooled = [t for p in audit_pairs(plan) for t in p.tests]
+    alpha = bounds.per_bound_alpha(0.95, 2 + explore.TOP * explore.TESTS_PER_CANDIDATE)
+    claim = plan["guarantee"]["epsilon"]
+    # the single output y = 0 (nu = 5.2e-8) is out of reach even at the cap ...
+    assert not bounds.reaches([(single.probabilities[1], claim)], bounds.MAX_TRIALS, alpha)
+    # ... the pooled test reaches its target (halfway to its largest visible ratio) at the minimum
+    top = pooled.offset - math.log(pooled.probabilities[1])
+    assert bounds._target(pooled.probabilities[1], claim, pooled.offset, 1.08) + pooled.offset == pytest.approx(
+        0.5 * (claim + top))
+    assert planned_trials(plan) == bounds.MIN_TRIALS

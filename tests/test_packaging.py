@@ -9,31 +9,42 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _config() -> dict:
-    return tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+def _setup():
+    """``setup.py`` as a module (its ``setup()`` call runs only as ``__main__``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_ldpplan_setup", REPO / "setup.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def test_every_source_package_is_listed():
-    cfg = _config()
-    listed = set(cfg["packages"])
-    mapping = cfg["package-dir"]
+def test_every_source_package_is_found():
+    # every folder with an __init__.py under a layer is a package, and nothing else is
+    setup = _setup()
+    listed = set(setup.find_packages())
     expected = {"ldpplan"}
-    for name, folder in mapping.items():
+    for name, folder in setup.PACKAGE_DIR.items():
         if name == "ldpplan":
             continue
-        root = REPO / folder
-        for init in root.rglob("__init__.py"):
-            rel = init.parent.relative_to(root)
+        for init in (REPO / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(REPO / folder)
             if "_top" in rel.parts:  # the ``ldpplan`` package itself
                 continue
             expected.add(".".join([name, *rel.parts]))
     assert listed == expected, f"missing: {sorted(expected - listed)}; extra: {sorted(listed - expected)}"
+    for family in ("idue", "pckv", "pie", "uldp"):  # the rooms of the families, found without a list
+        assert {f"ldpplan.planner.{family}", f"ldpplan.mechanisms.{family}"} <= listed
 
 
 def test_only_ldpplan_at_top_level():
-    cfg = _config()
-    assert {p.split(".")[0] for p in cfg["packages"]} == {"ldpplan"}
-    assert all(k == "ldpplan" or k.startswith("ldpplan.") for k in cfg["package-dir"])
+    setup = _setup()
+    assert {p.split(".")[0] for p in setup.find_packages()} == {"ldpplan"}
+    assert all(k == "ldpplan" or k.startswith("ldpplan.") for k in setup.PACKAGE_DIR)
+    assert setup.PACKAGE_DIR["ldpplan"] == "planner/_top"
+    # pyproject.toml lists no packages of its own (one place decides)
+    cfg = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    assert "packages" not in cfg and "package-dir" not in cfg
 
 
 def test_the_command_line_starts_without_the_heavy_libraries():

@@ -142,17 +142,7 @@ def test_plan_from_a_data_file_is_rederived(tmp_path):
 def movielens_plan(shared_data_dir):
     spec = {"mechanism": "pckv", "epsilon": 4.0, "domain": "data", "padding_length": "auto", "objective_keys": 50,
             "max_padding_length": 60, "data": str(shared_data_dir / "movielens_ratings.csv")}
-    import importlib
-
-    from ldpplan.planner import families
-    saved = dict(families.REGISTRY)
-    for fam, (mod, _) in saved.items():
-        if not hasattr(importlib.import_module(mod), "FAMILY"):
-            del families.REGISTRY[fam]
-    try:
-        return api.make_plan(spec)
-    finally:
-        families.REGISTRY.update(saved)
+    return api.make_plan(spec)
 
 
 @pytest.mark.slow

@@ -418,3 +418,17 @@ def test_prior_bound_from_a_weight_file_is_a_planning_input(tmp_path):
     with pytest.raises(SpecError) as err:
         planner.make_plan(spec)
     assert err.value.field == "target.max_prior.data"
+
+
+@pytest.mark.parametrize("name", ["pie-gss", "pie-rr"])
+def test_predictions_are_recomputed_by_verify(name):
+    # claims.predicted_of writes them and verify recomputes them (never reads them)
+    import copy
+
+    plan = planner.make_plan(EXAMPLES[name])
+    assert planner.verify_plan(plan).holds
+    for key in plan["predicted"]:
+        bad = copy.deepcopy(plan)
+        bad["predicted"][key]["value"] = bad["predicted"][key]["value"] * (1 + 1e-6) + 1e-12
+        check = planner.verify_plan(bad)
+        assert not check.holds and f"predicted.{key}" in check.message, key

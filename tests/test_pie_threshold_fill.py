@@ -17,7 +17,7 @@ import pytest
 
 from ldpplan import mechanisms, planner
 from ldpplan.planner import SimulateOptions
-from ldpplan.planner.pie.simulate import PIESimulateOptions
+from ldpplan.planner.pie.simulate import SimulateOptions as PIESimulateOptions
 
 
 def _rr_plan(size: int, n: int):

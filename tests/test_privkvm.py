@@ -9,7 +9,7 @@ import pytest
 
 from ldpplan.mechanisms import Aggregate, Reports
 from ldpplan.mechanisms.pckv import KeyValueUsers
-from ldpplan.mechanisms.pckv.privkvm import KVUE, PrivKVM
+from ldpplan.planner.pckv._baselines import KVUE, PrivKVM
 
 
 def _users_all_states(d: int):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from ldpplan.mechanisms import Aggregate, Estimate, Reports
 from ldpplan.mechanisms._estimators import em_simplex, em_structured, project_simplex
-from ldpplan.mechanisms.uldp.urap import BitwiseChannel
+from ldpplan.mechanisms.uldp.runtime import BitwiseChannel
 from ldpplan.mechanisms.uldp import (BasicRAPPOR, PersonalizedULDP, PreProcessor, UtilityOptimizedRAPPOR,
                                      UtilityOptimizedRR, pack_bits, unpack_bits, urap_epsilon,
                                      urr_epsilon)
@@ -208,8 +208,8 @@ def test_structured_channels_equal_dense_products():
     rng = np.random.default_rng(8)
     k, sens = 7, [0, 2, 3]
     u = make_urr(1.3, k, sens)
-    from ldpplan.mechanisms.uldp.urap import BitwiseChannel
-    from ldpplan.mechanisms.uldp.urr import URRChannel
+    from ldpplan.mechanisms.uldp.runtime import BitwiseChannel
+    from ldpplan.mechanisms.uldp.runtime import URRChannel
 
     ch = URRChannel(np.asarray(u.sensitive_mask), u.c1, u.c2, u.c3)
     p, r = rng.dirichlet(np.ones(k)), rng.random(k)

@@ -16,7 +16,7 @@ from ldpplan.mechanisms._unary_em import unary_em_full
 from ldpplan.mechanisms._unary_mle import binary_rows_mle, unary_mle_full, unary_mle_patterns
 from ldpplan.mechanisms.uldp import BasicRAPPOR, UtilityOptimizedRAPPOR
 from ldpplan.mechanisms.uldp._urap_data import sensitive_patterns
-from ldpplan.mechanisms.uldp.urap import unpack_bits
+from ldpplan.mechanisms.uldp.runtime import unpack_bits
 
 OUE = (0.5, 1 / (math.e + 1))
 

@@ -5,4 +5,11 @@ are the underscore modules beside it."""
 from __future__ import annotations
 
 from .runtime import *  # noqa: F401,F403
-from .runtime import __all__  # noqa: F401
+from .runtime import IDUE, IDUEPS
+from .runtime import __all__ as _names
+
+#: The family's runtime classes: their ``PLAN_FIELDS`` name the plan mechanisms they run (read by
+#: ``ldpplan.mechanisms.RUNTIMES`` and the planner's family declaration).
+RUNTIME_CLASSES = (IDUE, IDUEPS)
+
+__all__ = [*_names, "RUNTIME_CLASSES"]

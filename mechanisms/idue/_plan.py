@@ -24,8 +24,8 @@ import numpy as np
 
 from .. import _sampling
 from .._envelope import PlanFields, read_domain, read_envelope
-from .._plan import PlanError, check_claim, integer, number, require
-from .._promises import idue_levels
+from .._plan import PlanError, check_claim, integer, log_fraction, number, require
+from ._promises import idue_levels
 
 __all__ = ["NOTIONS", "PLAN_FIELDS", "ParsedPlan", "parse_plan", "level_privacy", "ldp_epsilon", "privacy_map", "set_budget",
            "set_budget_range"]
@@ -261,7 +261,7 @@ def parse_plan(plan, mechanism: str) -> ParsedPlan:
         Naming field, rule and value: the envelope (:func:`ldpplan.mechanisms.read_envelope`),
         wrong mechanism, unverified plan, malformed or non-finite number, off-grid
         probability, inconsistent sizes, a level, epsilon or item assignment other than the
-        embedded spec's (:func:`ldpplan.mechanisms._promises.idue_levels`), or a claim smaller
+        embedded spec's (:func:`ldpplan.mechanisms.idue._promises.idue_levels`), or a claim smaller
         than what the numbers give.
     """
     plan = read_envelope(plan, PLAN_FIELDS[mechanism], verified=True)
@@ -364,8 +364,8 @@ def exact_ldp_epsilon(a, b, sizes) -> Decimal:
     """
     with localcontext() as ctx:
         ctx.prec = 60
-        u = [_ln(Fraction(x) / Fraction(y)) for x, y in zip(a, b)]
-        w = [_ln((1 - Fraction(y)) / (1 - Fraction(x))) for x, y in zip(a, b)]
+        u = [log_fraction(Fraction(x) / Fraction(y)) for x, y in zip(a, b)]
+        w = [log_fraction((1 - Fraction(y)) / (1 - Fraction(x))) for x, y in zip(a, b)]
         order = sorted(range(len(w)), key=lambda j: w[j], reverse=True)  # the top two w: O(t log t)
         best = Decimal(0)
         for i in range(len(u)):
@@ -375,10 +375,6 @@ def exact_ldp_epsilon(a, b, sizes) -> Decimal:
             if sizes[i] >= 2:
                 best = max(best, u[i] + w[i])
         return best
-
-
-def _ln(r: Fraction) -> Decimal:
-    return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
 
 
 def _check_set_claims(claimed: Any, pm: Mapping[str, Any], names, plan: Mapping[str, Any]) -> None:

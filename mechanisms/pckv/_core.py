@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._intervals import FrequencyVariance, MeanVariance, affine_variance
+from .._plan import log_fraction
 from .._protocol import Estimate
 from .._sampling import check_rng, uniform_bits
 
@@ -251,7 +252,7 @@ def exceeds_exactly(ratio: Fraction, claim: float) -> bool:
         return False
     with localcontext() as ctx:
         ctx.prec = 60
-        log_ratio = Decimal(ratio.numerator).ln() - Decimal(ratio.denominator).ln()
+        log_ratio = log_fraction(ratio)
         return log_ratio - Decimal(float(claim)) > Decimal("-1e-50")
 
 

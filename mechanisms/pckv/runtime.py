@@ -50,7 +50,7 @@ from ._packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, p
                            packed_counts, perturb_packed)
 from .._envelope import PlanFields, read_domain, read_envelope
 from .._plan import PlanError, integer, number, require
-from .._promises import pckv_promises
+from ._promises import pckv_promises
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
 from .._sampling import bernoulli_iid, check_rng, on_grid, to_grid
 
@@ -129,7 +129,7 @@ class _PCKV(Frozen):
         ``verification.holds == true``, checks every number (finite, in range, on the 2^-48
         grid), ``domain.size == params.domain_size``, the plan against its embedded spec
         (mechanism, domain, padding length, ``spec.epsilon``:
-        :func:`ldpplan.mechanisms._promises.pckv_promises`), then decides every claim exactly
+        :func:`ldpplan.mechanisms.pckv._promises.pckv_promises`), then decides every claim exactly
         against the numbers (no tolerance) and refuses smaller claims.
 
         Raises

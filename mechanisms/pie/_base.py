@@ -20,7 +20,7 @@ from ._channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bit
 from .._envelope import PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
-from .._promises import pie_promises
+from ._promises import pie_promises
 from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method
 from .._sampling import on_grid
 

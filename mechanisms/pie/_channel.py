@@ -19,13 +19,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .._sampling import GRID_DENOMINATOR
+
 __all__ = ["HASH_PRIME", "GRID_STEPS", "keep_probability", "realized_epsilon", "pie_alpha_bits",
            "collision_probability", "hash_values", "support_counts", "split_streams", "domain_labels", "check_items"]
 
 #: Mersenne prime of the Carter-Wegman hash family (``|X|`` and ``g`` must not exceed it).
 HASH_PRIME = 2**31 - 1
 #: Number of steps of the probability grid (probabilities are multiples of ``1/GRID_STEPS``).
-GRID_STEPS = 2**48
+GRID_STEPS = GRID_DENOMINATOR
 
 
 def keep_probability(epsilon: float, k: int) -> float:

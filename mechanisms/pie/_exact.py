@@ -11,14 +11,12 @@ from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Any
 
+from .._plan import log_fraction
+
 __all__ = ["exact_pie_guarantee", "DIGITS"]
 
 #: Significant decimal digits of the exact values.
 DIGITS = 60
-
-
-def _ln(r: Fraction) -> Decimal:
-    return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
 
 
 def exact_pie_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,
@@ -49,7 +47,7 @@ def exact_pie_guarantee(mu: float, symbols: int, domain_size: int, n: int, relea
     theta = (symbols * m - 1) / (symbols - 1)
     with localcontext() as ctx:
         ctx.prec = DIGITS
-        eps = _ln(ratio)
+        eps = log_fraction(ratio)
         ln2 = Decimal(2).ln()
         log2n = Decimal(n).ln() / ln2
         log2k = Decimal(domain_size).ln() / ln2
@@ -59,6 +57,6 @@ def exact_pie_guarantee(mu: float, symbols: int, domain_size: int, n: int, relea
         ldp = min(te / ln2, te * te / ln2, log2n, releases * log2k)
         alpha = min(mech, ldp)
         prior = Fraction(max_prior)
-        prior_bits = -_ln(prior) / ln2 if prior < 1 else Decimal(0)
+        prior_bits = -log_fraction(prior) / ln2 if prior < 1 else Decimal(0)
         bayes = 1 - (alpha + 1) / prior_bits if prior_bits > 0 else None
         return {"epsilon": eps, "alpha_bits": alpha, "alpha_nats": alpha * ln2, "bayes": bayes}

@@ -22,9 +22,13 @@ All probabilities are multiples of 2^-48 and are sampled exactly.
 """
 from __future__ import annotations
 
-from .pum import PersonalizedULDP, PreProcessor
-from .urap import BasicRAPPOR, UtilityOptimizedRAPPOR, pack_bits, unpack_bits, urap_epsilon
-from .urr import UtilityOptimizedRR, urr_epsilon
+from .runtime import (BasicRAPPOR, PersonalizedULDP, PreProcessor, UtilityOptimizedRAPPOR, UtilityOptimizedRR,
+                      pack_bits, unpack_bits, urap_epsilon, urr_epsilon)
 
-__all__ = ["UtilityOptimizedRR", "UtilityOptimizedRAPPOR", "BasicRAPPOR", "PersonalizedULDP", "PreProcessor",
+#: The family's runtime classes: their ``PLAN_FIELDS`` name the plan mechanisms they run (read by
+#: ``ldpplan.mechanisms.RUNTIMES`` and the planner's family declaration). ``BasicRAPPOR`` is a
+#: simulation baseline without a plan of its own.
+RUNTIME_CLASSES = (UtilityOptimizedRR, UtilityOptimizedRAPPOR, PersonalizedULDP)
+
+__all__ = ["RUNTIME_CLASSES", "UtilityOptimizedRR", "UtilityOptimizedRAPPOR", "BasicRAPPOR", "PersonalizedULDP", "PreProcessor",
            "urr_epsilon", "urap_epsilon", "pack_bits", "unpack_bits"]

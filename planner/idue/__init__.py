@@ -1,22 +1,62 @@
 """IDUE / IDUE-PS family (ID-LDP, Gu, Li, Xiong & Cao, ICDE 2020): spec -> plan -> verify -> simulate.
 
-Modules: :mod:`.spec` (spec model), :mod:`.plan` (solve, plan format 2.0), :mod:`.verify` and
-:mod:`.checks` (exact re-check, plan vs spec, derived claims), :mod:`.tables` (summaries),
-:mod:`.simulate` (simulation and its options), :mod:`.files` (input and report files).
+The room's public modules are those of every family (``docs/ARCHITECTURE.md``): :mod:`.spec`,
+:mod:`.plan` (``build_plan``), :mod:`.verify` (``verify``), :mod:`.claims` (guarantee, predicted,
+baselines; item-set budgets, ``explain_items``), :mod:`.inputs`, :mod:`.simulate`
+(``SimulateOptions``), :mod:`.tables`, :mod:`.audit`; the rest are private ``_*.py`` helpers.
+This ``__init__`` is the family's one declaration and stays light (imported by the registry).
 """
 from __future__ import annotations
 
+import math
+
 from ..families import ModuleFamily
-from .inputs import INPUT_DOC
-from .plan import EXAMPLES
 
 __all__ = ["FAMILY", "EXAMPLES"]
 
+_LN4, _LN6 = math.log(4.0), math.log(6.0)
+EXAMPLES: dict[str, dict] = {
+    # ID-LDP Sec. IV-A example / Table II: HIV at ln 4, four common conditions at ln 6.
+    "health": {
+        "mechanism": "idue", "model": "opt0", "notion": "minid",
+        "description": "ID-LDP Table II: HIV (epsilon = ln 4) vs anemia, headache, stomachache, toothache (ln 6)",
+        "levels": [
+            {"name": "hiv", "epsilon": _LN4, "items": 1},
+            {"name": "other", "epsilon": _LN6, "items": ["anemia", "headache", "stomachache", "toothache"]},
+        ],
+    },
+    # ID-LDP Sec. VII default: budgets {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of m = 100 items.
+    # The same health levels for item sets (IDUE-PS, L = 3): ID-LDP eq. (16) gives {hiv} ln 4 but
+    # {hiv, anemia, headache} ln((4 + 6 + 6) / 3) (`ldpplan explain PLAN --items hiv,anemia,headache`).
+    "health-itemsets": {
+        "mechanism": "idue-ps", "model": "opt0", "notion": "minid", "padding_length": 3,
+        "description": "ID-LDP Table II levels on item sets (IDUE-PS, L = 3): HIV ln 4, common conditions ln 6",
+        "levels": [
+            {"name": "hiv", "epsilon": _LN4, "items": 1},
+            {"name": "other", "epsilon": _LN6, "items": ["anemia", "headache", "stomachache", "toothache"]},
+        ],
+    },
+    "three-levels": {
+        "mechanism": "idue", "model": "opt0", "notion": "minid", "domain": 100, "assignment_seed": 0,
+        "description": "ID-LDP Sec. VII default: {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of 100 items, eps = 1",
+        "levels": [
+            {"name": "eps", "epsilon": 1.0, "share": 0.05},
+            {"name": "1.2eps", "epsilon": 1.2, "share": 0.05},
+            {"name": "2eps", "epsilon": 2.0, "share": 0.90},
+        ],
+    },
+    "three-levels-itemsets": {
+        "mechanism": "idue-ps", "model": "opt0", "notion": "minid", "padding_length": 2, "domain": 1000,
+        "assignment_seed": 0,
+        "description": "IDUE-PS with L = 2 on 1,000 items, {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%}, eps = 2",
+        "levels": [
+            {"name": "eps", "epsilon": 2.0, "share": 0.05},
+            {"name": "1.2eps", "epsilon": 2.4, "share": 0.05},
+            {"name": "2eps", "epsilon": 4.0, "share": 0.90},
+        ],
+    },
+}
+
 
 #: The IDUE / IDUE-PS implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(
-    name="idue", spec_mechanisms=("idue", "idue-ps"), plan_mechanisms=("idue", "idue-ps"),
-    examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
-    options="simulate:IDUESimulateOptions", build="plan:plan_from_spec", check="verify:verify_plan",
-    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs",
-    chunks="inputs:iter_inputs")
+FAMILY = ModuleFamily(name="idue", spec_mechanisms=("idue", "idue-ps"), examples=EXAMPLES, package=__name__)

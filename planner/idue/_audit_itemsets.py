@@ -25,7 +25,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..audit.events import InputPair, Test, item_index, item_label, unpacked_bit
+from ..auditing.events import InputPair, Test, item_index, item_label, unpacked_bit
 
 __all__ = ["set_pairs", "MAX_COMPOSITIONS"]
 

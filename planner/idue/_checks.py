@@ -9,7 +9,7 @@ import math
 from decimal import Decimal
 from typing import Any, Mapping
 
-from .._exact import exact
+from .._exact import exact, to_decimal
 from ..errors import PlanFormatError, SpecError
 from .claims import USERS_SETS_WHAT, baselines_of, predicted_of
 from .spec import NOTION_NAMES, parse_idue_spec
@@ -105,8 +105,7 @@ def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float], item_sets: b
         return (f"guarantee.ldp_epsilon_kind: the plan says {g['ldp_epsilon_kind']!r} but its ldp_epsilon is "
                 f"{'an upper bound over item-set inputs' if item_sets else 'exact for single-item inputs'} ({kind!r})")
     if "ldp_epsilon" in g:
-        claim = exact(g["ldp_epsilon"])
-        value = Decimal(claim.numerator) / Decimal(claim.denominator)
+        value = to_decimal(exact(g["ldp_epsilon"]))
         if value < ldp - Decimal("1e-40"):
             return (f"guarantee.ldp_epsilon: claims {g['ldp_epsilon']!r} but Lemma 1 with the plan's a, b gives "
                     f"{float(ldp)!r} (exact; smaller by {float(ldp - value):.3e} nats)")

@@ -7,15 +7,10 @@ Gu, Li, Xiong, Cao, ICDE 2020: eq. (6) (the per-pair ratio a_i (1 - b_j) / (b_i 
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
-from fractions import Fraction
 
 from .._exact import DIGITS, exact, log_exact
 
 __all__ = ["exact_ldp_epsilon"]
-
-
-def _dec(x: Fraction) -> Decimal:
-    return Decimal(x.numerator) / Decimal(x.denominator)
 
 
 def _uw(a: float, b: float) -> tuple[Decimal, Decimal]:

@@ -18,18 +18,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .._exact import DIGITS, exact
+from .._exact import DIGITS, exact, float_up, to_decimal
 from ..errors import SpecError
 
-__all__ = ["SOURCE", "round_up", "set_budget_exact", "set_budget_table", "explain_items", "user_set_budgets",
+__all__ = ["SOURCE", "set_budget_exact", "set_budget_table", "explain_items", "user_set_budgets",
            "budget_distribution"]
 
 SOURCE = "ID-LDP eq. 16"
-
-
-def _dec(x: float) -> Decimal:
-    f = exact(x)
-    return Decimal(f.numerator) / Decimal(f.denominator)
 
 
 def set_budget_exact(item_epsilons: Sequence[float], padding_length: int, dummy_epsilon: float) -> tuple[Decimal, Decimal]:
@@ -59,14 +54,8 @@ def set_budget_exact(item_epsilons: Sequence[float], padding_length: int, dummy_
     with localcontext() as ctx:
         ctx.prec = DIGITS + 10
         eta = Decimal(s) / Decimal(max(s, L))
-        mean = sum((_dec(e).exp() for e in item_epsilons), Decimal(0)) / Decimal(s)
-        return (eta * mean + (1 - eta) * _dec(dummy_epsilon).exp()).ln(), eta
-
-
-def round_up(x: Decimal) -> float:
-    """The smallest float >= x (a claimed budget never below the exact value)."""
-    f = float(x)
-    return f if Decimal(f) >= x else float(np.nextafter(f, np.inf))
+        mean = sum((to_decimal(exact(e)).exp() for e in item_epsilons), Decimal(0)) / Decimal(s)
+        return (eta * mean + (1 - eta) * to_decimal(exact(dummy_epsilon)).exp()).ln(), eta
 
 
 def set_budget_table(level_epsilons: Sequence[float], sizes: Sequence[int], padding_length: int,
@@ -87,8 +76,8 @@ def set_budget_table(level_epsilons: Sequence[float], sizes: Sequence[int], padd
     order = sorted(range(len(level_epsilons)), key=lambda k: level_epsilons[k])
     low = [level_epsilons[k] for k in order for _ in range(min(int(sizes[k]), top))][:top]
     high = [level_epsilons[k] for k in reversed(order) for _ in range(min(int(sizes[k]), top))][:top]
-    rows = [{"size": s, "min": round_up(set_budget_exact(low[:s], L, dummy_epsilon)[0]),
-             "max": round_up(set_budget_exact(high[:s], L, dummy_epsilon)[0])} for s in range(1, top + 1)]
+    rows = [{"size": s, "min": float_up(set_budget_exact(low[:s], L, dummy_epsilon)[0]),
+             "max": float_up(set_budget_exact(high[:s], L, dummy_epsilon)[0])} for s in range(1, top + 1)]
     return {"source": f"{SOURCE} (Theorem 4): min / max over item sets of each size up to L",
             "padding_length": L, "dummy_epsilon": float(dummy_epsilon), "by_size": rows}
 
@@ -163,7 +152,7 @@ def explain_items(plan: Mapping[str, Any], items: Sequence[Any]) -> dict[str, An
                 "mechanism": mech, "padding_length": None, "dummy_epsilon": None, "item_epsilons": item_eps}
     L, star = int(plan["params"]["padding_length"]), float(plan["params"]["dummy"]["epsilon"])
     value, eta = set_budget_exact(item_eps, L, star)
-    return {"epsilon": round_up(value), "items": chosen, "eta": float(eta), "source": SOURCE, "mechanism": mech,
+    return {"epsilon": float_up(value), "items": chosen, "eta": float(eta), "source": SOURCE, "mechanism": mech,
             "padding_length": L, "dummy_epsilon": star, "item_epsilons": item_eps}
 
 

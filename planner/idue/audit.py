@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..audit.events import InputPair, Test, item_index, item_label, unpacked_bit
+from ..auditing.events import InputPair, Test, item_index, item_label, unpacked_bit
 
 __all__ = ["pairs", "MAX_DUMMY_BITS"]
 
@@ -111,7 +111,7 @@ def _pair(plan, x: int, xp: int, ai: float, bi: float, aj: float, bj: float, L: 
 
 def domain(plan: Mapping[str, Any]):
     """Every item (IDUE-PS: every singleton set ``{x}``), with the level pair's claim."""
-    from ..audit.events import Domain
+    from ..auditing.events import Domain
 
     params, guarantee = plan["params"], plan["guarantee"]
     levels = params["levels"]

@@ -1,6 +1,8 @@
 """IDUE / IDUE-PS claims derived from the numbers: the guarantee, the predicted error and the baselines.
 
 ``plan`` writes them and ``verify`` recomputes them (never reads them) through these functions.
+``explain_items`` (eq. 16, from ``_itemsets``) is the family protocol's item-set budget
+(``Family.explain_items``, ``ldpplan explain --items``).
 
 References
 ----------
@@ -13,18 +15,19 @@ from typing import Any
 
 import numpy as np
 
+from .._exact import float_up
+from .._grid import round_safe
 from .._plan_format import predicted
 from ._exact_numbers import exact_ldp_epsilon
+from ._itemsets import explain_items
 from .spec import NOTION_NAMES
 
-__all__ = ["to_grid_safe", "worst_case_mse", "guarantee_of", "predicted_of", "baselines_of", "USERS_SETS_WHAT"]
+__all__ = ["DIRECTIONS", "worst_case_mse", "guarantee_of", "predicted_of", "baselines_of", "USERS_SETS_WHAT",
+           "explain_items"]
 
 
-def to_grid_safe(a, b) -> tuple[np.ndarray, np.ndarray]:
-    """Round ``a`` down and ``b`` up onto the 2^-48 grid: every ratio of (6) decreases (the safe side)."""
-    from ...mechanisms.idue import to_grid
-
-    return np.asarray(to_grid(a, "down"), dtype=float), np.asarray(to_grid(b, "up"), dtype=float)
+#: Safe rounding directions (:func:`~.._grid.round_safe`): ``a`` down, ``b`` up lowers every ratio of (6).
+DIRECTIONS = {"a": "down", "b": "up"}
 
 
 def worst_case_mse(a, b, sizes, padding_length: int | None = None) -> float:
@@ -72,8 +75,6 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
     ``ldp_epsilon_lemma1`` is Lemma 1's bound ``min(max E, 2 min E)`` (MinID-LDP only: Lemma 1 is
     about MinID-LDP).
     """
-    from ._itemsets import round_up
-
     e = np.asarray(epsilons, dtype=float)
     aa, bb, ss = np.asarray(a, float), np.asarray(b, float), np.asarray(sizes)
     if dummy is not None:
@@ -81,7 +82,7 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
     out = {"notion": NOTION_NAMES[notion], "epsilon": float(e.min()),
            "levels": {n: float(x) for n, x in zip(names, e)},
            # the exact value (50-digit logs of the exact rationals) rounded up to the next float
-           "ldp_epsilon": round_up(exact_ldp_epsilon([float(x) for x in aa], [float(x) for x in bb],
+           "ldp_epsilon": float_up(exact_ldp_epsilon([float(x) for x in aa], [float(x) for x in bb],
                                                      [int(x) for x in ss])),
            "ldp_epsilon_kind": "exact" if dummy is None else "upper_bound"}
     if notion == "minid":
@@ -116,7 +117,8 @@ def baselines_of(epsilon_min: float, m: int, padding_length=None) -> list[dict[s
 
     rows = []
     for name, res in (("RAPPOR", rappor(epsilon_min)), ("OUE", oue(epsilon_min))):
-        a, b = to_grid_safe(res.a, res.b)
+        q = round_safe({"a": res.a, "b": res.b}, DIRECTIONS)
+        a, b = q["a"], q["b"]
         rows.append({"name": name, "guarantee": {"notion": "LDP", "epsilon": float(epsilon_min)},
                      "params": {"a": float(a), "b": float(b)},
                      "predicted": predicted_of([float(a)], [float(b)], [m], padding_length)})

@@ -9,11 +9,11 @@ computed as ``log1p`` of exact differences. Budgets above 30 nats are solved at 
 (``solvers.idue.EPSILON_CAP``): ``1 - a`` and ``b`` must stay representable on the grid and
 in float64; the plan still states the requested budgets, which the capped parameters satisfy
 with room to spare. Where float64 cannot resolve ``1 - a`` (tens of nats) the next larger
-safety margin of :data:`MARGINS` is used; the exact verifier decides in every case.
+safety margin of :data:`MARGINS` is used (the shared grid step, :mod:`ldpplan.planner._grid`); the
+exact check of (6) decides in every case.
 """
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -22,88 +22,53 @@ import numpy as np
 from .._common import attach_verification
 from .._plan_format import envelope
 from ..errors import PrivacyViolation
-from .claims import USERS_SETS_WHAT, baselines_of, guarantee_of, predicted_of, to_grid_safe, worst_case_mse
+from .._grid import MARGINS, Attempt, ladder, round_and_repair, round_safe
+from .claims import DIRECTIONS, USERS_SETS_WHAT, baselines_of, guarantee_of, predicted_of, worst_case_mse
 from .spec import NOTION_NAMES, ResolvedLevels, inline_spec, parse_idue_spec
 
-__all__ = ["EXAMPLES", "plan_from_spec", "solve_levels", "worst_case_mse", "guarantee_of", "predicted_of",
-           "baselines_of", "to_grid_safe", "MARGINS"]
-
-_LN4, _LN6 = math.log(4.0), math.log(6.0)
-EXAMPLES: dict[str, dict] = {
-    # ID-LDP Sec. IV-A example / Table II: HIV at ln 4, four common conditions at ln 6.
-    "health": {
-        "mechanism": "idue", "model": "opt0", "notion": "minid",
-        "description": "ID-LDP Table II: HIV (epsilon = ln 4) vs anemia, headache, stomachache, toothache (ln 6)",
-        "levels": [
-            {"name": "hiv", "epsilon": _LN4, "items": 1},
-            {"name": "other", "epsilon": _LN6, "items": ["anemia", "headache", "stomachache", "toothache"]},
-        ],
-    },
-    # ID-LDP Sec. VII default: budgets {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of m = 100 items.
-    # The same health levels for item sets (IDUE-PS, L = 3): ID-LDP eq. (16) gives {hiv} ln 4 but
-    # {hiv, anemia, headache} ln((4 + 6 + 6) / 3) (`ldpplan explain PLAN --items hiv,anemia,headache`).
-    "health-itemsets": {
-        "mechanism": "idue-ps", "model": "opt0", "notion": "minid", "padding_length": 3,
-        "description": "ID-LDP Table II levels on item sets (IDUE-PS, L = 3): HIV ln 4, common conditions ln 6",
-        "levels": [
-            {"name": "hiv", "epsilon": _LN4, "items": 1},
-            {"name": "other", "epsilon": _LN6, "items": ["anemia", "headache", "stomachache", "toothache"]},
-        ],
-    },
-    "three-levels": {
-        "mechanism": "idue", "model": "opt0", "notion": "minid", "domain": 100, "assignment_seed": 0,
-        "description": "ID-LDP Sec. VII default: {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%} of 100 items, eps = 1",
-        "levels": [
-            {"name": "eps", "epsilon": 1.0, "share": 0.05},
-            {"name": "1.2eps", "epsilon": 1.2, "share": 0.05},
-            {"name": "2eps", "epsilon": 2.0, "share": 0.90},
-        ],
-    },
-    "three-levels-itemsets": {
-        "mechanism": "idue-ps", "model": "opt0", "notion": "minid", "padding_length": 2, "domain": 1000,
-        "assignment_seed": 0,
-        "description": "IDUE-PS with L = 2 on 1,000 items, {eps, 1.2 eps, 2 eps} on {5%, 5%, 90%}, eps = 2",
-        "levels": [
-            {"name": "eps", "epsilon": 2.0, "share": 0.05},
-            {"name": "1.2eps", "epsilon": 2.4, "share": 0.05},
-            {"name": "2eps", "epsilon": 4.0, "share": 0.90},
-        ],
-    },
-}
-
-#: Relative budget shrinks tried in turn: the first whose grid-rounded parameters pass the
-#: float check of (6) is kept (the tiny default almost always; larger ones only where float64
-#: cannot resolve 1 - a near 1, i.e. budgets of tens of nats).
-MARGINS = (1e-10, 1e-8, 1e-6, 1e-4, 1e-3)
+__all__ = ["build_plan", "solve_levels", "worst_case_mse", "guarantee_of", "predicted_of",
+           "baselines_of", "MARGINS"]
 
 
 def solve_levels(levels: ResolvedLevels, model: str, notion: str):
-    """Solve the model and round onto the grid; returns ``(a, b, SolveResult, margin)``.
+    """Solve the model and put ``a``, ``b`` on the grid; returns ``(a, b, SolveResult, margin)``.
+
+    The shared grid step (:func:`~.._grid.round_and_repair`): ``a`` down and ``b`` up (every ratio
+    of (6) decreases), constraint (6) decided exactly over all level pairs
+    (:func:`.verify.check_numbers`); on failure the levels are solved again at the next relative
+    margin of :data:`~.._grid.MARGINS`.
 
     Raises
     ------
     PrivacyViolation
-        If no margin of :data:`MARGINS` gives grid parameters satisfying (6) in float64
-        (never observed for budgets in [1e-6, 100] nats; the exact check follows anyway).
+        If no margin of :data:`MARGINS` gives grid parameters satisfying (6)
+        (never observed for budgets in [1e-6, 100] nats).
     """
-    from ...mechanisms.idue import level_privacy
-
     from ...solvers.idue import solve_idue
 
+    from .verify import check_numbers
+
     gname = NOTION_NAMES[notion]
-    for margin in MARGINS:
+
+    def attempt(margin: float) -> Attempt:
         res = solve_idue(levels.epsilons, levels.sizes, model=model, notion=notion, safety_margin=margin)
-        a, b = to_grid_safe(res.a, res.b)
-        if not np.all((0 < b) & (b < a) & (a < 1)):
-            continue
-        need = level_privacy(levels.epsilons, a, b, gname)
-        if np.all(need <= levels.epsilons):
-            return a, b, res, margin
-    raise PrivacyViolation(f"IDUE {model}/{notion}: no safety margin in {MARGINS} gives grid parameters "
-                           "satisfying constraint (6)")
+        q = round_safe({"a": res.a, "b": res.b}, DIRECTIONS)
+        a, b = q["a"], q["b"]
+        valid = bool(np.all((0 < b) & (b < a) & (a < 1)))
+        holds = valid and check_numbers(levels.names, [float(e) for e in levels.epsilons], [float(x) for x in a],
+                                        [float(x) for x in b], gname)[0]
+        return Attempt(q, holds, solution=res)
+
+    def failure(_last) -> PrivacyViolation:
+        return PrivacyViolation(f"IDUE {model}/{notion}: no safety margin in {MARGINS} gives grid parameters "
+                                "satisfying constraint (6)")
+
+    out = round_and_repair(attempt, start=MARGINS[0], repair=ladder(MARGINS), max_attempts=len(MARGINS),
+                           failure=failure)
+    return out.params["a"], out.params["b"], out.solution, out.setting
 
 
-def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
+def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
     """Solve an IDUE / IDUE-PS spec into a verified plan (format 2.0).
 
     Returns
@@ -150,7 +115,7 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
         spec=inline_spec(raw, levels), planning_inputs=levels.planning_inputs)
     if spec.user_set_budgets:
         _add_user_set_budgets(plan, levels.planning_inputs[0]["source"])
-    return attach_verification(plan, _verify.verify_plan(plan))
+    return attach_verification(plan, _verify.verify(plan))
 
 
 #: ``planning_inputs[].what`` of the users' item sets read for ``guarantee.users_set_budgets``.

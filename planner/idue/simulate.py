@@ -12,15 +12,15 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._common import parse_options
-from .._report import SimulateOptions, SimulationReport, Table
+from .._report import SimulateOptions as RunOptions, SimulationReport, Table
 
-__all__ = ["IDUESimulateOptions", "simulate", "theoretical_mse", "synthetic_inputs", "runtimes", "RE_NOTE"]
+__all__ = ["SimulateOptions", "simulate", "theoretical_mse", "synthetic_inputs", "runtimes", "RE_NOTE"]
 
 RE_NOTE = ("RE(top-k) = mean over the k items with the largest true frequency f_i (f_i > 0) of "
            "|f_hat_i - f_i| / f_i (ID-LDP Sec. VII)")
 
 
-class IDUESimulateOptions(BaseModel):
+class SimulateOptions(BaseModel):
     """``-O KEY=VALUE`` options of ``ldpplan simulate`` for IDUE / IDUE-PS plans."""
 
     model_config = ConfigDict(extra="forbid")
@@ -64,7 +64,7 @@ class _Inputs:
         return (self.indptr, self.indices) if self.is_sets else self.items
 
 
-def synthetic_inputs(plan: Mapping[str, Any], opts: IDUESimulateOptions, rng: np.random.Generator) -> _Inputs:
+def synthetic_inputs(plan: Mapping[str, Any], opts: SimulateOptions, rng: np.random.Generator) -> _Inputs:
     """Power-law (``min(floor(X), m)``, ``X ~ Pareto(alpha = 2, x_m = 1)``, Sec. VII) or uniform items.
 
     IDUE-PS users hold ``1 + Poisson(2)`` distinct items (capped at m) drawn from the same law.
@@ -187,16 +187,16 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
 
 
 def _rescaled(plan: Mapping[str, Any], eps_min: float, model: str) -> dict[str, Any]:
-    from .plan import plan_from_spec
+    from .plan import build_plan
 
     spec = dict(plan["spec"])
     scale = eps_min / min(lv["epsilon"] for lv in spec["levels"])
     spec["levels"] = [dict(lv) | {"epsilon": lv["epsilon"] * scale} for lv in spec["levels"]]
     spec["model"] = model
-    return plan_from_spec(spec)
+    return build_plan(spec)
 
 
-def _load_inputs(plan, options: SimulateOptions, opts: IDUESimulateOptions) -> _Inputs:
+def _load_inputs(plan, options: RunOptions, opts: SimulateOptions) -> _Inputs:
     if options.data is None:
         return synthetic_inputs(plan, opts, np.random.default_rng(np.random.SeedSequence([options.seed, 0xDA7A])))
     from pathlib import Path
@@ -219,17 +219,17 @@ def _load_inputs(plan, options: SimulateOptions, opts: IDUESimulateOptions) -> _
         if isinstance(data, tuple) else _Inputs(items=data, source=name, skipped_empty=stream.skipped_empty)
 
 
-def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -> SimulationReport:
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
     """Simulate an IDUE / IDUE-PS plan against RAPPOR and OUE at ``epsilon = min(E)``.
 
     Parameters
     ----------
     plan : mapping
         A verified plan.
-    options : SimulateOptions
+    options : ldpplan.planner.SimulateOptions
         ``data`` (CSV read by :func:`read_inputs`; else synthetic), ``trials``, ``seed``,
         ``mode`` (``"aggregate"``: counts sampled exactly in distribution; ``"runtime"``: every
-        user perturbed), ``extra``: :class:`IDUESimulateOptions`.
+        user perturbed), ``extra``: :class:`SimulateOptions`.
     progress : callable, optional
         ``progress(advance, total)``.
 
@@ -244,7 +244,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     SpecError
         A bad ``-O`` option (the message lists the valid keys).
     """
-    opts = parse_options(IDUESimulateOptions, options.extra)
+    opts = parse_options(SimulateOptions, options.extra)
     inputs = _load_inputs(plan, options, opts)
     model = plan["params"]["model"]
     if opts.sweep:

@@ -16,21 +16,20 @@
 """
 from __future__ import annotations
 
-import math
 from decimal import Decimal, localcontext
 from typing import Any, Mapping
 
+from ...mechanisms import on_grid
 
-from .._exact import DIGITS, exact, ratio_within
+from .._exact import DIGITS, exact, ratio_within, to_decimal
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError
-from ._exact_numbers import _dec, _uw, exact_ldp_epsilon
+from ._exact_numbers import _uw, exact_ldp_epsilon
 
-__all__ = ["verify_plan", "check_numbers", "exact_ldp_epsilon"]
+__all__ = ["verify", "check_numbers", "exact_ldp_epsilon"]
 
 _TIE = Decimal("1e-40")
-_GRID = 2.0**48
 
 
 def _structure(plan: Mapping[str, Any]) -> None:
@@ -53,7 +52,7 @@ def _structure(plan: Mapping[str, Any]) -> None:
     for where, lv in pairs:  # the runtime samples exactly on the 2^-48 grid and refuses anything else
         for key in ("a", "b"):
             x = float(lv[key])
-            if math.floor(x * _GRID) != x * _GRID:
+            if not on_grid(x):
                 raise PlanFormatError(f"{where}.{key}: must be a probability that is a multiple of 2**-48 (got {x!r})")
     ps = plan["mechanism"] == "idue-ps"
     if ps != (plan["params"].get("padding_length") is not None) or ps != ("dummy" in plan["params"]):
@@ -76,7 +75,7 @@ def check_numbers(names, epsilons, a, b, notion: str) -> tuple[bool, Decimal, tu
         uw = [_uw(x, y) for x, y in zip(a, b)]
         u = [p[0] for p in uw]
         w = [p[1] for p in uw]
-        e = [_dec(exact(x)) for x in epsilons]
+        e = [to_decimal(exact(x)) for x in epsilons]
         t = len(e)
         if notion == "MinID-LDP":
             ju = max(range(t), key=lambda k: u[k])
@@ -110,7 +109,7 @@ def _levels_of(plan: Mapping[str, Any]):
     return names, e, a, b, s
 
 
-def verify_plan(plan: Mapping[str, Any]) -> Verification:
+def verify(plan: Mapping[str, Any]) -> Verification:
     """Independently re-check an IDUE / IDUE-PS plan (numbers exactly, then spec and derived claims).
 
     Returns

@@ -10,7 +10,6 @@ L-OUE, L-OSUE, L-SOUE. One module per concern (:mod:`.spec`, :mod:`.plan`, :mod:
 from __future__ import annotations
 
 from ..families import ModuleFamily
-from .inputs import INPUT_DOC
 
 __all__ = ["FAMILY", "EXAMPLES"]
 
@@ -29,7 +28,5 @@ EXAMPLES: dict[str, dict] = {
 }
 
 #: The longitudinal implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(
-    name="longitudinal", spec_mechanisms=("auto", "l-grr", "l-sue", "l-oue", "l-osue", "l-soue"),
-    plan_mechanisms=("l-grr", "l-sue", "l-oue", "l-osue", "l-soue"), examples=EXAMPLES, input_doc=INPUT_DOC,
-    package=__name__, options="simulate:SimulateOptions", build="plan:build_plan")
+FAMILY = ModuleFamily(name="longitudinal", spec_mechanisms=("auto", "l-grr", "l-sue", "l-oue", "l-osue", "l-soue"),
+                      examples=EXAMPLES, package=__name__)

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..audit.events import Domain, InputPair, Test, item_label, repeat
+from ..auditing.events import Domain, InputPair, Test, item_label, repeat
 
 __all__ = ["pairs", "domain", "many_reports", "ManyReports", "plurality_probabilities", "MANY"]
 

@@ -4,20 +4,19 @@ Source: Gu, Li, Cheng, Xiong, Cao, *PCKV: Locally Differentially Private Correla
 Key-Value Data Collection with Optimized Utility*, USENIX Security 2020 (Sec. 4-6,
 App. A-F). Math in :mod:`ldpplan.solvers.pckv`; runtime in :mod:`ldpplan.mechanisms.pckv`.
 
-Modules: :mod:`.spec` (the spec model), :mod:`.model` (data model for predictions),
-:mod:`.allocation` (grid rounding, exact ratios, repair), :mod:`.plan` (spec -> plan 2.0),
-:mod:`.verify`, :mod:`.tables`, :mod:`.simulate` (+ options), :mod:`.inputs` (CSV inputs
-and report files).
+The room's public modules are those of every family (``docs/ARCHITECTURE.md``): :mod:`.spec`,
+:mod:`.plan` (``build_plan``), :mod:`.verify`, :mod:`.claims` (guarantee, predictions, baselines,
+the auto-chooser), :mod:`.inputs`, :mod:`.simulate` (``SimulateOptions``), :mod:`.tables`,
+:mod:`.audit`; private helpers: ``_model`` (data model for predictions), ``_allocation`` (grid
+rounding, exact ratios, repair), ``_private_length`` and the ``_simulate_*`` modules.
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ..families import ModuleFamily
-from .inputs import INPUT_DOC
-from .spec import PCKVSpec
 
-__all__ = ["FAMILY", "EXAMPLES", "PCKVSpec"]
+__all__ = ["FAMILY", "EXAMPLES"]
 
 EXAMPLES: dict[str, dict[str, Any]] = {
     # Sec. 6.1: n = 10^6 users, d = 100 keys, one pair per user (L = 1).
@@ -38,9 +37,5 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 
 
 #: The PCKV implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(
-    name="pckv", spec_mechanisms=("pckv", "pckv-ue", "pckv-grr"), plan_mechanisms=("pckv-ue", "pckv-grr"),
-    examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
-    options="simulate:PCKVSimulateOptions", build="plan:build_plan", check="verify:verify",
-    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs",
-    chunks="inputs:iter_inputs")
+FAMILY = ModuleFamily(name="pckv", spec_mechanisms=("pckv", "pckv-ue", "pckv-grr"), examples=EXAMPLES,
+                      package=__name__)

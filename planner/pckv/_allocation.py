@@ -2,8 +2,8 @@ r"""PCKV numbers on the 2^-48 grid, and their exact privacy (rationals).
 
 The solver (:mod:`ldpplan.solvers.pckv`) allocates ``(epsilon1, epsilon2)`` in float64;
 here the probabilities are rounded to the 2^-48 grid toward the safe side and the
-composed budget of the rounded numbers is decided exactly
-(:mod:`ldpplan.planner._exact`). When rounding costs more than the
+composed budget of the rounded numbers is decided exactly by the shared grid step
+(:mod:`ldpplan.planner._grid`, :mod:`ldpplan.planner._exact`). When rounding costs more than the
 :data:`~ldpplan.planner._exact.SAFETY_MARGIN` (large budgets: ``1 - p`` and ``b`` are
 then tiny and a grid step is a large relative change), the budget the solver aims at
 is lowered by twice the overshoot and the allocation is solved again, so every
@@ -12,17 +12,15 @@ is lowered by twice the overshoot and the allocation is solved again, so every
 from __future__ import annotations
 
 import dataclasses
-import math
 from fractions import Fraction
 from typing import Any, Mapping
 
-from ...mechanisms.pckv import to_grid
-
-from .._exact import exact, log_exact, ratio_within, shrink
+from .._exact import ceil_log, exact, shrink
+from .._grid import Attempt, exact_check, round_and_repair, round_safe
 from ..errors import SpecError
 
 __all__ = ["GridAllocation", "composed_ratio_exact", "key_ratio_exact", "value_ratio_exact", "ceil_log",
-           "grid_params", "solve_on_grid", "exact_budgets", "MAX_REPAIRS"]
+           "grid_params", "solve_on_grid", "exact_budgets", "MAX_REPAIRS", "DIRECTIONS"]
 
 #: Re-solves allowed when grid rounding overshoots the budget.
 MAX_REPAIRS = 60
@@ -70,18 +68,6 @@ def value_ratio_exact(p: float) -> Fraction:
     return P / (1 - P)
 
 
-def ceil_log(ratio: Fraction) -> float:
-    """The smallest float ``e`` with ``ratio <= e^e`` decided exactly (:func:`ratio_within`); 0 for ``ratio <= 1``."""
-    if ratio <= 1:
-        return 0.0
-    e = float(log_exact(ratio))
-    while not ratio_within(ratio, e):
-        e = math.nextafter(e, math.inf)
-    while e > 0 and ratio_within(ratio, math.nextafter(e, -math.inf)):
-        e = math.nextafter(e, -math.inf)
-    return e
-
-
 def exact_budgets(mechanism: str, a: float, b: float, p: float, domain_size: int,
                   padding_length: int) -> dict[str, float]:
     """``epsilon``, ``epsilon1``, ``epsilon2`` of the numbers: each the smallest float that holds exactly (nats)."""
@@ -90,19 +76,23 @@ def exact_budgets(mechanism: str, a: float, b: float, p: float, domain_size: int
             "epsilon2": ceil_log(value_ratio_exact(p))}
 
 
+#: Safe rounding directions (:func:`~.._grid.round_safe`): every ratio of Theorems 2-3 falls with
+#: ``a`` and ``p`` down (``p >= 1/2``) and the PCKV-UE ``b`` up.
+DIRECTIONS = {"a": "down", "b": "up", "p": "down"}
+
+
 def grid_params(mechanism: str, unrounded: Mapping[str, float], domain_size: int,
                 padding_length: int) -> dict[str, float]:
-    """Round ``a, b, p`` to the 2^-48 grid toward the safe side.
+    """Round ``a, b, p`` to the 2^-48 grid toward the safe side (:data:`DIRECTIONS`).
 
     ``a`` and ``p`` down (``p >= 1/2``), PCKV-UE ``b`` up; PCKV-GRR ``b = (1-a)/(d+L-1)`` is derived.
     """
-    a = float(to_grid(unrounded["a"], "down"))
-    p = max(float(to_grid(unrounded["p"], "down")), 0.5)
-    if mechanism == "pckv-ue":
-        b = float(to_grid(unrounded["b"], "up"))
-    else:
-        b = (1.0 - a) / (int(domain_size) + int(padding_length) - 1)
-    return {"a": a, "b": b, "p": p}
+    names = ("a", "b", "p") if mechanism == "pckv-ue" else ("a", "p")
+    q = round_safe({k: unrounded[k] for k in names}, DIRECTIONS)
+    q["p"] = max(q["p"], 0.5)
+    if mechanism != "pckv-ue":
+        q["b"] = (1.0 - q["a"]) / (int(domain_size) + int(padding_length) - 1)
+    return {"a": q["a"], "b": q["b"], "p": q["p"]}
 
 
 def _valid(q: Mapping[str, float]) -> bool:
@@ -138,6 +128,9 @@ def solve_on_grid(mechanism: str, epsilon: float, method: str, domain_size: int,
                   model=None, weights=(1.0, 1.0)) -> GridAllocation:
     """Allocate ``epsilon`` with ``method``, round to the grid, repair until the exact check holds.
 
+    The shared grid step (:func:`~.._grid.round_and_repair`) with the aimed budget as its setting:
+    it starts at ``shrink(epsilon)`` and is lowered by twice the overshoot after a failed check.
+
     Raises
     ------
     SpecError
@@ -146,24 +139,30 @@ def solve_on_grid(mechanism: str, epsilon: float, method: str, domain_size: int,
     from ...solvers import SolverError
     from ...solvers import pckv as S
 
-    aim = shrink(epsilon)
-    for repairs in range(MAX_REPAIRS):
+    d, L = domain_size, padding_length
+
+    def attempt(aim: float) -> Attempt:
         try:
-            sol = S.allocate(mechanism, aim, method=method, domain_size=domain_size, padding_length=padding_length,
-                             model=model, weights=weights)
+            sol = S.allocate(mechanism, aim, method=method, domain_size=d, padding_length=L, model=model,
+                             weights=weights)
         except (SolverError, ValueError) as exc:
             raise SpecError("epsilon", f"must admit a {method} {mechanism} allocation ({exc})", epsilon) from None
-        q = grid_params(mechanism, sol.parameters, domain_size, padding_length)
+        q = grid_params(mechanism, sol.parameters, d, L)
         if not _valid(q):
             raise SpecError("epsilon", f"must leave 0 < b < a < 1 on the 2^-48 grid for {mechanism} with d = "
-                            f"{domain_size}, L = {padding_length} (got a={q['a']!r}, b={q['b']!r})", epsilon)
-        ratio = composed_ratio_exact(mechanism, q["a"], q["b"], q["p"], domain_size, padding_length)
-        if ratio_within(ratio, epsilon):
-            return GridAllocation(sol, q, aim, repairs,
-                                  exact_budgets(mechanism, q["a"], q["b"], q["p"], domain_size, padding_length))
-        overshoot = float(log_exact(ratio)) - float(epsilon)
-        aim = aim - max(2.0 * overshoot, aim * 1e-12)
-        if not aim > 0:
-            break
-    raise SpecError("epsilon", f"must admit a {mechanism} allocation on the 2^-48 grid within the budget "
-                    f"(rounding overshot {MAX_REPAIRS} times)", epsilon)
+                            f"{d}, L = {L} (got a={q['a']!r}, b={q['b']!r})", epsilon)
+        holds, overshoot = exact_check(composed_ratio_exact(mechanism, q["a"], q["b"], q["p"], d, L), epsilon)
+        return Attempt(q, holds, overshoot, sol)
+
+    def lower(aim: float, failed: Attempt) -> float | None:
+        aim = aim - max(2.0 * failed.overshoot, aim * 1e-12)
+        return aim if aim > 0 else None
+
+    def failure(_last) -> SpecError:
+        return SpecError("epsilon", f"must admit a {mechanism} allocation on the 2^-48 grid within the budget "
+                         f"(rounding overshot {MAX_REPAIRS} times)", epsilon)
+
+    res = round_and_repair(attempt, start=shrink(epsilon), repair=lower, max_attempts=MAX_REPAIRS, failure=failure)
+    q = res.params
+    return GridAllocation(res.solution, q, res.setting, res.repairs,
+                          exact_budgets(mechanism, q["a"], q["b"], q["p"], d, L))

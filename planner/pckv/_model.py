@@ -119,6 +119,18 @@ def _prior_arrays(spec: PCKVSpec, d: int):
         sset = np.array([s for s, _ in items], dtype=float)
         swt = np.array([w for _, w in items], dtype=float)
         mean_size = float(np.dot(sset, swt / swt.sum()))
+    freq, means = prior_vectors(spec, d, mean_size)
+    return freq, means, sset, swt
+
+
+def prior_vectors(spec: PCKVSpec, d: int, mean_size: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(f, m)``, shape ``(d,)``: ``prior_frequencies`` or ``min(1, E[size]/d)``, ``prior_means`` or 1.
+
+    Raises
+    ------
+    SpecError
+        ``prior_frequencies`` / ``prior_means`` without one entry per key.
+    """
     for name in ("prior_frequencies", "prior_means"):
         vals = getattr(spec, name)
         if vals is not None and len(vals) != d:
@@ -126,7 +138,7 @@ def _prior_arrays(spec: PCKVSpec, d: int):
     freq = (np.array(spec.prior_frequencies, dtype=float) if spec.prior_frequencies is not None
             else np.full(d, min(1.0, mean_size / d)))
     means = np.array(spec.prior_means, dtype=float) if spec.prior_means is not None else np.ones(d)
-    return freq, means, sset, swt
+    return freq, means
 
 
 def build_model(spec: PCKVSpec, d: int, labels: list[str] | None, pdata: PlanningData):

@@ -29,7 +29,7 @@ import numpy as np
 from ...mechanisms import Aggregate
 from ...mechanisms.pie import RandomizedResponse
 
-from ._model import open_assumptions
+from ._model import open_assumptions, prior_vectors
 from .spec import DEFAULT_USERS, PCKVSpec, PrivatePhase
 
 __all__ = ["PhaseOne", "project_simplex", "phase1_runtime", "phase1_user_count", "split_users", "phase1_counts",
@@ -148,13 +148,7 @@ def private_key_model(spec: PCKVSpec, d: int, distribution, users: int):
     w = np.asarray(distribution, dtype=float)
     sizes = np.arange(w.size, dtype=float)
     mean_size = float(np.dot(sizes, w))
-    for name in ("prior_frequencies", "prior_means"):
-        vals = getattr(spec, name)
-        if vals is not None and len(vals) != d:
-            raise SpecError(name, f"must have one entry per key (d={d})", len(vals))
-    freq = (np.array(spec.prior_frequencies, dtype=float) if spec.prior_frequencies is not None
-            else np.full(d, min(1.0, max(mean_size, 1e-12) / d)))
-    means = np.array(spec.prior_means, dtype=float) if spec.prior_means is not None else np.ones(d)
+    freq, means = prior_vectors(spec, d, max(mean_size, 1e-12))
     order = np.argsort(-freq, kind="stable")
     keys = np.nonzero(freq > 0)[0] if spec.objective_keys == "all" else order[: min(int(spec.objective_keys), d)]
     keys = keys[freq[keys] > 0]

@@ -3,7 +3,7 @@ r"""The PCKV paper's comparison mechanisms in ``ldpplan simulate``: PrivKVM and 
 PCKV Sec. 6 (Fig. 6, Fig. 9, Fig. 10) compares PCKV-UE / PCKV-GRR with PrivKVM (``c = 1``),
 PrivKVM with one real and five virtual rounds ("1r5v") and KVUE; we add the real
 multi-round PrivKVM (``c = 3``, users online in every round). Each row runs the
-mechanism's client code on every user (:mod:`ldpplan.mechanisms.pckv.privkvm`), with the same
+mechanism's client code on every user (:mod:`._baselines`), with the same
 seeds for every row, and reports the MSE of frequency and mean over all keys and the top-N
 keys, with the first-order predictions where they exist (PrivKVM ``c = 1`` and KVUE).
 With ``-O epsilons=...`` the same rows (plus PCKV-UE / PCKV-GRR with the optimized
@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ...mechanisms.pckv.privkvm import KVUE, PrivKVM
+from ._baselines import KVUE, PrivKVM
 
 from .._report import Table
 
@@ -84,8 +84,8 @@ def baseline_table(rows: list[dict[str, Any]], set_name: str, pckv_rows: list[di
     return Table(f"PCKV vs the paper's baselines over {set_name} (PCKV Fig. 6 / Fig. 9 style)",
                  ["mechanism", "MSE freq", "MSE freq theory", "MSE mean", "MSE mean theory"], body,
                  note="PrivKVM: key epsilon/2, value epsilon/(2c) per round (sequential composition); KVUE: one "
-                      "epsilon on the pair's two state bits (reconstructed, see ldpplan.mechanisms.pckv.privkvm); theory: "
-                      "PCKV Theorem 4, baselines first order in d/n (derived; PrivKVM c=1 and KVUE only)")
+                      "epsilon on the pair's two state bits (reconstructed, see ldpplan.planner.pckv._baselines); "
+                      "theory: PCKV Theorem 4, baselines first order in d/n (derived; PrivKVM c=1 and KVUE only)")
 
 
 def epsilon_sweep(epsilons, users, freq, means, sets, set_name: str, trial_seqs, pckv_row: Callable,

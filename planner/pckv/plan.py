@@ -21,19 +21,14 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .._plan_format import envelope, predicted
+from .._plan_format import envelope
 from ..errors import SpecError
 from ._allocation import GridAllocation, solve_on_grid
+from .claims import COMPOSITION, baseline_of, choose, guarantee_of, predicted_of
 from ._model import PlanningData, build_model, read_spec_data
 from .spec import ALLOCATIONS, PCKVSpec, parse_spec, private_phase
 
-__all__ = ["build_plan", "predictions", "domain_of", "choose", "COMPOSITION"]
-
-COMPOSITION = {"pckv-ue": "Theorem 2, eq. (3)", "pckv-grr": "Theorem 3, eq. (6)"}
-_MSE_F_UNIT = "frequency^2 (frequency = fraction of users) per key, averaged over the objective keys"
-_MSE_M_UNIT = "value^2 (values in [-1, 1]) per key, averaged over the objective keys"
-_MSE_M_WORST_UNIT = "value^2 (values in [-1, 1]) per key, a bound for every key it covers (see at)"
-
+__all__ = ["build_plan", "domain_of"]
 
 def domain_of(spec: PCKVSpec, pdata: PlanningData) -> tuple[int, list[str] | None]:
     """``(d, labels)`` of the spec (``"data"``: the distinct keys of the data file)."""
@@ -48,79 +43,6 @@ def domain_of(spec: PCKVSpec, pdata: PlanningData) -> tuple[int, list[str] | Non
     return int(dv), None
 
 
-def predictions(q: Mapping[str, float], L: int, model, weights) -> dict[str, dict[str, Any]]:
-    """``predicted`` entries of a/b/p at ``L`` under ``model`` (Theorem 4 and eq. (17)-(18)).
-
-    References
-    ----------
-    PCKV, Theorem 4 eq. (9)-(12); approximations eq. (16)-(18).
-    """
-    from ...solvers.pckv import approximate_mse, theorem4_mse
-
-    keys = model.objective_keys
-    fs = model.sampled(L)
-    a, b, p = q["a"], q["b"], q["p"]
-    mf, mm = theorem4_mse(a, b, p, L, model.n, model.frequencies[keys], model.means[keys], fs[keys])
-    af, am = approximate_mse(a, b, p, L, model.n, model.frequencies[keys], model.means[keys])
-    extra = {"users": int(model.n), "keys_averaged": int(keys.size)}
-    at = _at(model)
-    out = {
-        "mse_frequency": predicted(np.mean(mf), _MSE_F_UNIT, "PCKV Theorem 4, eq. (9) at f_s(L), plus the truncation "
-                                   "bias (f_s(L) - f)^2 of eq. (7)", **extra, **at),
-        "mse_mean": predicted(np.mean(mm), _MSE_M_UNIT, "PCKV Theorem 4, eq. (10)^2 + (11)", **extra, **at),
-    }
-    objective_unit = "w_f * mse_frequency + w_m * mse_mean"
-    if model.min_key_frequency is not None:  # the key distribution is open: the headline is the worst case
-        out["mse_mean_uniform"] = out["mse_mean"]
-        out["mse_mean"] = _worst_mean(q, L, model)
-        objective_unit = "w_f * mse_frequency + w_m * mse_mean_uniform"
-    out.update({
-        "approx_mse_frequency": predicted(np.mean(af), _MSE_F_UNIT, "PCKV eq. (17)", **extra, **at),
-        "approx_mse_mean": predicted(np.mean(am), _MSE_M_UNIT, "PCKV eq. (18)", **extra, **at),
-        "objective": predicted(weights[0] * np.mean(mf) + weights[1] * np.mean(mm),
-                               objective_unit, "PCKV Theorem 4 (the planner's objective)",
-                               **extra, **at),
-    })
-    out["g"] = predicted(b / (a * a * (2 * p - 1) ** 2), "1 (dimensionless)",
-                         "PCKV eq. (16): g = b / (a^2 (2p-1)^2), the value-noise factor of eq. (18)")
-    out["h"] = predicted((1 - b) * b / (a - b) ** 2, "1 (dimensionless)",
-                         "PCKV eq. (16): h = (1-b) b / (a-b)^2, the key-noise factor of eq. (17)-(18)")
-    if model.set_sizes is not None:
-        w = model.set_size_weights / model.set_size_weights.sum()
-        out["users_truncated_fraction"] = predicted(float(w[model.set_sizes > L].sum()), "fraction of users",
-                                                    "set sizes: users holding more than L pairs (Algorithm 1 "
-                                                    "samples each with probability 1/|S|)")
-    return out
-
-
-def _at(model) -> dict[str, str]:
-    """``case`` and ``at`` of the figures computed at the key model's frequencies and means."""
-    if model.basis == "data":
-        return {"case": "data", "at": "the data's key frequencies, value means and set sizes"}
-    if model.basis == "assumption":
-        means = "|m_k| = 1" if model.max_abs_mean == 1.0 else "the spec's prior_means"
-        return {"case": "assumption", "at": f"pairs spread uniformly over the keys (f_k = E[set size]/d), {means}"}
-    return {"case": "priors", "at": "the spec's prior_frequencies and prior_means"}
-
-
-def _worst_mean(q: Mapping[str, float], L: int, model) -> dict[str, Any]:
-    """The headline ``mse_mean`` when the key distribution is open: the worst case over keys and means."""
-    from ...solvers.pckv import truncation_factor, worst_case_mean_mse
-
-    rho = 1.0 if model.set_sizes is None else truncation_factor(model.set_sizes, model.set_size_weights, L)
-    floor = model.min_key_frequency
-    value = worst_case_mean_mse(q["a"], q["b"], q["p"], L, model.n, floor, model.max_abs_mean, rho)
-    means = "any means in [-1, 1]" if model.max_abs_mean == 1.0 else f"|m| <= {model.max_abs_mean:g}"
-    return predicted(value, _MSE_M_WORST_UNIT, "PCKV Theorem 4, eq. (10)^2 + (11), largest over f >= min_key_frequency "
-                     f"and {means}", users=int(model.n), case="worst",
-                     at=f"every key with frequency >= {floor:.6g} (min_key_frequency), {means}; a rarer key's error "
-                        "grows like (min_key_frequency / f)^2", min_key_frequency=floor)
-
-
-def _finite(x: float) -> float:
-    return x if math.isfinite(x) else math.inf
-
-
 def _finite_or_none(node: Any) -> Any:
     """JSON-strict copy: non-finite floats (e.g. a closed form's ``-inf`` lower bound) become None."""
     if isinstance(node, float):
@@ -130,12 +52,6 @@ def _finite_or_none(node: Any) -> Any:
     if isinstance(node, (list, tuple)):
         return [_finite_or_none(v) for v in node]
     return node
-
-
-def choose(objectives: Mapping[str, float]) -> str:
-    """The mechanism with the smaller objective (NaN counts as infinite; a tie goes to PCKV-UE)."""
-    ue, grr = _finite(objectives.get("pckv-ue", math.inf)), _finite(objectives.get("pckv-grr", math.inf))
-    return "pckv-ue" if ue <= grr else "pckv-grr"
 
 
 def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights,
@@ -167,15 +83,6 @@ def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights,
         out["model"] += ("; private route: rho(L) from the phase-1 estimated set-size distribution, key "
                          "frequencies and means from the priors, n = phase-2 users")
     return L, out
-
-
-def _baseline(mech: str, method: str, L: int, alloc: GridAllocation, model, weights, role: str) -> dict[str, Any]:
-    q = alloc.params
-    pred = predictions(q, L, model, weights)
-    return {"name": f"{mech} / {method}", "mechanism": mech, "allocation": method, "role": role,
-            "padding_length": L, "a": q["a"], "b": q["b"], "p": q["p"], **alloc.budgets,
-            "objective": pred["objective"]["value"],
-            "predicted": {k: pred[k] for k in ("mse_frequency", "mse_mean")}}
 
 
 def _planning_inputs(spec: PCKVSpec, pdata: PlanningData, phase_one: dict | None = None) -> list[dict[str, Any]]:
@@ -262,7 +169,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
         for method in dict.fromkeys([spec.allocation, *[a for a in ALLOCATIONS if a != "numeric"]]):
             grid = alloc if method == spec.allocation else solve_on_grid(m, eps, method, d, L, model, weights)
             role = ("plan-candidate" if method == spec.allocation else "comparison")
-            baselines.append(_baseline(m, method, L, grid, model, weights, role))
+            baselines.append(baseline_of(m, method, L, grid, model, weights, role))
     objectives = {b["mechanism"]: b["objective"] for b in baselines if b["role"] == "plan-candidate"}
     mech = choose(objectives)
     for b in baselines:
@@ -297,9 +204,8 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     params = {"a": q["a"], "b": q["b"], "p": q["p"], "epsilon1": budgets["epsilon1"], "epsilon2": budgets["epsilon2"],
               "padding_length": L, "domain_size": d, "values": spec.values,
               "out_of_domain_keys": spec.out_of_domain_keys}
-    guarantee = {"notion": "LDP", "epsilon": budgets["epsilon"], "epsilon1": budgets["epsilon1"],
-                 "epsilon2": budgets["epsilon2"], "units": "nats", "composition": COMPOSITION[mech]}
+    guarantee = guarantee_of(mech, budgets)
     solver["time_seconds"] = time.perf_counter() - t0
     return envelope(mechanism=mech, domain_size=d, labels=labels, params=params, guarantee=guarantee,
-                    predicted=predictions(q, L, model, weights), baselines=baselines, solver=solver,
+                    predicted=predicted_of(q, L, model, weights), baselines=baselines, solver=solver,
                     spec=dict(raw), planning_inputs=_planning_inputs(spec, pdata, phase_one))

@@ -21,19 +21,19 @@ from ...mechanisms import Aggregate
 from ...mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, sample_pairs
 
 from .._common import parse_options
-from .._report import SimulateOptions, SimulationReport, Table
+from .._report import SimulateOptions as RunOptions, SimulationReport, Table
 from ..errors import PrivacyViolation
 from ._allocation import solve_on_grid
 from ._model import data_model
 from ._simulate_baselines import baseline_rows, baseline_table, epsilon_sweep
 from .spec import parse_spec, private_phase
 
-__all__ = ["PCKVSimulateOptions", "simulate", "synthetic_users", "aggregate_counts"]
+__all__ = ["SimulateOptions", "simulate", "synthetic_users", "aggregate_counts"]
 
 _RUNTIME = {"pckv-ue": PCKVUE, "pckv-grr": PCKVGRR}
 
 
-class PCKVSimulateOptions(BaseModel):
+class SimulateOptions(BaseModel):
     """``-O KEY=VALUE`` options of ``ldpplan simulate`` for PCKV plans."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -205,17 +205,17 @@ def _plotter(curves_data, title):
     return plot
 
 
-def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -> SimulationReport:
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
     """Empirical vs Theorem 4 MSE of frequency and mean (all keys and top-N keys).
 
     Parameters
     ----------
     plan : mapping
         A PCKV plan (re-verified first).
-    options : SimulateOptions
+    options : ldpplan.planner.SimulateOptions
         ``data`` (key-value CSV, else synthetic), ``trials``, ``seed``, ``mode``
         (``aggregate``: Algorithm 1 per user then exact count distributions; ``runtime``:
-        the client runtime for every user), ``extra`` parsed by :class:`PCKVSimulateOptions`.
+        the client runtime for every user), ``extra`` parsed by :class:`SimulateOptions`.
     progress : callable, optional
         ``progress(advance, total)``.
 
@@ -242,7 +242,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     """
     from .verify import verify
 
-    opts = parse_options(PCKVSimulateOptions, options.extra)
+    opts = parse_options(SimulateOptions, options.extra)
     check = verify(plan)
     if not check.holds:
         raise PrivacyViolation(f"refusing to simulate a plan that fails verification: {check.message}")
@@ -297,7 +297,7 @@ class _Run:
     sampled: Callable[[int], np.ndarray]
     d: int
     L: int
-    options: SimulateOptions
+    options: RunOptions
     trial_seqs: list
     tick: Callable[[], None]
     top_name: str

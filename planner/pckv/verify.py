@@ -20,14 +20,14 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...mechanisms.pckv import on_grid
+from ...mechanisms import on_grid
 
 from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
 from ._allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, solve_on_grid, value_ratio_exact
-from .plan import choose, predictions
+from .claims import choose, predicted_of
 from .spec import PCKVSpec, parse_spec, private_phase
 
 __all__ = ["verify"]
@@ -150,7 +150,7 @@ def _check_choice(plan: Mapping[str, Any], spec: PCKVSpec, mech: str, model, wei
     for r in rows:
         obj = float(r["objective"])
         if model is not None:
-            obj = predictions(r, int(r["padding_length"]), model, weights)["objective"]["value"]
+            obj = predicted_of(r, int(r["padding_length"]), model, weights)["objective"]["value"]
             if not math.isclose(obj, float(r["objective"]), rel_tol=CLAIM_RTOL):
                 raise _Fail(f"baselines[{r['name']}].objective: recomputed {obj!r} (got {r['objective']!r})")
         objectives[r["mechanism"]] = obj
@@ -160,7 +160,7 @@ def _check_choice(plan: Mapping[str, Any], spec: PCKVSpec, mech: str, model, wei
 
 
 def _check_predictions(plan: Mapping[str, Any], model, weights, q, L: int) -> None:
-    for k, entry in predictions(q, L, model, weights).items():
+    for k, entry in predicted_of(q, L, model, weights).items():
         got = plan["predicted"].get(k, {}).get("value")
         if got is None or not math.isclose(entry["value"], float(got), rel_tol=CLAIM_RTOL, abs_tol=1e-300):
             raise _Fail(f"predicted.{k}: recomputed {entry['value']!r} from the spec's priors (got {got!r})")

@@ -4,14 +4,16 @@ Murakami & Takahashi, "Toward Evaluating Re-identification Risks in the Local Pr
 Model" (TDP 2021): PIE privacy (Def. 3.1, bits), Bayes error (Cor. 3.9), alpha of RR/GLH
 (Prop. 4.1, Thm. 4.2-4.5), l2 loss (Prop. 4.6-4.7), optimal g (Thm. 4.8).
 
-One module per concern: :mod:`.spec` (spec model), :mod:`.solve` (the RR and GLH candidates),
-:mod:`.plan` (plan 2.0), :mod:`.exact` (the exact guarantee), :mod:`.verify` (exact re-check
-and spec comparison), :mod:`.tables`, :mod:`.simulate` (+ typed ``-O`` options).
+The room's public modules are those of every family (``docs/ARCHITECTURE.md``): :mod:`.spec`,
+:mod:`.plan` (``build_plan``), :mod:`.verify`, :mod:`.claims` (guarantee, predicted, baselines),
+:mod:`.inputs`, :mod:`.simulate` (``SimulateOptions``), :mod:`.tables`, :mod:`.audit`; private
+helpers: ``_solve`` (the RR and GLH candidates), ``_exact`` (the exact guarantee).
 :data:`FAMILY` implements :class:`ldpplan.planner.families.Family`.
 """
 from __future__ import annotations
 
 import itertools
+
 from ..families import ModuleFamily
 
 __all__ = ["FAMILY", "EXAMPLES", "gss_labels", "GSS_FIELDS"]
@@ -49,14 +51,5 @@ EXAMPLES: dict[str, dict] = {
     },
 }
 
-INPUT_DOC = ("CSV with a header and a column 'item', one row per user: a label of the plan's domain.labels, "
-             "or a 0-based index in [0, domain.size) when domain.labels is null.")
-
-
 #: The PIE implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(
-    name="pie", spec_mechanisms=("pie", "rr", "glh"), plan_mechanisms=("rr", "glh"),
-    examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
-    options="simulate:PIESimulateOptions", build="plan:build_plan", check="verify:verify",
-    tables="tables:summarize", simulator="simulate:simulate", reader="plan:read_inputs",
-    chunks="plan:iter_inputs")
+FAMILY = ModuleFamily(name="pie", spec_mechanisms=("pie", "rr", "glh"), examples=EXAMPLES, package=__name__)

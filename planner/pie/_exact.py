@@ -4,28 +4,17 @@ Used by :mod:`.plan` to write the claims and by :mod:`.verify` to recompute them
 """
 from __future__ import annotations
 
-import math
 from decimal import Decimal, localcontext
-from fractions import Fraction
 from typing import Any
 
-from .._exact import DIGITS, exact, log_exact
+from .._exact import DIGITS, exact, float_down, float_up, log_exact, to_decimal
 
-__all__ = ["NOTION", "HASH_PARAMS", "exact_guarantee", "claimed_numbers", "float_up", "float_down", "to_decimal"]
+__all__ = ["NOTION", "HASH_PARAMS", "exact_guarantee", "claimed_numbers"]
 
 NOTION = "LDP+PIE"
 #: ``params.hash`` of GLH plans: the runtime's Carter-Wegman family (informational, checked verbatim).
 HASH_PARAMS = {"family": "carter-wegman", "formula": "((a*x + b) mod P) mod g", "prime": 2**31 - 1,
                "seed_per_user": "a in [1, P-1], b in [0, P-1]"}
-
-
-def to_decimal(x: Fraction | float) -> Decimal:
-    """Exact Decimal of a float; a Fraction to 60 significant digits."""
-    if isinstance(x, float):
-        return Decimal(x)  # exact: floats are dyadic rationals
-    with localcontext() as ctx:
-        ctx.prec = DIGITS + 10
-        return Decimal(x.numerator) / Decimal(x.denominator)
 
 
 def exact_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,
@@ -71,18 +60,6 @@ def exact_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases:
         bayes = 1 - (alpha + 1) / prior_bits if prior_bits > 0 else None
         return {"ratio": ratio, "epsilon": eps, "theta": th, "mechanism_bits": mech, "ldp_bits": ldp,
                 "alpha_bits": alpha, "alpha_nats": alpha * ln2, "prior_bits": prior_bits, "bayes": bayes}
-
-
-def float_up(d: Decimal) -> float:
-    """The smallest float >= ``d``."""
-    f = float(d)
-    return f if Decimal(f) >= d else math.nextafter(f, math.inf)
-
-
-def float_down(d: Decimal) -> float:
-    """The largest float <= ``d``."""
-    f = float(d)
-    return f if Decimal(f) <= d else math.nextafter(f, -math.inf)
 
 
 def claimed_numbers(ex: dict[str, Any], target: Any) -> dict[str, Any]:

@@ -8,9 +8,8 @@ from __future__ import annotations
 from decimal import Decimal, localcontext
 from typing import Any, Mapping
 
-from .._exact import SAFETY_MARGIN, exact, log_exact, shrink
+from .._exact import SAFETY_MARGIN, exact, float_down, log_exact, shrink
 from ..errors import SpecError
-from ._exact import float_down
 from .spec import ParsedSpec
 
 __all__ = ["alpha_budget", "solve", "select", "shuffled_local_epsilon"]

@@ -8,10 +8,10 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._common import parse_options
-from .._report import SimulateOptions, SimulationReport, Table
+from .._report import SimulateOptions as RunOptions, SimulationReport, Table
 from ..errors import InputDataError
 
-__all__ = ["PIESimulateOptions", "simulate", "SYNTHETIC_MAX_ENTRIES", "SYNTHETIC_DOMAIN"]
+__all__ = ["SimulateOptions", "simulate", "SYNTHETIC_MAX_ENTRIES", "SYNTHETIC_DOMAIN"]
 
 #: Largest n |X| simulated without --data (larger plans are re-planned for a synthetic Zipf sample).
 SYNTHETIC_MAX_ENTRIES = 20_000_000
@@ -26,7 +26,7 @@ def _split(value: Any) -> Any:
     return value
 
 
-class PIESimulateOptions(BaseModel):
+class SimulateOptions(BaseModel):
     """``-O KEY=VALUE`` options of ``ldpplan simulate`` for RR/GLH plans."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
@@ -49,7 +49,7 @@ class PIESimulateOptions(BaseModel):
         return v
 
 
-def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.ndarray, str, list[str] | None, int,
+def _data_items(plan: Mapping[str, Any], options: RunOptions) -> tuple[np.ndarray, str, list[str] | None, int,
                                                                             int]:
     """Users' items, a description, the data's labels (None: the plan's domain), |X| and the rows
     skipped for an empty item (``--skip-empty``)."""
@@ -71,7 +71,7 @@ def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.n
                 source += f"; the plan's target re-planned for the data's |X| = {len(labels)}"
             return index, source, labels, len(labels), 0
         from ..data import concat_chunks
-        from .plan import iter_inputs
+        from .inputs import iter_inputs
 
         stream = iter_inputs(plan, path, skip_empty=options.skip_empty)
         items = concat_chunks(list(stream))
@@ -93,7 +93,7 @@ def _data_items(plan: Mapping[str, Any], options: SimulateOptions) -> tuple[np.n
 
 
 def _sim_plans(plan: Mapping[str, Any], n: int, labels: list[str] | None, k: int,
-               opts: PIESimulateOptions) -> list[tuple[str, dict]]:
+               opts: SimulateOptions) -> list[tuple[str, dict]]:
     """The plan's RR and GLH counterparts for the data's n and domain, per target."""
     from .._common import attach_verification
     from . import plan as _plan_mod
@@ -116,7 +116,7 @@ def _sim_plans(plan: Mapping[str, Any], n: int, labels: list[str] | None, k: int
     return out
 
 
-def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -> SimulationReport:
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
     """RR and GLH for the plan's target on data: guarantee, predicted and measured l2 loss.
 
     For the plan's target (or each of ``-O bayes_errors=0.5,0.8``) the RR and the GLH are
@@ -131,7 +131,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     InputDataError
         Unreadable data; SpecError for bad ``-O`` options (listing the valid keys).
     """
-    opts = parse_options(PIESimulateOptions, options.extra)
+    opts = parse_options(SimulateOptions, options.extra)
     items, source, labels, k, skipped = _data_items(plan, options)
     n = int(items.size)
     truth = np.bincount(items, minlength=k) / n
@@ -150,7 +150,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
 
 
 def _run_plan(label: str, sp: dict, ss: np.random.SeedSequence, items: np.ndarray, truth: np.ndarray,
-              top: np.ndarray, opts: PIESimulateOptions, trials: int, tick) -> dict[str, Any]:
+              top: np.ndarray, opts: SimulateOptions, trials: int, tick) -> dict[str, Any]:
     """Trials of one simulated plan through the runtime; its result record (losses per estimator)."""
     from ... import mechanisms
 
@@ -177,7 +177,7 @@ def _run_plan(label: str, sp: dict, ss: np.random.SeedSequence, items: np.ndarra
                              "l2_top10_mean": float(np.mean(top_losses[m]))} for m, v in losses.items()}}
 
 
-def _table(results: list[dict[str, Any]], source: str, opts: PIESimulateOptions, trials: int) -> Table:
+def _table(results: list[dict[str, Any]], source: str, opts: SimulateOptions, trials: int) -> Table:
     """One row per simulated plan: guarantee, predicted and measured l2 loss per estimator."""
     rows = []
     for rec in results:
@@ -198,7 +198,7 @@ def _table(results: list[dict[str, Any]], source: str, opts: PIESimulateOptions,
                       + f", alpha = {opts.alpha}.")
 
 
-def _plotter(results: list[dict[str, Any]], opts: PIESimulateOptions, n: int, k: int, trials: int):
+def _plotter(results: list[dict[str, Any]], opts: SimulateOptions, n: int, k: int, trials: int):
     def plot(path: str) -> None:
         from ..plotting import Curve, plot_curves
 

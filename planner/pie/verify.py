@@ -26,11 +26,13 @@ from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
-from ._exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee, float_down, float_up, to_decimal
+from .._exact import float_down, float_up, to_decimal
+from ._exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee
+from .claims import predicted_of, unshuffled_baseline
 from ._solve import select
 from .spec import HASH_PRIME, parse_spec
 
-__all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # re-exported from .exact
+__all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # float_up, float_down re-exported from .._exact
 
 def _structure(plan: Mapping[str, Any]) -> tuple[int, int, float, float]:
     """``(|X|, symbols, mu, epsilon)`` after the structural checks (PlanFormatError)."""
@@ -112,6 +114,30 @@ def _claim_checks(plan: Mapping[str, Any], spec, ex: dict[str, Any], failures: l
         failures.append(f"params: must hold exactly {sorted(keys)} (got {sorted(p)})")
     if plan["mechanism"] == "glh" and p.get("hash") != HASH_PARAMS:
         failures.append(f"params.hash: must describe the runtime's hash family {HASH_PARAMS} (got {p.get('hash')!r})")
+
+
+#: relative tolerance of a recomputed prediction (floats of the same formulas; libm may differ in the last bits)
+PREDICTION_RTOL = 1e-9
+
+
+def _prediction_checks(plan: Mapping[str, Any], spec, ex: dict[str, Any], failures: list[str]) -> None:
+    """``predicted`` is recomputed from the numbers (:func:`.claims.predicted_of`, Prop. 4.6/4.7 at the
+    realised epsilon; the no-shuffler comparison for a ``central_epsilon`` target), never read."""
+    mech, p = plan["mechanism"], plan["params"]
+    g = int(p["g"]) if mech == "glh" else None
+    want = predicted_of(mech, float(ex["epsilon"]), int(p["domain_size"]), int(plan["guarantee"]["n"]), g,
+                        float(ex["theta"]))
+    if spec is not None and spec.target.central_epsilon is not None:
+        want.update(unshuffled_baseline(mech, spec, want["l2_loss_total"]["value"]))
+    got = plan["predicted"]
+    if set(got) != set(want):
+        failures.append(f"predicted: must hold exactly {sorted(want)} (got {sorted(got)})")
+        return
+    for key, entry in want.items():
+        value = got[key].get("value") if isinstance(got[key], Mapping) else None
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isclose(
+                float(value), float(entry["value"]), rel_tol=PREDICTION_RTOL, abs_tol=1e-300):
+            failures.append(f"predicted.{key}: recomputed {entry['value']!r} from the numbers (got {value!r})")
 
 
 def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None:
@@ -215,6 +241,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
                         f"{float(bayes_true)!r} from the numbers")
     spec = _spec_checks(plan, ex, failures)
     _claim_checks(plan, spec, ex, failures)
+    _prediction_checks(plan, spec, ex, failures)
     details = {"epsilon_realized": float(ex["epsilon"]), "theta": float(ex["theta"]),
                "alpha_bits_recomputed": float(ex["alpha_bits"]),
                "bayes_error_bound_recomputed": None if ex["bayes"] is None else float(ex["bayes"]),

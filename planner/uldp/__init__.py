@@ -5,31 +5,35 @@ Distribution Estimation", USENIX Security 2019 (full version): Def. 2 (ULDP), De
 Def. 4 (uRAP), Props. 4-8 (l1 loss), App. E Props. 15-19 (l2 loss), Sec. 5 (PUM, eq. 21),
 Sec. 2.5 (estimators), Sec. 6 (Fig. 5, Fig. 8).
 
-Modules: :mod:`.spec` (the spec model), :mod:`.numbers` (grid numbers, exact ratios, losses),
-:mod:`.plan`, :mod:`.verify`, :mod:`.tables`, :mod:`.options`, :mod:`.simulate`,
-:mod:`.simulate_pum`, :mod:`.counts` (aggregate-mode sampling).
+The room's public modules are those of every family (``docs/ARCHITECTURE.md``): :mod:`.spec`,
+:mod:`.plan` (``build_plan``), :mod:`.verify`, :mod:`.claims`, :mod:`.inputs`, :mod:`.simulate`
+(``SimulateOptions``), :mod:`.tables`, :mod:`.audit`; private helpers: ``_numbers`` (grid numbers,
+exact ratios, losses), ``_options`` (option parsers), ``_simulate_pum``, ``_counts`` (aggregate-mode
+sampling). This ``__init__`` is the family's one declaration and stays light.
 """
 from __future__ import annotations
 
 from ..families import ModuleFamily
-from ._numbers import grid_rappor, grid_urap, grid_urr
-from ._options import ULDPSimOptions
-from .plan import plan_from_spec
-from .spec import EXAMPLES, ULDPSpec
 
-__all__ = ["FAMILY", "EXAMPLES", "ULDPSpec", "ULDPSimOptions", "plan_from_spec", "grid_urr", "grid_urap",
-           "grid_rappor"]
+__all__ = ["FAMILY", "EXAMPLES"]
 
-INPUT_DOC = ("CSV with a header and column `item`: a label of the plan's domain.labels, or a 0-based index "
-             "when labels is null (one row per user). PUM plans also read an optional column `tag`: the name "
-             "of one of params.tags when the item is one of the user's own private items under that tag "
-             "(her pre-processor, eq. 19), empty otherwise.")
+EXAMPLES: dict[str, dict] = {
+    "uldp-urr": {
+        "mechanism": "urr", "epsilon": 1.0, "domain": 400, "sensitive": 76,
+        "description": "ULDP Sec. 6 US Census setting: |X| = 400, |X_S| = 76, epsilon = 1 (uRR, Def. 3)",
+    },
+    "uldp-urap": {
+        "mechanism": "urap", "epsilon": 1.0, "domain": 400, "sensitive": 76,
+        "description": "ULDP Sec. 6 US Census setting: |X| = 400, |X_S| = 76, epsilon = 1 (uRAP, Def. 4)",
+    },
+    "uldp-pum": {
+        "mechanism": "pum", "epsilon": 1.0, "domain": 625, "sensitive": 15, "common": "urr",
+        "tags": ["home", "workplace"],
+        "description": "ULDP Sec. 6 Foursquare setting: 25x25 regions, 15 hospital regions, PUM with tags home/workplace",
+    },
+}
+
 
 
 #: The ULDP implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(
-    name="uldp", spec_mechanisms=("urr", "urap", "pum"), plan_mechanisms=("urr", "urap", "pum"),
-    examples=EXAMPLES, input_doc=INPUT_DOC, package=__name__,
-    options="_options:ULDPSimOptions", build="plan:plan_from_spec", check="verify:verify",
-    tables="tables:summarize", simulator="simulate:simulate", reader="inputs:read_inputs",
-    chunks="inputs:iter_inputs")
+FAMILY = ModuleFamily(name="uldp", spec_mechanisms=("urr", "urap", "pum"), examples=EXAMPLES, package=__name__)

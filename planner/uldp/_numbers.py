@@ -3,7 +3,8 @@
 Solvers give closed forms (``ldpplan.solvers.uldp``); here they are put on the 2^-48 grid at
 the budget shrunk by :data:`ldpplan.planner._exact.SAFETY_MARGIN` and then checked **exactly**
 (rational ratios, 50-digit logs), nudging a number one grid step toward privacy if float
-rounding left it on the wrong side. A budget the grid cannot meet is a SpecError.
+rounding left it on the wrong side (the shared grid step, :mod:`ldpplan.planner._grid`). A budget
+the grid cannot meet is a SpecError.
 """
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ import math
 from fractions import Fraction
 from typing import Any, Mapping
 
-from .._exact import exact, ratio_within, shrink
+from .._exact import exact, shrink
+from .._grid import GRID_DENOMINATOR, Attempt, OnGrid, exact_check, round_and_repair, round_safe
 from ..errors import SpecError
 
 __all__ = ["GRID_DENOMINATOR", "urr_ratio", "urap_ratio", "grid_urr", "grid_urap", "grid_theta", "grid_rappor",
-           "predicted_losses", "marginals_model", "worst_case_kind"]
+           "urr_on_grid", "urap_on_grid", "DIRECTIONS", "predicted_losses", "marginals_model", "worst_case_kind"]
 
-GRID_DENOMINATOR = 2**48
 _NUDGES = 64
+#: Safe rounding directions (:func:`~.._grid.round_safe`): ``c2``, ``d1``, ``psi`` up (Def. 2 (5)'s
+#: ratios fall), ``theta`` (a utility choice, kept strictly inside (d1, 1)) to nearest.
+DIRECTIONS = {"c2": "up", "d1": "up", "psi": "up", "theta": "nearest"}
 
 
 def urr_ratio(c1: float, c2: float) -> Fraction | None:
@@ -63,9 +67,19 @@ def _too_small(epsilon: float, what: str) -> SpecError:
 def grid_urr(epsilon: float, n_sensitive: int) -> dict[str, float]:
     """uRR parameters (Def. 3) on the 2^-48 grid, rounded toward privacy, exactly within epsilon.
 
+    ``urr_on_grid(epsilon, n_sensitive).params``.
+    """
+    return urr_on_grid(epsilon, n_sensitive).params
+
+
+def urr_on_grid(epsilon: float, n_sensitive: int) -> OnGrid[int]:
+    """uRR parameters (Def. 3) on the grid, with the grid step's record (setting: ``c2``'s numerator).
+
     ``c2`` is rounded **up** from the closed form at the shrunk budget, then
     ``c1 = 1 - (|X_S| - 1) c2`` and ``c3 = 1 - |X_S| c2`` in integers of 2^-48, which lowers
     ``c1 / c2`` (the only ratio of Def. 2 (5)) and keeps every row summing to one exactly.
+    The shared grid step (:func:`~.._grid.round_and_repair`) repairs a failed exact check by
+    moving ``c2`` one more grid step up (its setting: the numerator of ``c2``).
 
     Raises
     ------
@@ -75,31 +89,44 @@ def grid_urr(epsilon: float, n_sensitive: int) -> dict[str, float]:
     from ...solvers.uldp import urr_parameters
 
     ks = int(n_sensitive)
-    c2 = urr_parameters(shrink(epsilon), ks).parameters["c2"]
-    k2 = max(1, math.ceil(c2 * GRID_DENOMINATOR))
-    for _ in range(_NUDGES):
+    c2 = round_safe({"c2": urr_parameters(shrink(epsilon), ks).parameters["c2"]}, DIRECTIONS)["c2"]
+
+    def attempt(k2: int) -> Attempt:
         k1, k3 = GRID_DENOMINATOR - (ks - 1) * k2, GRID_DENOMINATOR - ks * k2
         if k1 <= k2 or k3 <= 0:
             raise _too_small(epsilon, f"c1 > c2 and c3 > 0 with |X_S| = {ks}")
-        if ratio_within(Fraction(k1, k2), epsilon):
-            return {"c1": k1 / GRID_DENOMINATOR, "c2": k2 / GRID_DENOMINATOR, "c3": k3 / GRID_DENOMINATOR}
-        k2 += 1
-    raise _too_small(epsilon, "c1/c2 <= e^epsilon")  # pragma: no cover - the shrink leaves ~1e-10 slack
+        holds, overshoot = exact_check(Fraction(k1, k2), epsilon)
+        return Attempt({"c1": k1 / GRID_DENOMINATOR, "c2": k2 / GRID_DENOMINATOR, "c3": k3 / GRID_DENOMINATOR},
+                       holds, overshoot)
+
+    return round_and_repair(attempt, start=max(1, int(c2 * GRID_DENOMINATOR)), repair=lambda k2, _: k2 + 1,
+                            max_attempts=_NUDGES, failure=lambda _: _too_small(epsilon, "c1/c2 <= e^epsilon"))
 
 
 def grid_theta(theta: float) -> float:
     """``theta`` rounded to the nearest grid value in ``[2^-47, 1 - 2^-48]`` (the uRAP needs 0 < d1 < theta < 1)."""
-    return min(max(round(float(theta) * GRID_DENOMINATOR), 2), GRID_DENOMINATOR - 1) / GRID_DENOMINATOR
+    near = round_safe({"theta": float(theta)}, DIRECTIONS)["theta"]
+    return min(max(near, 2 / GRID_DENOMINATOR), 1 - 1 / GRID_DENOMINATOR)
 
 
 def grid_urap(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
               theta: float | None = None) -> dict[str, float]:
     """uRAP parameters (Def. 4) on the 2^-48 grid, rounded toward privacy, exactly within epsilon.
 
+    ``urap_on_grid(epsilon, n_sensitive, n_nonsensitive, theta).params``.
+    """
+    return urap_on_grid(epsilon, n_sensitive, n_nonsensitive, theta).params
+
+
+def urap_on_grid(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
+                 theta: float | None = None) -> OnGrid[tuple[int, int]]:
+    """uRAP parameters (Def. 4) on the grid, with the grid step's record (setting: the numerators of ``d1``, ``d2``).
+
     ``theta`` to nearest (kept in (0, 1)); ``d1`` **up** (lowers ``theta/d1``, raises
     ``(1-theta)/(1-d1)``); ``d2 = (theta/d1) e^(-epsilon')`` **up** (``theta/d1 <= e^eps d2``).
-    If float rounding leaves a ratio of :func:`urap_ratio` above ``e^epsilon``, the offending
-    number moves one grid step toward privacy (at most 64 times). The defaults
+    If float rounding leaves a ratio of :func:`urap_ratio` above ``e^epsilon``, the shared grid
+    step (:func:`~.._grid.round_and_repair`, setting: the numerators of ``d1``, ``d2``) moves the
+    offending number one grid step toward privacy (at most 64 times). The defaults
     (|X_S| = 2, |X_N| = 1) check every ratio class, so those numbers hold for every |X_S|, |X_N|.
 
     Raises
@@ -112,24 +139,29 @@ def grid_urap(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
     target = shrink(epsilon)
     th = grid_theta(urap_parameters(target, theta).parameters["theta"])
     kt = int(th * GRID_DENOMINATOR)
-    k1 = math.ceil(th / ((1.0 - th) * math.exp(target) + th) * GRID_DENOMINATOR)
+    d1 = round_safe({"d1": th / ((1.0 - th) * math.exp(target) + th)}, DIRECTIONS)["d1"]
+    k1 = int(d1 * GRID_DENOMINATOR)
     k2 = math.ceil((th * GRID_DENOMINATOR / k1) * math.exp(-target) * GRID_DENOMINATOR)
-    for _ in range(_NUDGES):
-        k2 = min(max(k2, 1), GRID_DENOMINATOR - 1)
+
+    def attempt(ks: tuple[int, int]) -> Attempt:
+        k1, k2 = ks[0], min(max(ks[1], 1), GRID_DENOMINATOR - 1)
         if not 0 < k1 < kt:
             raise _too_small(epsilon, "0 < d1 < theta")
-        d1, d2 = k1 / GRID_DENOMINATOR, k2 / GRID_DENOMINATOR
-        ratio = urap_ratio(th, d1, d2, n_sensitive, n_nonsensitive)
-        if ratio is not None and ratio_within(ratio, epsilon):
-            return {"theta": th, "d1": d1, "d2": d2}
+        q = {"theta": th, "d1": k1 / GRID_DENOMINATOR, "d2": k2 / GRID_DENOMINATOR}
+        holds, overshoot = exact_check(urap_ratio(th, q["d1"], q["d2"], n_sensitive, n_nonsensitive), epsilon)
+        return Attempt(q, holds, overshoot)
+
+    def nudge(ks: tuple[int, int], failed: Attempt) -> tuple[int, int]:
+        k1, d2 = ks[0], exact(failed.params["d2"])
         a1, a0 = Fraction(kt, k1), Fraction(GRID_DENOMINATOR - kt, GRID_DENOMINATOR - k1)
-        if n_nonsensitive and a1 / exact(d2) > a1 / a0:
-            k2 += 1
-        elif n_nonsensitive and exact(d2) / a0 > a1 / a0:
-            k2 -= 1
-        else:
-            k1 += 1
-    raise _too_small(epsilon, "the ratios of Def. 2 (5)")  # pragma: no cover
+        if n_nonsensitive and a1 / d2 > a1 / a0:
+            return k1, int(d2 * GRID_DENOMINATOR) + 1
+        if n_nonsensitive and d2 / a0 > a1 / a0:
+            return k1, int(d2 * GRID_DENOMINATOR) - 1
+        return k1 + 1, int(d2 * GRID_DENOMINATOR)
+
+    return round_and_repair(attempt, start=(k1, k2), repair=nudge, max_attempts=_NUDGES,
+                            failure=lambda _: _too_small(epsilon, "the ratios of Def. 2 (5)"))
 
 
 def grid_rappor(epsilon: float) -> dict[str, float]:
@@ -141,7 +173,7 @@ def grid_rappor(epsilon: float) -> dict[str, float]:
         If the grid cannot hold ``theta > psi``.
     """
     h = math.exp(shrink(epsilon) / 2)
-    kp = math.ceil(GRID_DENOMINATOR / (h + 1.0))
+    kp = int(round_safe({"psi": 1.0 / (h + 1.0)}, DIRECTIONS)["psi"] * GRID_DENOMINATOR)
     if not 0 < kp < GRID_DENOMINATOR - kp:
         raise _too_small(epsilon, "RAPPOR theta > psi")
     return {"theta": (GRID_DENOMINATOR - kp) / GRID_DENOMINATOR, "psi": kp / GRID_DENOMINATOR}

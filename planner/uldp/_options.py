@@ -1,37 +1,15 @@
-"""Typed ``-O KEY=VALUE`` options of ULDP simulations and their list parsers."""
+"""The list parsers of ULDP simulation options (the typed model is ``simulate.SimulateOptions``)."""
 from __future__ import annotations
 
 import math
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import SpecError
 
-__all__ = ["ULDPSimOptions", "GSS_SENSITIVE_CHOICES", "METHOD_NAMES", "parse_epsilons", "parse_methods"]
+__all__ = ["GSS_SENSITIVE_CHOICES", "METHOD_NAMES", "parse_epsilons", "parse_methods"]
 
 GSS_SENSITIVE_CHOICES = {"lowed": ("educGroup", "<12 yrs"), "foreign": ("nativeBorn", "no")}
 #: Short names of ``-O methods`` -> runtime ``estimate`` methods.
 METHOD_NAMES = {"emp": "empirical", "thr": "threshold", "em": "em"}
-
-
-class ULDPSimOptions(BaseModel):
-    """``-O KEY=VALUE`` options of ``ldpplan simulate`` for ULDP plans."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-
-    epsilons: str = Field("0.1,0.5,1,2,4,ln", description="comma-separated epsilons (nats); 'ln' = ln|X|")
-    methods: str = Field("emp,thr,em", description="comma-separated subset of emp,thr,em")
-    em_tol: float = Field(1e-10, gt=0, description="uRAP/RAPPOR EM (the full-report MLE) stops when its "
-                          "certified optimality gap is <= em_tol |log-likelihood| (uRR and RR use the exact "
-                          "maximum-likelihood estimate)")
-    em_max_iter: int = Field(1000, ge=1, description="cap on EM steps")
-    alpha: float = Field(0.05, gt=0, lt=1, description="Bonferroni level of emp+thr")
-    sensitive: Literal["lowed", "foreign"] = Field("lowed", description="GSS X_S (--data gss_vocab.csv): educGroup '<12 yrs' or nativeBorn 'no'")
-    sample: Literal["iid", "fixed"] = Field("iid", description="iid: users drawn from the true distribution per trial; "
-                                                              "fixed: the data's users as they are")
-    n: int = Field(100000, ge=1, description="synthetic users (without --data)")
-    tag_rate: float = Field(0.5, ge=0, le=1, description="PUM: chance that a user at a tag's item regards it as private")
 
 
 def parse_epsilons(text: str, k: int) -> list[float]:

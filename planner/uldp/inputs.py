@@ -8,7 +8,13 @@ import numpy as np
 
 from ..errors import InputDataError
 
-__all__ = ["read_inputs", "iter_inputs"]
+__all__ = ["INPUT_DOC", "read_inputs", "iter_inputs"]
+
+#: The CSV columns ``ldpplan perturb --input`` reads (``ldpplan options``, the family protocol's ``input_doc``).
+INPUT_DOC = ("CSV with a header and column `item`: a label of the plan's domain.labels, or a 0-based index "
+             "when labels is null (one row per user). PUM plans also read an optional column `tag`: the name "
+             "of one of params.tags when the item is one of the user's own private items under that tag "
+             "(her pre-processor, eq. 19), empty otherwise.")
 
 
 def read_inputs(plan: Mapping[str, Any], path: str | os.PathLike):

@@ -7,12 +7,14 @@ from typing import Any, Mapping
 
 from .._common import attach_verification
 from .._plan_format import envelope
+from ..errors import SpecError
 from .claims import baselines_of, guarantee_of
 from ._numbers import grid_urap, grid_urr, predicted_losses
 from .spec import Resolved, parse_spec, resolve
 from .verify import verify
 
-__all__ = ["plan_from_spec", "solve_numbers"]
+#: ``grid_urr`` / ``grid_urap`` (the grid numbers of Def. 3 / Def. 4) are re-exported for notebooks and tools
+__all__ = ["build_plan", "solve_numbers", "grid_urr", "grid_urap"]
 
 
 def solve_numbers(res: Resolved) -> dict[str, float]:
@@ -23,7 +25,7 @@ def solve_numbers(res: Resolved) -> dict[str, float]:
     return grid_urap(res.spec.epsilon, ks, k - ks, res.spec.theta)
 
 
-def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
+def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
     """Solve a ULDP spec into a verified plan (format 2.0).
 
     Returns
@@ -38,10 +40,15 @@ def plan_from_spec(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> d
     Raises
     ------
     SpecError
-        Bad spec, or a budget the 2^-48 grid cannot meet.
+        Bad spec, or a budget the 2^-48 grid cannot meet; a ``[shuffle]`` block (the amplification
+        theorems are for epsilon0-LDP randomizers, and non-sensitive outputs are released as they are).
     PrivacyViolation
         If the solved plan fails its own verification.
     """
+    block = raw.get("shuffle") if isinstance(raw, Mapping) else None
+    if block is not None:
+        raise SpecError("shuffle", "is not available for ULDP plans (non-sensitive outputs are released as they "
+                        "are, so the amplification theorems for epsilon0-LDP randomizers do not apply)", block)
     t0 = time.perf_counter()
     res = resolve(parse_spec(raw))
     numbers = solve_numbers(res)

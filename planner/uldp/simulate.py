@@ -9,18 +9,38 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from .._common import parse_options
-from .._report import SimulateOptions, SimulationReport, Table
+from .._report import SimulateOptions as RunOptions, SimulationReport, Table
 from ._counts import sample_aggregate
 from ._numbers import grid_rappor, grid_urap, grid_urr, marginals_model
 from ._simulate_pum import simulate_pum
-from ._options import METHOD_NAMES, GSS_SENSITIVE_CHOICES, ULDPSimOptions, parse_epsilons, parse_methods
+from ._options import METHOD_NAMES, GSS_SENSITIVE_CHOICES, parse_epsilons, parse_methods
 
-__all__ = ["simulate"]
+__all__ = ["simulate", "SimulateOptions"]
+
+class SimulateOptions(BaseModel):
+    """``-O KEY=VALUE`` options of ``ldpplan simulate`` for ULDP plans."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    epsilons: str = Field("0.1,0.5,1,2,4,ln", description="comma-separated epsilons (nats); 'ln' = ln|X|")
+    methods: str = Field("emp,thr,em", description="comma-separated subset of emp,thr,em")
+    em_tol: float = Field(1e-10, gt=0, description="uRAP/RAPPOR EM (the full-report MLE) stops when its "
+                          "certified optimality gap is <= em_tol |log-likelihood| (uRR and RR use the exact "
+                          "maximum-likelihood estimate)")
+    em_max_iter: int = Field(1000, ge=1, description="cap on EM steps")
+    alpha: float = Field(0.05, gt=0, lt=1, description="Bonferroni level of emp+thr")
+    sensitive: Literal["lowed", "foreign"] = Field("lowed", description="GSS X_S (--data gss_vocab.csv): educGroup '<12 yrs' or nativeBorn 'no'")
+    sample: Literal["iid", "fixed"] = Field("iid", description="iid: users drawn from the true distribution per trial; "
+                                                              "fixed: the data's users as they are")
+    n: int = Field(100000, ge=1, description="synthetic users (without --data)")
+    tag_rate: float = Field(0.5, ge=0, le=1, description="PUM: chance that a user at a tag's item regards it as private")
+
 
 _NAMES = ("RR", "RAPPOR", "uRR", "uRAP")
 
@@ -32,7 +52,7 @@ def _is_gss(path: str) -> bool:
     return {"ageGroup", "educGroup", "gender", "nativeBorn", "vocab"} <= header and "item" not in header
 
 
-def _data(plan: Mapping[str, Any], options: SimulateOptions, opts: ULDPSimOptions, rng) -> tuple:
+def _data(plan: Mapping[str, Any], options: RunOptions, opts: SimulateOptions, rng) -> tuple:
     """``(|X|, items, sensitive indices, description, rows skipped for an empty item)``.
 
     ``--data`` is either the users' ``item`` CSV (or Parquet) that ``perturb`` takes, over the plan's
@@ -92,7 +112,7 @@ def _theory(mechs: dict[str, Any], p_true: np.ndarray, sens: list[int], n: int) 
     return out
 
 
-def _estimate(mech, source, method: str, opts: ULDPSimOptions):
+def _estimate(mech, source, method: str, opts: SimulateOptions):
     """Estimate with the simulate options; in aggregate mode a uRAP's "em" is "em-bits"."""
     from ...mechanisms import Aggregate
 
@@ -104,7 +124,7 @@ def _estimate(mech, source, method: str, opts: ULDPSimOptions):
         else mech.estimate(source, method)
 
 
-def _trials(options: SimulateOptions, opts: ULDPSimOptions, k: int, sens: list[int], true_counts: np.ndarray,
+def _trials(options: RunOptions, opts: SimulateOptions, k: int, sens: list[int], true_counts: np.ndarray,
             eps_list: list[float], methods: list[str], seeds, progress) -> tuple[dict, dict, dict, dict]:
     """TV, MSE and EM steps per (mechanism, epsilon, method), and the theory of the empirical estimate."""
     n = int(true_counts.sum())
@@ -137,7 +157,7 @@ def _trials(options: SimulateOptions, opts: ULDPSimOptions, k: int, sens: list[i
     return tv, mse, iters, theory
 
 
-def _report(options: SimulateOptions, opts: ULDPSimOptions, desc: str, k: int, sens: list[int], n: int,
+def _report(options: RunOptions, opts: SimulateOptions, desc: str, k: int, sens: list[int], n: int,
             eps_list: list[float], methods: list[str], results: tuple, seconds: float) -> SimulationReport:
     """Table, JSON data and figure of the Fig. 5 comparison."""
     tv, mse, iters, theory = results
@@ -185,8 +205,8 @@ def _report(options: SimulateOptions, opts: ULDPSimOptions, desc: str, k: int, s
     return SimulationReport(tables=[table], data=data, plot=plot)
 
 
-def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -> SimulationReport:
-    """Run a ULDP plan's simulation (see the module docstring and :class:`ULDPSimOptions`).
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
+    """Run a ULDP plan's simulation (see the module docstring and :class:`SimulateOptions`).
 
     ``mode="aggregate"`` samples each mechanism's aggregate from the true counts (O(|X|)
     per mechanism; uRAP/RAPPOR EM then uses the per-bit likelihood, ``em-bits``);
@@ -198,7 +218,7 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     SpecError
         Bad ``-O`` option (unknown key: the message lists the valid ones), or ``--data`` with a PUM plan.
     """
-    opts = parse_options(ULDPSimOptions, options.extra)
+    opts = parse_options(SimulateOptions, options.extra)
     if plan["mechanism"] == "pum":
         return simulate_pum(plan, options, opts, progress)
     methods = parse_methods(opts.methods)

@@ -26,28 +26,11 @@ from pydantic import AliasChoices, Field, StrictInt, field_validator
 from .._common import EPSILON_MAX, Epsilon, SpecBase, spec_from_pydantic
 from ..errors import SpecError
 
-__all__ = ["ULDPSpec", "Resolved", "parse_spec", "resolve", "EXAMPLES", "MAX_EPSILON"]
+__all__ = ["ULDPSpec", "Resolved", "parse_spec", "resolve", "MAX_EPSILON"]
 
 #: Largest epsilon (nats) a spec may ask for. Beyond about 33 (uRR) or 66 (uRAP) nats the
 #: 2^-48 probability grid, not epsilon, bounds the numbers; the plan then gives more privacy.
 MAX_EPSILON = EPSILON_MAX
-
-EXAMPLES: dict[str, dict] = {
-    "uldp-urr": {
-        "mechanism": "urr", "epsilon": 1.0, "domain": 400, "sensitive": 76,
-        "description": "ULDP Sec. 6 US Census setting: |X| = 400, |X_S| = 76, epsilon = 1 (uRR, Def. 3)",
-    },
-    "uldp-urap": {
-        "mechanism": "urap", "epsilon": 1.0, "domain": 400, "sensitive": 76,
-        "description": "ULDP Sec. 6 US Census setting: |X| = 400, |X_S| = 76, epsilon = 1 (uRAP, Def. 4)",
-    },
-    "uldp-pum": {
-        "mechanism": "pum", "epsilon": 1.0, "domain": 625, "sensitive": 15, "common": "urr",
-        "tags": ["home", "workplace"],
-        "description": "ULDP Sec. 6 Foursquare setting: 25x25 regions, 15 hospital regions, PUM with tags home/workplace",
-    },
-}
-
 
 class ULDPSpec(SpecBase):
     """Validated ULDP spec (see the module docstring for the keys).

@@ -59,6 +59,7 @@ TESTS_PER_CANDIDATE = 3
 BUCKETS = 4096
 _CELL_BUCKETS = 16
 _BATCH_WORK = 1 << 22
+_BATCH_ROWS = 1024  # inputs per batch: the per-input feature counts stay at about 4e6 entries
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,9 +134,16 @@ class _Extremes:
         self.hi: np.ndarray | None = None
 
     def update(self, counts: np.ndarray, inputs: np.ndarray) -> None:
-        arg_hi, arg_lo = counts.argmax(axis=0), counts.argmin(axis=0)
-        cols = np.arange(counts.shape[1])
-        hi, lo = counts[arg_hi, cols], counts[arg_lo, cols]
+        # argmax over axis 0 is a strided scan (slow); max of ``count * nb + row`` is contiguous
+        nb = counts.shape[0]
+        rows = np.arange(nb, dtype=np.int64)[:, None]
+        key = counts.astype(np.int64) * nb
+        key += nb - 1 - rows  # ties: the first row
+        top = key.max(axis=0)
+        hi, arg_hi = top // nb, nb - 1 - top % nb
+        key += 2 * rows - (nb - 1)  # now count * nb + row
+        bottom = key.min(axis=0)
+        lo, arg_lo = bottom // nb, bottom % nb
         if self.hi is None:
             self.hi, self.lo, self.arg_hi, self.arg_lo = hi, lo, inputs[arg_hi], inputs[arg_lo]
             return
@@ -184,7 +192,7 @@ def explore(mechanism: Any, domain: Domain, runs: int, rng: np.random.Generator,
     size = screened.size
     if size < 2:
         return []
-    batch = int(max(1, min(size, _BATCH_WORK // max(1.0, runs * domain.cost))))
+    batch = int(max(1, min(size, _BATCH_ROWS, _BATCH_WORK // max(1.0, runs * domain.cost))))
     extremes: dict[tuple[str, str], _Extremes] = {}
     kinds: dict[tuple[str, str], bool] = {}
     for start in range(0, size, batch):

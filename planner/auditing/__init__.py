@@ -185,11 +185,17 @@ def _default_trials(pairs: list[InputPair], confidence: float) -> int:
     every = [t for p in pairs for t in p.tests if not t.never]
     # the tests whose honest ratio attains (95 % of) the claim decide; all of them when none does
     tight = [t for t in every if t.probabilities[1] > 0 and t.probabilities[0] > 0
-             and math.log(t.probabilities[0] / t.probabilities[1]) >= 0.95 * t.claim]
-    tests = [(t.probabilities[1], t.claim) for t in (tight or every)]
+             and math.log(t.probabilities[0] / t.probabilities[1]) + t.offset >= 0.95 * t.claim]
+    chosen = tight or every
+    single = [(t.probabilities[1], t.claim) for t in chosen if not t.pool]
+    pooled = [(t.probabilities[1], t.claim, t.offset) for t in chosen if t.pool]
     work = sum(2.0 * p.cost for p in pairs)
     alpha = bounds.per_bound_alpha(confidence, len(every) + explore_module.TOP * explore_module.TESTS_PER_CANDIDATE)
-    return bounds.default_trials(tests, alpha, work)
+    trials = bounds.default_trials(single or pooled, alpha, work)
+    # a pooled test decides only where no single-event test reaches the target within the budget
+    if single and pooled and not bounds.reaches(single, trials, alpha):
+        trials = bounds.default_trials(pooled, alpha, work)
+    return trials
 
 
 def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confidence: float = 0.95,
@@ -202,7 +208,9 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
     column counts, so a column that depends on the input where the plan says it must not, or a
     deterministic function of the input, is found); the confirmation runs the family's tight
     pairs (:mod:`.pairs`) and the selected ones ``trials`` times each on fresh samples and bounds
-    every ratio with Clopper-Pearson intervals, Bonferroni over all of them.
+    every ratio with Clopper-Pearson intervals, Bonferroni over all of them. On huge domains the
+    family adds a pooled test (:class:`.events.Test` ``pool``: the LDP inequality summed over
+    disjoint events and inputs), which decides the default trials when no single-event test can.
 
     Parameters
     ----------
@@ -215,7 +223,7 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
         Runs on each input of the confirmation stage (default: :func:`planned_trials`: the
         fewest for which the most sensitive test flags a leak to 1.05 x its claim with
         probability 0.95, capped by a work budget; see
-        :func:`ldpplan.planner.audit.bounds.default_trials`).
+        :func:`ldpplan.planner.auditing.bounds.default_trials`).
     confidence : float
         Joint confidence of the bounds, in (0, 1).
     rng : numpy.random.Generator, optional
@@ -287,7 +295,8 @@ def _detectable(pairs: list[InputPair], trials: int, alpha: float, claim: float)
     same = [t for t in tests if math.isclose(t.claim, claim, rel_tol=1e-12)]
     best, best_ratio = math.inf, math.inf
     for test in same or tests:
-        eps = bounds.min_detectable_epsilon(test.probabilities[1], trials, alpha, test.claim)
+        eps = test.offset + bounds.min_detectable_epsilon(test.probabilities[1], trials, alpha,
+                                                          test.claim - test.offset)
         if eps / test.claim < best_ratio:
             best, best_ratio = eps, eps / test.claim
     return best
@@ -310,7 +319,7 @@ def _result(mech: str, pairs: list[InputPair], counts: list[np.ndarray], trials:
                 continue
             num, den = (k_second, k_first) if test.reverse else (k_first, k_second)
             names = (pair.second, pair.first) if test.reverse else (pair.first, pair.second)
-            bound = max(0.0, bounds.log_ratio_bound(num, den, trials, alpha))
+            bound = max(0.0, test.offset + bounds.log_ratio_bound(num, den, trials, alpha))
             out.append(AuditPair(names, test.event, (num, den), trials, test.claim, bound, False, test.source))
             p_den.append((den + 0.5) / (trials + 1.0) if test.estimated else test.probabilities[1])
     binding = max(out, key=lambda p: p.ratio)

@@ -17,8 +17,8 @@ from .._envelope import PlanFields
 from .._plan import PlanError, integer, number, require
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, readonly
 from ._base import GUARANTEE_FIELDS, check_guarantee, check_items, grid_probability, read_sensitive, read_uldp_envelope
-from .urap import UtilityOptimizedRAPPOR
-from .urr import UtilityOptimizedRR
+from ._urap import UtilityOptimizedRAPPOR
+from ._urr import UtilityOptimizedRR
 
 __all__ = ["PersonalizedULDP", "PreProcessor"]
 

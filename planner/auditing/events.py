@@ -5,8 +5,10 @@ An :class:`InputPair` holds two inputs (as the runtime's ``perturb`` takes them,
 ``Pr[E | first] <= e^claim Pr[E | second]`` (``reverse=True``: first and second swapped), or,
 with ``never=True``, that ``E`` never happens on the first input (ULDP: a sensitive input never
 produces an invertible output). Each test carries the honest probabilities of its event from the
-plan's numbers, used only to choose the default number of trials. A :class:`Domain` lists every
-input of a family for the exploration stage.
+plan's numbers, used only to choose the default number of trials. A *pooled* test (``pool = s``)
+sums the LDP inequality over ``s`` disjoint events ``E_i`` and ``s`` inputs ``x_i`` (below), so
+that a rare single output becomes a frequent union. A :class:`Domain` lists every input of a family
+for the exploration stage.
 
 Each family's room builds these in its module ``audit`` (functions ``pairs(plan)`` and
 ``domain(plan)``), read through the family protocol; this module depends on nothing but numpy.
@@ -14,13 +16,15 @@ Each family's room builds these in its module ``audit`` (functions ``pairs(plan)
 from __future__ import annotations
 
 import dataclasses
+from collections import abc
+import math
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from ..errors import PlanFormatError
 
-__all__ = ["Test", "InputPair", "Domain", "item_index", "item_label", "repeat", "unpacked_bit", "one_report"]
+__all__ = ["Test", "InputPair", "Domain", "ItemLabels", "item_index", "item_label", "repeat", "unpacked_bit",
+           "one_report"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +52,14 @@ class Test:
     estimated : bool
         ``p_first``, ``p_second`` are estimates (an exploration candidate), not the plan's numbers:
         the run's power is then computed from the confirmation's own frequencies.
+    pool : int
+        0 for an ordinary event. ``s >= 1`` for a pooled test over disjoint events ``E_1 .. E_s``
+        and inputs ``x_1 .. x_s`` (the pair's :attr:`InputPair.pool`): ``occurs`` returns, per
+        report, the index ``i`` of the ``E_i`` it is in (``-1``: none). Summing ``Pr[E_i | x_i] <=
+        e^epsilon Pr[E_i | x']`` over ``i`` gives ``s * mean_i Pr[E_i | x_i] <= e^epsilon Pr[U E_i |
+        x']``: the first input's runs draw ``i`` uniformly and count ``report in E_i``
+        (probability ``p_first = mean_i Pr[E_i | x_i]``), the second's count ``report in U E_i``
+        (``p_second``), and the bounded log-ratio is ``ln(s) + ln(p_first / p_second)``.
     """
 
     event: str
@@ -60,6 +72,12 @@ class Test:
     both: bool = False
     source: str = ""
     estimated: bool = False
+    pool: int = 0
+
+    @property
+    def offset(self) -> float:
+        """``ln(pool)`` for a pooled test (added to the log-ratio of the two frequencies), else 0."""
+        return math.log(self.pool) if self.pool > 1 else 0.0
 
     @property
     def probabilities(self) -> tuple[float, float]:
@@ -80,6 +98,12 @@ class InputPair:
     tests : tuple of Test
     cost : float
         Work per report (about one unit per output bit), for the default trials.
+    pool : callable, optional
+        For pooled tests (every test of the pair then has ``pool = s``): ``ndarray of i in [0,
+        s) -> data``, the first input's runs on inputs ``x_i``; ``i`` is drawn uniformly and
+        independently for each run from the audit's generator (so each run's count is a
+        Bernoulli draw of mean ``mean_i Pr[E_i | x_i]`` and Clopper-Pearson applies). ``make(0,
+        n)`` is then unused; ``make(1, n)`` gives the second input ``x'``.
     run : callable, optional
         ``(mechanism, input_index, n, rng) -> reports``: runs ``n`` trials itself instead of
         ``perturb(make(input_index, n), rng=rng)`` (memoized runtimes: one trial is a user reporting
@@ -91,6 +115,7 @@ class InputPair:
     make: Callable[[int, int], Any]
     tests: tuple[Test, ...]
     cost: float = 1.0
+    pool: Callable[[np.ndarray], Any] | None = None
     run: Callable[[Any, int, int, np.random.Generator], Any] | None = None
 
 
@@ -125,6 +150,26 @@ class Domain:
     fixed_columns: tuple[str, ...] = ()
     cost: float = 1.0
     tight: Callable[[int, int], InputPair] | None = None
+
+
+class ItemLabels(abc.Sequence):
+    """The labels of a plan's items, computed on demand (a count domain of 10^7 items is not listed)."""
+
+    def __init__(self, plan: Mapping[str, Any], size: int | None = None) -> None:
+        self._labels = plan["domain"].get("labels")
+        self._size = int(plan["domain"]["size"]) if size is None else int(size)
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._size))]
+        i = int(index)
+        if not -self._size <= i < self._size:
+            raise IndexError(index)
+        i %= self._size
+        return str(self._labels[i]) if self._labels is not None else str(i)
 
 
 def item_index(plan: Mapping[str, Any], item: Any) -> int:

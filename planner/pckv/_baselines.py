@@ -1,6 +1,9 @@
 r"""PCKV's comparison baselines: PrivKV / PrivKVM (Ye et al., S&P 2019) and KVUE (Sun et al., 2019).
 
-Simulation-only comparison mechanisms (no plan format, not in ``mechanisms.RUNTIMES``). Both
+Simulation-only comparison mechanisms (no plan format, no ``from_plan``, not in
+``mechanisms.RUNTIMES``): they live with the PCKV simulation (:mod:`._simulate_baselines`), not in
+the client runtime, and are built from the runtime's public pieces (reports, aggregates, exact
+grid sampling). Both
 use the *naive sampling* protocol: each user draws one key index ``j`` uniformly from the
 ``d`` keys (public, independent of the data) and reports about that key only: ``<1, v>`` if
 she holds ``j`` with value ``v``, else ``<0, 0>``. Values are discretised to ``+-1`` with
@@ -40,9 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from ._core import as_users
-from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
-from .._sampling import bernoulli, bernoulli_iid, check_rng, to_grid
+from ...mechanisms import (Aggregate, CountRule, Estimate, Frozen, Reports, bernoulli, bernoulli_iid, check_method,
+                           check_rng, to_grid)
+from ...mechanisms.pckv import KeyValueUsers
+from ...solvers._checks import check_epsilon
 
 __all__ = ["PrivKVM", "KVUE", "keep_probability"]
 
@@ -50,13 +54,6 @@ __all__ = ["PrivKVM", "KVUE", "keep_probability"]
 def keep_probability(epsilon: float) -> float:
     """``e^epsilon/(1 + e^epsilon)`` rounded down to the 2^-48 grid (binary RR at ``epsilon`` nats)."""
     return to_grid(1.0 / (1.0 + np.exp(-float(epsilon))), "down")
-
-
-def _check_epsilon(epsilon: float) -> float:
-    epsilon = float(epsilon)
-    if not (np.isfinite(epsilon) and 0 < epsilon <= 50):
-        raise ValueError(f"epsilon: must be a finite number in (0, 50] nats (got {epsilon!r})")
-    return epsilon
 
 
 class _NaiveSampling(Frozen):
@@ -69,12 +66,12 @@ class _NaiveSampling(Frozen):
     def _init(self, epsilon: float, domain_size: int) -> None:
         if isinstance(domain_size, bool) or int(domain_size) != domain_size or int(domain_size) < 2:
             raise ValueError(f"domain_size: must be an integer >= 2 (got {domain_size!r})")
-        self._set(epsilon=_check_epsilon(epsilon), domain_size=int(domain_size), labels=None)
+        self._set(epsilon=check_epsilon(epsilon, maximum=50), domain_size=int(domain_size), labels=None)
 
     def _sample(self, users, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(j, holder, value)`` per user: the sampled index, whether she holds it, its value (else 0)."""
         check_rng(rng)
-        users = as_users(users)
+        users = users if isinstance(users, KeyValueUsers) else KeyValueUsers.from_pairs(users)
         n, d = users.n_users, self.domain_size
         if users.keys.size and (users.keys.min() < 0 or users.keys.max() >= d):
             raise ValueError(f"users.keys: must be in [0, {d})")

@@ -29,7 +29,9 @@ def count_events(mechanism: Any, pairs: Sequence[InputPair], trials: int, rng: n
 
     Row ``t`` of pair ``i`` holds the number of the ``trials`` runs on the first and on the second
     input whose report is in test ``t``'s event. Each input is perturbed ``trials`` times as
-    arrays of identical inputs (``perturb(data, rng=rng)``, in chunks).
+    arrays of identical inputs (``perturb(data, rng=rng)``, in chunks). A pair with pooled tests
+    (:attr:`.events.InputPair.pool`) runs its first side on inputs drawn uniformly from its pool
+    (from ``rng``) and counts, per run, whether the report is in the event of its own input.
 
     Raises
     ------
@@ -43,14 +45,26 @@ def count_events(mechanism: Any, pairs: Sequence[InputPair], trials: int, rng: n
         counts = np.zeros((len(pair.tests), 2), dtype=np.int64)
         for which in (0, 1):
             for size in _chunks(trials, pair.cost):
-                reports = (pair.run(mechanism, which, size, rng) if pair.run is not None
-                           else view.perturb(pair.make(which, size), rng=rng))
+                drawn = None
+                if pair.run is not None:  # the pair runs its own trials (memoized runtimes over rounds)
+                    reports = pair.run(mechanism, which, size, rng)
+                else:
+                    if pair.pool is not None and which == 0:
+                        drawn = rng.integers(0, pair.tests[0].pool, size=size, dtype=np.int64)
+                        data = pair.pool(drawn)
+                    else:
+                        data = pair.make(which, size)
+                    reports = view.perturb(data, rng=rng)
                 if len(reports) != size:
                     raise ValueError(f"mechanism.perturb: returned {len(reports)} reports for {size} inputs")
                 for t, test in enumerate(pair.tests):
                     if test.never and which == 1 and not test.both:
                         continue
-                    hit = np.asarray(test.occurs(reports), dtype=bool)
+                    if test.pool:
+                        index = np.asarray(test.occurs(reports), dtype=np.int64)
+                        hit = index == drawn if drawn is not None else index >= 0
+                    else:
+                        hit = np.asarray(test.occurs(reports), dtype=bool)
                     counts[t, which] += int(np.count_nonzero(hit))
                 if progress is not None:
                     progress(size, total)

@@ -14,7 +14,7 @@ from typing import Sequence
 
 
 __all__ = ["cp_lower", "cp_upper", "log_ratio_bound", "per_bound_alpha", "expected_bound", "default_trials",
-           "DETECT_FACTOR", "POWER", "power", "min_detectable_epsilon", "MIN_TRIALS", "MAX_TRIALS", "WORK_LIMIT"]
+           "DETECT_FACTOR", "POWER", "power", "reaches", "min_detectable_epsilon", "MIN_TRIALS", "MAX_TRIALS", "WORK_LIMIT"]
 
 #: Default trials aim for ``min_detectable_epsilon <= DETECT_FACTOR * claim`` (power ``POWER``).
 DETECT_FACTOR, POWER = 1.08, 0.95
@@ -109,8 +109,12 @@ def _default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per
 
     Parameters
     ----------
-    tests : sequence of (p_den, claim)
-        Honest probability of each test's event on its denominator input, and its claim (nats).
+    tests : sequence of (p_den, claim) or (p_den, claim, offset)
+        Honest probability of each test's event on its denominator input, and its claim (nats);
+        ``offset = ln(s)`` for a pooled test (:class:`..events.Test`), whose bounded log-ratio is
+        ``offset + ln(p_num / p_den)``: its frequencies' ratio is held to ``claim - offset``, and
+        the leak aimed at is at most halfway to the largest ratio the event can show
+        (:func:`_target`; e.g. ``1.025 x claim`` for the PIE location RR).
     alpha : float
         Level of each Clopper-Pearson bound (:func:`per_bound_alpha` over every test of the run).
     work_per_trial : float
@@ -128,22 +132,53 @@ def _default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per
         t *= 1.25
     grid.append(cap)
     best = cap
-    for p_den, claim in tests:
+    for test in tests:
+        p_den, claim = test[0], test[1]
+        offset = test[2] if len(test) > 2 else 0.0  # a pooled test: ln(s) added to the frequencies' ratio
         if not (0.0 < p_den < 1.0 and 0.0 < claim and math.isfinite(claim)):
             continue
-        if p_den * math.exp(factor * claim) > 1.0:
+        target, raw = _target(p_den, claim, offset, factor), claim - offset
+        if p_den * math.exp(target) > 1.0:
             continue
         lo, hi = 0, len(grid) - 1
-        if grid[hi] >= best and power(factor * claim, p_den, best, alpha, claim) < level:
+        if grid[hi] >= best and power(target, p_den, best, alpha, raw) < level:
             continue
         while lo < hi:
             mid = (lo + hi) // 2
-            if power(factor * claim, p_den, grid[mid], alpha, claim) >= level:
+            if power(target, p_den, grid[mid], alpha, raw) >= level:
                 hi = mid
             else:
                 lo = mid + 1
         best = min(best, grid[lo])
     return int(max(MIN_TRIALS, min(best, cap)))
+
+
+def _target(p_den: float, claim: float, offset: float, factor: float) -> float:
+    """The leak (on the frequencies' log-ratio) the default trials aim to flag: ``factor x claim``;
+    for a pooled test (``offset > 0``) at most halfway from the claim to the largest ratio its
+    event can show, ``offset + ln(1 / p_den)`` (the mean numerator probability is at most 1)."""
+    if offset > 0.0:
+        return min(factor * claim, 0.5 * (claim + offset - math.log(p_den))) - offset
+    return factor * claim - offset
+
+
+def reaches(tests: Sequence[tuple[float, ...]], trials: int, alpha: float, factor: float | None = None,
+            level: float | None = None) -> bool:
+    """Some test of ``tests`` (as in :func:`default_trials`) flags a leak to ``factor x claim`` with
+    probability ``>= level`` at ``trials`` (cached)."""
+    return _cached_reaches(tuple(map(tuple, tests)), int(trials), float(alpha),
+                           DETECT_FACTOR if factor is None else float(factor), POWER if level is None else float(level))
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_reaches(tests: tuple, trials: int, alpha: float, factor: float, level: float) -> bool:
+    for test in tests:
+        p_den, claim = test[0], test[1]
+        offset = test[2] if len(test) > 2 else 0.0
+        if 0.0 < p_den < 1.0 and 0.0 < claim and math.isfinite(claim) and \
+                power(_target(p_den, claim, offset, factor), p_den, trials, alpha, claim - offset) >= level:
+            return True
+    return False
 
 
 class _Design:

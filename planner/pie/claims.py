@@ -1,0 +1,79 @@
+"""What a PIE plan claims and predicts, derived from its numbers: used by :mod:`.plan` to write the
+claims and by :mod:`.verify` to recompute them.
+
+The guarantee is computed exactly from the keep probability (``exact_guarantee``, 60 digits) and
+rounded to the safe float (``claimed_numbers``; both from the private ``_exact``); the predictions
+are the l2 losses of Prop. 4.6 / 4.7 (Murakami & Takahashi, TDP 2021) and the report size.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from .._plan_format import predicted
+from ._exact import claimed_numbers, exact_guarantee
+from .spec import ParsedSpec
+
+__all__ = ["SOURCES", "exact_guarantee", "claimed_numbers", "report_bits", "predicted_of", "baseline_of",
+           "unshuffled_baseline"]
+
+SOURCES = "Def. 3.1 (bits), Thm. 4.2/4.4 x t (Thm. 4.3/4.5), Prop. 4.1, Cor. 3.9"
+_UNIT_L2 = "squared frequency (sum over X of E[(p(x) - p_hat(x))^2], any p: eq. 22/23 are affine in p(x))"
+
+
+def report_bits(mechanism: str, domain_size: int, g: int | None) -> int:
+    """Bits of one report: ``ceil(log2 |X|)`` (RR) or the hash seed (2 x 31 bits) plus ``ceil(log2 g)`` (GLH)."""
+    if mechanism == "rr":
+        return int(math.ceil(math.log2(domain_size)))
+    return 2 * 31 + int(math.ceil(math.log2(g)))
+
+
+def predicted_of(mechanism: str, epsilon: float, k: int, n: int, g: int | None, theta: float) -> dict[str, Any]:
+    """``predicted``: the l2 losses of Prop. 4.6 (RR) / 4.7 (GLH) at the realised epsilon, report bits, and
+    for GLH the g -> infinity limit of Thm. 4.8 (``k = |X|``, ``n`` users, ``theta`` as in the guarantee)."""
+    from ...solvers.pie import l2_loss_glh, l2_loss_glh_limit, l2_loss_rr, total_l2_loss_glh, total_l2_loss_rr
+
+    if mechanism == "rr":
+        src = "Prop. 4.6 (eq. 22) at the realised epsilon"
+        zero, one, total = l2_loss_rr(epsilon, k, n, 0.0), l2_loss_rr(epsilon, k, n, 1.0), total_l2_loss_rr(epsilon, k, n)
+    else:
+        src = "Prop. 4.7 (eq. 23) at the realised epsilon"
+        zero, one = l2_loss_glh(epsilon, g, n, 0.0), l2_loss_glh(epsilon, g, n, 1.0)
+        total = total_l2_loss_glh(epsilon, g, n, k)
+    out = {
+        "l2_loss_total": predicted(total, _UNIT_L2, src),
+        "l2_loss_per_item_at_zero": predicted(zero, "squared frequency", src + ", p(x) = 0"),
+        "l2_loss_per_unit_frequency": predicted(one - zero, "squared frequency per unit of p(x)", src),
+        "report_bits": predicted(report_bits(mechanism, k, g), "bits", "Sec. 4.4 (communication cost)"),
+    }
+    if mechanism == "glh":
+        out["l2_loss_total_limit_g_infinite"] = predicted(l2_loss_glh_limit(theta, n, 1.0), _UNIT_L2,
+                                                          "Thm. 4.8 (eq. 24), g -> infinity at fixed theta")
+    return out
+
+
+def baseline_of(name: str, res, spec: ParsedSpec, chosen: str) -> dict[str, Any]:
+    """One ``baselines`` entry: a solved candidate (RR or GLH, ``res`` a ``SolveResult``) at its design epsilon."""
+    p = res.parameters
+    g = int(p["g"]) if "g" in p else None
+    src = "Prop. 4.6 (eq. 22)" if name == "rr" else "Prop. 4.7 (eq. 23)"
+    return {"name": name, "mechanism": name, "chosen": name == chosen, "epsilon": float(p["epsilon"]), "g": g,
+            "alpha_bits": float(res.extra["alpha_bits"]), "epsilon_binding": str(res.extra["binding"]),
+            "predicted": {"l2_loss_total": predicted(res.objective, _UNIT_L2, src + " at the design epsilon"),
+                          "report_bits": predicted(report_bits(name, spec.domain_size, g), "bits", "Sec. 4.4")}}
+
+
+def unshuffled_baseline(mechanism: str, spec, shuffled_loss: float) -> dict[str, Any]:
+    """The same mechanism spending ``target.central_epsilon`` locally (no shuffler): its loss and the gain."""
+    from ...solvers.pie import solve_glh, total_l2_loss_rr
+
+    central, k, n = spec.target.central_epsilon, spec.domain_size, spec.n
+    if mechanism == "rr":
+        loss, src = total_l2_loss_rr(central, k, n), "Prop. 4.6 (eq. 22) at epsilon = target.central_epsilon, no shuffler"
+    else:
+        loss = solve_glh(n=n, domain_size=k, g_max=spec.model.g_max, epsilon=central,
+                         releases=spec.model.releases, epsilon_max=spec.model.epsilon_max).objective
+        src = "Prop. 4.7 (eq. 23), best g at epsilon = target.central_epsilon, no shuffler"
+    return {"l2_loss_total_without_shuffler": predicted(loss, _UNIT_L2, src),
+            "shuffler_gain": predicted(loss / shuffled_loss, "ratio",
+                                       "l2_loss_total_without_shuffler / l2_loss_total at the same central epsilon")}
