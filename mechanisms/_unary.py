@@ -15,6 +15,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from . import _sampling
+from ._api import domain_labels
 from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split, hi_tile
 from ._intervals import FrequencyVariance, affine_variance
 from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
@@ -115,9 +116,9 @@ class UnaryEncoding(Frozen):
 
     Parameters
     ----------
-    labels : list of str or None
-    domain_size : int
-        ``m``.
+    domain : int or sequence of str
+        The ``m`` real items: their number, or their distinct labels (keyword-only, like every
+        parameter: the one runtime API, ``docs/ARCHITECTURE.md``).
     a, b, epsilon : array_like, shape (width,)
         Per-bit probabilities (multiples of 2^-48, ``0 < b < a < 1``) and budgets (nats).
     padding_length : int or None
@@ -129,7 +130,7 @@ class UnaryEncoding(Frozen):
     Raises
     ------
     ValueError
-        Shapes differ, or probabilities off the grid or not ``0 < b < a < 1``.
+        A malformed ``domain``, shapes differ, or probabilities off the grid or not ``0 < b < a < 1``.
     """
 
     MECHANISM = ""
@@ -137,8 +138,9 @@ class UnaryEncoding(Frozen):
     #: each report sets each bit at most once
     count_rule = CountRule(at_most_n=((COUNTS,),))
 
-    def __init__(self, labels, domain_size: int, a, b, epsilon, padding_length: int | None,
+    def __init__(self, *, domain, a, b, epsilon, padding_length: int | None = None,
                  level_names=(), privacy: Mapping[str, Any] | None = None) -> None:
+        domain_size, labels = domain_labels(domain)
         a = readonly(np.array(a, dtype=np.float64))
         b = readonly(np.array(b, dtype=np.float64))
         eps = readonly(np.array(epsilon, dtype=np.float64))

@@ -212,7 +212,7 @@ def test_property_newton_not_below_em_and_certified(d, n, sens, eps, seed):
 def _urap(k, ks, seed=0, sensitive=None):
     rng = np.random.default_rng(seed)
     sens = np.arange(ks) if sensitive is None else np.asarray(sensitive)
-    return UtilityOptimizedRAPPOR(k, sens, 0.625, 0.375, 0.5), rng
+    return UtilityOptimizedRAPPOR(domain=k, sensitive=sens, theta=0.625, d1=0.375, d2=0.5), rng
 
 
 @pytest.mark.parametrize("k, sensitive", [(13, [0, 3, 4, 9, 12]), (16, list(range(8))), (21, list(range(21))),
@@ -254,8 +254,8 @@ def test_sensitive_patterns_reject_impossible_reports():
 @pytest.mark.parametrize("cls", ["urap", "rappor"])
 def test_runtime_em_reports_the_certificate(cls):
     k = 40
-    mech = UtilityOptimizedRAPPOR(k, np.arange(12), 0.625, 0.375, 0.5) if cls == "urap" else BasicRAPPOR(
-        k, 0.625, 0.375)
+    mech = UtilityOptimizedRAPPOR(domain=k, sensitive=np.arange(12), theta=0.625, d1=0.375, d2=0.5) if cls == "urap" \
+        else BasicRAPPOR(domain=k, theta=0.625, psi=0.375)
     rng = np.random.default_rng(11)
     rep = mech.perturb(rng.choice(k, size=4000, p=zipf(k)), rng)
     est = mech.estimate(rep, "em")

@@ -40,10 +40,17 @@ def _per_item(parsed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return parsed.a[own], parsed.b[own], parsed.epsilon[own]
 
 
+def _domain(parsed):
+    """The constructor's ``domain``: the plan's labels, or its size when it has none."""
+    return parsed.labels if parsed.labels is not None else parsed.size
+
+
 class IDUE(UnaryEncoding):
     """IDUE runtime for single-item input (Gu et al. ICDE 2020, Sec. V-B/V-C).
 
-    Build it with :meth:`from_plan` (or :func:`ldpplan.mechanisms.load`).
+    Build it with :meth:`from_plan` (or :func:`ldpplan.mechanisms.load`); the constructor is
+    ``IDUE(*, domain, a, b, epsilon, level_names=(), privacy=None)`` (arrays of shape (m,); see
+    :class:`ldpplan.mechanisms._unary.UnaryEncoding`).
 
     Attributes
     ----------
@@ -79,7 +86,7 @@ class IDUE(UnaryEncoding):
         """
         p = parse_plan(plan, cls.MECHANISM)
         a, b, e = _per_item(p)
-        return cls(p.labels, p.size, a, b, e, None, p.names, p.privacy)
+        return cls(domain=_domain(p), a=a, b=b, epsilon=e, level_names=p.names, privacy=p.privacy)
 
     def perturb(self, data, rng: np.random.Generator, *, chunk_size: int | None = None) -> UnaryReports:
         """Perturb each user's item (client side, Sec. V-B), exactly on the 2^-48 grid.
@@ -196,8 +203,9 @@ class IDUEPS(UnaryEncoding):
         a, b, e = _per_item(p)
         L = int(p.padding_length)
         e_star, a_star, b_star = p.dummy
-        return cls(p.labels, p.size, np.concatenate([a, np.full(L, a_star)]), np.concatenate([b, np.full(L, b_star)]),
-                   np.concatenate([e, np.full(L, e_star)]), L, p.names, p.privacy)
+        return cls(domain=_domain(p), a=np.concatenate([a, np.full(L, a_star)]), b=np.concatenate([b, np.full(L, b_star)]),
+                   epsilon=np.concatenate([e, np.full(L, e_star)]), padding_length=L, level_names=p.names,
+                   privacy=p.privacy)
 
     # ---------------------------------------------------------------- item sets
 

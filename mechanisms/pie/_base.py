@@ -16,7 +16,8 @@ import numpy as np
 from .._estimators import bonferroni_z, significance_threshold
 from .._intervals import FrequencyVariance
 from .._mle import rr_mle
-from ._channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
+from .._api import domain_labels
+from ._channel import HASH_PRIME, keep_probability, pie_alpha_bits, realized_epsilon
 from .._envelope import PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
@@ -126,13 +127,13 @@ class KaryRRBase(Frozen):
             raise PlanError(f"guarantee.max_prior: must be >= 1/n = {1.0 / n!r} (a prior cannot be flatter than "
                             f"uniform; got {max_prior!r})")
         target = pie_promises(data)
-        args = (epsilon, labels if labels is not None else k) + (() if g is None else (g,))
+        args = {"domain": labels if labels is not None else k, "epsilon": epsilon} | ({} if g is None else {"g": g})
         expected = keep_probability(epsilon, k if g is None else g)
         if mu != expected:
             raise PlanError(f"params.mu: must be the 2^-48 grid rounding (down) of the keep probability of "
                             f"params.epsilon for {k if g is None else g} symbols, {expected!r} (got {mu!r})")
         try:
-            mech = cls(*args, mu=mu, n=n, releases=t, max_prior=max_prior)
+            mech = cls(**args, mu=mu, n=n, releases=t, max_prior=max_prior)
         except ValueError as exc:
             raise PlanError(f"params: {exc}") from None
         mech._check_claims(data, epsilon, target)

@@ -74,12 +74,12 @@ class RandomizedResponse(KaryRRBase):
     ``Q[x, y] = mu`` if ``y = x`` else ``nu = (1 - mu)/(|X| - 1)``, with
     ``mu = e^eps/(|X| + e^eps - 1)`` rounded down to the ``2**-48`` grid.
 
-    Parameters
+    Parameters (keyword-only)
     ----------
-    epsilon : float
-        LDP budget (nats), finite and > 0; ``epsilon_realized <= epsilon``.
     domain : int or list of str
         ``|X|`` (2 .. 2**31 - 1) or the labels of ``X`` (item ``i`` is ``labels[i]``).
+    epsilon : float
+        LDP budget (nats), finite and > 0; ``epsilon_realized <= epsilon``.
     mu : float, optional
         Keep probability from a plan; must equal ``keep_probability(epsilon, |X|)``.
     n, releases, max_prior : optional
@@ -103,7 +103,7 @@ class RandomizedResponse(KaryRRBase):
     count_rule = CountRule(sums_to_n=(("y",),))
     PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS)
 
-    def __init__(self, epsilon: float, domain, *, mu: float | None = None, n: int | None = None,
+    def __init__(self, *, domain, epsilon: float, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
         self._init_common(epsilon, domain, None, mu, n, releases, max_prior)
 
@@ -207,7 +207,7 @@ class GeneralizedLocalHashing(KaryRRBase):
     count_rule = CountRule(at_most_n=(("support",),))
     PLAN_FIELDS = PlanFields(("glh",), GUARANTEE_FIELDS)
 
-    def __init__(self, epsilon: float, domain, g: int, *, mu: float | None = None, n: int | None = None,
+    def __init__(self, *, domain, epsilon: float, g: int, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not (2 <= int(g) <= HASH_PRIME):
             raise ValueError(f"g: must be an integer in [2, {HASH_PRIME}] (got {g!r})")

@@ -157,9 +157,10 @@ class UtilityOptimizedRAPPOR(Frozen):
     Bit ``j`` of the report for input ``x_i`` is 1 with probability ``theta`` (j = i in X_S),
     ``d1`` (j in X_S, j != i), ``1 - d2`` (j = i in X_N) and 0 (j in X_N, j != i) (eqs. 9-10).
 
-    Parameters
+    Parameters (keyword-only)
     ----------
     domain : int or sequence of str
+        ``|X|`` or the labels of X.
     sensitive : sequence of int
         Indices of X_S.
     theta, d1, d2 : float
@@ -182,7 +183,7 @@ class UtilityOptimizedRAPPOR(Frozen):
     PLAN_FIELDS = PlanFields(("urap",), GUARANTEE_FIELDS["urap"])
     methods = ("empirical", "threshold", "em", "em-bits")
 
-    def __init__(self, domain, sensitive, theta: float, d1: float, d2: float) -> None:
+    def __init__(self, *, domain, sensitive, theta: float, d1: float, d2: float) -> None:
         size, labels = domain_labels(domain)
         mask = sensitive_mask(size, sensitive)
         probs = [float(theta), float(d1), float(d2)]
@@ -445,9 +446,10 @@ class BasicRAPPOR(UtilityOptimizedRAPPOR):
 
     mechanism = "rappor"
 
-    def __init__(self, domain, theta: float, psi: float) -> None:
+    def __init__(self, *, domain, theta: float, psi: float) -> None:
         size, labels = domain_labels(domain)
-        super().__init__(labels if labels is not None else size, np.arange(size), theta, psi, 0.5)
+        super().__init__(domain=labels if labels is not None else size, sensitive=np.arange(size), theta=theta,
+                         d1=psi, d2=0.5)
 
     @classmethod
     def from_plan(cls, plan) -> "BasicRAPPOR":
@@ -462,7 +464,7 @@ class BasicRAPPOR(UtilityOptimizedRAPPOR):
         if urap.sensitive.size != urap.domain_size:
             raise PlanError(f"params.sensitive: the basic RAPPOR protects every item (|X_S| = |X| = "
                             f"{urap.domain_size}; got {urap.sensitive.size})")
-        return cls(urap.labels if urap.labels is not None else urap.domain_size, urap.theta, urap.d1)
+        return cls(domain=urap.labels if urap.labels is not None else urap.domain_size, theta=urap.theta, psi=urap.d1)
 
     def privacy_map(self) -> dict[str, Any]:
         """``{"notion": "LDP", "epsilon"}``: ``ln(theta (1 - psi) / (psi (1 - theta))) = 2 ln(theta / psi)``."""

@@ -64,7 +64,7 @@ class UtilityOptimizedRR(Frozen):
     ``Q(y|x) = c1`` (x in X_S, y = x), ``c2`` (y in X_S, y != x), ``c3`` (x in X_N, y = x),
     0 otherwise (eq. 6). Protected outputs ``Y_P = X_S``, invertible outputs ``Y_I = X_N``.
 
-    Parameters
+    Parameters (keyword-only)
     ----------
     domain : int or sequence of str
         ``|X|`` (a count domain, labels None) or the labels of X.
@@ -91,7 +91,7 @@ class UtilityOptimizedRR(Frozen):
     PLAN_FIELDS = PlanFields(("urr",), GUARANTEE_FIELDS["urr"])
     methods = ("empirical", "threshold", "em")
 
-    def __init__(self, domain, sensitive, c1: float, c2: float, c3: float) -> None:
+    def __init__(self, *, domain, sensitive, c1: float, c2: float, c3: float) -> None:
         size, labels = domain_labels(domain)
         mask = sensitive_mask(size, sensitive)
         probs = [float(c1), float(c2), float(c3)]

@@ -98,8 +98,8 @@ def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progre
     t0 = time.perf_counter()
     for ei, eps in enumerate(eps_list):
         numbers = grid_urr(eps, ks) if kind == "urr" else grid_urap(eps, ks, kz - ks)
-        common = (UtilityOptimizedRR if kind == "urr" else UtilityOptimizedRAPPOR)(kz, z_sens, **numbers)
-        pum = PersonalizedULDP(common, tags)
+        common = (UtilityOptimizedRR if kind == "urr" else UtilityOptimizedRAPPOR)(domain=kz, sensitive=z_sens, **numbers)
+        pum = PersonalizedULDP(domain=k, common=common, tags=tags)
         model = marginals_model(kind, numbers, ks, kz - ks)
         for t in range(options.trials):
             rng = np.random.default_rng(seeds[ei * options.trials + t])

@@ -71,9 +71,10 @@ def _mechanisms(eps: float, k: int, sens: list[int]) -> dict[str, Any]:
 
     ks = len(sens)
     rr, rap = grid_urr(eps, k), grid_rappor(eps)
-    return {"RR": UtilityOptimizedRR(k, list(range(k)), **rr), "RAPPOR": BasicRAPPOR(k, rap["theta"], rap["psi"]),
-            "uRR": UtilityOptimizedRR(k, sens, **grid_urr(eps, ks)),
-            "uRAP": UtilityOptimizedRAPPOR(k, sens, **grid_urap(eps, ks, k - ks))}
+    return {"RR": UtilityOptimizedRR(domain=k, sensitive=list(range(k)), **rr),
+            "RAPPOR": BasicRAPPOR(domain=k, theta=rap["theta"], psi=rap["psi"]),
+            "uRR": UtilityOptimizedRR(domain=k, sensitive=sens, **grid_urr(eps, ks)),
+            "uRAP": UtilityOptimizedRAPPOR(domain=k, sensitive=sens, **grid_urap(eps, ks, k - ks))}
 
 
 def _theory(mechs: dict[str, Any], p_true: np.ndarray, sens: list[int], n: int) -> dict[str, tuple[float, float]]:
