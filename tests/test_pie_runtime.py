@@ -344,8 +344,8 @@ def test_em_on_groups_of_equal_counts_is_the_full_space_mle(make):
     init = em_warm_start(significance_threshold(emp, agg.n, mech.variance_per_user(0.0)))
     full = em_simplex(RRChannel(mu=mech.mu, nu=mech.nu, k=300), counts.astype(float), init=init, tol=1e-13,
                       accelerate=True)
-    grouped = mech.estimate(agg, "em", em_tol=1e-13)
-    np.testing.assert_allclose(grouped.frequency, full.freq, atol=1e-6)
+    grouped = mech.estimate(agg, "em", tol=1e-13)
+    np.testing.assert_allclose(grouped.frequency, full.frequency, atol=1e-6)
     assert grouped.log_likelihood == pytest.approx(full.log_likelihood, abs=1e-6)
     # items with equal counts get equal estimates
     for c in np.unique(counts)[:5]:
@@ -357,7 +357,7 @@ def test_glh_support_em_fixed_point_is_the_empirical_estimate_inside_the_simplex
     rng = np.random.default_rng(12)
     rep = glh.perturb(rng.choice(5, size=20000, p=[0.3, 0.25, 0.2, 0.15, 0.1]), rng=rng)
     emp = glh.estimate(rep).frequency
-    em = glh.estimate(rep, "em", em_tol=1e-13).frequency
+    em = glh.estimate(rep, "em", tol=1e-13).frequency
     assert emp.min() > 0
     # stationary point of sum_x c(x) log(nu + (mu - nu) p(x)) on the simplex, with s = nu/(mu - nu):
     # p(x) + s = (emp(x) + s)(1 + |X| s)/(sum(emp) + |X| s)

@@ -177,7 +177,7 @@ def test_estimators_threshold_and_em(which):
         w = np.ones(len(y))
         # the iterative EM on the grouped pattern likelihood (row-scaled) is a cross-check of the MLE
         channel, wg = m.pattern_channel(rep)
-        ref = em_structured(channel, wg, tol=1e-13, max_iter=200000, accelerate=True).freq
+        ref = em_structured(channel, wg, tol=1e-13, max_iter=200000, accelerate=True).frequency
         assert res.log_likelihood == pytest.approx(float(np.sum(np.log(lik @ res.frequency))), rel=1e-10)
         ll_ref = float(np.sum(np.log(lik @ ref)))
         assert res.log_likelihood >= ll_ref - 1e-2  # tol = 1e-9: stops on a certified gap <= 1e-9 |L| nats
@@ -198,7 +198,7 @@ def test_estimators_threshold_and_em(which):
         counts = agg["bits"].astype(float)
         it = em_structured(bch, np.concatenate([counts, 5000 - counts]), tol=1e-14, max_iter=300000,
                            accelerate=True)
-        np.testing.assert_allclose(bits.frequency, it.freq, atol=1e-5)
+        np.testing.assert_allclose(bits.frequency, it.frequency, atol=1e-5)
         assert 0.5 * np.abs(bits.frequency - p).sum() < 0.5 * np.abs(emp.frequency - p).sum() + 0.02
         with pytest.raises(ValueError, match="needs each report's pattern"):
             m.estimate(agg, "em")
@@ -252,9 +252,9 @@ def test_urap_grouped_likelihood_is_exact():
     y = unpack_bits(rep["bits"], k)
     bp = m.bit_probabilities()
     full = np.prod(np.where(y[:, None, :], bp[None], 1 - bp[None]), axis=2)  # (n, k)
-    a = em_simplex(full, np.ones(len(y)), tol=1e-12).freq
+    a = em_simplex(full, np.ones(len(y)), tol=1e-12).frequency
     channel, w = m.pattern_channel(rep)
-    b = em_structured(channel, w, tol=1e-12).freq
+    b = em_structured(channel, w, tol=1e-12).frequency
     np.testing.assert_allclose(a, b, atol=1e-8)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._estimators import bonferroni_z, significance_threshold
 from .._intervals import FrequencyVariance
+from .._fit import check_options
 from .._mle import rr_mle
 from .._api import domain_labels
 from ._channel import HASH_PRIME, keep_probability, pie_alpha_bits, realized_epsilon
@@ -257,7 +258,7 @@ class KaryRRBase(Frozen):
         return self.aggregate(source)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 threshold_fill: str = "zero", em_tol: float = 1e-10, em_max_iter: int = 100000) -> Estimate:
+                 threshold_fill: str = "zero", tol: float = 1e-12, max_iter: int = 10000) -> Estimate:
         """Estimate the input distribution (frequencies, shape ``(|X|,)``).
 
         Parameters
@@ -281,8 +282,9 @@ class KaryRRBase(Frozen):
             to zero, the others kept as they are). ``"uniform"`` is the ULDP paper's
             convention (Murakami & Kawamoto 2019, Sec. 6.1: the mass left by the significant
             estimates is spread uniformly over the others, so the result sums to one).
-        em_tol, em_max_iter : float, int
-            Accepted for compatibility and unused: ``"em"`` is exact (no iterations).
+        tol, max_iter : float, int
+            The runtime's estimator options (``docs/ARCHITECTURE.md``), checked and unused here:
+            ``"em"`` is exact (no iterations; ``optimality_gap`` 0).
 
         Returns
         -------
@@ -297,6 +299,7 @@ class KaryRRBase(Frozen):
             Unsupported method or fill, malformed reports or aggregate, no users.
         """
         method = check_method(method, self.methods)
+        check_options(tol, max_iter)
         if threshold_fill not in ("zero", "uniform"):
             raise ValueError(f"threshold_fill: must be one of ['zero', 'uniform'] (got {threshold_fill!r})")
         agg = self._as_aggregate(reports_or_aggregate)
@@ -323,5 +326,5 @@ class KaryRRBase(Frozen):
             return Estimate(np.full(self.domain_size, 1.0 / self.domain_size), None, method, n,
                             log_likelihood=0.0, iterations=0, variance=var)
         res = rr_mle(support, self.mu, self.nu)
-        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0,
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations,
                         variance=var)

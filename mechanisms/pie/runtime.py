@@ -299,13 +299,16 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"aggregate.counts.support: a support count cannot exceed aggregate.n = {agg.n}")
         return c.astype(np.float64)
 
-    def estimate_em_reports(self, reports, *, alpha: float = 0.05, tol: float = 1e-10,
+    def estimate_em_reports(self, reports, *, alpha: float = 0.05, tol: float = 1e-12,
                             max_iter: int = 100000) -> Estimate:
         """Exact EM (the maximum-likelihood estimate on the simplex) from the individual reports.
 
         Each report's likelihood is ``mu`` for the inputs its hash maps to ``y`` and
         ``(1 - mu)/(g - 1)`` for the others (shape ``(n, |X|)``). ``estimate(..., "em")`` uses
-        the support counts instead (so that it works on merged aggregates).
+        the support counts instead (so that it works on merged aggregates). SQUAREM-accelerated EM
+        from the thresholded estimate (ULDP Sec. 6.2), stopped by the runtime's one rule: the
+        certified optimality gap ``<= tol |L|``, at most
+        ``max_iter`` EM-map evaluations (``Estimate.optimality_gap`` reports the certificate).
 
         Raises
         ------
@@ -327,4 +330,5 @@ class GeneralizedLocalHashing(KaryRRBase):
         init = em_warm_start(self.estimate(Reports(self.mechanism, r), "threshold", alpha=alpha,
                                            threshold_fill="uniform").frequency)
         res = em_simplex(lik, np.ones(n), tol=tol, max_iter=max_iter, init=init, accelerate=True)
-        return Estimate(res.freq, None, "em", n, log_likelihood=res.log_likelihood, iterations=res.iterations)
+        return Estimate(res.frequency, None, "em", n, log_likelihood=res.log_likelihood, iterations=res.iterations,
+                        optimality_gap=res.optimality_gap)

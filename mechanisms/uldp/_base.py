@@ -19,7 +19,7 @@ from .._intervals import FrequencyVariance, affine_variance
 from .._plan import PlanError, check_claim, integer, number, require
 from .._promises import uldp_promises
 
-__all__ = ["GUARANTEE_FIELDS", "read_uldp_envelope", "from_plan_numbers", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
+__all__ = ["GUARANTEE_FIELDS", "read_uldp_envelope", "from_plan_numbers", "bernoulli_two", "read_domain", "read_sensitive", "grid_probability", "check_items",
            "sensitive_mask", "linear_estimate", "linear_variance", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
 
 #: The claims of a ULDP plan besides notion and epsilon, per mechanism.
@@ -30,9 +30,6 @@ GUARANTEE_FIELDS = {
             "user_indistinguishability_epsilon"),
 }
 
-#: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
-EM_TOL = 1e-10
-EM_MAX_ITER = 100000
 #: Probabilities in plans are multiples of ``1 / GRID_DENOMINATOR``.
 GRID_DENOMINATOR = 2**48
 

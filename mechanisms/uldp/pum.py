@@ -153,13 +153,15 @@ class PersonalizedULDP(Frozen):
         """The PUM's guarantee recomputed from the common mechanism's numbers.
 
         ``{"notion": "ULDP", "epsilon", "sensitive" (X_S), "intermediate_sensitive" (Z_S),
+        "protected_outputs", "invertible_outputs" (the common mechanism's Y_P, Y_I over Z),
         "user_sensitive", "user_indistinguishability_epsilon"}``: (X_S + X_S^(i), Y_P,
         epsilon)-ULDP for every user i (Prop. 9), and ``Q^(i)(y|x) <= e^epsilon Q^(j)(y|x)`` for
         every y in Y_P (Prop. 10), with epsilon the common mechanism's ULDP epsilon (nats).
         """
         inner = self.common.privacy_map()
         return {"notion": "ULDP", "epsilon": inner["epsilon"], "sensitive": self.sensitive.tolist(),
-                "intermediate_sensitive": inner["sensitive"],
+                "intermediate_sensitive": inner["sensitive"], "protected_outputs": inner["protected_outputs"],
+                "invertible_outputs": inner["invertible_outputs"],
                 "user_sensitive": "each user's own items mapped to a semantic tag (X_S^(i); Prop. 9)",
                 "user_indistinguishability_epsilon": inner["epsilon"]}
 
@@ -278,8 +280,8 @@ class PersonalizedULDP(Frozen):
         cols = self._backgrounds(r, background)
         return np.column_stack(cols) if cols else np.zeros((self.domain_size, 0))
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, background=None,
-                 **kwargs) -> Estimate:
+    def estimate(self, reports_or_aggregate, method: str | None = None, *, background=None, alpha: float = 0.05,
+                 tol: float = 1e-15, max_iter: int = 10000) -> Estimate:
         """Estimate p over X: ``r_hat`` over Z with the common mechanism's ``method``, then eq. (21).
 
         Parameters
@@ -289,18 +291,23 @@ class PersonalizedULDP(Frozen):
             One of :attr:`methods` (the common mechanism's).
         background : mapping of str -> array (|X|,), optional
             Overrides the plan's background distributions for this estimate.
+        alpha, tol, max_iter
+            The common mechanism's estimator options (``tol``/``max_iter``: the runtime's one
+            stopping rule, used by the uRAP's ``"em"``).
 
         Returns
         -------
         Estimate
             ``frequency`` shape (|X|,).
         """
-        inner = self.common.estimate(self._inner(reports_or_aggregate), method, **kwargs)
+        inner = self.common.estimate(self._inner(reports_or_aggregate), method, alpha=alpha, tol=tol,
+                                     max_iter=max_iter)
         var = None
         if inner.variance is not None:  # intervals of r over Z, mapped by eq. (21) (Minkowski sum)
             var = inner.variance.with_mixing(self.background_matrix(inner.frequency, background))
         return Estimate(self.combine(inner.frequency, background), None, inner.method, inner.n,
-                        log_likelihood=inner.log_likelihood, iterations=inner.iterations, variance=var)
+                        log_likelihood=inner.log_likelihood, iterations=inner.iterations,
+                        optimality_gap=inner.optimality_gap, variance=var)
 
     def estimate_intermediate(self, reports_or_aggregate, method: str | None = None, **kwargs) -> Estimate:
         """``r_hat`` over Z = X + bots (shape (|X| + kappa,))."""

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import _sampling
+from .._fit import check_options
 from .._mle import unary_composite_mle
 from .._unary_mle import unary_mle_patterns
 from ._urap_data import sensitive_patterns
@@ -34,6 +35,10 @@ from ._base import (GUARANTEE_FIELDS, bernoulli_two, check_items, domain_labels,
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
 
 _CHUNK = 1 << 16
+#: ``privacy_map()["protected_outputs"]``: Def. 2's Y_P of the uRAP, in words (eq. 7).
+PROTECTED_OUTPUTS = "bit vectors whose non-sensitive bits are all 0 (eq. 7)"
+#: ``privacy_map()["invertible_outputs"]``: Def. 2's Y_I of the uRAP.
+INVERTIBLE_OUTPUTS = "reports with a non-sensitive bit set: reveal that item"
 
 
 def urap_epsilon(theta: float, d1: float, d2: float, n_sensitive: int, n_nonsensitive: int) -> float:
@@ -215,13 +220,14 @@ class UtilityOptimizedRAPPOR(Frozen):
     def privacy_map(self) -> dict[str, Any]:
         """``{"notion": "ULDP", "epsilon", "sensitive", "protected_outputs"}`` recomputed from theta, d1, d2.
 
-        ``epsilon`` is :func:`urap_epsilon` (nats); ``protected_outputs`` describes Y_P (eq. 7).
+        ``epsilon`` is :func:`urap_epsilon` (nats); ``protected_outputs`` and ``invertible_outputs``
+        describe Def. 2's Y_P (eq. 7) and Y_I in words.
         """
         ks = int(self.sensitive.size)
         return {"notion": "ULDP",
-                "epsilon": urap_epsilon(self.theta, self.d1, self.d2, ks, self.domain_size - ks),
+                "epsilon": float(urap_epsilon(self.theta, self.d1, self.d2, ks, self.domain_size - ks)),
                 "sensitive": self.sensitive.tolist(),
-                "protected_outputs": "bit vectors whose non-sensitive bits are all 0 (eq. 7)"}
+                "protected_outputs": PROTECTED_OUTPUTS, "invertible_outputs": INVERTIBLE_OUTPUTS}
 
     def bit_probabilities(self) -> np.ndarray:
         """``P[x, j] = Pr(y_j = 1 | x)``, shape (|X|, |X|) (eqs. 9-10)."""
@@ -358,7 +364,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         return np.where(s, self.theta, 1.0 - self.d2), np.where(s, self.d1, 0.0)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 tol: float = 1e-15, max_iter: int = 10000, gap_tol: float = 1e-9) -> Estimate:
+                 tol: float = 1e-15, max_iter: int = 10000) -> Estimate:
         """Estimate the input distribution (frequencies over X).
 
         Parameters
@@ -374,13 +380,11 @@ class UtilityOptimizedRAPPOR(Frozen):
             the exact maximiser of the per-bit (composite) likelihood of the per-bit counts
             (works on an Aggregate; ``iterations = 0``); a consistent estimator, not the MLE.
         tol : float, default 1e-15
-            ``"em"``: stop when the certified bound on ``L(MLE) - L(estimate)`` is ``<= tol |L|``
-            (a relative tolerance on the log-likelihood, as EM's relative-change rule was).
+            ``"em"``: the runtime's one stopping rule: stop when the certified bound on
+            ``L(MLE) - L(estimate)`` is ``<= tol |L|`` (a relative tolerance on the log-likelihood). Checked and unused by
+            the other methods.
         max_iter : int, default 10000
             ``"em"``: cap on Newton iterations (the iterations reported in the Estimate).
-        gap_tol : float, default 1e-9
-            ``"em"``: also stop when the certified bound on ``L(MLE) - L(estimate)`` is
-            ``<= gap_tol`` nats.
 
         Returns
         -------
@@ -401,6 +405,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         Murakami & Kawamoto 2019, eqs. (8)-(10), (41), Sec. 2.5.
         """
         method = check_method(method, self.methods)
+        check_options(tol, max_iter)
         if method == "em" and isinstance(reports_or_aggregate, Aggregate):
             raise ValueError("method 'em': the exact uRAP likelihood (eq. 8) needs each report's pattern of "
                              "sensitive bits, which an Aggregate (per-bit counts) does not keep; pass the Reports, "
@@ -411,10 +416,9 @@ class UtilityOptimizedRAPPOR(Frozen):
             if n == 0:
                 raise ValueError("reports: an estimate needs at least one report (n = 0)")
             a, b = self.unary_parameters()
-            res = unary_mle_patterns(patterns, self.sensitive, revealed, ones, n, a, b, rtol=tol, gap_tol=gap_tol,
-                                     max_iter=max_iter)
+            res = unary_mle_patterns(patterns, self.sensitive, revealed, ones, n, a, b, tol=tol, max_iter=max_iter)
             return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood,
-                            iterations=res.iterations, optimality_gap=res.gap_bound,
+                            iterations=res.iterations, optimality_gap=res.optimality_gap,
                             variance=linear_variance(*self._counts(reports_or_aggregate), *self.marginals()))
         counts, n = self._counts(reports_or_aggregate)
         a, b = self.marginals()
@@ -426,7 +430,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         var = linear_variance(counts, n, a, b)
         a, b = self.unary_parameters()
         res = unary_composite_mle(counts, n, a, b)
-        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0,
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations,
                         variance=var)
 
 

@@ -22,10 +22,10 @@ class ULDPSimOptions(BaseModel):
 
     epsilons: str = Field("0.1,0.5,1,2,4,ln", description="comma-separated epsilons (nats); 'ln' = ln|X|")
     methods: str = Field("emp,thr,em", description="comma-separated subset of emp,thr,em")
-    em_tol: float = Field(1e-10, gt=0, description="uRAP/RAPPOR EM (the full-report MLE) stops when its "
-                          "certified optimality gap is <= em_tol |log-likelihood| (uRR and RR use the exact "
-                          "maximum-likelihood estimate)")
-    em_max_iter: int = Field(1000, ge=1, description="cap on EM steps")
+    tol: float = Field(1e-10, gt=0, description="uRAP/RAPPOR EM (the full-report MLE) stops when its "
+                       "certified optimality gap is <= tol |log-likelihood| (the runtime's "
+                       "one stopping rule; uRR and RR use the exact maximum-likelihood estimate)")
+    max_iter: int = Field(1000, ge=1, description="cap on EM steps")
     alpha: float = Field(0.05, gt=0, lt=1, description="Bonferroni level of emp+thr")
     sensitive: Literal["lowed", "foreign"] = Field("lowed", description="GSS X_S (--data gss_vocab.csv): educGroup '<12 yrs' or nativeBorn 'no'")
     sample: Literal["iid", "fixed"] = Field("iid", description="iid: users drawn from the true distribution per trial; "

@@ -57,7 +57,7 @@ def _one_trial(pum, eps, plan, options, opts, methods, backgrounds, x, tag, z_co
         if method == "em" and options.mode == "aggregate" and "em-bits" in pum.methods:
             method = "em-bits"
         kw = {"alpha": opts.alpha} if method == "threshold" else (
-            {"tol": opts.em_tol, "max_iter": opts.em_max_iter} if method.startswith("em") else {})
+            {"tol": opts.tol, "max_iter": opts.max_iter} if method.startswith("em") else {})
         r_hat = pum.estimate_intermediate(source, method, **kw).frequency
         for b in backgrounds:
             est = pum.combine(r_hat, bgs[b])

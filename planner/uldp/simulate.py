@@ -101,7 +101,7 @@ def _estimate(mech, source, method: str, opts: ULDPSimOptions):
         method = "em-bits"
     if method == "threshold":
         return mech.estimate(source, method, alpha=opts.alpha)
-    return mech.estimate(source, method, tol=opts.em_tol, max_iter=opts.em_max_iter) if method.startswith("em") \
+    return mech.estimate(source, method, tol=opts.tol, max_iter=opts.max_iter) if method.startswith("em") \
         else mech.estimate(source, method)
 
 
@@ -161,7 +161,7 @@ def _report(options: SimulateOptions, opts: ULDPSimOptions, desc: str, k: int, s
                   note=(f"Means over {options.trials} trials ({options.mode} mode, users {opts.sample}). TV = l1/2, "
                         f"MSE = l2^2/|X|. Theory: eq. (37) (asymptotic) and eqs. (46)/(48) for the empirical "
                         f"estimate. emp+thr: Bonferroni alpha = {opts.alpha}. {em_note}EM: warm start emp+thr, "
-                        f"tol {opts.em_tol:g}, at most {opts.em_max_iter} steps. {seconds:.1f} s."))
+                        f"tol {opts.tol:g}, at most {opts.max_iter} steps. {seconds:.1f} s."))
     data = {
         "dataset": desc, "sample": opts.sample, "domain_size": k, "n_sensitive": len(sens), "n": n,
         "epsilons": eps_list, "methods": methods,
