@@ -33,7 +33,13 @@ import dataclasses
 
 import numpy as np
 
-__all__ = ["SimplexFit", "check_options", "stop", "certified_gap", "run_em", "METHODS"]
+__all__ = ["SimplexFit", "check_options", "stop", "certified_gap", "run_em", "METHODS", "TOL", "MAX_ITER"]
+
+#: Default ``tol`` and ``max_iter`` of the EM solvers and of the ``estimate`` methods of families whose
+#: estimators are all exact (they check the options and ignore them). The projected-Newton MLE of
+#: the uRAP/RAPPOR (and the ULDP runtimes' ``estimate``) defaults to ``tol = 1e-15``.
+TOL = 1e-12
+MAX_ITER = 10000
 
 #: ``SimplexFit.method`` values: exact closed forms ("water-filling": separable likelihoods;
 #: "root": the per-bit composite likelihood's monotone root) and iterations ("em": plain EM,

@@ -8,7 +8,7 @@ Every runtime class (``ldpplan.mechanisms.load(plan)`` returns one) offers:
   (disjoint sets of users) and round-tripped through ``to_dict()`` / ``from_dict()``;
 * ``count_rule`` (class attribute, a :class:`CountRule`): what the family's counts imply
   about ``n``, checked by ``Aggregate.from_dict`` on every aggregate read;
-* ``estimate(reports_or_aggregate, method=...) -> Estimate``; ``methods`` lists the
+* ``estimate(reports_or_aggregate, method=..., *, tol=..., max_iter=...) -> Estimate``; ``methods`` lists the
   supported ``method`` names, the first being the default; ``"empirical"`` (the
   paper's unbiased linear estimator) is always one of them;
 * ``privacy_map() -> dict``: the guarantee its own numbers give, recomputed with numpy
@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 import numpy as np
 
 from ._api import PRIVACY_MAP_TYPES, PrivacyMap, check_privacy_map, domain_labels
+from ._fit import SimplexFit
 from ._batches import FINGERPRINT, MAX_COUNT, Batch, CountRule, check_int, count_array, duplicate_message
 from ._intervals import SCORE_METHOD, WALD_MEAN_METHOD, FrequencyVariance, MeanVariance, two_sided_z
 
@@ -475,6 +476,7 @@ class Runtime(Protocol):
 
     def aggregate(self, reports: Reports) -> Aggregate: ...
 
-    def estimate(self, reports_or_aggregate: Any, method: str | None = None) -> Estimate: ...
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, tol: float = ...,
+                 max_iter: int = ...) -> Estimate: ...
 
     def privacy_map(self) -> dict[str, Any]: ...

@@ -52,6 +52,7 @@ from .._envelope import PlanFields, read_domain, read_envelope
 from .._plan import PlanError, integer, number, require
 from .._promises import pckv_promises
 from .._api import domain_labels
+from .._fit import MAX_ITER, TOL, check_options
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
 from .._sampling import bernoulli_iid, check_rng, on_grid, to_grid
 
@@ -219,7 +220,8 @@ class _PCKV(Frozen):
             raise ValueError(f"aggregate.counts: n1 + n2 must be <= n = {agg.n} for every key")
         return n1, n2
 
-    def estimate(self, reports_or_aggregate: Reports | Aggregate, method: str | None = None) -> Estimate:
+    def estimate(self, reports_or_aggregate: Reports | Aggregate, method: str | None = None, *, tol: float = TOL,
+                 max_iter: int = MAX_ITER) -> Estimate:
         """Frequencies and means of the ``d`` keys.
 
         Parameters
@@ -227,6 +229,9 @@ class _PCKV(Frozen):
         reports_or_aggregate : Reports or Aggregate
         method : {"corrected", "empirical"}, optional
             ``"corrected"`` (default): Algorithm 4; ``"empirical"``: eq. (7)-(8).
+        tol, max_iter : float, int
+            The runtime's estimator options (``docs/ARCHITECTURE.md``), checked and unused: both
+            estimators are closed forms.
 
         Returns
         -------
@@ -244,6 +249,7 @@ class _PCKV(Frozen):
         PCKV, eq. (7)-(9), Algorithm 4, eq. (13)-(14).
         """
         method = check_method(method, self.methods)
+        check_options(tol, max_iter)
         agg = reports_or_aggregate if isinstance(reports_or_aggregate, Aggregate) else self.aggregate(reports_or_aggregate)
         n1, n2 = self._check_aggregate(agg)
         return estimate_from_counts(agg.n, n1, n2, self.a, self.b, self.p, self.padding_length, method=method)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._estimators import bonferroni_z, significance_threshold
 from .._intervals import FrequencyVariance
-from .._fit import check_options
+from .._fit import MAX_ITER, TOL, check_options
 from .._mle import rr_mle
 from .._api import domain_labels
 from ._channel import HASH_PRIME, keep_probability, pie_alpha_bits, realized_epsilon
@@ -258,7 +258,7 @@ class KaryRRBase(Frozen):
         return self.aggregate(source)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 threshold_fill: str = "zero", tol: float = 1e-12, max_iter: int = 10000) -> Estimate:
+                 threshold_fill: str = "zero", tol: float = TOL, max_iter: int = MAX_ITER) -> Estimate:
         """Estimate the input distribution (frequencies, shape ``(|X|,)``).
 
         Parameters
