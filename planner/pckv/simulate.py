@@ -115,12 +115,12 @@ def _load_users(plan, options, d, labels, data_rng, opts):
 def _runtimes(plan, eps: float, d: int, L: int):
     pr = plan["params"]
     out = [(plan["mechanism"] + " (plan)", plan["solver"]["allocation"],
-            _RUNTIME[plan["mechanism"]](pr["a"], pr["b"], pr["p"], d, L))]
+            _RUNTIME[plan["mechanism"]](domain=d, a=pr["a"], b=pr["b"], p=pr["p"], padding_length=L))]
     for mech in ("pckv-ue", "pckv-grr"):
         for method in ("optimized", "naive"):
             if (mech, method) != (plan["mechanism"], plan["solver"]["allocation"]):
                 q = solve_on_grid(mech, eps, method, d, L).params
-                out.append((mech, method, _RUNTIME[mech](q["a"], q["b"], q["p"], d, L)))
+                out.append((mech, method, _RUNTIME[mech](domain=d, a=q["a"], b=q["b"], p=q["p"], padding_length=L)))
     return out
 
 
@@ -330,5 +330,6 @@ def _optimized_rows(run: _Run, epsilon: float) -> list[dict[str, Any]]:
     out = []
     for mech in ("pckv-ue", "pckv-grr"):
         q = solve_on_grid(mech, epsilon, "optimized", run.d, run.L).params
-        out.append(run.result(mech, "optimized", _RUNTIME[mech](q["a"], q["b"], q["p"], run.d, run.L))[0])
+        rt = _RUNTIME[mech](domain=run.d, a=q["a"], b=q["b"], p=q["p"], padding_length=run.L)
+        out.append(run.result(mech, "optimized", rt)[0])
     return out
