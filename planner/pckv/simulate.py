@@ -277,9 +277,11 @@ def simulate(plan: Mapping[str, Any], options: SimulateOptions, progress=None) -
     if private:
         from ._simulate_private import two_phase
 
-        table, data["two_phase"] = two_phase(plan, users, (freq, means, sampled), top, trial_seqs,
-                                             lambda m, a, b, p, d_, L_: _RUNTIME[m](a, b, p, d_, L_), aggregate_counts,
-                                             tick)
+        def runtime_of(m, a, b, p, d_, L_):
+            return _RUNTIME[m](domain=d_, a=a, b=b, p=p, padding_length=L_)
+
+        table, data["two_phase"] = two_phase(plan, users, (freq, means, sampled), top, trial_seqs, runtime_of,
+                                             aggregate_counts, tick)
         tables.append(table)
     title = f"PCKV per-key mean MSE, top-{opts.top} keys (epsilon = {eps:g} nats, L = {L}, n = {users.n_users})"
     return SimulationReport(tables=tables, data=data,
