@@ -74,9 +74,12 @@ def test_from_plan_round_trips_every_example(fam, name, request):
     assert not missing, f"{cls.__name__}: required constructor parameters that are not attributes: {missing}"
     rebuilt = cls(**kwargs)
     assert rebuilt.domain_size == mech.domain_size and rebuilt.labels == mech.labels
-    if "privacy" not in params:  # IDUE's map is computed from the plan's levels, not by the constructor
+    check_privacy_map(rebuilt.privacy_map())
+    if "privacy" not in params:
         assert rebuilt.privacy_map() == mech.privacy_map()
         assert repr(rebuilt) == repr(mech)
+    else:  # IDUE: the levels' map comes from the plan; built directly, the plain LDP map of the same numbers
+        assert rebuilt.privacy_map() == {"notion": "LDP", "epsilon": mech.privacy_map()["ldp_epsilon"]}
 
 
 @pytest.mark.parametrize("fam, name", CASES)
