@@ -201,3 +201,15 @@ def test_options_are_checked_once():
                                  (1e-9, 2.5, "max_iter"), (1e-9, True, "max_iter")):
         with pytest.raises(ValueError, match=field):
             check_options(tol, max_iter)
+
+
+def test_simplex_fit_is_the_only_estimator_result_type():
+    import dataclasses
+
+    from ldpplan.mechanisms import _estimators, _fit, _mle, _unary_em, _unary_mle
+
+    for module in (_estimators, _fit, _mle, _unary_em, _unary_mle):
+        results = [obj for obj in vars(module).values()
+                   if isinstance(obj, type) and dataclasses.is_dataclass(obj)
+                   and {"frequency", "freq"} & {f.name for f in dataclasses.fields(obj)}]
+        assert all(obj is SimplexFit for obj in results), (module.__name__, results)
