@@ -138,14 +138,14 @@ def bench_unary(n: int, repeat: int, cap: int, rows: list) -> None:
                      cem.frequency))
         half = max(1, repeat // 2)
         t, full = _median(lambda: unary_em_full(y, a, b), half)
-        out.append((f"OUE full-report EM, packed, rtol 1e-12 (`unary_em_full` default, conv={full.converged})",
+        out.append((f"OUE full-report EM, packed, tol 1e-12 (`unary_em_full` default, conv={full.converged})",
                     t, full.iterations, full.frequency))
         t, newton = _median(lambda: unary_mle_full(y, a, b), half)
         out.append((f"OUE full-report MLE, projected Newton (`unary_mle_full`, certified gap "
-                    f"{newton.gap_bound:.0e} nats)", t, newton.iterations, newton.frequency))
+                    f"{newton.optimality_gap:.0e} nats)", t, newton.iterations, newton.frequency))
         for storage in ("packed", "float64", "float32"):
-            t, res = _median(lambda: unary_em_full(y, a, b, storage=storage, rtol=1e-10), half)
-            out.append((f"OUE full-report EM, {storage}, rtol 1e-10 (conv={res.converged})", t, res.iterations,
+            t, res = _median(lambda: unary_em_full(y, a, b, storage=storage, tol=1e-10), half)
+            out.append((f"OUE full-report EM, {storage}, tol 1e-10 (conv={res.converged})", t, res.iterations,
                         res.frequency))
         dense_cap = min(cap, 300 if d > 100 else 2000)
 
@@ -157,7 +157,7 @@ def bench_unary(n: int, repeat: int, cap: int, rows: list) -> None:
 
         t, em = _median(current, 1)
         out.append((f"OUE `em_simplex` grouped full likelihood, cap {dense_cap} (conv={em.converged})", t,
-                    em.iterations, em.freq))
+                    em.iterations, em.frequency))
         out.append(("OUE empirical + simplex projection", float("nan"), "-",
                     project_simplex((s / n - b) / (a - b))))
         if _mf_ue is not None:

@@ -60,7 +60,7 @@ def main() -> None:
     n, d = 100_000, 1_000
     x = skewed(n, d)
     truth = np.bincount(x, minlength=d) / n
-    rr = RandomizedResponse(1.0, d)
+    rr = RandomizedResponse(domain=d, epsilon=1.0)
     med, ts, est = timed(lambda: rr.estimate(rr.perturb(x, rng=np.random.default_rng(1))).frequency, args.runs)
     mse = float(np.mean((est - truth) ** 2))
     best_ref = min(REF_GRR.values())
@@ -68,7 +68,7 @@ def main() -> None:
                  f"MSE {mse:.3g}"))
     # "em" is the exact water-filling MLE (no iterations, O(|X| log |X|)), at the GSS size and at |X| = 1e3
     xg = skewed(28629, 100)
-    rr_g = RandomizedResponse(3.758, 100)
+    rr_g = RandomizedResponse(domain=100, epsilon=3.758)
     agg_g = rr_g.aggregate(rr_g.perturb(xg, rng=np.random.default_rng(2)))
     med, ts, em = timed(lambda: rr_g.estimate(agg_g, "em"), args.runs)
     rows.append(("RR MLE (\"em\", water-filling), n=28629, |X|=100, eps=3.758", med, "exact, 0 iterations", ""))
@@ -77,14 +77,14 @@ def main() -> None:
     rows.append(("RR MLE (\"em\", water-filling), n=1e5, |X|=1e3, eps=1", med, "exact, 0 iterations", ""))
 
     # --- GLH (the same data), g = 2^16 and the GSS-sized case
-    glh = GeneralizedLocalHashing(10.0, d, 65536)
+    glh = GeneralizedLocalHashing(domain=d, epsilon=10.0, g=65536)
     med_p, _, rep = timed(lambda: glh.perturb(x, rng=np.random.default_rng(3)), args.runs)
     med_e, _, est = timed(lambda: glh.estimate(rep).frequency, args.runs)
     rows.append(("GLH perturb, eps=10, g=2^16, n=1e5", med_p, "", ""))
     rows.append(("GLH estimate (n x |X| = 1e8 hashes)", med_e, f"{n * d / med_e / 1e6:.0f} M hash-compares/s",
                  f"MSE {float(np.mean((est - truth) ** 2)):.3g}"))
     xg = skewed(28629, 100)
-    glh_gss = GeneralizedLocalHashing(10.22, 100, 65536)
+    glh_gss = GeneralizedLocalHashing(domain=100, epsilon=10.22, g=65536)
     med, _, _ = timed(lambda: glh_gss.estimate(glh_gss.perturb(xg, rng=np.random.default_rng(4))), args.runs)
     rows.append(("GLH perturb+estimate, GSS size n=28629, |X|=100", med, "", ""))
 
@@ -93,11 +93,12 @@ def main() -> None:
         nl, kl = 1370637, 10500393
         xl = skewed(nl, kl)
         a = alpha_for_bayes_error(0.5, nl)
-        rr_l = RandomizedResponse(solve_rr(n=nl, domain_size=kl, alpha_bits=a).parameters["epsilon"], kl)
+        rr_l = RandomizedResponse(domain=kl,
+                                  epsilon=solve_rr(n=nl, domain_size=kl, alpha_bits=a).parameters["epsilon"])
         med, _, _ = timed(lambda: rr_l.estimate(rr_l.perturb(xl, rng=np.random.default_rng(5))), args.runs)
         rows.append(("RR perturb+estimate, n=1.37e6, |X|=1.05e7 (issue spec)", med, "", ""))
         res = solve_glh(n=nl, domain_size=kl, alpha_bits=a, g_max=10**8)
-        glh_l = GeneralizedLocalHashing(res.parameters["epsilon"], kl, res.parameters["g"])
+        glh_l = GeneralizedLocalHashing(domain=kl, epsilon=res.parameters["epsilon"], g=res.parameters["g"])
         med, _, rep_l = timed(lambda: glh_l.perturb(xl, rng=np.random.default_rng(6)), args.runs)
         rows.append(("GLH perturb, n=1.37e6, g=1e8 (issue spec)", med, "", ""))
         med, _, _ = timed(lambda: glh_l.estimate(glh_l.aggregate(rep_l)), args.runs)

@@ -44,8 +44,8 @@ def main() -> None:
     sens = np.arange(ks)
     rng = np.random.default_rng(0)
     p = rng.dirichlet(np.ones(k))
-    urr = UtilityOptimizedRR(k, sens, **grid_urr(eps, ks))
-    urap = UtilityOptimizedRAPPOR(k, sens, **grid_urap(eps, ks, k - ks))
+    urr = UtilityOptimizedRR(domain=k, sensitive=sens, **grid_urr(eps, ks))
+    urap = UtilityOptimizedRAPPOR(domain=k, sensitive=sens, **grid_urap(eps, ks, k - ks))
     rows = []
     x = rng.choice(k, size=args.n, p=p)
     t, y = _median(lambda: urr.perturb(x, rng), args.repeat)

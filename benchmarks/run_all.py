@@ -85,7 +85,7 @@ def interleaved(contenders: dict, rounds: int) -> dict:
 def row_grr(n: int, k: int, rounds: int) -> dict:
     rng = np.random.default_rng(1)
     x = _zipf_items(k, n, rng)
-    mech = RandomizedResponse(EPSILON, k)
+    mech = RandomizedResponse(domain=k, epsilon=EPSILON)
     ours = lambda: mech.estimate(mech.aggregate(mech.perturb(x, rng=rng)))  # noqa: E731
 
     def pure():
@@ -137,7 +137,7 @@ def row_olh(n: int, k: int, rounds: int) -> dict:
     rng = np.random.default_rng(3)
     x = _zipf_items(k, n, rng)
     g = int(round(math.exp(EPSILON))) + 1
-    mech = GeneralizedLocalHashing(EPSILON, k, g)
+    mech = GeneralizedLocalHashing(domain=k, epsilon=EPSILON, g=g)
     ours = lambda: mech.estimate(mech.aggregate(mech.perturb(x, rng=rng)))  # noqa: E731
 
     def pure():
@@ -164,7 +164,7 @@ def row_olh(n: int, k: int, rounds: int) -> dict:
 # --------------------------------------------------------------------------- estimators and kernels
 def row_rr_mle(rounds: int, k: int = 10_000, n: int = 100_000) -> dict:
     rng = np.random.default_rng(4)
-    mech = RandomizedResponse(EPSILON, k)
+    mech = RandomizedResponse(domain=k, epsilon=EPSILON)
     agg = mech.aggregate(mech.perturb(_zipf_items(k, n, rng), rng=rng))
     med = interleaved({"ldpplan": lambda: mech.estimate(agg, "em")}, rounds)
     return dict(med, workload=f"k-RR MLE (method \"em\", water-filling), \\|X\\| = {k:.0e}, n = {n:.0e}",
@@ -178,7 +178,7 @@ def row_urr_mle(rounds: int, k: int = 10_000, n: int = 100_000) -> dict:
     c2 = (1 - c1) / (ks - 1)
     c2 = to_grid(c2, "nearest")
     c1 = 1.0 - (ks - 1) * c2
-    mech = UtilityOptimizedRR(k, list(range(ks)), c1, c2, 1.0 - ks * c2)
+    mech = UtilityOptimizedRR(domain=k, sensitive=list(range(ks)), c1=c1, c2=c2, c3=1.0 - ks * c2)
     agg = mech.aggregate(mech.perturb(_zipf_items(k, n, rng), rng=rng))
     med = interleaved({"ldpplan": lambda: mech.estimate(agg, "em")}, rounds)
     return dict(med, workload=f"uRR MLE (method \"em\", water-filling), \\|X\\| = {k:.0e}, \\|X_S\\| = {ks}, n = {n:.0e}",
@@ -189,8 +189,9 @@ def _unary_rows(rounds: int, n: int = 100_000, k: int = 400) -> list[dict]:
     rng = np.random.default_rng(6)
     x = _zipf_items(k, n, rng)
     theta = to_grid(math.exp(EPSILON / 2) / (math.exp(EPSILON / 2) + 1), "down")
-    rappor = BasicRAPPOR(k, theta, to_grid(1 - theta, "nearest"))
-    urap = UtilityOptimizedRAPPOR(k, list(range(40)), theta, to_grid(1 - theta, "nearest"), to_grid(0.5, "nearest"))
+    rappor = BasicRAPPOR(domain=k, theta=theta, psi=to_grid(1 - theta, "nearest"))
+    urap = UtilityOptimizedRAPPOR(domain=k, sensitive=list(range(40)), theta=theta, d1=to_grid(1 - theta, "nearest"),
+                                  d2=to_grid(0.5, "nearest"))
     rows = []
     for name, mech in (("RAPPOR", rappor), ("uRAP (\\|X_S\\| = 40)", urap)):
         rep = mech.perturb(x, rng)
@@ -226,14 +227,14 @@ def _em_case(k: int, ks: int, law: str, n: int, seed: int):
     rng = np.random.default_rng(seed)
     w = 1.0 / np.arange(1, k + 1) ** 1.5 if law.startswith("Zipf") else np.ones(k)
     x = rng.choice(k, size=n, p=w / w.sum())
-    mech = UtilityOptimizedRAPPOR(k, np.arange(ks), **grid_urap(EPSILON, ks, k - ks))
+    mech = UtilityOptimizedRAPPOR(domain=k, sensitive=np.arange(ks), **grid_urap(EPSILON, ks, k - ks))
     return mech, mech.perturb(x, rng)
 
 
 def _em_rows(rounds: int, n: int = 100_000, old_em: bool = True) -> list[dict]:
     """Issue 20: uRAP "em" (Newton, certified) against 40 U, U = 1e8 random bytes timed in the same rounds.
 
-    The old SQUAREM EM (``unary_em_full`` at its former runtime defaults, rtol 1e-12, gap_tol 1e-2) runs
+    The old SQUAREM EM (``unary_em_full`` at its former runtime defaults, relative gain 1e-12) runs
     once per case beside it (``--skip em-old`` leaves it out: it takes seconds to minutes).
     """
     from ldpplan.mechanisms._unary_em import unary_em_full
@@ -260,12 +261,12 @@ def _em_rows(rounds: int, n: int = 100_000, old_em: bool = True) -> list[dict]:
             y = unpack_bits(rep["bits"], k)
             a, b = mech.unary_parameters()
             t0, c0 = time.perf_counter(), time.process_time()
-            old = unary_em_full(y, a, b, rtol=1e-12, gap_tol=1e-2, max_iter=10000)
+            old = unary_em_full(y, a, b, tol=1e-12, max_iter=10000)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
             rel = (est.log_likelihood - old.log_likelihood) / abs(old.log_likelihood)
             rows.append({"ldpplan": wall, "ldpplan cpu": cpu, "target": 40 * unit, "target_text": "<= 40 U",
                          "workload": f"{case}: old SQUAREM EM, once ({old.iterations} EM evaluations, its gap bound "
-                                     f"{old.gap_bound:.1e} nats; Newton's log-likelihood is {rel:+.1e} relative "
+                                     f"{old.optimality_gap:.1e} nats; Newton's log-likelihood is {rel:+.1e} relative "
                                      f"to it; {wall / unit:.0f} U wall, {cpu / unit_cpu:.0f} U cpu)"})
     return rows
 

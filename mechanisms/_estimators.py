@@ -21,7 +21,9 @@ from statistics import NormalDist
 
 import numpy as np
 
-__all__ = ["em_warm_start", "RRChannel", "EMResult", "significance_threshold", "em_simplex", "project_simplex", "bonferroni_z"]
+from ._fit import SimplexFit, run_em
+
+__all__ = ["em_warm_start", "RRChannel", "significance_threshold", "em_simplex", "project_simplex", "bonferroni_z"]
 
 
 def bonferroni_z(alpha: float, k: int) -> float:
@@ -147,34 +149,6 @@ def project_simplex(v) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True)
-class EMResult:
-    """Outcome of :func:`em_simplex`.
-
-    Attributes
-    ----------
-    freq : ndarray, shape (K,)
-        The estimate (frequencies) on the probability simplex.
-    iterations : int
-        EM iterations performed.
-    converged : bool
-        True when ``||freq_t - freq_{t-1}||_1 <= tol`` was reached before ``max_iter``.
-    log_likelihood : float
-        ``sum_g weights[g] * log(likelihood[g] @ freq)`` in nats (up to the per-row
-        constants if the caller scaled the likelihood rows).
-    """
-
-    freq: np.ndarray
-    iterations: int
-    converged: bool
-    log_likelihood: float
-
-    def __post_init__(self) -> None:
-        freq = np.array(self.freq, dtype=np.float64)
-        freq.setflags(write=False)
-        object.__setattr__(self, "freq", freq)
-
-
-@dataclasses.dataclass(frozen=True)
 class RRChannel:
     """The k-ary randomized-response channel without its dense matrix.
 
@@ -200,15 +174,8 @@ class RRChannel:
         return self.nu * float(np.sum(r)) + (self.mu - self.nu) * r
 
 
-def _log_likelihood(lik, w: np.ndarray, p: np.ndarray) -> float:
-    mix = lik @ p
-    pos = w > 0
-    with np.errstate(divide="ignore"):
-        return float(np.sum(w[pos] * np.log(mix[pos])))
-
-
-def em_simplex(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, init=None,
-               accelerate: bool = False) -> EMResult:
+def em_simplex(likelihood, weights, tol: float = 1e-12, max_iter: int = 100000, init=None,
+               accelerate: bool = False) -> SimplexFit:
     """EM reconstruction: the maximum-likelihood distribution on the simplex.
 
     Maximises ``L(p) = sum_g w_g log(sum_k likelihood[g, k] p_k)`` over the
@@ -229,26 +196,24 @@ def em_simplex(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, 
         ``likelihood[g, k] = Pr(report g | input k)`` for the ``G`` distinct reports.
     weights : array_like of float, shape (G,)
         How many users sent report ``g`` (counts, or any non-negative weights).
-    tol : float, default 1e-10
-        Stop when the l1 change of one EM step, ``||EM(p) - p||_1``, is ``<= tol``.
+    tol : float, default 1e-12
+        The one stopping rule (:mod:`._fit`): stop when the certified optimality gap
+        ``W log(max_x g_x / W)`` is ``<= tol |L|`` (``L`` as the given rows make it: pass probabilities, not ratios,
+        for the tolerance to be relative to the true log-likelihood).
     max_iter : int, default 100000
         Cap on the number of EM-map evaluations; ``converged`` is False if it is reached.
     init : array_like, shape (K,), optional
         Starting point (strictly positive entries are needed for an entry to be able
         to move; zeros stay zero). Default: uniform.
     accelerate : bool, default False
-        Use the SQUAREM extrapolation (Varadhan & Roland, Scand. J. Stat. 2008, scheme
-        S3) with a monotonicity guard: every cycle of three EM evaluations keeps the
-        extrapolated point only if its likelihood is not below the plain two-step EM
-        point, so the log-likelihood still never decreases; extrapolated entries are
-        floored coordinate-wise at ``1e-2`` times the cycle's start (then renormalised): EM
-        multiplies coordinates, so one that an extrapolation set to ~0 (a plain floor such
-        as 1e-300) would need thousands of steps to come back and the l1 rule would stop
-        below the maximum.
+        Use the SQUAREM extrapolation with a monotonicity guard (:func:`._fit.run_em`, the
+        one EM loop of the runtime).
 
     Returns
     -------
-    EMResult
+    SimplexFit
+        ``method`` ``"em"`` or ``"squarem"``; ``log_likelihood`` ``sum_g w_g log(likelihood[g] @
+        frequency)`` (nats, up to the per-row constants if the caller scaled the rows).
 
     Raises
     ------
@@ -280,14 +245,10 @@ def em_simplex(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, 
     return _em_loop(lik, lambda r: lik_t @ r, w, tol, max_iter, init, accelerate)
 
 
-def _em_loop(lik, backward, w: np.ndarray, tol, max_iter, init, accelerate) -> EMResult:
-    """EM / SQUAREM iterations given ``lik @ p`` and ``backward(r) = lik.T @ r``."""
+def _em_loop(lik, backward, w: np.ndarray, tol, max_iter, init, accelerate) -> SimplexFit:
+    """EM / SQUAREM under the one rule, given ``lik @ p`` and ``backward(r) = lik.T @ r``."""
     if w.shape != (lik.shape[0],) or not (np.all(np.isfinite(w)) and np.all(w >= 0)) or w.sum() <= 0:
         raise ValueError(f"weights must be finite, >= 0, not all zero, shape ({lik.shape[0]},)")
-    tol = float(tol)
-    max_iter = int(max_iter)
-    if tol < 0 or max_iter < 0:
-        raise ValueError("tol and max_iter must be >= 0")
     k = lik.shape[1]
     if init is None:
         p = np.full(k, 1.0 / k)
@@ -298,40 +259,22 @@ def _em_loop(lik, backward, w: np.ndarray, tol, max_iter, init, accelerate) -> E
         p /= p.sum()
         if np.any(lik @ p <= 0):
             raise ValueError("init gives zero probability to an observed report")
-    wn = w / w.sum()
+    total = float(w.sum())
+    wn = w / total
+    pos = w > 0
 
-    def step(q: np.ndarray) -> np.ndarray:
+    def step(q: np.ndarray):
         mix = lik @ q
-        ratio = np.divide(wn, mix, out=np.zeros_like(wn), where=wn > 0)
-        new = q * backward(ratio)
-        return new / new.sum()
+        ratio = np.divide(wn, mix, out=np.zeros_like(wn), where=pos)
+        g = backward(ratio)  # the gradient of L / W: the EM map is q g, and g . q = 1
+        with np.errstate(divide="ignore"):
+            ll = float(np.sum(w[pos] * np.log(mix[pos])))
+        new = q * g
+        return ll, float(max(0.0, total * np.log(float(np.max(g))))), new / new.sum()
 
-    converged = False
-    it = 0
-    while it < max_iter:
-        p1 = step(p)
-        it += 1
-        if float(np.abs(p1 - p).sum()) <= tol:
-            p, converged = p1, True
-            break
-        if not accelerate or it + 2 > max_iter:
-            p = p1
-            continue
-        p2 = step(p1)
-        it += 1
-        if float(np.abs(p2 - p1).sum()) <= tol:
-            p, converged = p2, True
-            break
-        r = p1 - p
-        v = p2 - p1 - r
-        nv = float(np.sqrt(v @ v))
-        alpha = -float(np.sqrt(r @ r)) / nv if nv > 0 else -1.0
-        alpha = min(alpha, -1.0)
-        cand = np.maximum(p - 2 * alpha * r + alpha * alpha * v, 1e-2 * p)
-        cand = step(cand / cand.sum())
-        it += 1
-        p = cand if _log_likelihood(lik, w, cand) >= _log_likelihood(lik, w, p2) else p2
-    return EMResult(freq=p, iterations=it, converged=converged, log_likelihood=_log_likelihood(lik, w, p))
+    f, ll, gap, it, converged = run_em(step, p, tol, max_iter, accelerate)
+    return SimplexFit(frequency=f, log_likelihood=ll, iterations=it, converged=converged, optimality_gap=gap,
+                      method="squarem" if accelerate else "em", n=total)
 
 
 def em_warm_start(freq_threshold) -> np.ndarray:
@@ -345,8 +288,8 @@ def em_warm_start(freq_threshold) -> np.ndarray:
     return init / init.sum()
 
 
-def em_structured(likelihood, weights, tol: float = 1e-10, max_iter: int = 100000, init=None,
-                  accelerate: bool = False) -> EMResult:
+def em_structured(likelihood, weights, tol: float = 1e-12, max_iter: int = 100000, init=None,
+                  accelerate: bool = False) -> SimplexFit:
     """:func:`em_simplex` for a likelihood given by its products instead of a dense matrix.
 
     Parameters
@@ -360,7 +303,7 @@ def em_structured(likelihood, weights, tol: float = 1e-10, max_iter: int = 10000
 
     Returns
     -------
-    EMResult
+    SimplexFit
 
     Raises
     ------

@@ -35,43 +35,11 @@ counts excepted), so it equals ``sum_r w_r log Pr(report_r)`` under the estimate
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
-__all__ = ["SimplexMLE", "water_filling_mle", "rr_mle", "urr_mle", "unary_composite_mle"]
+from ._fit import SimplexFit
 
-
-@dataclasses.dataclass(frozen=True)
-class SimplexMLE:
-    """Exact maximiser of a separable log-likelihood on the simplex.
-
-    Attributes
-    ----------
-    frequency : ndarray of float64, shape (K,)
-        The estimate (frequencies, read-only), non-negative, sums to 1.
-    log_likelihood : float
-        The maximised log-likelihood in nats (counts, not per user).
-    lagrange_multiplier : float
-        ``lambda``: the common value of ``dL/df_y`` on the support (nats per unit
-        frequency) for ``L`` in the separable form ``sum_y t_y log(alpha_y + beta_y
-        f_y)`` of :func:`water_filling_mle`; ``dL/df_y <= lambda`` off the support (KKT).
-    support_size : int
-        Number of strictly positive entries of ``frequency``.
-    n : float
-        Total weight of the observations (number of users for counts).
-    """
-
-    frequency: np.ndarray
-    log_likelihood: float
-    lagrange_multiplier: float
-    support_size: int
-    n: float
-
-    def __post_init__(self) -> None:
-        f = np.array(self.frequency, dtype=np.float64)
-        f.setflags(write=False)
-        object.__setattr__(self, "frequency", f)
+__all__ = ["water_filling_mle", "rr_mle", "urr_mle", "unary_composite_mle"]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -102,7 +70,7 @@ def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- water-filling
-def water_filling_mle(counts, intercept, slope) -> SimplexMLE:
+def water_filling_mle(counts, intercept, slope) -> SimplexFit:
     """Exact MLE of ``L(f) = sum_y t_y log(alpha_y + beta_y f_y)`` on the simplex.
 
     Every term depends on one coordinate, so with the multiplier ``lambda`` of
@@ -127,7 +95,7 @@ def water_filling_mle(counts, intercept, slope) -> SimplexMLE:
 
     Returns
     -------
-    SimplexMLE
+    SimplexFit
 
     Raises
     ------
@@ -160,11 +128,11 @@ def water_filling_mle(counts, intercept, slope) -> SimplexMLE:
     f[pos] = np.maximum(tp * tau - rp, 0.0)
     f /= f.sum()
     ll = float(np.sum(_xlogy(t, alpha + beta * f)))
-    return SimplexMLE(frequency=f, log_likelihood=ll, lagrange_multiplier=1.0 / tau,
-                      support_size=int(np.count_nonzero(f > 0)), n=float(t.sum()))
+    return SimplexFit(frequency=f, log_likelihood=ll, iterations=0, converged=True, optimality_gap=0.0,
+                      method="water-filling", n=float(t.sum()), lagrange_multiplier=1.0 / tau)
 
 
-def rr_mle(counts, mu: float, nu: float) -> SimplexMLE:
+def rr_mle(counts, mu: float, nu: float) -> SimplexFit:
     """Exact MLE of the k-ary randomized response (no iterations).
 
     With ``Q[x, y] = mu`` if ``y = x`` else ``nu`` (ULDP paper eq. 2; ``mu`` is the
@@ -185,7 +153,7 @@ def rr_mle(counts, mu: float, nu: float) -> SimplexMLE:
 
     Returns
     -------
-    SimplexMLE
+    SimplexFit
 
     Raises
     ------
@@ -203,7 +171,7 @@ def rr_mle(counts, mu: float, nu: float) -> SimplexMLE:
     return water_filling_mle(counts, nu, mu - nu)
 
 
-def urr_mle(counts, sensitive, c1: float, c2: float, c3: float) -> SimplexMLE:
+def urr_mle(counts, sensitive, c1: float, c2: float, c3: float) -> SimplexFit:
     """Exact MLE of the (X_S, epsilon)-utility-optimized RR (no iterations).
 
     Derivation. By eq. (6), for an output ``y`` in ``X_S`` (protected, ``Y_P = X_S``)
@@ -236,7 +204,7 @@ def urr_mle(counts, sensitive, c1: float, c2: float, c3: float) -> SimplexMLE:
 
     Returns
     -------
-    SimplexMLE
+    SimplexFit
 
     Raises
     ------
@@ -303,7 +271,7 @@ def _composite_frequency(lam: float, s, n, a, b) -> np.ndarray:
     return np.clip((m - b) / delta, 0.0, 1.0)
 
 
-def unary_composite_mle(bit_counts, n, a, b) -> SimplexMLE:
+def unary_composite_mle(bit_counts, n, a, b) -> SimplexFit:
     """Exact maximiser of the per-bit composite likelihood of a unary encoding.
 
     ``L_c(f) = sum_j s_j log m_j + (n - s_j) log(1 - m_j)``, ``m_j = b_j + (a_j - b_j)
@@ -326,7 +294,7 @@ def unary_composite_mle(bit_counts, n, a, b) -> SimplexMLE:
 
     Returns
     -------
-    SimplexMLE
+    SimplexFit
         ``log_likelihood`` is the composite one (nats).
 
     Raises
@@ -366,8 +334,8 @@ def unary_composite_mle(bit_counts, n, a, b) -> SimplexMLE:
     f /= f.sum()
     m = b + (a - b) * f
     ll = float(np.sum(_xlogy(s, m) + _xlogy(n - s, 1.0 - m)))
-    return SimplexMLE(frequency=f, log_likelihood=ll, lagrange_multiplier=lam,
-                      support_size=int(np.count_nonzero(f > 0)), n=n)
+    return SimplexFit(frequency=f, log_likelihood=ll, iterations=0, converged=True, optimality_gap=0.0,
+                      method="root", n=float(n), likelihood="composite", lagrange_multiplier=lam)
 
 
 # --------------------------------------------------------------------------- unary: full reports

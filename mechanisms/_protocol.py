@@ -8,7 +8,7 @@ Every runtime class (``ldpplan.mechanisms.load(plan)`` returns one) offers:
   (disjoint sets of users) and round-tripped through ``to_dict()`` / ``from_dict()``;
 * ``count_rule`` (class attribute, a :class:`CountRule`): what the family's counts imply
   about ``n``, checked by ``Aggregate.from_dict`` on every aggregate read;
-* ``estimate(reports_or_aggregate, method=...) -> Estimate``; ``methods`` lists the
+* ``estimate(reports_or_aggregate, method=..., *, tol=..., max_iter=...) -> Estimate``; ``methods`` lists the
   supported ``method`` names, the first being the default; ``"empirical"`` (the
   paper's unbiased linear estimator) is always one of them;
 * ``privacy_map() -> dict``: the guarantee its own numbers give, recomputed with numpy
@@ -17,6 +17,20 @@ Every runtime class (``ldpplan.mechanisms.load(plan)`` returns one) offers:
 * ``channel_matrix()`` where defined: ``Q[x, y] = Pr(Y = y | X = x)`` (rows are inputs).
 
 Runtime objects are immutable (:class:`Frozen`) and have a useful ``repr``.
+
+The one runtime API (issue 18; ``docs/ARCHITECTURE.md`` lists every constructor), which
+``tests/test_runtime_api.py`` checks for every class in ``RUNTIMES``:
+
+* ``from_plan(plan)`` builds every class; the constructor is keyword-only, in the papers'
+  symbols spelled out, and says the domain one way: ``domain`` = an int size or a sequence
+  of distinct labels (:func:`domain_labels`);
+* estimators that iterate take ``tol`` and ``max_iter`` (exact ones accept and ignore them)
+  and stop by one rule: at the first iterate ``f`` whose certified optimality gap
+  ``W log(max_x g_x(f) / W)`` (nats, an upper bound on ``L(MLE) - L(f)``) is
+  ``<= tol * |L(f)|``, else after ``max_iter`` iterations
+  (``converged = False``); every EM/MLE solver returns one :class:`SimplexFit`;
+* ``privacy_map()`` uses the keys of :class:`PrivacyMap` with the one type per key of
+  :data:`PRIVACY_MAP_TYPES` (checked by :func:`check_privacy_map`).
 """
 from __future__ import annotations
 
@@ -25,11 +39,14 @@ from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
+from ._api import PRIVACY_MAP_TYPES, PrivacyMap, check_privacy_map, domain_labels
+from ._fit import SimplexFit
 from ._batches import FINGERPRINT, MAX_COUNT, Batch, CountRule, check_int, count_array, duplicate_message
 from ._intervals import SCORE_METHOD, WALD_MEAN_METHOD, FrequencyVariance, MeanVariance, two_sided_z
 
 __all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "check_method", "readonly",
-           "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT"]
+           "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT", "PrivacyMap", "PRIVACY_MAP_TYPES", "check_privacy_map",
+           "domain_labels", "SimplexFit"]
 
 #: ``format`` tag of :meth:`Aggregate.to_dict` documents.
 AGGREGATE_FORMAT = "ldpplan-aggregate/1"
@@ -459,6 +476,7 @@ class Runtime(Protocol):
 
     def aggregate(self, reports: Reports) -> Aggregate: ...
 
-    def estimate(self, reports_or_aggregate: Any, method: str | None = None) -> Estimate: ...
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, tol: float = ...,
+                 max_iter: int = ...) -> Estimate: ...
 
     def privacy_map(self) -> dict[str, Any]: ...

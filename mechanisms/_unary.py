@@ -15,6 +15,8 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from . import _sampling
+from ._api import domain_labels
+from ._fit import MAX_ITER, TOL, check_options
 from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split, hi_tile
 from ._intervals import FrequencyVariance, affine_variance
 from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
@@ -115,9 +117,9 @@ class UnaryEncoding(Frozen):
 
     Parameters
     ----------
-    labels : list of str or None
-    domain_size : int
-        ``m``.
+    domain : int or sequence of str
+        The ``m`` real items: their number, or their distinct labels (keyword-only, like every
+        parameter: the one runtime API, ``docs/ARCHITECTURE.md``).
     a, b, epsilon : array_like, shape (width,)
         Per-bit probabilities (multiples of 2^-48, ``0 < b < a < 1``) and budgets (nats).
     padding_length : int or None
@@ -129,7 +131,7 @@ class UnaryEncoding(Frozen):
     Raises
     ------
     ValueError
-        Shapes differ, or probabilities off the grid or not ``0 < b < a < 1``.
+        A malformed ``domain``, shapes differ, or probabilities off the grid or not ``0 < b < a < 1``.
     """
 
     MECHANISM = ""
@@ -137,8 +139,9 @@ class UnaryEncoding(Frozen):
     #: each report sets each bit at most once
     count_rule = CountRule(at_most_n=((COUNTS,),))
 
-    def __init__(self, labels, domain_size: int, a, b, epsilon, padding_length: int | None,
+    def __init__(self, *, domain, a, b, epsilon, padding_length: int | None = None,
                  level_names=(), privacy: Mapping[str, Any] | None = None) -> None:
+        domain_size, labels = domain_labels(domain)
         a = readonly(np.array(a, dtype=np.float64))
         b = readonly(np.array(b, dtype=np.float64))
         eps = readonly(np.array(epsilon, dtype=np.float64))
@@ -334,13 +337,17 @@ class UnaryEncoding(Frozen):
         s = self._scale()
         return s * s * (coef_n + f * coef_c) / n
 
-    def estimate(self, reports_or_aggregate, method: str | None = None) -> Estimate:
+    def estimate(self, reports_or_aggregate, method: str | None = None, *, tol: float = TOL,
+                 max_iter: int = MAX_ITER) -> Estimate:
         """Item frequencies by eq. (7): ``s (c_k / n - b_k) / (a_k - b_k)`` (``s`` = L for IDUE-PS, else 1).
 
         Parameters
         ----------
         reports_or_aggregate : UnaryReports, Aggregate, or array_like (n, width) of 0/1
         method : {"empirical"} or None
+        tol, max_iter : float, int
+            The runtime's estimator options (``docs/ARCHITECTURE.md``), checked and unused: eq. (7)
+            is a closed form.
 
         Returns
         -------
@@ -360,6 +367,7 @@ class UnaryEncoding(Frozen):
         Gu et al., ICDE 2020, eq. (7) and (8); Sec. VI-B (IDUE-PS scaling by L).
         """
         method = check_method(method, self.methods)
+        check_options(tol, max_iter)
         agg = self._as_aggregate(reports_or_aggregate)
         if agg.n < 1:
             raise ValueError("reports: at least one user's report is needed to estimate frequencies")

@@ -9,26 +9,18 @@ See :mod:`mechanisms._mle` for the choice of likelihoods:
   likelihood (ULDP eq. 8), ``O(n d)`` per iteration as two BLAS matrix-vector
   products; its fixed point is the MLE of the paper's EM reconstruction (Sec. 2.5).
 
-Both stop when the relative log-likelihood increase is ``<= rtol``, when the certified
-optimality gap is ``<= gap_tol`` nats, or after ``max_iter`` EM-map evaluations; both
-are SQUAREM-accelerated with a monotonicity guard, and report the log-likelihood
-(nats), the iterations, whether a stopping rule fired, and the certified gap.
+Both stop by the one rule of :mod:`._fit` (the certified optimality gap ``<= tol |L|``, else
+``max_iter`` EM-map evaluations), are
+SQUAREM-accelerated with a monotonicity guard, and return a :class:`._fit.SimplexFit`.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
+from ._fit import SimplexFit, certified_gap as _gap, run_em
 from ._mle import _rows_inputs, _composite_inputs, _unary_full_inputs, _vector, _xlogy
 
-__all__ = ["UnaryEMResult", "unary_em", "unary_em_full", "binary_rows_em"]
-
-#: An extrapolated SQUAREM point keeps at least this fraction of each coordinate of the
-#: cycle's start: EM multiplies coordinates, so one that an extrapolation sets to ~0 (a
-#: plain floor such as 1e-300) would need thousands of steps to come back, and the
-#: relative-change rule would then stop at a non-optimal point.
-_SHRINK = 1e-2
+__all__ = ["unary_em", "unary_em_full", "binary_rows_em"]
 
 #: Rows per float32 block of the backward product ``Y.T @ ratio`` (summed in float64 across
 #: blocks): a single float32 sum over n = 1e5 rows would be off by ~1e-5 relative, enough to
@@ -36,87 +28,8 @@ _SHRINK = 1e-2
 _BLOCK = 2048
 
 
-@dataclasses.dataclass(frozen=True)
-class UnaryEMResult:
-    """Outcome of :func:`unary_em`, :func:`unary_em_full` and :func:`binary_rows_em`.
-
-    Attributes
-    ----------
-    frequency : ndarray of float64, shape (d,)
-        The estimate (read-only) on the simplex.
-    log_likelihood : float
-        Log-likelihood at ``frequency`` in nats (composite or full, see ``likelihood``).
-    iterations : int
-        EM-map evaluations performed (each one forward and one backward pass).
-    converged : bool
-        True if the relative log-likelihood change fell to ``<= rtol`` before ``max_iter``.
-    gap_bound : float
-        Certified bound (nats) on ``L(MLE) - L(frequency)``: ``W log(max_x g_x / W)``
-        with ``g`` the gradient and ``W`` the total weight (Jensen's inequality on the
-        concave mixture log-likelihood, see :func:`binary_rows_em`).
-    likelihood : str
-        ``"composite"`` (per-bit pseudo-likelihood) or ``"full"`` (the true likelihood).
-    """
-
-    frequency: np.ndarray
-    log_likelihood: float
-    iterations: int
-    converged: bool
-    gap_bound: float
-    likelihood: str
-
-    def __post_init__(self) -> None:
-        f = np.array(self.frequency, dtype=np.float64)
-        f.setflags(write=False)
-        object.__setattr__(self, "frequency", f)
-
-
-# --------------------------------------------------------------------------- monotone EM / SQUAREM
-def _run_em(step, p: np.ndarray, rtol: float, max_iter: int, accelerate: bool, gap_tol: float = 0.0):
-    """EM iterations, SQUAREM-accelerated with a monotonicity guard.
-
-    ``step(q)`` returns ``(L(q), gap_bound(q), EM(q))``. A SQUAREM cycle (Varadhan &
-    Roland 2008, scheme S3) from ``p`` evaluates ``p1 = EM(p)``, ``p2 = EM(p1)``, the
-    extrapolation ``cand`` and ``EM(cand)``; the next point is ``EM(cand)`` if
-    ``L(cand) >= L(p1)`` and ``p2`` otherwise, so the log-likelihood at the start of
-    every cycle never decreases (EM itself is monotone). ``cand`` is floored at
-    ``_SHRINK * p`` coordinate-wise (see there). Stops when the relative increase
-    between cycle starts ``(L_new - L_old) <= rtol |L_new|``, or when the certified
-    gap bound is ``<= gap_tol`` nats, or after ``max_iter`` evaluations; returns the
-    last point whose likelihood was evaluated.
-    """
-    rtol, max_iter, gap_tol = float(rtol), int(max_iter), float(gap_tol)
-    if not (rtol >= 0) or not (gap_tol >= 0) or max_iter < 1:
-        raise ValueError(f"rtol, gap_tol must be >= 0 and max_iter >= 1 (got {rtol!r}, {gap_tol!r}, {max_iter!r})")
-    ll, gap, p1 = step(p)
-    it, converged = 1, False
-    while it < max_iter:
-        if accelerate and it + 3 <= max_iter:
-            ll1, _, p2 = step(p1)
-            r = p1 - p
-            v = p2 - p1 - r
-            nv = float(np.sqrt(v @ v))
-            alpha = min(-float(np.sqrt(r @ r)) / nv, -1.0) if nv > 0 else -1.0
-            cand = np.maximum(p - 2.0 * alpha * r + alpha * alpha * v, _SHRINK * p)
-            llc, _, pc = step(cand / cand.sum())
-            it += 2
-            p1 = pc if llc >= ll1 else p2
-        ll_new, gap_new, p2 = step(p1)
-        it += 1
-        done = ll_new - ll <= rtol * abs(ll_new) or (gap_tol > 0 and gap_new <= gap_tol)
-        p, ll, gap, p1 = p1, ll_new, gap_new, p2
-        if done:
-            converged = True
-            break
-    return p, ll, gap, it, converged
-
-
-def _gap(g: np.ndarray, total: float) -> float:
-    return float(max(0.0, total * np.log(float(np.max(g)) / total)))
-
-
-def unary_em(bit_counts, n, a, b, *, rtol: float = 1e-12, gap_tol: float = 0.0, max_iter: int = 100000,
-             init=None, accelerate: bool = True) -> UnaryEMResult:
+def unary_em(bit_counts, n, a, b, *, tol: float = 1e-12, max_iter: int = 100000,
+             init=None, accelerate: bool = True) -> SimplexFit:
     """EM on the per-bit composite likelihood of a unary encoding: ``O(d)`` per iteration.
 
     Every bit is one observation ``(j, y_j)`` of a mixture with latent input ``x``:
@@ -140,11 +53,8 @@ def unary_em(bit_counts, n, a, b, *, rtol: float = 1e-12, gap_tol: float = 0.0, 
         Number of reports.
     a, b : array_like of float, shape (d,) or scalar
         ``0 <= b_j < a_j <= 1``.
-    rtol : float, default 1e-12
-        Stop when the relative log-likelihood increase of one iteration (or SQUAREM
-        cycle) is ``<= rtol``.
-    gap_tol : float, default 0
-        Also stop when the certified gap bound is ``<= gap_tol`` nats.
+    tol : float, default 1e-12
+        The one stopping rule (:mod:`._fit`): stop when the certified gap is ``<= tol |L|``.
     max_iter : int, default 100000
         Cap on EM-map evaluations.
     init : array_like, shape (d,), optional
@@ -154,8 +64,8 @@ def unary_em(bit_counts, n, a, b, *, rtol: float = 1e-12, gap_tol: float = 0.0, 
 
     Returns
     -------
-    UnaryEMResult
-        ``likelihood == "composite"``.
+    SimplexFit
+        ``likelihood == "composite"``, ``method`` ``"squarem"`` or ``"em"``.
 
     Raises
     ------
@@ -190,9 +100,9 @@ def unary_em(bit_counts, n, a, b, *, rtol: float = 1e-12, gap_tol: float = 0.0, 
         new = q * g
         return ll, _gap(g, total), new / new.sum()
 
-    p, ll, gap, it, conv = _run_em(step, p, rtol, max_iter, accelerate, gap_tol)
-    return UnaryEMResult(frequency=p, log_likelihood=ll, iterations=it, converged=conv, gap_bound=gap,
-                         likelihood="composite")
+    p, ll, gap, it, conv = run_em(step, p, tol, max_iter, accelerate)
+    return SimplexFit(frequency=p, log_likelihood=ll, iterations=it, converged=conv, optimality_gap=gap,
+                      method="squarem" if accelerate else "em", n=float(n), likelihood="composite")
 
 
 def _start(init, d: int) -> np.ndarray:
@@ -261,8 +171,8 @@ _STORAGE = ("packed", "float64", "float32")
 
 
 def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: float = 0.0,
-                   storage: str = "packed", rtol: float = 1e-12, gap_tol: float = 1e-2, max_iter: int = 10000,
-                   init=None, accelerate: bool = True) -> UnaryEMResult:
+                   storage: str = "packed", tol: float = 1e-12, max_iter: int = 10000,
+                   init=None, accelerate: bool = True) -> SimplexFit:
     """EM for reports whose likelihood takes two values per input: ``O(n d)`` per iteration.
 
     Report ``r`` has ``Pr(y_r | x) = C_r (low_x + (high_x - low_x) Y[r, x])`` with a
@@ -274,8 +184,8 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
     products per EM step (memory-bound: ``Y`` is read twice). The EM update is
     ``f <- f g / W``. Because ``L(q) - L(f) <= W log(sum_x q_x g_x / W) <= W log(max_x
     g_x / W)`` (Jensen on the concave mixture likelihood, ``W`` the total weight),
-    ``gap_bound`` certifies how far from the maximum the result can be; ``gap_tol``
-    stops on it.
+    ``optimality_gap`` certifies how far from the maximum the result can be; the one
+    stopping rule (:mod:`._fit`) stops on it.
 
     Columns of ``Y`` that are 0 in every row are left out of both products (their term is
     ``low_x f_x`` for every report): uRAP reports that reveal no item carry only the
@@ -305,25 +215,17 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
     constant : float
         ``sum_r w_r log C_r`` (nats), added to the reported log-likelihood.
     storage : {"packed", "float64", "float32"}, default "packed"
-    rtol : float, default 1e-12
-        Relative log-likelihood change rule (as in :func:`unary_em`). The likelihood
-        of LDP reports is flat: with OUE at epsilon = 1, n = 1e5, d = 100-400 (from
-        the composite start) ``rtol = 1e-10`` stops after ~40 passes 0.03-0.08 nats
-        below the maximum, with ``f`` off by ~1e-3 (0.15 standard errors); 1e-12
-        takes ~200 passes and reaches the maximum (``benchmarks/bench_estimators.py``).
-    gap_tol : float, default 1e-2
-        Also stop when the certified gap bound is ``<= gap_tol`` nats (the bound is
-        loose at coordinates near 0, so on such data ``rtol`` usually stops first).
-        With float32 the log-likelihood is resolved to ~1e-8 relative only (~0.05
-        nats at ``n d = 4e7``): the ``rtol`` rule then stops on "no measurable
-        progress" at that distance from the maximum.
+    tol : float, default 1e-12
+        The one stopping rule (:mod:`._fit`): the certified gap ``<= tol |L|``. With float32
+        storage the log-likelihood and gradient are resolved to ~1e-8 relative only, so a
+        ``tol`` below that may run to ``max_iter``.
     max_iter, init, accelerate
         As in :func:`unary_em` (default start: uniform).
 
     Returns
     -------
-    UnaryEMResult
-        ``likelihood == "full"``.
+    SimplexFit
+        ``likelihood == "full"``, ``method`` ``"squarem"`` or ``"em"``.
 
     Raises
     ------
@@ -382,14 +284,13 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
         new = q * g
         return ll, _gap(g, total), new / new.sum()
 
-    p, ll, gap, it, conv = _run_em(step, p, rtol, max_iter, accelerate, gap_tol)
-    return UnaryEMResult(frequency=p, log_likelihood=ll, iterations=it, converged=conv, gap_bound=gap,
-                         likelihood="full")
+    p, ll, gap, it, conv = run_em(step, p, tol, max_iter, accelerate)
+    return SimplexFit(frequency=p, log_likelihood=ll, iterations=it, converged=conv, optimality_gap=gap,
+                      method="squarem" if accelerate else "em", n=total, likelihood="full")
 
 
-def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", rtol: float = 1e-12,
-                  gap_tol: float = 1e-2, max_iter: int = 10000, init=None,
-                  accelerate: bool = True) -> UnaryEMResult:
+def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", tol: float = 1e-12,
+                  max_iter: int = 10000, init=None, accelerate: bool = True) -> SimplexFit:
     """The MLE of a unary encoding from the full reports (the paper's EM reconstruction).
 
     ``Pr(y | x) = prod_j Pr(y_j | x)`` (ULDP eq. 8). For bits with ``0 < b_j < 1`` the
@@ -412,12 +313,12 @@ def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", rtol:
         ``0 <= b_j < a_j <= 1``.
     weights : array_like of float, shape (n,), optional
         Multiplicities of the rows (grouped distinct reports).
-    storage, rtol, gap_tol, max_iter, init, accelerate
+    storage, tol, max_iter, init, accelerate
         As in :func:`binary_rows_em`.
 
     Returns
     -------
-    UnaryEMResult
+    SimplexFit
         ``likelihood == "full"``.
 
     Raises
@@ -432,5 +333,5 @@ def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", rtol:
     y, w, low, high, pinned, constant, comp = _unary_full_inputs(reports, a, b, weights)
     if init is None:
         init = 0.999 * comp + 0.001 / comp.size
-    return binary_rows_em(y, low, high, weights=w, pinned=pinned, constant=constant, storage=storage, rtol=rtol,
-                          gap_tol=gap_tol, max_iter=max_iter, init=init, accelerate=accelerate)
+    return binary_rows_em(y, low, high, weights=w, pinned=pinned, constant=constant, storage=storage, tol=tol,
+                          max_iter=max_iter, init=init, accelerate=accelerate)

@@ -40,10 +40,10 @@ Stephens & Anitescu 2020):
        \\log\\frac{f^*_x}{f_x} \\le W \\log\\frac{g \\cdot f^*}{W} \\le W \\log\\frac{\\max_x g_x}{W},
 
    which is at most the Frank-Wolfe gap ``max_x g_x - g.f`` (``log t <= t - 1``). The
-   reported ``gap_bound`` is this bound in nats, computed in float64 on the full domain
+   reported ``optimality_gap`` is this bound in nats, computed in float64 on the full domain
    (its rounding error is about ``W`` times the relative error of ``g``, ~1e-10 nats at
-   ``n = 1e5``); the solver stops when it is ``<= max(gap_tol, rtol |L|)``. Pinned reports
-   are rows ``e_x`` of the same mixture, so the bound covers them.
+   ``n = 1e5``); the solver stops by the one rule of :mod:`._fit` (this bound ``<= tol |L|``). Pinned reports are rows ``e_x`` of the same
+   mixture, so the bound covers them.
 
 The existing EM (:func:`mechanisms._unary_em.unary_em_full`) is kept as the cross-check of
 this solver in the tests.
@@ -53,7 +53,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._mle import _rows_inputs, _unary_full_inputs, _unary_params, _vector, _xlogy, unary_composite_mle
-from ._unary_em import UnaryEMResult, _Packed
+from ._fit import SimplexFit, check_options, stop
+from ._unary_em import _Packed
 
 __all__ = ["binary_rows_mle", "unary_mle_full", "unary_mle_patterns"]
 
@@ -191,13 +192,12 @@ def _objective(m: np.ndarray, z: np.ndarray, w: np.ndarray, pin: np.ndarray, pin
     return float(w @ np.log(m)) + float(pin[pinpos] @ np.log(z[pinpos]))
 
 
-def _newton(rows: _Rows, pin: np.ndarray, z: np.ndarray, gap_tol: float, rtol: float, max_iter: int,
-            constant: float):
+def _newton(rows: _Rows, pin: np.ndarray, z: np.ndarray, tol: float, max_iter: int, constant: float):
     """Projected Newton on the reduced problem; returns ``(z, iterations, converged)``.
 
-    Stops when the certified gap is ``<= max(gap_tol, rtol |L|)`` (converged), after
-    ``max_iter`` iterations, or when two iterations in a row do not lower the gap (float64
-    resolves no more progress); returns the point with the smallest gap seen.
+    Stops by the one rule (:func:`._fit.stop`: the certified gap ``<= tol |L|``, converged), after ``max_iter`` iterations, or when two iterations in a row
+    do not lower the gap (float64 resolves no more progress); returns the point with the
+    smallest gap seen.
     """
     w, total = rows.w, float(rows.w.sum() + pin.sum())
     pinpos = pin > 0
@@ -213,7 +213,7 @@ def _newton(rows: _Rows, pin: np.ndarray, z: np.ndarray, gap_tol: float, rtol: f
             best, fails = (z, gap), 0
         else:
             fails += 1
-        if gap <= max(gap_tol, rtol * abs(ll + constant)):
+        if stop(gap, ll + constant, tol):
             converged = True
             break
         if fails >= 2 or it >= max_iter:
@@ -271,15 +271,8 @@ def _compress(packed: np.ndarray, w: np.ndarray):
     return packed[first], np.bincount(inverse.ravel(), weights=w, minlength=uniq.size)
 
 
-def _check(gap_tol, rtol, max_iter):
-    gap_tol, rtol, max_iter = float(gap_tol), float(rtol), int(max_iter)
-    if not (gap_tol >= 0) or not (rtol >= 0) or max_iter < 1:
-        raise ValueError(f"gap_tol, rtol must be >= 0 and max_iter >= 1 (got {gap_tol!r}, {rtol!r}, {max_iter!r})")
-    return gap_tol, rtol, max_iter
-
-
-def binary_rows_mle(rows, low, high, *, weights=None, pinned=None, constant: float = 0.0, gap_tol: float = 1e-9,
-                    rtol: float = 1e-15, max_iter: int = 200, init=None) -> UnaryEMResult:
+def binary_rows_mle(rows, low, high, *, weights=None, pinned=None, constant: float = 0.0, tol: float = 1e-15,
+                    max_iter: int = 200, init=None) -> SimplexFit:
     """MLE for reports whose likelihood takes two values per input, by projected Newton.
 
     Same model and arguments as :func:`mechanisms._unary_em.binary_rows_em` (``Pr(y_r | x) =
@@ -297,10 +290,9 @@ def binary_rows_mle(rows, low, high, *, weights=None, pinned=None, constant: flo
     pinned : array_like of float, shape (d,), optional
     constant : float
         ``sum_r w_r log C_r`` (nats), added to the reported log-likelihood.
-    gap_tol : float, default 1e-9
-        Stop when the certified bound on ``L(MLE) - L(f)`` is ``<= gap_tol`` nats.
-    rtol : float, default 1e-15
-        Also stop when that bound is ``<= rtol |L(f)|`` (a relative tolerance).
+    tol : float, default 1e-15
+        The one stopping rule (:mod:`._fit`): stop when the certified bound on
+        ``L(MLE) - L(f)`` is ``<= tol |L(f)|``.
     max_iter : int, default 200
         Cap on Newton iterations (each: one Gram matrix, one QP, a line search). The solver
         also stops when two iterations in a row do not lower the certified gap (float64
@@ -310,9 +302,9 @@ def binary_rows_mle(rows, low, high, *, weights=None, pinned=None, constant: flo
 
     Returns
     -------
-    UnaryEMResult
-        ``likelihood == "full"``, ``iterations`` = Newton iterations, ``gap_bound`` the
-        certificate (nats), ``converged`` True if a tolerance was met.
+    SimplexFit
+        ``likelihood == "full"``, ``method == "newton"``, ``iterations`` = Newton iterations,
+        ``optimality_gap`` the certificate (nats), ``converged`` True if the rule fired.
 
     Raises
     ------
@@ -326,7 +318,7 @@ def binary_rows_mle(rows, low, high, *, weights=None, pinned=None, constant: flo
     J. Comput. Graph. Stat. 29 (2020); Lawson & Hanson, *Solving Least Squares Problems*
     (1974), ch. 23 (active set); Böhning (1999) for the gradient bound.
     """
-    tols = _check(gap_tol, rtol, max_iter)
+    tols = check_options(tol, max_iter)
     y, nrow, d, lo, hi, w, pin = _rows_inputs(rows, low, high, weights, pinned)
     keep = w > 0
     yb = y.astype(bool, copy=False)[keep]
@@ -335,7 +327,7 @@ def binary_rows_mle(rows, low, high, *, weights=None, pinned=None, constant: flo
     return _reduced_mle(packed, active, w[keep], lo, hi - lo, pin, init, float(constant), *tols)
 
 
-def _reduced_mle(packed, active, w, lo, delta, pin, init, constant, gap_tol, rtol, max_iter) -> UnaryEMResult:
+def _reduced_mle(packed, active, w, lo, delta, pin, init, constant, tol, max_iter) -> SimplexFit:
     """Group the idle columns, run :func:`_newton`, expand, certify (see the module docstring).
 
     ``packed``: the rows restricted to the domain columns ``active`` (in that order), packed;
@@ -359,7 +351,7 @@ def _reduced_mle(packed, active, w, lo, delta, pin, init, constant, gap_tol, rto
         z = 0.5 * z + 0.5 / z.size  # keep every row possible (mix with uniform)
         if np.any(red.forward(z) <= 0):
             raise ValueError("rows: a report with positive weight has likelihood 0 under every input")
-    z, it, conv = _newton(red, rpin, z, gap_tol, rtol, max_iter, constant)  # |L| up to the split terms
+    z, it, conv = _newton(red, rpin, z, tol, max_iter, constant)  # |L| up to the split terms
     f = _expand(z, active, idle, group, pin, pin_group, d)
     # the certificate and the likelihood on the full domain, at the returned f
     zf = np.concatenate([f[active], np.bincount(group, weights=f[idle], minlength=levels.size)])
@@ -373,8 +365,8 @@ def _reduced_mle(packed, active, w, lo, delta, pin, init, constant, gap_tol, rto
     total = float(red.w.sum() + pin.sum())
     gap = float(max(0.0, total * np.log(float(np.max(g)) / total)))
     ll = float(red.w @ np.log(m)) + float(np.sum(_xlogy(pin, f))) + constant
-    return UnaryEMResult(frequency=f, log_likelihood=ll, iterations=it, converged=conv, gap_bound=gap,
-                         likelihood="full")
+    return SimplexFit(frequency=f, log_likelihood=ll, iterations=it, converged=conv, optimality_gap=gap,
+                      method="newton", n=total, likelihood="full")
 
 
 def _expand(z, active, idle, group, pin, pin_group, d) -> np.ndarray:
@@ -391,8 +383,8 @@ def _expand(z, active, idle, group, pin, pin_group, d) -> np.ndarray:
     return f / f.sum()
 
 
-def unary_mle_full(reports, a, b, *, weights=None, gap_tol: float = 1e-9, rtol: float = 1e-15,
-                   max_iter: int = 200, init=None) -> UnaryEMResult:
+def unary_mle_full(reports, a, b, *, weights=None, tol: float = 1e-15, max_iter: int = 200,
+                   init=None) -> SimplexFit:
     """The MLE of a unary encoding from the full reports, by projected Newton, with a certificate.
 
     The likelihood, pinned reports and constants are those of
@@ -406,14 +398,14 @@ def unary_mle_full(reports, a, b, *, weights=None, gap_tol: float = 1e-9, rtol: 
     a, b : array_like of float, shape (d,) or scalar
         ``0 <= b_j < a_j <= 1``.
     weights : array_like of float, shape (n,), optional
-    gap_tol, rtol, max_iter, init
+    tol, max_iter, init
         As in :func:`binary_rows_mle`.
 
     Returns
     -------
-    UnaryEMResult
+    SimplexFit
         ``likelihood == "full"``; ``log_likelihood`` is the exact ``sum_r w_r log Pr(y_r)``
-        in nats, ``gap_bound`` certifies ``L(MLE) - log_likelihood <= gap_bound``.
+        in nats, ``optimality_gap`` certifies ``L(MLE) - log_likelihood <= optimality_gap``.
 
     Raises
     ------
@@ -426,12 +418,12 @@ def unary_mle_full(reports, a, b, *, weights=None, gap_tol: float = 1e-9, rtol: 
     """
     y, w, low, high, pinned, constant, comp = _unary_full_inputs(reports, a, b, weights)
     start = comp if init is None else init
-    return binary_rows_mle(y, low, high, weights=w, pinned=pinned, constant=constant, gap_tol=gap_tol,
-                           rtol=rtol, max_iter=max_iter, init=start)
+    return binary_rows_mle(y, low, high, weights=w, pinned=pinned, constant=constant, tol=tol,
+                           max_iter=max_iter, init=start)
 
 
-def unary_mle_patterns(patterns, columns, pinned, bit_counts, n, a, b, *, gap_tol: float = 1e-9,
-                       rtol: float = 1e-15, max_iter: int = 200, init=None) -> UnaryEMResult:
+def unary_mle_patterns(patterns, columns, pinned, bit_counts, n, a, b, *, tol: float = 1e-15,
+                       max_iter: int = 200, init=None) -> SimplexFit:
     """:func:`unary_mle_full` from compact sufficient data (the uRAP runtime's path).
 
     For a unary encoding whose bits outside ``columns`` have ``b_j = 0`` (uRAP's X_N, eq. 10),
@@ -454,12 +446,12 @@ def unary_mle_patterns(patterns, columns, pinned, bit_counts, n, a, b, *, gap_to
         Number of reports (pinned or not).
     a, b : array_like of float, shape (d,) or scalar
         ``0 <= b_j < a_j <= 1``.
-    gap_tol, rtol, max_iter, init
+    tol, max_iter, init
         As in :func:`binary_rows_mle` (default start: the composite MLE).
 
     Returns
     -------
-    UnaryEMResult
+    SimplexFit
 
     Raises
     ------
@@ -470,7 +462,7 @@ def unary_mle_patterns(patterns, columns, pinned, bit_counts, n, a, b, *, gap_to
     ----------
     ULDP paper eqs. (8)-(10) and Sec. 2.5; see :func:`binary_rows_mle`.
     """
-    tols = _check(gap_tol, rtol, max_iter)
+    tols = check_options(tol, max_iter)
     pin, ones = np.asarray(pinned, dtype=np.float64), np.asarray(bit_counts, dtype=np.float64)
     d = pin.size
     a, b = _unary_params(a, b, d)

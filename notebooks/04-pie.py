@@ -397,7 +397,7 @@ weights = 1.0 / np.arange(1, DOMAIN_LT + 1)
 lt_items = rng.choice(DOMAIN_LT, size=N_LT, p=weights / weights.sum())
 lt_truth = np.bincount(lt_items, minlength=DOMAIN_LT) / N_LT
 lt_top = np.argsort(-lt_truth, kind="stable")[:TOP_PAPER]
-rr_lt = RandomizedResponse(eps_rr_half, DOMAIN_LT)
+rr_lt = RandomizedResponse(domain=DOMAIN_LT, epsilon=eps_rr_half)
 lt_meas = {"emp": [], "emp+thr": [], "emp top": [], "emp+thr top": []}
 for _ in range(FIG12_LT_TRIALS):
     reports = rr_lt.perturb(lt_items, rng=rng)
@@ -483,7 +483,7 @@ summary.add("3", "RR at the paper's size: measured / Prop. 4.6 (emp, all X)", "-
 # ### 3.2 Measured on GSS: the GLH at θ = 0.5 for every g, through the runtime
 #
 # X = ageGroup × educGroup × gender × nativeBorn (100 categories) for the 28,629 GSS respondents with all four
-# answers. For each g, `GeneralizedLocalHashing(ε = ln(1 + g), X, g)` perturbs every respondent (each with
+# answers. For each g, `GeneralizedLocalHashing(domain=X, epsilon=ln(1 + g), g=g)` perturbs every respondent (each with
 # his own universal hash) and the server estimates the distribution; φ = the top 10 categories
 # (the GSS analogue of the top-100 POIs) and all of X. The curves are Prop. 4.7 (which assumes hash
 # collisions with probability exactly 1/g); our hash family ((a x + b) mod (2³¹ − 1)) mod g has a known
@@ -516,13 +516,13 @@ t0 = time.perf_counter()
 seeds = np.random.SeedSequence([SEED, 32]).spawn(len(FIG12_G) + 1)
 fig12 = []
 for g, ss in zip(FIG12_G, seeds):
-    mech = GeneralizedLocalHashing(math.log1p(g), labels, g)
+    mech = GeneralizedLocalHashing(domain=labels, epsilon=math.log1p(g), g=g)
     fig12.append({"g": g, "theta": (g * keep_probability(mech) - 1) / (g - 1), "meas": measure(mech, FIG12_TRIALS, ss),
                   "eq23_all": pie_solvers.total_l2_loss_glh(math.log1p(g), g, n_gss, k_gss),
                   "eq23_top": float(np.sum(pie_solvers.l2_loss_glh(math.log1p(g), g, n_gss, p_gss[top_gss]))),
                   "exact_all": float(np.sum(variance_per_user(mech, p_gss)) / n_gss),
                   "exact_top": float(np.sum(variance_per_user(mech, p_gss[top_gss])) / n_gss)})
-rr_gss = RandomizedResponse(math.log1p(k_gss), labels)                  # theta_RR = 0.5
+rr_gss = RandomizedResponse(domain=labels, epsilon=math.log1p(k_gss))                  # theta_RR = 0.5
 rr_meas = measure(rr_gss, FIG12_TRIALS, seeds[-1])
 rr_pred = {"all": pie_solvers.total_l2_loss_rr(math.log1p(k_gss), k_gss, n_gss),
            "top": float(np.sum(pie_solvers.l2_loss_rr(math.log1p(k_gss), k_gss, n_gss, p_gss[top_gss])))}

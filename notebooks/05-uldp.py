@@ -231,8 +231,8 @@ urr_plan = planner.make_plan(planner.example_spec("uldp-urr"))   # simulate take
 t0 = time.perf_counter()
 fig5 = planner.simulate(urr_plan, planner.SimulateOptions(
     data=str(GSS), trials=FIG5_TRIALS, seed=SEED, mode="aggregate",
-    extra={"epsilons": FIG5_EPSILONS, "methods": "emp,thr,em", "em_tol": str(EM_TOL),
-           "em_max_iter": str(EM_MAX_ITER)}))
+    extra={"epsilons": FIG5_EPSILONS, "methods": "emp,thr,em", "tol": str(EM_TOL),
+           "max_iter": str(EM_MAX_ITER)}))
 print(f"Fig. 5 simulation: {time.perf_counter() - t0:.1f} s, {FIG5_TRIALS} trial(s) per epsilon")
 data5 = simulation_data(fig5)
 print(data5["dataset"])

@@ -179,7 +179,7 @@ print(f"GSS: n = {n_gss:,}, |X| = {k_gss}. Local ε₀ = {plan_epsilon(plan_a):.
 rng = np.random.default_rng(SEED)
 measured = {}
 for name, plan in (("no shuffler", plan_a), ("shuffler", plan_b)):
-    mech = RandomizedResponse(plan_epsilon(plan), list(labels))
+    mech = RandomizedResponse(domain=list(labels), epsilon=plan_epsilon(plan))
     errors = [float(np.sum((estimate_frequency(mech, mech.perturb(gss_items, rng=rng)) - p_gss) ** 2))
               for _ in range(TRIALS)]
     measured[name] = (float(np.mean(errors)), float(np.std(errors, ddof=1) / math.sqrt(TRIALS)))

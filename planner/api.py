@@ -308,7 +308,7 @@ def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str,
     """
     from .shuffle import central_guarantee
 
-    out = central_guarantee(plan, n, delta)
+    out = central_guarantee(plan, n, delta, family_of_plan(plan).shuffle_randomizer(plan))
     result = verify_plan(plan)
     if not result.holds:
         raise PrivacyViolation(f"the plan fails its re-check: {result.message}", result.details)

@@ -82,6 +82,9 @@ class Family(Protocol):
         not by the file; ``bytes_read``/``total_bytes`` for progress). Rows with an empty item raise
         ``InputDataError`` (count, first lines) unless ``skip_empty`` (then counted in ``skipped_empty``)."""
 
+    def shuffle_randomizer(self, plan: Mapping[str, Any]) -> dict[str, Any]:
+        """Keyword arguments of the plan's randomizer-specific shuffle bound (``{}``: the generic bounds)."""
+
     def audit_pairs(self, plan: Mapping[str, Any]) -> list:
         """The input pairs and output events that attain the plan's privacy map (the room's ``audit.pairs``)."""
 
@@ -156,7 +159,7 @@ class ModuleFamily:
         if block is not None:  # the central guarantee of n shuffled reports, for every family at once
             from .shuffle import attach_shuffled
 
-            plan = attach_shuffled(plan, plan["spec"]["shuffle"])
+            plan = attach_shuffled(plan, plan["spec"]["shuffle"], self.shuffle_randomizer(plan))
             plan = attach_verification(plan, self.verify(plan))  # replaces the family's own record
         elif (plan.get("verification") or {}).get("holds") is not True:
             plan = attach_verification(plan, self.verify(plan))
@@ -172,7 +175,7 @@ class ModuleFamily:
             return check
         from .shuffle import verify_shuffled
 
-        failure = verify_shuffled(plan)
+        failure = verify_shuffled(plan, self.shuffle_randomizer(plan))
         if failure is None:
             return check
         return type(check)(holds=False, message=failure, details={**check.details, "field": "guarantee.shuffled"})
@@ -197,6 +200,12 @@ class ModuleFamily:
         return self._fn("inputs", "iter_inputs")(plan, path, skip_empty=skip_empty,
                                                  chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None
                                                  else int(chunk_rows))
+
+    def shuffle_randomizer(self, plan: Mapping[str, Any]) -> dict[str, Any]:
+        """Keyword arguments of ``plan``'s randomizer-specific shuffle bound (the room's
+        ``claims.shuffle_randomizer``; ``{}``: the generic bounds for epsilon0-LDP randomizers)."""
+        hook = getattr(importlib.import_module(f"{self.package}.claims"), "shuffle_randomizer", None)
+        return {} if hook is None else dict(hook(plan))
 
     def audit_pairs(self, plan: Mapping[str, Any]) -> list:
         """The input pairs and events of ``plan``'s audit (``ldpplan.planner.auditing.events.InputPair``)."""

@@ -53,22 +53,15 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
     return closed(epsilon0, n, delta)
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
-           "shuffle_mechanism", "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
-           "central_guarantee", "glh_kind"]
-
-
-def shuffle_mechanism(mechanism: str, domain_size: int | None) -> tuple[str | None, int | None]:
-    """Which bound family a plan's mechanism gets: k-RR plans the randomizer-specific one, the rest the generic."""
-    if mechanism == "rr" and domain_size is not None:
-        return ("rr", None) if domain_size == 2 else ("krr", int(domain_size))
-    return None, None
+           "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
+           "central_guarantee"]
 
 
 def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
                        domain_size: int | None = None, **glh: Any) -> dict[str, Any]:
     """``guarantee.shuffled = {n, delta, epsilon, epsilon_lower, source}`` for a local ``epsilon0``.
 
-    ``glh``: ``hash_range`` and ``collision`` when ``mechanism == "glh"`` (see :func:`glh_kind`).
+    ``glh``: ``hash_range`` and ``collision`` of a hashing randomizer (from its family's ``shuffle_randomizer``).
 
     References
     ----------
@@ -167,38 +160,23 @@ def local_epsilon_of_plan(plan: Mapping[str, Any]) -> float:
     return float(value)
 
 
-def _bound_kind(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """Keyword arguments of the bound for a plan: k-RR's own, GLH's attack (:func:`glh_kind`), else generic."""
-    size = (plan.get("domain") or {}).get("size")
-    if plan.get("mechanism") == "glh":
-        return glh_kind((plan.get("params") or {}).get("g"))
-    mechanism, domain_size = shuffle_mechanism(str(plan.get("mechanism")), size if isinstance(size, int) else None)
-    return {"mechanism": mechanism, "domain_size": domain_size}
+def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any],
+                    randomizer: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Add ``guarantee.shuffled`` for the spec's ``[shuffle]`` block (``n``, ``delta``) to a solved plan.
 
-
-def glh_kind(g: Any) -> dict[str, Any]:
-    """GLH with hash range ``g``: the runtime hash family's exact collision probability goes with it.
-
-    The upper bound stays FMT21's (any epsilon0-LDP randomizer); the lower bound is the
-    support-count attack of :func:`ldpplan.solvers._shuffle_binary.support_count_pair`. A plan
-    without an integer ``g >= 2`` gets the generic bound.
+    ``randomizer``: keyword arguments of the randomizer-specific bound, from the plan's family
+    (``Family.shuffle_randomizer``); empty or None: the generic bounds for epsilon0-LDP randomizers.
     """
-    if isinstance(g, bool) or not isinstance(g, int) or g < 2:
-        return {"mechanism": None, "domain_size": None}
-    from ..mechanisms.pie import collision_probability
-
-    return {"mechanism": "glh", "hash_range": g, "collision": collision_probability(g)}
-
-
-def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
-    """Add ``guarantee.shuffled`` for the spec's ``[shuffle]`` block (``n``, ``delta``) to a solved plan."""
     plan["guarantee"]["shuffled"] = shuffled_guarantee(local_epsilon_of_plan(plan), int(block["n"]),
-                                                       float(block["delta"]), **_bound_kind(plan))
+                                                       float(block["delta"]), **dict(randomizer or {}))
     return plan
 
 
-def verify_shuffled(plan: Mapping[str, Any]) -> str | None:
-    """``verify``'s check of ``guarantee.shuffled`` against the plan's numbers and spec; ``None`` when it holds."""
+def verify_shuffled(plan: Mapping[str, Any], randomizer: Mapping[str, Any] | None = None) -> str | None:
+    """``verify``'s check of ``guarantee.shuffled`` against the plan's numbers and spec; ``None`` when it holds.
+
+    ``randomizer`` as in :func:`attach_shuffled` (the family's ``shuffle_randomizer(plan)``).
+    """
     block = (plan.get("spec") or {}).get("shuffle")
     shuffled = (plan.get("guarantee") or {}).get("shuffled")
     if block is None and shuffled is None:
@@ -218,10 +196,11 @@ def verify_shuffled(plan: Mapping[str, Any]) -> str | None:
     if central is not None and not shuffled.get("epsilon", math.inf) <= central:
         return (f"guarantee.shuffled.epsilon: {shuffled.get('epsilon')!r} exceeds the spec's target.central_epsilon "
                 f"= {central!r}")
-    return check_shuffled(shuffled, epsilon0, **_bound_kind(plan))
+    return check_shuffled(shuffled, epsilon0, **dict(randomizer or {}))
 
 
-def central_guarantee(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:
+def central_guarantee(plan: Mapping[str, Any], n: int, delta: float,
+                      randomizer: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The central guarantee of a plan's reports through a shuffler of ``n`` users (the plan is not re-checked).
 
     :func:`ldpplan.planner.api.explain_shuffled` re-checks the plan first; this is its second step.
@@ -234,6 +213,8 @@ def central_guarantee(plan: Mapping[str, Any], n: int, delta: float) -> dict[str
         Users, one report each (>= 2).
     delta : float
         In (0, 1).
+    randomizer : mapping, optional
+        The family's ``shuffle_randomizer(plan)`` (randomizer-specific bound); None: generic bounds.
 
     Returns
     -------
@@ -260,4 +241,4 @@ def central_guarantee(plan: Mapping[str, Any], n: int, delta: float) -> dict[str
     except ValueError as exc:
         raise SpecError("PLAN", str(exc), plan.get("mechanism")) from None
     return {"mechanism": plan.get("mechanism"), "local_epsilon": epsilon0,
-            **shuffled_guarantee(epsilon0, n, float(delta), **_bound_kind(plan))}
+            **shuffled_guarantee(epsilon0, n, float(delta), **dict(randomizer or {}))}

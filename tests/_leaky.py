@@ -37,7 +37,7 @@ def ignoring_level(mech: IDUE, level_of: int) -> IDUE:
     """An IDUE runtime in which every item uses the (a, b) of item ``level_of``'s level."""
     a = np.full(mech.domain_size, mech.a[level_of])
     b = np.full(mech.domain_size, mech.b[level_of])
-    return IDUE(mech.labels, mech.domain_size, a, b, mech.epsilon, None)
+    return IDUE(domain=mech.labels if mech.labels is not None else mech.domain_size, a=a, b=b, epsilon=mech.epsilon)
 
 
 class SharedUniformUnary:
@@ -162,7 +162,7 @@ def raised_level(mech: IDUE, item: int, other: int, factor: float) -> IDUE:
     new_a = math.ceil(target * b[item] * (1 - a[other]) / (1 - b[other]) * 2.0**48) / 2.0**48
     assert new_a < 1.0
     a[a == a[item]] = new_a
-    return IDUE(mech.labels, mech.domain_size, a, b, mech.epsilon, None)
+    return IDUE(domain=mech.labels if mech.labels is not None else mech.domain_size, a=a, b=b, epsilon=mech.epsilon)
 
 
 class ValueLeakPCKV:

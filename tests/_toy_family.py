@@ -43,7 +43,7 @@ class ToyRR(Frozen):
     #: one answer per report
     count_rule = CountRule(sums_to_n=(("counts",),))
 
-    def __init__(self, p: float, epsilon: float) -> None:
+    def __init__(self, *, p: float, epsilon: float) -> None:
         self._set(mechanism=MECHANISM, p=float(p), epsilon=float(epsilon), labels=list(LABELS), domain_size=2,
                   methods=("empirical", "clipped"))
 
@@ -61,7 +61,7 @@ class ToyRR(Frozen):
         p = number(params.get("p"), "params.p", low=0.5, high=1.0, low_open=True, high_open=True)
         if p / GRID != math.floor(p / GRID):
             raise PlanError(f"params.p: must be on the 2^-48 grid (got {p!r})")
-        mech = cls(p, math.log(p / (1.0 - p)))
+        mech = cls(p=p, epsilon=math.log(p / (1.0 - p)))
         guarantee = data.get("guarantee")
         if not isinstance(guarantee, dict):
             raise PlanError("guarantee: must be an object")

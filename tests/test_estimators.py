@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ldpplan.mechanisms._fit import SimplexFit
 from ldpplan.mechanisms._estimators import (
-    EMResult,
     bonferroni_z,
     em_simplex,
     project_simplex,
@@ -96,10 +96,10 @@ def test_em_binary_rr_closed_form_interior_and_boundary():
         m0 = n0 / (n0 + n1)
         expected = min(max((m0 - (1 - a)) / (2 * a - 1), 0.0), 1.0)
         res = em_simplex(lik, np.array([n0, n1], dtype=float), tol=1e-13)
-        assert isinstance(res, EMResult)
+        assert isinstance(res, SimplexFit)
         assert res.converged
-        assert res.freq[0] == pytest.approx(expected, abs=1e-6)
-        assert res.freq.sum() == pytest.approx(1.0, abs=1e-12)
+        assert res.frequency[0] == pytest.approx(expected, abs=1e-6)
+        assert res.frequency.sum() == pytest.approx(1.0, abs=1e-12)
 
 
 def test_em_log_likelihood_is_monotone_and_reported():
@@ -111,7 +111,7 @@ def test_em_log_likelihood_is_monotone_and_reported():
     values = [em_simplex(lik, counts, tol=0.0, max_iter=t).log_likelihood for t in range(1, 40)]
     assert np.all(np.diff(values) >= -1e-9)
     res = em_simplex(lik, counts)
-    assert res.log_likelihood == pytest.approx(float(counts @ np.log(lik @ res.freq)), rel=1e-12)
+    assert res.log_likelihood == pytest.approx(float(counts @ np.log(lik @ res.frequency)), rel=1e-12)
     assert res.log_likelihood >= values[-1] - 1e-9
     assert not em_simplex(lik, counts, tol=0.0, max_iter=5).converged
     assert em_simplex(lik, counts, tol=0.0, max_iter=5).iterations == 5
@@ -121,8 +121,8 @@ def test_em_row_scaling_invariance():
     rng = np.random.default_rng(4)
     q = rr_matrix(1.0, 5)
     counts = rng.multinomial(300, rng.dirichlet(np.ones(5)) @ q).astype(float)
-    a = em_simplex(q.T, counts, tol=1e-12).freq
-    b = em_simplex(q.T * rng.uniform(0.1, 10, size=(5, 1)), counts, tol=1e-12).freq
+    a = em_simplex(q.T, counts, tol=1e-12).frequency
+    b = em_simplex(q.T * rng.uniform(0.1, 10, size=(5, 1)), counts, tol=1e-12).frequency
     np.testing.assert_allclose(a, b, atol=1e-9)
 
 
@@ -141,14 +141,14 @@ def test_em_beats_projected_empirical(k, epsilon, n, seed):
     counts = rng.multinomial(n, p @ q).astype(float)
     lik = q.T
     res = em_simplex(lik, counts, tol=1e-9, max_iter=20000)
-    assert np.all(res.freq >= 0) and res.freq.sum() == pytest.approx(1.0, abs=1e-12)
+    assert np.all(res.frequency >= 0) and res.frequency.sum() == pytest.approx(1.0, abs=1e-12)
     emp = np.linalg.solve(q.T, counts / n)  # eq. (3): m = p Q
     proj = project_simplex(emp)
     ll_proj = float(counts @ np.log(lik @ proj))
     assert res.log_likelihood >= ll_proj - 1e-6 * max(1.0, abs(ll_proj))
     # when the empirical estimate is inside the simplex it is the MLE itself
     if np.all(emp > 1e-3) and res.converged:
-        np.testing.assert_allclose(res.freq, emp, atol=1e-4)
+        np.testing.assert_allclose(res.frequency, emp, atol=1e-4)
 
 
 def test_em_rejects_bad_input():
@@ -160,7 +160,7 @@ def test_em_rejects_bad_input():
         em_simplex(np.ones((2, 2)), np.zeros(2))
     # a zero-weight impossible report is ignored
     res = em_simplex(np.array([[1.0, 0.0], [0.0, 0.0]]), np.array([1.0, 0.0]))
-    np.testing.assert_allclose(res.freq, [1.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(res.frequency, [1.0, 0.0], atol=1e-9)
 
 
 def test_em_accelerated_matches_plain_and_is_monotone():
@@ -172,7 +172,7 @@ def test_em_accelerated_matches_plain_and_is_monotone():
     assert fast.converged
     assert fast.iterations < plain.iterations
     assert fast.log_likelihood >= plain.log_likelihood - 1e-7
-    np.testing.assert_allclose(fast.freq, plain.freq, atol=1e-4)
+    np.testing.assert_allclose(fast.frequency, plain.frequency, atol=1e-4)
     values = [em_simplex(q.T, counts, tol=0.0, max_iter=t, accelerate=True).log_likelihood for t in range(1, 30)]
     assert np.all(np.diff(values) >= -1e-9)
 
@@ -186,6 +186,6 @@ def test_structured_rr_channel_matches_dense_em():
     counts = np.array([50, 0, 3, 20, 7, 1, 0], dtype=float)
     a = em_simplex(RRChannel(mu, nu, k), counts, tol=1e-12, accelerate=True)
     b = em_simplex(dense, counts, tol=1e-12, accelerate=True)
-    np.testing.assert_allclose(a.freq, b.freq, atol=1e-9)
+    np.testing.assert_allclose(a.frequency, b.frequency, atol=1e-9)
     assert a.log_likelihood == pytest.approx(b.log_likelihood, rel=1e-12)
-    assert a.converged and abs(a.freq.sum() - 1) < 1e-12 and np.all(a.freq >= 0)
+    assert a.converged and abs(a.frequency.sum() - 1) < 1e-12 and np.all(a.frequency >= 0)

@@ -11,7 +11,7 @@ from ldpplan.mechanisms.pckv import to_grid
 
 
 def _ue(d=13, L=3):
-    return PCKVUE(to_grid(0.7, "down"), to_grid(0.15, "up"), to_grid(0.8, "down"), d, L)
+    return PCKVUE(domain=d, a=to_grid(0.7, "down"), b=to_grid(0.15, "up"), p=to_grid(0.8, "down"), padding_length=L)
 
 
 def _users(n, d, seed=0):
@@ -92,7 +92,7 @@ def test_packed_reports_round_trip_through_parquet(tmp_path):
 
 def test_blocks_do_not_change_counts_across_many_rows():
     """More rows than one block (2^22 / d' rows): counts equal the int8 counts."""
-    mech = PCKVUE(to_grid(0.6, "down"), to_grid(0.3, "up"), to_grid(0.7, "down"), 4000, 96)
+    mech = PCKVUE(domain=4000, a=to_grid(0.6, "down"), b=to_grid(0.3, "up"), p=to_grid(0.7, "down"), padding_length=96)
     n = 1100
     rep = mech.perturb(KeyValueUsers(np.arange(n + 1), np.arange(n) % 4000, np.zeros(n)), rng=np.random.default_rng(0))
     y = rep.unpack()
@@ -103,7 +103,7 @@ def test_blocks_do_not_change_counts_across_many_rows():
 
 def test_aggregate_validates_foreign_packed_columns():
     mech = _ue()                     # d' = 16: two bytes per plane, no padding bits
-    odd = PCKVUE(mech.a, mech.b, mech.p, 10, 1)   # d' = 11: padding bits 3..7 of byte 1
+    odd = PCKVUE(domain=10, a=mech.a, b=mech.b, p=mech.p, padding_length=1)   # d' = 11: padding bits 3..7 of byte 1
     z = np.zeros((2, 2), np.uint8)
     cases = [
         (mech, {"nonzero": z, "negative": z.astype(np.int8)}, "reports.negative"),

@@ -20,7 +20,7 @@ TRUE_SIZES = np.array([0.0, 0.3, 0.25, 0.2, 0.1, 0.05, 0.04, 0.03, 0.02, 0.01, 0
 def _counts(seed: int = 5, m: int = 2000, epsilon: float = 2.0) -> list[int]:
     rng = np.random.default_rng(seed)
     sizes = rng.choice(11, size=m, p=TRUE_SIZES)
-    rr = RandomizedResponse(epsilon, 11)
+    rr = RandomizedResponse(domain=11, epsilon=epsilon)
     return [int(c) for c in rr.aggregate(rr.perturb(sizes, rng=rng)).counts["y"]]
 
 
@@ -48,7 +48,7 @@ def test_project_simplex_known_points_and_properties():
 
 def test_phase1_estimate_recovers_the_distribution_from_expected_counts():
     epsilon, m = 1.0, 10 ** 9
-    rr = RandomizedResponse(epsilon, 11)
+    rr = RandomizedResponse(domain=11, epsilon=epsilon)
     expected = rr.mu * TRUE_SIZES + rr.nu * (1 - TRUE_SIZES)
     counts = np.rint(m * expected).astype(np.int64)
     np.testing.assert_allclose(estimate_distribution(counts, epsilon, 10), TRUE_SIZES, atol=1e-6)

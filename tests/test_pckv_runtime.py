@@ -20,13 +20,13 @@ from ldpplan.solvers import pckv as S
 
 def _ue(eps, d, L, method="optimized"):
     pr = S.allocate("pckv-ue", eps, method=method, domain_size=d, padding_length=L)
-    return PCKVUE(0.5, to_grid(pr.b, "up"), to_grid(pr.p, "down"), d, L)
+    return PCKVUE(domain=d, a=0.5, b=to_grid(pr.b, "up"), p=to_grid(pr.p, "down"), padding_length=L)
 
 
 def _grr(eps, d, L, method="optimized"):
     pr = S.allocate("pckv-grr", eps, method=method, domain_size=d, padding_length=L)
     a = to_grid(pr.a, "down")
-    return PCKVGRR(a, (1 - a) / (d + L - 1), to_grid(pr.p, "down"), d, L)
+    return PCKVGRR(domain=d, a=a, b=(1 - a) / (d + L - 1), p=to_grid(pr.p, "down"), padding_length=L)
 
 
 def _sampled_distribution(S_pairs, d, L):
@@ -220,7 +220,8 @@ def test_input_handling():
         mech.perturb([([1], [float("nan")])], rng=rng)
     with pytest.raises(TypeError):
         mech.perturb([([1], [0.5])], rng=np.random.RandomState(0))
-    clip = PCKVUE(mech.a, mech.b, mech.p, 4, 1, values="clip", out_of_domain_keys="drop")
+    clip = PCKVUE(domain=4, a=mech.a, b=mech.b, p=mech.p, padding_length=1, values="clip",
+                  out_of_domain_keys="drop")
     rep = clip.perturb([([0, 9], [1.5, 0.0]), ([], []), ([0, 1, 2, 3], [0.1, 0.2, 0.3, 0.4])], rng=rng)
     assert rep.unpack().shape == (3, 5) and rep.dropped_pairs == 1 and len(rep) == 3
     with pytest.raises(AttributeError, match="immutable"):
@@ -292,7 +293,7 @@ def test_random_signs_fair_per_position_under_mt19937():
     assert set(np.unique(signs)) == {-1, 1}
     assert np.all(np.abs(plus - 0.5) < 5 * math.sqrt(0.25 / calls))
     # the same through the runtime: PCKV-UE's +-1 at positions the user does not hold, one user per call
-    ue = PCKVUE(0.5, to_grid(0.4, "up"), 0.5, 3, 1)
+    ue = PCKVUE(domain=3, a=0.5, b=to_grid(0.4, "up"), p=0.5, padding_length=1)
     y = np.array([ue.perturb([([0], [1.0])], rng).unpack()[0] for _ in range(2500)])   # (2500, 4)
     for col in range(1, 4):
         nonzero = y[:, col] != 0
@@ -303,11 +304,11 @@ def test_random_signs_fair_per_position_under_mt19937():
 
 def test_runtime_rejects_off_grid_parameters():
     with pytest.raises(PlanError):
-        PCKVUE(0.5, 0.3, 0.7, 5, 1)          # 0.3 and 0.7 are not multiples of 2^-48
+        PCKVUE(domain=5, a=0.5, b=0.3, p=0.7, padding_length=1)        # 0.3 and 0.7 are not multiples of 2^-48
     with pytest.raises(PlanError):
-        PCKVGRR(0.5, 0.2, 0.75, 5, 1)        # b != (1-a)/(d+L-1)
+        PCKVGRR(domain=5, a=0.5, b=0.2, p=0.75, padding_length=1)      # b != (1-a)/(d+L-1)
     with pytest.raises(PlanError):
-        PCKVUE(0.5, 0.25, 0.75, 5, 1, values="ignore")
+        PCKVUE(domain=5, a=0.5, b=0.25, p=0.75, padding_length=1, values="ignore")
 
 
 @pytest.mark.parametrize("mechanism", ["pckv-ue", "pckv-grr"])

@@ -48,7 +48,7 @@ def test_keep_probability_extremes_and_errors():
 
 # ------------------------------------------------------------------ RR
 def test_rr_channel_matches_eq2_rows_are_inputs():
-    rr = RandomizedResponse(1.0, ["a", "b", "c", "d"])
+    rr = RandomizedResponse(domain=["a", "b", "c", "d"], epsilon=1.0)
     q = rr.channel_matrix()
     assert q.shape == (4, 4)
     np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-15)  # Q[x, :] is a distribution over y
@@ -65,7 +65,7 @@ def test_rr_channel_matches_eq2_rows_are_inputs():
 
 
 def test_rr_perturb_distribution_exhaustive_tiny_domain():
-    rr = RandomizedResponse(0.7, 3)
+    rr = RandomizedResponse(domain=3, epsilon=0.7)
     rng = np.random.default_rng(11)
     n = 60000
     q = rr.channel_matrix()
@@ -86,7 +86,7 @@ def _chi2_pvalue(counts: np.ndarray, probs: np.ndarray) -> float:
 def test_rr_output_per_user_position_mt19937_one_user_per_call():
     # Before the sampling fix, bytes taken from random_raw() of a 32-bit generator were 0 in the
     # upper half of every 64-bit word: users at index 4..7 mod 8 kept their value with probability 1.
-    rr = RandomizedResponse(1.0, 4)
+    rr = RandomizedResponse(domain=4, epsilon=1.0)
     q = rr.channel_matrix()
     rng = np.random.Generator(np.random.MT19937(1))
     calls = 8 * 1500
@@ -107,7 +107,7 @@ def test_rr_estimates_unbiased_with_eq22_std_error():
     rng = np.random.default_rng(5)
     items = rng.integers(0, k, size=n)
     truth = np.bincount(items, minlength=k) / n
-    rr = RandomizedResponse(eps, k)
+    rr = RandomizedResponse(domain=k, epsilon=eps)
     ests = np.array([rr.estimate(rr.perturb(items, rng=rng)).frequency for _ in range(trials)])
     var_theory = l2_loss_rr(rr.epsilon_realized, k, n, truth)  # Prop. 4.6, eq. 22
     np.testing.assert_allclose(rr.variance_per_user(truth) / n, var_theory, rtol=1e-9)
@@ -126,7 +126,7 @@ def test_rr_threshold_zero_fill_default_uniform_option_and_em():
     rng = np.random.default_rng(2)
     w = 1 / np.arange(1, k + 1)
     items = rng.choice(k, size=n, p=w / w.sum())
-    rr = RandomizedResponse(1.5, k)
+    rr = RandomizedResponse(domain=k, epsilon=1.5)
     rep = rr.perturb(items, rng=rng)
     emp = rr.estimate(rep, "empirical").frequency
     thr = rr.estimate(rep, "threshold").frequency
@@ -151,7 +151,7 @@ def test_rr_threshold_zero_fill_default_uniform_option_and_em():
 
 
 def test_rr_aggregates_merge_and_round_trip():
-    rr = RandomizedResponse(1.0, 6)
+    rr = RandomizedResponse(domain=6, epsilon=1.0)
     rng = np.random.default_rng(7)
     x1, x2 = rng.integers(0, 6, 500), rng.integers(0, 6, 300)
     r1, r2 = rr.perturb(x1, rng=rng), rr.perturb(x2, rng=rng)
@@ -171,27 +171,27 @@ def test_rr_aggregates_merge_and_round_trip():
     ({"z": np.array([0, 1])}, "reports.y"),
 ])
 def test_rr_aggregate_validates_untrusted_reports(columns, field):
-    rr = RandomizedResponse(1.0, 6)
+    rr = RandomizedResponse(domain=6, epsilon=1.0)
     with pytest.raises(ValueError, match=field.replace(".", r"\.")):
         rr.aggregate(Reports("rr", columns))
 
 
 def test_rr_input_checks():
-    rr = RandomizedResponse(1.0, 5)
+    rr = RandomizedResponse(domain=5, epsilon=1.0)
     with pytest.raises(TypeError):
         rr.perturb([0, 1], rng=np.random)  # no global RNG
     with pytest.raises(ValueError):
         rr.perturb([0, 5], rng=np.random.default_rng(0))
     with pytest.raises(ValueError):
-        RandomizedResponse(0.0, 5)
+        RandomizedResponse(domain=5, epsilon=0.0)
     with pytest.raises(ValueError):
-        RandomizedResponse(1.0, ["a", "a"])
+        RandomizedResponse(domain=["a", "a"], epsilon=1.0)
     with pytest.raises(ValueError, match="mu"):
-        RandomizedResponse(1.0, 5, mu=0.5)  # above the grid rounding of epsilon: epsilon would be exceeded
-    slower = RandomizedResponse(1.0, 5, mu=0.25)  # a smaller grid keep probability is more private
+        RandomizedResponse(domain=5, epsilon=1.0, mu=0.5)  # above the grid rounding of epsilon: epsilon would be exceeded
+    slower = RandomizedResponse(domain=5, epsilon=1.0, mu=0.25)  # a smaller grid keep probability is more private
     assert slower.mu == 0.25 and slower.epsilon_realized == pytest.approx(math.log(0.25 * 4 / 0.75))
     with pytest.raises(ValueError, match="too small"):
-        RandomizedResponse(1e-13, 10**6)  # the keep probability rounds to <= 1/|X|
+        RandomizedResponse(domain=10**6, epsilon=1e-13)  # the keep probability rounds to <= 1/|X|
     with pytest.raises(ValueError, match="aggregate.mechanism"):
         rr.estimate(Aggregate("glh", 3, {"support": np.zeros(5, dtype=np.int64)}))
     with pytest.raises(ValueError, match="sum"):
@@ -199,7 +199,7 @@ def test_rr_input_checks():
 
 
 def test_rr_privacy_map_recomputes_from_the_numbers():
-    rr = RandomizedResponse(1.0, 10500393, n=1370637)
+    rr = RandomizedResponse(domain=10500393, epsilon=1.0, n=1370637)
     pm = rr.privacy_map()
     assert pm["notion"] == "LDP+PIE"
     mu, nu = rr.mu, rr.nu_other
@@ -208,7 +208,7 @@ def test_rr_privacy_map_recomputes_from_the_numbers():
     assert float(f"{pm['alpha_bits']:.2g}") == 3.3e-6
     assert pm["alpha_bits"] == pytest.approx(alpha_rr(pm["epsilon"], 1370637, 10500393).alpha_bits, rel=1e-6)
     assert pm["bayes_error_lower_bound"] == pytest.approx(1 - (pm["alpha_bits"] + 1) / math.log2(1370637))
-    assert RandomizedResponse(1.0, 4).privacy_map()["notion"] == "LDP"
+    assert RandomizedResponse(domain=4, epsilon=1.0).privacy_map()["notion"] == "LDP"
 
 
 # ------------------------------------------------------------------ hashing
@@ -239,7 +239,7 @@ def test_hash_values_no_overflow_at_extremes():
 
 # ------------------------------------------------------------------ GLH
 def test_glh_reports_carry_seed_and_follow_eq3():
-    glh = GeneralizedLocalHashing(1.2, 50, 8)
+    glh = GeneralizedLocalHashing(domain=50, epsilon=1.2, g=8)
     rng = np.random.default_rng(3)
     n = 40000
     items = rng.integers(0, 50, size=n)
@@ -253,7 +253,7 @@ def test_glh_reports_carry_seed_and_follow_eq3():
 
 
 def test_glh_seed_and_coin_streams_are_independent():
-    glh = GeneralizedLocalHashing(1.0, 20, 4)
+    glh = GeneralizedLocalHashing(domain=20, epsilon=1.0, g=4)
     items = np.arange(20).repeat(50)
     fixed = [glh.perturb_streams(items, seed_rng=np.random.default_rng(1), coin_rng=np.random.default_rng(c))
              for c in (2, 3)]
@@ -279,7 +279,7 @@ def test_split_streams_fallback_without_seed_sequence():
     s, c = split_streams(legacy)
     assert type(s.bit_generator) is np.random.MT19937 and type(c.bit_generator) is np.random.MT19937
     assert not np.array_equal(s.integers(0, 2**62, size=4), c.integers(0, 2**62, size=4))
-    glh = GeneralizedLocalHashing(1.0, 10, 4)
+    glh = GeneralizedLocalHashing(domain=10, epsilon=1.0, g=4)
     rep = glh.perturb(np.arange(10), rng=np.random.Generator(np.random.RandomState(5)._bit_generator))
     assert len(rep) == 10
 
@@ -289,7 +289,7 @@ def test_glh_estimate_unbiased_with_exact_variance():
     rng = np.random.default_rng(9)
     items = rng.integers(0, k, size=n)
     truth = np.bincount(items, minlength=k) / n
-    glh = GeneralizedLocalHashing(eps, k, g)
+    glh = GeneralizedLocalHashing(domain=k, epsilon=eps, g=g)
     ests = np.array([glh.estimate(glh.perturb(items, rng=rng)).frequency for _ in range(trials)])
     var = glh.variance_per_user(truth) / n
     assert glh.kappa * g == pytest.approx(1.0, rel=1e-8)
@@ -300,7 +300,7 @@ def test_glh_estimate_unbiased_with_exact_variance():
 
 
 def test_glh_support_counts_chunking_merge_and_estimators():
-    glh = GeneralizedLocalHashing(3.0, 40, 64)
+    glh = GeneralizedLocalHashing(domain=40, epsilon=3.0, g=64)
     rng = np.random.default_rng(4)
     items = rng.integers(0, 10, size=500)
     rep = glh.perturb(items, rng=rng)
@@ -330,7 +330,8 @@ def test_glh_support_counts_chunking_merge_and_estimators():
 
 
 @pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
-@pytest.mark.parametrize("make", [lambda: RandomizedResponse(1.5, 300), lambda: GeneralizedLocalHashing(2.0, 300, 64)])
+@pytest.mark.parametrize("make", [lambda: RandomizedResponse(domain=300, epsilon=1.5),
+                                  lambda: GeneralizedLocalHashing(domain=300, epsilon=2.0, g=64)])
 def test_em_on_groups_of_equal_counts_is_the_full_space_mle(make):
     from ldpplan.mechanisms._estimators import RRChannel, em_simplex, em_warm_start
 
@@ -343,8 +344,8 @@ def test_em_on_groups_of_equal_counts_is_the_full_space_mle(make):
     init = em_warm_start(significance_threshold(emp, agg.n, mech.variance_per_user(0.0)))
     full = em_simplex(RRChannel(mu=mech.mu, nu=mech.nu, k=300), counts.astype(float), init=init, tol=1e-13,
                       accelerate=True)
-    grouped = mech.estimate(agg, "em", em_tol=1e-13)
-    np.testing.assert_allclose(grouped.frequency, full.freq, atol=1e-6)
+    grouped = mech.estimate(agg, "em", tol=1e-13)
+    np.testing.assert_allclose(grouped.frequency, full.frequency, atol=1e-6)
     assert grouped.log_likelihood == pytest.approx(full.log_likelihood, abs=1e-6)
     # items with equal counts get equal estimates
     for c in np.unique(counts)[:5]:
@@ -352,11 +353,11 @@ def test_em_on_groups_of_equal_counts_is_the_full_space_mle(make):
 
 
 def test_glh_support_em_fixed_point_is_the_empirical_estimate_inside_the_simplex():
-    glh = GeneralizedLocalHashing(4.0, 5, 16)
+    glh = GeneralizedLocalHashing(domain=5, epsilon=4.0, g=16)
     rng = np.random.default_rng(12)
     rep = glh.perturb(rng.choice(5, size=20000, p=[0.3, 0.25, 0.2, 0.15, 0.1]), rng=rng)
     emp = glh.estimate(rep).frequency
-    em = glh.estimate(rep, "em", em_tol=1e-13).frequency
+    em = glh.estimate(rep, "em", tol=1e-13).frequency
     assert emp.min() > 0
     # stationary point of sum_x c(x) log(nu + (mu - nu) p(x)) on the simplex, with s = nu/(mu - nu):
     # p(x) + s = (emp(x) + s)(1 + |X| s)/(sum(emp) + |X| s)
@@ -368,7 +369,7 @@ def test_glh_support_em_fixed_point_is_the_empirical_estimate_inside_the_simplex
     ("a", 0, "reports.a"), ("a", HASH_PRIME, "reports.a"), ("b", -1, "reports.b"), ("y", 4, "reports.y"),
 ])
 def test_glh_aggregate_validates_untrusted_reports(column, value, field):
-    glh = GeneralizedLocalHashing(1.0, 10, 4)
+    glh = GeneralizedLocalHashing(domain=10, epsilon=1.0, g=4)
     cols = {"a": np.array([1, 2, 3]), "b": np.array([0, 1, 2]), "y": np.array([0, 1, 3])}
     cols[column] = cols[column].copy()
     cols[column][1] = value
@@ -377,7 +378,7 @@ def test_glh_aggregate_validates_untrusted_reports(column, value, field):
     with pytest.raises(ValueError, match="reports"):
         glh.aggregate(Reports("rr", {"y": np.array([0, 1])}))
     with pytest.raises(ValueError):
-        GeneralizedLocalHashing(1.0, 10, HASH_PRIME + 1)
+        GeneralizedLocalHashing(domain=10, epsilon=1.0, g=HASH_PRIME + 1)
 
 
 @pytest.mark.parametrize("k, g, n", [(5000, 2**24, 300), (50, 2**30, 1000), (3000, 2**20, 200)])

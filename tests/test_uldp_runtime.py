@@ -22,11 +22,11 @@ from ldpplan.solvers.uldp import LinearMarginals
 
 
 def make_urr(eps, k, sens):
-    return UtilityOptimizedRR(k, sens, **grid_urr(eps, len(sens)))
+    return UtilityOptimizedRR(domain=k, sensitive=sens, **grid_urr(eps, len(sens)))
 
 
 def make_urap(eps, k, sens, theta=None):
-    return UtilityOptimizedRAPPOR(k, sens, **grid_urap(eps, len(sens), k - len(sens), theta))
+    return UtilityOptimizedRAPPOR(domain=k, sensitive=sens, **grid_urap(eps, len(sens), k - len(sens), theta))
 
 
 def test_urr_channel_matches_def3_exhaustively():
@@ -147,7 +147,7 @@ def test_props_4_7_and_15_18_match_simulation(which):
 def test_estimators_threshold_and_em(which):
     k, sens = 10, [0, 1, 2, 3]
     m = {"urr": make_urr(2.0, k, sens), "urap": make_urap(2.0, k, sens),
-         "rappor": BasicRAPPOR(k, **grid_rappor(2.0))}[which]
+         "rappor": BasicRAPPOR(domain=k, **grid_rappor(2.0))}[which]
     rng = np.random.default_rng(4)
     p = np.array([0.3, 0.0, 0.05, 0.0, 0.25, 0.2, 0.1, 0.1, 0.0, 0.0])
     x = rng.choice(k, size=5000, p=p)
@@ -177,11 +177,11 @@ def test_estimators_threshold_and_em(which):
         w = np.ones(len(y))
         # the iterative EM on the grouped pattern likelihood (row-scaled) is a cross-check of the MLE
         channel, wg = m.pattern_channel(rep)
-        ref = em_structured(channel, wg, tol=1e-13, max_iter=200000, accelerate=True).freq
+        ref = em_structured(channel, wg, tol=1e-13, max_iter=200000, accelerate=True).frequency
         assert res.log_likelihood == pytest.approx(float(np.sum(np.log(lik @ res.frequency))), rel=1e-10)
         ll_ref = float(np.sum(np.log(lik @ ref)))
         assert res.log_likelihood >= ll_ref - 1e-2  # tol = 1e-9: stops on a certified gap <= 1e-9 |L| nats
-        tight = m.estimate(rep, "em", tol=1e-15, gap_tol=0.0, max_iter=20000)
+        tight = m.estimate(rep, "em", tol=1e-16, max_iter=20000)
         np.testing.assert_allclose(tight.frequency, ref, atol=1e-5)
         assert tight.log_likelihood >= ll_ref - 1e-7
     proj = project_simplex(emp.frequency)
@@ -198,7 +198,7 @@ def test_estimators_threshold_and_em(which):
         counts = agg["bits"].astype(float)
         it = em_structured(bch, np.concatenate([counts, 5000 - counts]), tol=1e-14, max_iter=300000,
                            accelerate=True)
-        np.testing.assert_allclose(bits.frequency, it.freq, atol=1e-5)
+        np.testing.assert_allclose(bits.frequency, it.frequency, atol=1e-5)
         assert 0.5 * np.abs(bits.frequency - p).sum() < 0.5 * np.abs(emp.frequency - p).sum() + 0.02
         with pytest.raises(ValueError, match="needs each report's pattern"):
             m.estimate(agg, "em")
@@ -252,9 +252,9 @@ def test_urap_grouped_likelihood_is_exact():
     y = unpack_bits(rep["bits"], k)
     bp = m.bit_probabilities()
     full = np.prod(np.where(y[:, None, :], bp[None], 1 - bp[None]), axis=2)  # (n, k)
-    a = em_simplex(full, np.ones(len(y)), tol=1e-12).freq
+    a = em_simplex(full, np.ones(len(y)), tol=1e-12).frequency
     channel, w = m.pattern_channel(rep)
-    b = em_structured(channel, w, tol=1e-12).freq
+    b = em_structured(channel, w, tol=1e-12).frequency
     np.testing.assert_allclose(a, b, atol=1e-8)
 
 
@@ -262,7 +262,7 @@ def test_rappor_is_eps_ldp_on_grid():
     for eps in (0.1, 1.0, 5.0):
         g = grid_rappor(eps)
         assert 2 * math.log(g["theta"] / g["psi"]) <= eps
-        rap = BasicRAPPOR(6, g["theta"], g["psi"])
+        rap = BasicRAPPOR(domain=6, theta=g["theta"], psi=g["psi"])
         assert rap.privacy_map() == {"notion": "LDP", "epsilon": pytest.approx(2 * math.log(g["theta"] / g["psi"]))}
 
 
@@ -279,10 +279,10 @@ def test_basic_rappor_from_an_all_sensitive_urap_plan():
 
 def test_pum_preprocess_and_eq21():
     k, tags = 8, ["home", "work"]
-    common = UtilityOptimizedRR(k + 2, [0, 8, 9], **grid_urr(3.0, 3))
+    common = UtilityOptimizedRR(domain=k + 2, sensitive=[0, 8, 9], **grid_urr(3.0, 3))
     home = np.zeros(k)
     home[[4, 5]] = 0.5
-    pum = PersonalizedULDP(common, tags, {"home": home})
+    pum = PersonalizedULDP(domain=k, common=common, tags=tags, background={"home": home})
     x = np.array([4, 5, 6, 7, 0])
     z = pum.preprocess(x, np.array([0, 0, 1, -1, -1]))
     np.testing.assert_array_equal(z, [8, 8, 9, 7, 0])
@@ -308,8 +308,8 @@ def test_pum_estimate_recovers_distribution_with_true_background():
     tagged = (x >= 10) & (x < 15) & (rng.random(n) < 0.5)
     tags = np.where(tagged, 0, -1)
     pi_home = np.bincount(x[tagged], minlength=k) / tagged.sum()
-    common = UtilityOptimizedRR(k + 1, [0, 1, k], **grid_urr(2.0, 3))
-    pum = PersonalizedULDP(common, ["home"], {"home": pi_home})
+    common = UtilityOptimizedRR(domain=k + 1, sensitive=[0, 1, k], **grid_urr(2.0, 3))
+    pum = PersonalizedULDP(domain=k, common=common, tags=["home"], background={"home": pi_home})
     rep = pum.perturb({"item": x, "tag": tags}, rng)
     assert rep.mechanism == "pum" and len(rep) == n
     est = pum.estimate(rep)
@@ -359,7 +359,7 @@ def test_bad_inputs_and_foreign_reports():
     with pytest.raises(TypeError):
         m.perturb(np.array([1]), 0)
     with pytest.raises(ValueError, match="rows of Q must sum to one"):
-        UtilityOptimizedRR(4, [0], 0.5, 0.25, 0.75)
+        UtilityOptimizedRR(domain=4, sensitive=[0], c1=0.5, c2=0.25, c3=0.75)
     with pytest.raises(ValueError, match="reports.y"):
         m.aggregate(Reports("urr", {"y": np.array([0, 7])}))
     with pytest.raises(ValueError, match="reports.y"):

@@ -43,7 +43,7 @@ def test_gss_fig5_aggregate_mode(shared_data_dir, plans):
 def test_runtime_mode_matches_theory_on_synthetic_users(plans):
     report = FAMILY.simulate(plans["uldp-urap"], SimulateOptions(trials=2, seed=1, mode="runtime",
                                                                 extra={"epsilons": "2", "n": "8000",
-                                                                       "em_max_iter": "5", "methods": "emp,em"}))
+                                                                       "max_iter": "5", "methods": "emp,em"}))
     res = {(d["mechanism"], d["method"]): d for d in report.data["results"]}
     th = {d["mechanism"]: d for d in report.data["theory_empirical"]}
     for m in ("RR", "RAPPOR", "uRR", "uRAP"):

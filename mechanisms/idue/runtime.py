@@ -40,10 +40,23 @@ def _per_item(parsed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return parsed.a[own], parsed.b[own], parsed.epsilon[own]
 
 
+def _ldp_map(a, b) -> dict:
+    """The plain LDP map of per-bit numbers (Lemma 1 over distinct bits): a directly built runtime's guarantee."""
+    a = np.asarray(a, dtype=np.float64)
+    return {"notion": "LDP", "epsilon": float(ldp_epsilon(a, np.asarray(b, dtype=np.float64), np.ones(a.size)))}
+
+
+def _domain(parsed):
+    """The constructor's ``domain``: the plan's labels, or its size when it has none."""
+    return parsed.labels if parsed.labels is not None else parsed.size
+
+
 class IDUE(UnaryEncoding):
     """IDUE runtime for single-item input (Gu et al. ICDE 2020, Sec. V-B/V-C).
 
-    Build it with :meth:`from_plan` (or :func:`ldpplan.mechanisms.load`).
+    Build it with :meth:`from_plan` (or :func:`ldpplan.mechanisms.load`); the constructor is
+    ``IDUE(*, domain, a, b, epsilon, level_names=(), privacy=None)`` (arrays of shape (m,); see
+    :class:`ldpplan.mechanisms._unary.UnaryEncoding`).
 
     Attributes
     ----------
@@ -68,6 +81,14 @@ class IDUE(UnaryEncoding):
     MECHANISM = "idue"
     PLAN_FIELDS = _PLAN_FIELDS["idue"]
 
+    def __init__(self, *, domain, a, b, epsilon, level_names=(), privacy=None) -> None:
+        """Keyword-only: ``domain`` (size or labels of the ``m`` items), per-item ``a``, ``b`` (multiples
+        of 2^-48, ``0 < b < a < 1``) and ``epsilon`` (nats), shape (m,). ``privacy``: the map
+        ``from_plan`` computes from the plan's levels; without it, the plain LDP map of the numbers
+        (ID-LDP Lemma 1)."""
+        super().__init__(domain=domain, a=a, b=b, epsilon=epsilon, level_names=level_names,
+                         privacy=privacy if privacy is not None else _ldp_map(a, b))
+
     @classmethod
     def from_plan(cls, plan) -> "IDUE":
         """Build the runtime from a verified ``"idue"`` plan (path or dict, format 2.0).
@@ -79,7 +100,7 @@ class IDUE(UnaryEncoding):
         """
         p = parse_plan(plan, cls.MECHANISM)
         a, b, e = _per_item(p)
-        return cls(p.labels, p.size, a, b, e, None, p.names, p.privacy)
+        return cls(domain=_domain(p), a=a, b=b, epsilon=e, level_names=p.names, privacy=p.privacy)
 
     def perturb(self, data, rng: np.random.Generator, *, chunk_size: int | None = None) -> UnaryReports:
         """Perturb each user's item (client side, Sec. V-B), exactly on the 2^-48 grid.
@@ -182,6 +203,15 @@ class IDUEPS(UnaryEncoding):
     MECHANISM = "idue-ps"
     PLAN_FIELDS = _PLAN_FIELDS["idue-ps"]
 
+    def __init__(self, *, domain, a, b, epsilon, padding_length: int, level_names=(), privacy=None) -> None:
+        """Keyword-only: as :class:`IDUE`, with ``a``, ``b``, ``epsilon`` of shape (m + L,) (the ``L``
+        dummy items last) and ``padding_length`` ``L >= 1``; without ``privacy``, the plain LDP map of
+        the numbers over the ``m + L`` bits (ID-LDP Lemma 1)."""
+        if isinstance(padding_length, bool) or not isinstance(padding_length, (int, np.integer)) or padding_length < 1:
+            raise ValueError(f"padding_length: must be an integer >= 1 (got {padding_length!r})")
+        super().__init__(domain=domain, a=a, b=b, epsilon=epsilon, padding_length=int(padding_length),
+                         level_names=level_names, privacy=privacy if privacy is not None else _ldp_map(a, b))
+
     @classmethod
     def from_plan(cls, plan) -> "IDUEPS":
         """Build the runtime from a verified ``"idue-ps"`` plan (path or dict, format 2.0).
@@ -196,8 +226,9 @@ class IDUEPS(UnaryEncoding):
         a, b, e = _per_item(p)
         L = int(p.padding_length)
         e_star, a_star, b_star = p.dummy
-        return cls(p.labels, p.size, np.concatenate([a, np.full(L, a_star)]), np.concatenate([b, np.full(L, b_star)]),
-                   np.concatenate([e, np.full(L, e_star)]), L, p.names, p.privacy)
+        return cls(domain=_domain(p), a=np.concatenate([a, np.full(L, a_star)]), b=np.concatenate([b, np.full(L, b_star)]),
+                   epsilon=np.concatenate([e, np.full(L, e_star)]), padding_length=L, level_names=p.names,
+                   privacy=p.privacy)
 
     # ---------------------------------------------------------------- item sets
 

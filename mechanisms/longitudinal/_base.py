@@ -15,6 +15,7 @@ import numpy as np
 
 from .._bitkernels import count_bits
 from .._envelope import read_domain, read_envelope
+from .._fit import MAX_ITER, TOL, check_options
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, plan_fingerprint, require
 from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method
@@ -258,7 +259,7 @@ class _Longitudinal(Frozen):
         return self.aggregate(source)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, round: int | None = None,
-                 tol: float = 1e-12, max_iter: int = 10000) -> Estimate:
+                 tol: float = TOL, max_iter: int = MAX_ITER) -> Estimate:
         """Unbiased frequencies of one round: ``(C(v)/n_t - Q) / ((p1 - q1)(p2 - q2))``.
 
         Parameters
@@ -285,10 +286,7 @@ class _Longitudinal(Frozen):
         Erlingsson et al. (2014).
         """
         method = check_method(method, self.methods)
-        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not 0 <= tol < np.inf:
-            raise ValueError(f"tol: must be a finite number >= 0 (got {tol!r})")
-        if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-            raise ValueError(f"max_iter: must be an integer >= 1 (got {max_iter!r})")
+        check_options(tol, max_iter)  # the runtime API's options; the estimator is exact
         agg = self._as_aggregate(reports_or_aggregate)
         present = [int(t) for t in np.flatnonzero(agg.counts["reports"])]
         if not present:

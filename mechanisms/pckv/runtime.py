@@ -51,6 +51,8 @@ from ._packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, p
 from .._envelope import PlanFields, read_domain, read_envelope
 from .._plan import PlanError, integer, number, require
 from ._promises import pckv_promises
+from .._api import domain_labels
+from .._fit import MAX_ITER, TOL, check_options
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
 from .._sampling import bernoulli_iid, check_rng, on_grid, to_grid
 
@@ -88,10 +90,13 @@ class _PCKV(Frozen):
     methods: tuple[str, ...] = ESTIMATORS
     PLAN_FIELDS = PlanFields((), _GUARANTEE_FIELDS)
 
-    def __init__(self, a: float, b: float, p: float, domain_size: int, padding_length: int, *,
-                 labels: Sequence[str] | None = None, values: str = "reject",
-                 out_of_domain_keys: str = "reject") -> None:
-        d, L = int(domain_size), int(padding_length)
+    def __init__(self, *, domain: int | Sequence[str], a: float, b: float, p: float, padding_length: int,
+                 values: str = "reject", out_of_domain_keys: str = "reject") -> None:
+        try:
+            d, labels = domain_labels(domain)
+        except ValueError as exc:
+            raise PlanError(str(exc)) from None
+        L = int(padding_length)
         if d < 2 or not 1 <= L <= MAX_PADDING_LENGTH:
             raise PlanError(f"params: need domain_size >= 2 and 1 <= padding_length <= {MAX_PADDING_LENGTH} "
                             f"(got {d}, {L})")
@@ -99,8 +104,6 @@ class _PCKV(Frozen):
             raise PlanError(f"params.values: must be one of {list(VALUE_MODES)} (got {values!r})")
         if out_of_domain_keys not in KEY_MODES:
             raise PlanError(f"params.out_of_domain_keys: must be one of {list(KEY_MODES)} (got {out_of_domain_keys!r})")
-        if labels is not None and (len(labels) != d or not all(isinstance(x, str) for x in labels)):
-            raise PlanError(f"domain.labels: must be {d} strings (got {len(labels)} entries)")
         self._set(a=float(a), b=float(b), p=float(p), domain_size=d, padding_length=L,
                   labels=None if labels is None else list(labels), values=values,
                   out_of_domain_keys=out_of_domain_keys)
@@ -147,8 +150,8 @@ class _PCKV(Frozen):
         q = {k: number(require(data, f"params.{k}"), f"params.{k}", low=0.0, high=1.0, low_open=True, high_open=True)
              for k in ("a", "b", "p")}
         params = require(data, "params")
-        mech = cls(q["a"], q["b"], q["p"], d, L, labels=labels, values=params.get("values", "reject"),
-                   out_of_domain_keys=params.get("out_of_domain_keys", "reject"))
+        mech = cls(domain=labels if labels is not None else d, a=q["a"], b=q["b"], p=q["p"], padding_length=L,
+                   values=params.get("values", "reject"), out_of_domain_keys=params.get("out_of_domain_keys", "reject"))
         if require(data, "guarantee.notion") != "LDP":
             raise PlanError(f"guarantee.notion: must be 'LDP' (got {data['guarantee']['notion']!r})")
         pm = mech.privacy_map()
@@ -217,7 +220,8 @@ class _PCKV(Frozen):
             raise ValueError(f"aggregate.counts: n1 + n2 must be <= n = {agg.n} for every key")
         return n1, n2
 
-    def estimate(self, reports_or_aggregate: Reports | Aggregate, method: str | None = None) -> Estimate:
+    def estimate(self, reports_or_aggregate: Reports | Aggregate, method: str | None = None, *, tol: float = TOL,
+                 max_iter: int = MAX_ITER) -> Estimate:
         """Frequencies and means of the ``d`` keys.
 
         Parameters
@@ -225,6 +229,9 @@ class _PCKV(Frozen):
         reports_or_aggregate : Reports or Aggregate
         method : {"corrected", "empirical"}, optional
             ``"corrected"`` (default): Algorithm 4; ``"empirical"``: eq. (7)-(8).
+        tol, max_iter : float, int
+            The runtime's estimator options (``docs/ARCHITECTURE.md``), checked and unused: both
+            estimators are closed forms.
 
         Returns
         -------
@@ -242,6 +249,7 @@ class _PCKV(Frozen):
         PCKV, eq. (7)-(9), Algorithm 4, eq. (13)-(14).
         """
         method = check_method(method, self.methods)
+        check_options(tol, max_iter)
         agg = reports_or_aggregate if isinstance(reports_or_aggregate, Aggregate) else self.aggregate(reports_or_aggregate)
         n1, n2 = self._check_aggregate(agg)
         return estimate_from_counts(agg.n, n1, n2, self.a, self.b, self.p, self.padding_length, method=method)
@@ -257,14 +265,14 @@ class PCKVUE(_PCKV):
     ``a (1-p)``, ``0`` w.p. ``1 - a``; every other position: ``+1`` / ``-1`` w.p.
     ``b/2`` each, ``0`` w.p. ``1 - b``. Guarantee: Theorem 2, eq. (3).
 
-    Parameters
+    Parameters (keyword-only)
     ----------
+    domain : int or sequence of str
+        ``d`` (keys ``0 .. d-1``), or the ``d`` distinct key labels (``domain.labels`` of the plan).
     a, b, p : float
         Multiples of ``2^-48`` (as in plan files).
-    domain_size, padding_length : int
-        ``d`` and ``L``.
-    labels : list of str, optional
-        Key labels (``domain.labels`` of the plan).
+    padding_length : int
+        ``L``.
     values : {"reject", "clip"}
     out_of_domain_keys : {"reject", "drop"}
 
@@ -284,8 +292,10 @@ class PCKVUE(_PCKV):
     count_rule = CountRule(at_most_n=(("n1", "n2"),))
     PLAN_FIELDS = PlanFields(("pckv-ue",), _GUARANTEE_FIELDS)
 
-    def __init__(self, a, b, p, domain_size, padding_length, **kw) -> None:
-        super().__init__(a, b, p, domain_size, padding_length, **kw)
+    def __init__(self, *, domain, a, b, p, padding_length, values: str = "reject",
+                 out_of_domain_keys: str = "reject") -> None:
+        super().__init__(domain=domain, a=a, b=b, p=p, padding_length=padding_length, values=values,
+                         out_of_domain_keys=out_of_domain_keys)
         self._check_probabilities([self.a, self.b, self.p], "a, b and p")
 
     def perturb(self, data, rng: np.random.Generator) -> PCKVReports:
@@ -338,8 +348,8 @@ class PCKVGRR(_PCKV):
     b : float
         The plan's ``b``; must equal ``(1-a)/(d+L-1)`` to 1e-12 relative (the runtime
         uses the exact derived value: other keys are drawn uniformly).
-    domain_size, padding_length, labels, values, out_of_domain_keys
-        As :class:`PCKVUE`.
+    domain, padding_length, values, out_of_domain_keys
+        As :class:`PCKVUE` (keyword-only).
 
     References
     ----------
@@ -352,8 +362,10 @@ class PCKVGRR(_PCKV):
     count_rule = CountRule(total_at_most_n=(("n1", "n2"),))
     PLAN_FIELDS = PlanFields(("pckv-grr",), _GUARANTEE_FIELDS)
 
-    def __init__(self, a, b, p, domain_size, padding_length, **kw) -> None:
-        super().__init__(a, b, p, domain_size, padding_length, **kw)
+    def __init__(self, *, domain, a, b, p, padding_length, values: str = "reject",
+                 out_of_domain_keys: str = "reject") -> None:
+        super().__init__(domain=domain, a=a, b=b, p=p, padding_length=padding_length, values=values,
+                         out_of_domain_keys=out_of_domain_keys)
         exact_b = (1.0 - self.a) / (self.output_size - 1)
         if not (abs(self.b - exact_b) <= 1e-12 * exact_b):
             raise PlanError(f"params.b: must equal (1-a)/(d+L-1) = {exact_b!r} (got {self.b!r})")

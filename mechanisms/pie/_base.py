@@ -15,8 +15,10 @@ import numpy as np
 
 from .._estimators import bonferroni_z, significance_threshold
 from .._intervals import FrequencyVariance
+from .._fit import MAX_ITER, TOL, check_options
 from .._mle import rr_mle
-from ._channel import HASH_PRIME, domain_labels, keep_probability, pie_alpha_bits, realized_epsilon
+from .._api import domain_labels
+from ._channel import HASH_PRIME, keep_probability, pie_alpha_bits, realized_epsilon
 from .._envelope import PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
@@ -126,13 +128,13 @@ class KaryRRBase(Frozen):
             raise PlanError(f"guarantee.max_prior: must be >= 1/n = {1.0 / n!r} (a prior cannot be flatter than "
                             f"uniform; got {max_prior!r})")
         target = pie_promises(data)
-        args = (epsilon, labels if labels is not None else k) + (() if g is None else (g,))
+        args = {"domain": labels if labels is not None else k, "epsilon": epsilon} | ({} if g is None else {"g": g})
         expected = keep_probability(epsilon, k if g is None else g)
         if mu != expected:
             raise PlanError(f"params.mu: must be the 2^-48 grid rounding (down) of the keep probability of "
                             f"params.epsilon for {k if g is None else g} symbols, {expected!r} (got {mu!r})")
         try:
-            mech = cls(*args, mu=mu, n=n, releases=t, max_prior=max_prior)
+            mech = cls(**args, mu=mu, n=n, releases=t, max_prior=max_prior)
         except ValueError as exc:
             raise PlanError(f"params: {exc}") from None
         mech._check_claims(data, epsilon, target)
@@ -256,7 +258,7 @@ class KaryRRBase(Frozen):
         return self.aggregate(source)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 threshold_fill: str = "zero", em_tol: float = 1e-10, em_max_iter: int = 100000) -> Estimate:
+                 threshold_fill: str = "zero", tol: float = TOL, max_iter: int = MAX_ITER) -> Estimate:
         """Estimate the input distribution (frequencies, shape ``(|X|,)``).
 
         Parameters
@@ -280,8 +282,9 @@ class KaryRRBase(Frozen):
             to zero, the others kept as they are). ``"uniform"`` is the ULDP paper's
             convention (Murakami & Kawamoto 2019, Sec. 6.1: the mass left by the significant
             estimates is spread uniformly over the others, so the result sums to one).
-        em_tol, em_max_iter : float, int
-            Accepted for compatibility and unused: ``"em"`` is exact (no iterations).
+        tol, max_iter : float, int
+            The runtime's estimator options (``docs/ARCHITECTURE.md``), checked and unused here:
+            ``"em"`` is exact (no iterations; ``optimality_gap`` 0).
 
         Returns
         -------
@@ -296,6 +299,7 @@ class KaryRRBase(Frozen):
             Unsupported method or fill, malformed reports or aggregate, no users.
         """
         method = check_method(method, self.methods)
+        check_options(tol, max_iter)
         if threshold_fill not in ("zero", "uniform"):
             raise ValueError(f"threshold_fill: must be one of ['zero', 'uniform'] (got {threshold_fill!r})")
         agg = self._as_aggregate(reports_or_aggregate)
@@ -322,5 +326,5 @@ class KaryRRBase(Frozen):
             return Estimate(np.full(self.domain_size, 1.0 / self.domain_size), None, method, n,
                             log_likelihood=0.0, iterations=0, variance=var)
         res = rr_mle(support, self.mu, self.nu)
-        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0,
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations,
                         variance=var)

@@ -15,14 +15,14 @@ from __future__ import annotations
 import math
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._sampling import GRID_DENOMINATOR
 
 __all__ = ["HASH_PRIME", "GRID_STEPS", "keep_probability", "realized_epsilon", "pie_alpha_bits",
-           "collision_probability", "hash_values", "support_counts", "split_streams", "domain_labels", "check_items"]
+           "collision_probability", "hash_values", "support_counts", "split_streams", "check_items"]
 
 #: Mersenne prime of the Carter-Wegman hash family (``|X|`` and ``g`` must not exceed it).
 HASH_PRIME = 2**31 - 1
@@ -313,24 +313,6 @@ def split_streams(rng: np.random.Generator) -> tuple[np.random.Generator, np.ran
         return np.random.Generator(bit_type(kids[0])), np.random.Generator(bit_type(kids[1]))
     except (TypeError, ValueError):
         return np.random.Generator(np.random.PCG64(kids[0])), np.random.Generator(np.random.PCG64(kids[1]))
-
-
-def domain_labels(domain: Any) -> tuple[int, list[str] | None]:
-    """``(|X|, labels or None)`` from an int size or a sequence of distinct labels.
-
-    Raises
-    ------
-    ValueError
-        For anything else or repeated labels.
-    """
-    if isinstance(domain, (int, np.integer)) and not isinstance(domain, (bool, np.bool_)):
-        return int(domain), None
-    if isinstance(domain, (str, bytes)) or not isinstance(domain, Sequence):
-        raise ValueError(f"domain: must be a size (int) or a list of labels (got {type(domain).__name__})")
-    labels = [str(v) for v in domain]
-    if len(set(labels)) != len(labels):
-        raise ValueError("domain: labels must be distinct")
-    return len(labels), labels
 
 
 def check_items(items: Any, k: int, what: str = "items") -> np.ndarray:

@@ -74,12 +74,12 @@ class RandomizedResponse(KaryRRBase):
     ``Q[x, y] = mu`` if ``y = x`` else ``nu = (1 - mu)/(|X| - 1)``, with
     ``mu = e^eps/(|X| + e^eps - 1)`` rounded down to the ``2**-48`` grid.
 
-    Parameters
+    Parameters (keyword-only)
     ----------
-    epsilon : float
-        LDP budget (nats), finite and > 0; ``epsilon_realized <= epsilon``.
     domain : int or list of str
         ``|X|`` (2 .. 2**31 - 1) or the labels of ``X`` (item ``i`` is ``labels[i]``).
+    epsilon : float
+        LDP budget (nats), finite and > 0; ``epsilon_realized <= epsilon``.
     mu : float, optional
         Keep probability from a plan; must equal ``keep_probability(epsilon, |X|)``.
     n, releases, max_prior : optional
@@ -103,7 +103,7 @@ class RandomizedResponse(KaryRRBase):
     count_rule = CountRule(sums_to_n=(("y",),))
     PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS)
 
-    def __init__(self, epsilon: float, domain, *, mu: float | None = None, n: int | None = None,
+    def __init__(self, *, domain, epsilon: float, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
         self._init_common(epsilon, domain, None, mu, n, releases, max_prior)
 
@@ -207,7 +207,7 @@ class GeneralizedLocalHashing(KaryRRBase):
     count_rule = CountRule(at_most_n=(("support",),))
     PLAN_FIELDS = PlanFields(("glh",), GUARANTEE_FIELDS)
 
-    def __init__(self, epsilon: float, domain, g: int, *, mu: float | None = None, n: int | None = None,
+    def __init__(self, *, domain, epsilon: float, g: int, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not (2 <= int(g) <= HASH_PRIME):
             raise ValueError(f"g: must be an integer in [2, {HASH_PRIME}] (got {g!r})")
@@ -299,13 +299,16 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"aggregate.counts.support: a support count cannot exceed aggregate.n = {agg.n}")
         return c.astype(np.float64)
 
-    def estimate_em_reports(self, reports, *, alpha: float = 0.05, tol: float = 1e-10,
+    def estimate_em_reports(self, reports, *, alpha: float = 0.05, tol: float = 1e-12,
                             max_iter: int = 100000) -> Estimate:
         """Exact EM (the maximum-likelihood estimate on the simplex) from the individual reports.
 
         Each report's likelihood is ``mu`` for the inputs its hash maps to ``y`` and
         ``(1 - mu)/(g - 1)`` for the others (shape ``(n, |X|)``). ``estimate(..., "em")`` uses
-        the support counts instead (so that it works on merged aggregates).
+        the support counts instead (so that it works on merged aggregates). SQUAREM-accelerated EM
+        from the thresholded estimate (ULDP Sec. 6.2), stopped by the runtime's one rule: the
+        certified optimality gap ``<= tol |L|``, at most
+        ``max_iter`` EM-map evaluations (``Estimate.optimality_gap`` reports the certificate).
 
         Raises
         ------
@@ -327,4 +330,5 @@ class GeneralizedLocalHashing(KaryRRBase):
         init = em_warm_start(self.estimate(Reports(self.mechanism, r), "threshold", alpha=alpha,
                                            threshold_fill="uniform").frequency)
         res = em_simplex(lik, np.ones(n), tol=tol, max_iter=max_iter, init=init, accelerate=True)
-        return Estimate(res.freq, None, "em", n, log_likelihood=res.log_likelihood, iterations=res.iterations)
+        return Estimate(res.frequency, None, "em", n, log_likelihood=res.log_likelihood, iterations=res.iterations,
+                        optimality_gap=res.optimality_gap)

@@ -12,13 +12,14 @@ from typing import Any, Mapping
 import numpy as np
 
 from .. import _sampling
+from .._api import domain_labels as _domain_labels
 from .._estimators import significance_threshold
 from .._envelope import PlanFields, read_domain as _read_domain, read_envelope
 from .._intervals import FrequencyVariance, affine_variance
 from .._plan import PlanError, check_claim, integer, number, require
 from ._promises import uldp_promises
 
-__all__ = ["GUARANTEE_FIELDS", "read_uldp_envelope", "from_plan_numbers", "bernoulli_two", "EM_TOL", "EM_MAX_ITER", "read_domain", "read_sensitive", "grid_probability", "check_items",
+__all__ = ["GUARANTEE_FIELDS", "read_uldp_envelope", "from_plan_numbers", "bernoulli_two", "read_domain", "read_sensitive", "grid_probability", "check_items",
            "sensitive_mask", "linear_estimate", "linear_variance", "domain_labels", "GRID_DENOMINATOR", "check_guarantee"]
 
 #: The claims of a ULDP plan besides notion and epsilon, per mechanism.
@@ -29,28 +30,13 @@ GUARANTEE_FIELDS = {
             "user_indistinguishability_epsilon"),
 }
 
-#: Default EM stopping rule (l1 change of one EM step) and cap on EM-map evaluations.
-EM_TOL = 1e-10
-EM_MAX_ITER = 100000
-GRID_DENOMINATOR = _sampling.GRID_DENOMINATOR  # probabilities in plans are multiples of 1 / GRID_DENOMINATOR
+#: Probabilities in plans are multiples of ``1 / GRID_DENOMINATOR``.
+GRID_DENOMINATOR = _sampling.GRID_DENOMINATOR
 
 
 def domain_labels(domain) -> tuple[int, list[str] | None]:
-    """``(size, labels)`` of an int size (labels None) or a sequence of distinct labels.
-
-    Raises
-    ------
-    ValueError
-        Size < 2, or labels empty or repeated.
-    """
-    if isinstance(domain, (int, np.integer)) and not isinstance(domain, (bool, np.bool_)):
-        if int(domain) < 2:
-            raise ValueError(f"domain: must have at least 2 items (got {domain})")
-        return int(domain), None
-    labels = [str(v) for v in domain]
-    if len(labels) < 2 or len(set(labels)) != len(labels):
-        raise ValueError("domain: labels must be at least 2 distinct strings")
-    return len(labels), labels
+    """:func:`ldpplan.mechanisms._api.domain_labels` with at least 2 items (ULDP needs X_S and X_N)."""
+    return _domain_labels(domain, low=2)
 
 
 def read_domain(plan: Mapping[str, Any]) -> tuple[int, list[str] | None]:
@@ -248,7 +234,7 @@ def check_guarantee(actual: dict[str, Any], plan: dict[str, Any], spec_epsilon: 
 
 
 def from_plan_numbers(cls, plan, names: tuple[str, ...]):
-    """``cls(domain, sensitive, *params[names])`` from a verified plan, refused unless its guarantee holds.
+    """``cls(domain=..., sensitive=..., **params[names])`` from a verified plan, refused unless its guarantee holds.
 
     The shared body of the uRR and uRAP ``from_plan``: strict reading, ``verification.holds``,
     the domain and ``params.domain_size`` consistent, the sensitive items, every number on the
@@ -263,7 +249,7 @@ def from_plan_numbers(cls, plan, names: tuple[str, ...]):
     sens = read_sensitive(require(data, "params.sensitive"), "params.sensitive", size)
     numbers = [grid_probability(require(data, f"params.{n}"), f"params.{n}") for n in names]
     try:
-        mech = cls(labels if labels is not None else size, sens, *numbers)
+        mech = cls(domain=labels if labels is not None else size, sensitive=sens, **dict(zip(names, numbers)))
     except ValueError as exc:
         raise PlanError(f"params.{exc}") from None
     check_guarantee(mech.privacy_map(), data, spec_epsilon)

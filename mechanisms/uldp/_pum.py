@@ -16,7 +16,8 @@ import numpy as np
 from .._envelope import PlanFields
 from .._plan import PlanError, integer, number, require
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, readonly
-from ._base import GUARANTEE_FIELDS, check_guarantee, check_items, grid_probability, read_sensitive, read_uldp_envelope
+from ._base import (GUARANTEE_FIELDS, check_guarantee, check_items, domain_labels, grid_probability, read_sensitive,
+                    read_uldp_envelope)
 from ._urap import UtilityOptimizedRAPPOR
 from ._urr import UtilityOptimizedRR
 
@@ -46,8 +47,10 @@ class PreProcessor(Frozen):
 class PersonalizedULDP(Frozen):
     """PUM with kappa semantic tags (ULDP Sec. 5).
 
-    Parameters
+    Parameters (keyword-only)
     ----------
+    domain : int or sequence of str
+        ``|X|`` or the labels of X (the common mechanism covers ``|X| + kappa`` symbols).
     common : UtilityOptimizedRR or UtilityOptimizedRAPPOR
         The common mechanism over Z (``|X| + kappa`` symbols, bots last, every bot sensitive).
     tags : sequence of str
@@ -71,16 +74,17 @@ class PersonalizedULDP(Frozen):
     count_rule = CountRule(sums_to_n=(("y",),), at_most_n=(("bits",),))
     PLAN_FIELDS = PlanFields(("pum",), GUARANTEE_FIELDS["pum"])
 
-    def __init__(self, common, tags: Sequence[str], background: Mapping[str, Any] | None = None,
-                 labels: Sequence[str] | None = None) -> None:
+    def __init__(self, *, domain: int | Sequence[str], common, tags: Sequence[str],
+                 background: Mapping[str, Any] | None = None) -> None:
+        size, labels = domain_labels(domain)
         tags = [str(t) for t in tags]
         if not tags or len(set(tags)) != len(tags):
             raise ValueError(f"tags: PUM needs at least one distinct semantic tag (got {tags})")
-        size = common.domain_size - len(tags)
-        if size < 2 or not bool(np.all(common.sensitive_mask[size:])):
+        if common.domain_size != size + len(tags):
+            raise ValueError(f"common: must cover Z = X + bots, |X| + kappa = {size + len(tags)} symbols "
+                             f"(got {common.domain_size})")
+        if not bool(np.all(common.sensitive_mask[size:])):
             raise ValueError("common: must cover Z = X + bots with every bot sensitive (Prop. 9)")
-        if labels is not None and len(labels) != size:
-            raise ValueError(f"labels: must have |X| = {size} entries")
         self._set(common=common, tags=tags, domain_size=size, labels=None if labels is None else list(labels),
                   methods=common.methods, sensitive=readonly(common.sensitive[common.sensitive < size]))
         self._set(background=self._background(background or {}))
@@ -137,8 +141,9 @@ class PersonalizedULDP(Frozen):
             for j, v in enumerate(dist):
                 number(v, f"params.background.{tag}[{j}]", low=0.0, high=1.0)
         try:
-            common = (UtilityOptimizedRR if kind == "urr" else UtilityOptimizedRAPPOR)(z_size, z_sens, *p)
-            mech = cls(common, tags, background, labels)
+            common = (UtilityOptimizedRR if kind == "urr" else UtilityOptimizedRAPPOR)(
+                domain=z_size, sensitive=z_sens, **dict(zip(names[kind], p)))
+            mech = cls(domain=labels if labels is not None else size, common=common, tags=tags, background=background)
         except ValueError as exc:
             raise PlanError(f"params.{exc}") from None
         check_guarantee(mech.privacy_map(), data, spec_epsilon)
@@ -148,13 +153,15 @@ class PersonalizedULDP(Frozen):
         """The PUM's guarantee recomputed from the common mechanism's numbers.
 
         ``{"notion": "ULDP", "epsilon", "sensitive" (X_S), "intermediate_sensitive" (Z_S),
+        "protected_outputs", "invertible_outputs" (the common mechanism's Y_P, Y_I over Z),
         "user_sensitive", "user_indistinguishability_epsilon"}``: (X_S + X_S^(i), Y_P,
         epsilon)-ULDP for every user i (Prop. 9), and ``Q^(i)(y|x) <= e^epsilon Q^(j)(y|x)`` for
         every y in Y_P (Prop. 10), with epsilon the common mechanism's ULDP epsilon (nats).
         """
         inner = self.common.privacy_map()
         return {"notion": "ULDP", "epsilon": inner["epsilon"], "sensitive": self.sensitive.tolist(),
-                "intermediate_sensitive": inner["sensitive"],
+                "intermediate_sensitive": inner["sensitive"], "protected_outputs": inner["protected_outputs"],
+                "invertible_outputs": inner["invertible_outputs"],
                 "user_sensitive": "each user's own items mapped to a semantic tag (X_S^(i); Prop. 9)",
                 "user_indistinguishability_epsilon": inner["epsilon"]}
 
@@ -273,8 +280,8 @@ class PersonalizedULDP(Frozen):
         cols = self._backgrounds(r, background)
         return np.column_stack(cols) if cols else np.zeros((self.domain_size, 0))
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, background=None,
-                 **kwargs) -> Estimate:
+    def estimate(self, reports_or_aggregate, method: str | None = None, *, background=None, alpha: float = 0.05,
+                 tol: float = 1e-15, max_iter: int = 10000) -> Estimate:
         """Estimate p over X: ``r_hat`` over Z with the common mechanism's ``method``, then eq. (21).
 
         Parameters
@@ -284,18 +291,23 @@ class PersonalizedULDP(Frozen):
             One of :attr:`methods` (the common mechanism's).
         background : mapping of str -> array (|X|,), optional
             Overrides the plan's background distributions for this estimate.
+        alpha, tol, max_iter
+            The common mechanism's estimator options (``tol``/``max_iter``: the runtime's one
+            stopping rule, used by the uRAP's ``"em"``).
 
         Returns
         -------
         Estimate
             ``frequency`` shape (|X|,).
         """
-        inner = self.common.estimate(self._inner(reports_or_aggregate), method, **kwargs)
+        inner = self.common.estimate(self._inner(reports_or_aggregate), method, alpha=alpha, tol=tol,
+                                     max_iter=max_iter)
         var = None
         if inner.variance is not None:  # intervals of r over Z, mapped by eq. (21) (Minkowski sum)
             var = inner.variance.with_mixing(self.background_matrix(inner.frequency, background))
         return Estimate(self.combine(inner.frequency, background), None, inner.method, inner.n,
-                        log_likelihood=inner.log_likelihood, iterations=inner.iterations, variance=var)
+                        log_likelihood=inner.log_likelihood, iterations=inner.iterations,
+                        optimality_gap=inner.optimality_gap, variance=var)
 
     def estimate_intermediate(self, reports_or_aggregate, method: str | None = None, **kwargs) -> Estimate:
         """``r_hat`` over Z = X + bots (shape (|X| + kappa,))."""

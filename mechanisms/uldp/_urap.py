@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import _sampling
+from .._fit import check_options
 from .._mle import unary_composite_mle
 from .._unary_mle import unary_mle_patterns
 from ._urap_data import sensitive_patterns
@@ -34,6 +35,10 @@ from ._base import (GUARANTEE_FIELDS, bernoulli_two, check_items, domain_labels,
 __all__ = ["UtilityOptimizedRAPPOR", "BasicRAPPOR", "urap_epsilon", "pack_bits", "unpack_bits"]
 
 _CHUNK = 1 << 16
+#: ``privacy_map()["protected_outputs"]``: Def. 2's Y_P of the uRAP, in words (eq. 7).
+PROTECTED_OUTPUTS = "bit vectors whose non-sensitive bits are all 0 (eq. 7)"
+#: ``privacy_map()["invertible_outputs"]``: Def. 2's Y_I of the uRAP.
+INVERTIBLE_OUTPUTS = "reports with a non-sensitive bit set: reveal that item"
 
 
 def urap_epsilon(theta: float, d1: float, d2: float, n_sensitive: int, n_nonsensitive: int) -> float:
@@ -157,9 +162,10 @@ class UtilityOptimizedRAPPOR(Frozen):
     Bit ``j`` of the report for input ``x_i`` is 1 with probability ``theta`` (j = i in X_S),
     ``d1`` (j in X_S, j != i), ``1 - d2`` (j = i in X_N) and 0 (j in X_N, j != i) (eqs. 9-10).
 
-    Parameters
+    Parameters (keyword-only)
     ----------
     domain : int or sequence of str
+        ``|X|`` or the labels of X.
     sensitive : sequence of int
         Indices of X_S.
     theta, d1, d2 : float
@@ -182,7 +188,7 @@ class UtilityOptimizedRAPPOR(Frozen):
     PLAN_FIELDS = PlanFields(("urap",), GUARANTEE_FIELDS["urap"])
     methods = ("empirical", "threshold", "em", "em-bits")
 
-    def __init__(self, domain, sensitive, theta: float, d1: float, d2: float) -> None:
+    def __init__(self, *, domain, sensitive, theta: float, d1: float, d2: float) -> None:
         size, labels = domain_labels(domain)
         mask = sensitive_mask(size, sensitive)
         probs = [float(theta), float(d1), float(d2)]
@@ -214,13 +220,14 @@ class UtilityOptimizedRAPPOR(Frozen):
     def privacy_map(self) -> dict[str, Any]:
         """``{"notion": "ULDP", "epsilon", "sensitive", "protected_outputs"}`` recomputed from theta, d1, d2.
 
-        ``epsilon`` is :func:`urap_epsilon` (nats); ``protected_outputs`` describes Y_P (eq. 7).
+        ``epsilon`` is :func:`urap_epsilon` (nats); ``protected_outputs`` and ``invertible_outputs``
+        describe Def. 2's Y_P (eq. 7) and Y_I in words.
         """
         ks = int(self.sensitive.size)
         return {"notion": "ULDP",
-                "epsilon": urap_epsilon(self.theta, self.d1, self.d2, ks, self.domain_size - ks),
+                "epsilon": float(urap_epsilon(self.theta, self.d1, self.d2, ks, self.domain_size - ks)),
                 "sensitive": self.sensitive.tolist(),
-                "protected_outputs": "bit vectors whose non-sensitive bits are all 0 (eq. 7)"}
+                "protected_outputs": PROTECTED_OUTPUTS, "invertible_outputs": INVERTIBLE_OUTPUTS}
 
     def bit_probabilities(self) -> np.ndarray:
         """``P[x, j] = Pr(y_j = 1 | x)``, shape (|X|, |X|) (eqs. 9-10)."""
@@ -357,7 +364,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         return np.where(s, self.theta, 1.0 - self.d2), np.where(s, self.d1, 0.0)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 tol: float = 1e-15, max_iter: int = 10000, gap_tol: float = 1e-9) -> Estimate:
+                 tol: float = 1e-15, max_iter: int = 10000) -> Estimate:
         """Estimate the input distribution (frequencies over X).
 
         Parameters
@@ -373,13 +380,11 @@ class UtilityOptimizedRAPPOR(Frozen):
             the exact maximiser of the per-bit (composite) likelihood of the per-bit counts
             (works on an Aggregate; ``iterations = 0``); a consistent estimator, not the MLE.
         tol : float, default 1e-15
-            ``"em"``: stop when the certified bound on ``L(MLE) - L(estimate)`` is ``<= tol |L|``
-            (a relative tolerance on the log-likelihood, as EM's relative-change rule was).
+            ``"em"``: the runtime's one stopping rule: stop when the certified bound on
+            ``L(MLE) - L(estimate)`` is ``<= tol |L|`` (a relative tolerance on the log-likelihood). Checked and unused by
+            the other methods.
         max_iter : int, default 10000
             ``"em"``: cap on Newton iterations (the iterations reported in the Estimate).
-        gap_tol : float, default 1e-9
-            ``"em"``: also stop when the certified bound on ``L(MLE) - L(estimate)`` is
-            ``<= gap_tol`` nats.
 
         Returns
         -------
@@ -400,6 +405,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         Murakami & Kawamoto 2019, eqs. (8)-(10), (41), Sec. 2.5.
         """
         method = check_method(method, self.methods)
+        check_options(tol, max_iter)
         if method == "em" and isinstance(reports_or_aggregate, Aggregate):
             raise ValueError("method 'em': the exact uRAP likelihood (eq. 8) needs each report's pattern of "
                              "sensitive bits, which an Aggregate (per-bit counts) does not keep; pass the Reports, "
@@ -410,10 +416,9 @@ class UtilityOptimizedRAPPOR(Frozen):
             if n == 0:
                 raise ValueError("reports: an estimate needs at least one report (n = 0)")
             a, b = self.unary_parameters()
-            res = unary_mle_patterns(patterns, self.sensitive, revealed, ones, n, a, b, rtol=tol, gap_tol=gap_tol,
-                                     max_iter=max_iter)
+            res = unary_mle_patterns(patterns, self.sensitive, revealed, ones, n, a, b, tol=tol, max_iter=max_iter)
             return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood,
-                            iterations=res.iterations, optimality_gap=res.gap_bound,
+                            iterations=res.iterations, optimality_gap=res.optimality_gap,
                             variance=linear_variance(*self._counts(reports_or_aggregate), *self.marginals()))
         counts, n = self._counts(reports_or_aggregate)
         a, b = self.marginals()
@@ -425,7 +430,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         var = linear_variance(counts, n, a, b)
         a, b = self.unary_parameters()
         res = unary_composite_mle(counts, n, a, b)
-        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0,
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations,
                         variance=var)
 
 
@@ -445,9 +450,10 @@ class BasicRAPPOR(UtilityOptimizedRAPPOR):
 
     mechanism = "rappor"
 
-    def __init__(self, domain, theta: float, psi: float) -> None:
+    def __init__(self, *, domain, theta: float, psi: float) -> None:
         size, labels = domain_labels(domain)
-        super().__init__(labels if labels is not None else size, np.arange(size), theta, psi, 0.5)
+        super().__init__(domain=labels if labels is not None else size, sensitive=np.arange(size), theta=theta,
+                         d1=psi, d2=0.5)
 
     @classmethod
     def from_plan(cls, plan) -> "BasicRAPPOR":
@@ -462,7 +468,7 @@ class BasicRAPPOR(UtilityOptimizedRAPPOR):
         if urap.sensitive.size != urap.domain_size:
             raise PlanError(f"params.sensitive: the basic RAPPOR protects every item (|X_S| = |X| = "
                             f"{urap.domain_size}; got {urap.sensitive.size})")
-        return cls(urap.labels if urap.labels is not None else urap.domain_size, urap.theta, urap.d1)
+        return cls(domain=urap.labels if urap.labels is not None else urap.domain_size, theta=urap.theta, psi=urap.d1)
 
     def privacy_map(self) -> dict[str, Any]:
         """``{"notion": "LDP", "epsilon"}``: ``ln(theta (1 - psi) / (psi (1 - theta))) = 2 ln(theta / psi)``."""

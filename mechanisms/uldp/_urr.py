@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from .. import _sampling
+from .._fit import check_options
 from .._mle import urr_mle
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
 from .._envelope import PlanFields
-from ._base import (GUARANTEE_FIELDS, EM_MAX_ITER, EM_TOL, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels,
+from ._base import (GUARANTEE_FIELDS, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels,
                     from_plan_numbers, linear_estimate, linear_variance, sensitive_mask)
 
 __all__ = ["UtilityOptimizedRR", "URRChannel", "urr_epsilon"]
@@ -35,6 +36,12 @@ def urr_epsilon(c1: float, c2: float) -> float:
     if c1 <= 0 or c2 <= 0:
         return math.inf
     return float(abs(np.log(c1) - np.log(c2)))
+
+
+#: ``privacy_map()["protected_outputs"]``: Def. 2's Y_P of the uRR, in words (a str in every family).
+PROTECTED_OUTPUTS = "reports equal to a sensitive item (Y_P = X_S, eq. 6)"
+#: ``privacy_map()["invertible_outputs"]``: Def. 2's Y_I of the uRR.
+INVERTIBLE_OUTPUTS = "reports equal to a non-sensitive item: reveal it (Y_I = X_N)"
 
 
 class URRChannel:
@@ -64,7 +71,7 @@ class UtilityOptimizedRR(Frozen):
     ``Q(y|x) = c1`` (x in X_S, y = x), ``c2`` (y in X_S, y != x), ``c3`` (x in X_N, y = x),
     0 otherwise (eq. 6). Protected outputs ``Y_P = X_S``, invertible outputs ``Y_I = X_N``.
 
-    Parameters
+    Parameters (keyword-only)
     ----------
     domain : int or sequence of str
         ``|X|`` (a count domain, labels None) or the labels of X.
@@ -91,7 +98,7 @@ class UtilityOptimizedRR(Frozen):
     PLAN_FIELDS = PlanFields(("urr",), GUARANTEE_FIELDS["urr"])
     methods = ("empirical", "threshold", "em")
 
-    def __init__(self, domain, sensitive, c1: float, c2: float, c3: float) -> None:
+    def __init__(self, *, domain, sensitive, c1: float, c2: float, c3: float) -> None:
         size, labels = domain_labels(domain)
         mask = sensitive_mask(size, sensitive)
         probs = [float(c1), float(c2), float(c3)]
@@ -128,11 +135,12 @@ class UtilityOptimizedRR(Frozen):
         """The guarantee of these numbers: ``{"notion": "ULDP", "epsilon", "sensitive", "protected_outputs"}``.
 
         ``epsilon`` (nats) is :func:`urr_epsilon` recomputed from ``c1, c2`` with numpy;
-        ``sensitive`` lists X_S (indices) and ``protected_outputs`` Y_P (= X_S).
+        ``sensitive`` lists X_S (indices); ``protected_outputs`` and ``invertible_outputs`` describe
+        Def. 2's Y_P (= X_S) and Y_I (= X_N) in words (one type per key in every family:
+        :data:`ldpplan.mechanisms._protocol.PRIVACY_MAP_TYPES`).
         """
-        idx = self.sensitive.tolist()
-        return {"notion": "ULDP", "epsilon": urr_epsilon(self.c1, self.c2), "sensitive": idx,
-                "protected_outputs": idx}
+        return {"notion": "ULDP", "epsilon": float(urr_epsilon(self.c1, self.c2)), "sensitive": self.sensitive.tolist(),
+                "protected_outputs": PROTECTED_OUTPUTS, "invertible_outputs": INVERTIBLE_OUTPUTS}
 
     def channel_matrix(self) -> np.ndarray:
         """``Q[x, y] = Pr(Y = y | X = x)``, shape (|X|, |X|) (eq. 6)."""
@@ -203,7 +211,7 @@ class UtilityOptimizedRR(Frozen):
         return np.where(s, self.c2, 0.0), np.where(s, self.c1 - self.c2, self.c3)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
-                 tol: float = EM_TOL, max_iter: int = EM_MAX_ITER) -> Estimate:
+                 tol: float = 1e-15, max_iter: int = 10000) -> Estimate:
         """Estimate the input distribution (frequencies over X).
 
         Parameters
@@ -216,7 +224,8 @@ class UtilityOptimizedRR(Frozen):
             by water-filling (:func:`ldpplan.mechanisms._mle.urr_mle`, ``O(|X| log |X|)``,
             ``iterations = 0``; works on an Aggregate).
         tol, max_iter : float, int
-            Accepted for compatibility and unused (``"em"`` is exact).
+            The runtime's estimator options (``docs/ARCHITECTURE.md``), checked and unused here
+            (``"em"`` is exact); the same defaults as the uRAP's.
 
         Returns
         -------
@@ -230,6 +239,7 @@ class UtilityOptimizedRR(Frozen):
             no reports.
         """
         method = check_method(method, self.methods)
+        check_options(tol, max_iter)
         counts, n = self._counts(reports_or_aggregate)
         a, b = self.marginals()
         if method != "em":
@@ -238,6 +248,6 @@ class UtilityOptimizedRR(Frozen):
         if n <= 0:
             raise ValueError("reports: an estimate needs at least one report (n = 0)")
         res = urr_mle(counts, np.asarray(self.sensitive_mask), self.c1, self.c2, self.c3)
-        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=0,
+        return Estimate(res.frequency, None, method, n, log_likelihood=res.log_likelihood, iterations=res.iterations,
                         variance=linear_variance(counts, n, a, b))
 

@@ -138,8 +138,10 @@ def runtimes(plan: Mapping[str, Any]) -> dict[str, Any]:
     for base in plan["baselines"]:
         eps, a, b = base["guarantee"]["epsilon"], base["params"]["a"], base["params"]["b"]
         cls = IDUE if L is None else IDUEPS
-        out[base["name"]] = cls(plan["domain"]["labels"], m, np.full(width, a), np.full(width, b),
-                                np.full(width, eps), L, ("all items",), {"notion": "LDP", "epsilon": eps})
+        labels = plan["domain"]["labels"]
+        out[base["name"]] = cls(domain=labels if labels is not None else m, a=np.full(width, a), b=np.full(width, b),
+                                epsilon=np.full(width, eps), level_names=("all items",),
+                                privacy={"notion": "LDP", "epsilon": eps}, **({} if L is None else {"padding_length": L}))
     return out
 
 

@@ -100,7 +100,7 @@ def project_simplex(v) -> np.ndarray:
 
 def phase1_runtime(epsilon: float, max_size: int) -> RandomizedResponse:
     """The phase-1 mechanism: the k-ary RR over ``{0..max_size}`` at ``epsilon`` (nats)."""
-    return RandomizedResponse(float(epsilon), int(max_size) + 1)
+    return RandomizedResponse(domain=int(max_size) + 1, epsilon=float(epsilon))
 
 
 def phase1_user_count(users: int, user_share: float) -> int:

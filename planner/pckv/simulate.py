@@ -115,12 +115,12 @@ def _load_users(plan, options, d, labels, data_rng, opts):
 def _runtimes(plan, eps: float, d: int, L: int):
     pr = plan["params"]
     out = [(plan["mechanism"] + " (plan)", plan["solver"]["allocation"],
-            _RUNTIME[plan["mechanism"]](pr["a"], pr["b"], pr["p"], d, L))]
+            _RUNTIME[plan["mechanism"]](domain=d, a=pr["a"], b=pr["b"], p=pr["p"], padding_length=L))]
     for mech in ("pckv-ue", "pckv-grr"):
         for method in ("optimized", "naive"):
             if (mech, method) != (plan["mechanism"], plan["solver"]["allocation"]):
                 q = solve_on_grid(mech, eps, method, d, L).params
-                out.append((mech, method, _RUNTIME[mech](q["a"], q["b"], q["p"], d, L)))
+                out.append((mech, method, _RUNTIME[mech](domain=d, a=q["a"], b=q["b"], p=q["p"], padding_length=L)))
     return out
 
 
@@ -277,9 +277,11 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     if private:
         from ._simulate_private import two_phase
 
-        table, data["two_phase"] = two_phase(plan, users, (freq, means, sampled), top, trial_seqs,
-                                             lambda m, a, b, p, d_, L_: _RUNTIME[m](a, b, p, d_, L_), aggregate_counts,
-                                             tick)
+        def runtime_of(m, a, b, p, d_, L_):
+            return _RUNTIME[m](domain=d_, a=a, b=b, p=p, padding_length=L_)
+
+        table, data["two_phase"] = two_phase(plan, users, (freq, means, sampled), top, trial_seqs, runtime_of,
+                                             aggregate_counts, tick)
         tables.append(table)
     title = f"PCKV per-key mean MSE, top-{opts.top} keys (epsilon = {eps:g} nats, L = {L}, n = {users.n_users})"
     return SimulationReport(tables=tables, data=data,
@@ -330,5 +332,6 @@ def _optimized_rows(run: _Run, epsilon: float) -> list[dict[str, Any]]:
     out = []
     for mech in ("pckv-ue", "pckv-grr"):
         q = solve_on_grid(mech, epsilon, "optimized", run.d, run.L).params
-        out.append(run.result(mech, "optimized", _RUNTIME[mech](q["a"], q["b"], q["p"], run.d, run.L))[0])
+        rt = _RUNTIME[mech](domain=run.d, a=q["a"], b=q["b"], p=q["p"], padding_length=run.L)
+        out.append(run.result(mech, "optimized", rt)[0])
     return out

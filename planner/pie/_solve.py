@@ -51,12 +51,13 @@ def shuffled_local_epsilon(spec: ParsedSpec, mechanism: str) -> float:
     k-RR gets the randomizer-specific bound (binary RR when ``|X| = 2``); GLH the generic
     epsilon0-LDP bounds (FMT21). Raises SpecError when the target is out of reach.
     """
-    from ..shuffle import local_epsilon_for, shuffle_mechanism
+    from ..shuffle import local_epsilon_for
+    from .claims import krr_randomizer
 
-    kind, k = shuffle_mechanism(mechanism, spec.domain_size) if mechanism == "rr" else (None, None)
+    kind = krr_randomizer(spec.domain_size) if mechanism == "rr" else {}
     block = spec.model.shuffle
     try:
-        return local_epsilon_for(spec.target.central_epsilon, block.delta, block.n, mechanism=kind, domain_size=k)
+        return local_epsilon_for(spec.target.central_epsilon, block.delta, block.n, **kind)
     except ValueError as exc:
         raise SpecError("target.central_epsilon", str(exc), spec.target.central_epsilon) from None
 

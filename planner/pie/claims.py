@@ -8,13 +8,15 @@ are the l2 losses of Prop. 4.6 / 4.7 (Murakami & Takahashi, TDP 2021) and the re
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
+
+from ...mechanisms.pie import collision_probability
 
 from .._plan_format import predicted
 from ._exact import claimed_numbers, exact_guarantee
 from .spec import ParsedSpec
 
-__all__ = ["SOURCES", "exact_guarantee", "claimed_numbers", "report_bits", "predicted_of", "baseline_of",
+__all__ = ["shuffle_randomizer", "krr_randomizer", "SOURCES", "exact_guarantee", "claimed_numbers", "report_bits", "predicted_of", "baseline_of",
            "unshuffled_baseline"]
 
 SOURCES = "Def. 3.1 (bits), Thm. 4.2/4.4 x t (Thm. 4.3/4.5), Prop. 4.1, Cor. 3.9"
@@ -77,3 +79,37 @@ def unshuffled_baseline(mechanism: str, spec, shuffled_loss: float) -> dict[str,
     return {"l2_loss_total_without_shuffler": predicted(loss, _UNIT_L2, src),
             "shuffler_gain": predicted(loss / shuffled_loss, "ratio",
                                        "l2_loss_total_without_shuffler / l2_loss_total at the same central epsilon")}
+
+
+def krr_randomizer(domain_size: int) -> dict[str, Any]:
+    """The shuffle bound's description of k-ary RR on ``domain_size`` values (binary RR when it is 2).
+
+    References
+    ----------
+    See :mod:`ldpplan.solvers.shuffle` (the exact binary-RR curve; the blanket bound of k-RR).
+    """
+    return {"mechanism": "rr", "domain_size": None} if domain_size == 2 else {"mechanism": "krr",
+                                                                               "domain_size": int(domain_size)}
+
+
+def shuffle_randomizer(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments of the shuffle bound for a PIE plan (the family hook behind ``guarantee.shuffled``).
+
+    k-RR gets its randomizer-specific bound (:func:`krr_randomizer`); GLH the generic upper bound
+    (FMT21) with the support-count attack as its lower bound, which needs the hash range ``g`` and
+    the runtime hash family's exact collision probability. A plan without the numbers gets the
+    generic bound (``{}``); its verification fails elsewhere.
+
+    References
+    ----------
+    See :mod:`ldpplan.solvers.shuffle` and :func:`ldpplan.solvers._shuffle_binary.support_count_pair`.
+    """
+    size = (plan.get("domain") or {}).get("size")
+    if plan.get("mechanism") == "glh":
+        g = (plan.get("params") or {}).get("g")
+        if isinstance(g, bool) or not isinstance(g, int) or g < 2:
+            return {}
+        return {"mechanism": "glh", "hash_range": g, "collision": collision_probability(g)}
+    if plan.get("mechanism") == "rr" and isinstance(size, int) and not isinstance(size, bool) and size >= 2:
+        return krr_randomizer(size)
+    return {}

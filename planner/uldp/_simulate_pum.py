@@ -57,7 +57,7 @@ def _one_trial(pum, eps, plan, options, opts, methods, backgrounds, x, tag, z_co
         if method == "em" and options.mode == "aggregate" and "em-bits" in pum.methods:
             method = "em-bits"
         kw = {"alpha": opts.alpha} if method == "threshold" else (
-            {"tol": opts.em_tol, "max_iter": opts.em_max_iter} if method.startswith("em") else {})
+            {"tol": opts.tol, "max_iter": opts.max_iter} if method.startswith("em") else {})
         r_hat = pum.estimate_intermediate(source, method, **kw).frequency
         for b in backgrounds:
             est = pum.combine(r_hat, bgs[b])
@@ -98,8 +98,8 @@ def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progre
     t0 = time.perf_counter()
     for ei, eps in enumerate(eps_list):
         numbers = grid_urr(eps, ks) if kind == "urr" else grid_urap(eps, ks, kz - ks)
-        common = (UtilityOptimizedRR if kind == "urr" else UtilityOptimizedRAPPOR)(kz, z_sens, **numbers)
-        pum = PersonalizedULDP(common, tags)
+        common = (UtilityOptimizedRR if kind == "urr" else UtilityOptimizedRAPPOR)(domain=kz, sensitive=z_sens, **numbers)
+        pum = PersonalizedULDP(domain=k, common=common, tags=tags)
         model = marginals_model(kind, numbers, ks, kz - ks)
         for t in range(options.trials):
             rng = np.random.default_rng(seeds[ei * options.trials + t])

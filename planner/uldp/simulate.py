@@ -30,10 +30,10 @@ class SimulateOptions(BaseModel):
 
     epsilons: str = Field("0.1,0.5,1,2,4,ln", description="comma-separated epsilons (nats); 'ln' = ln|X|")
     methods: str = Field("emp,thr,em", description="comma-separated subset of emp,thr,em")
-    em_tol: float = Field(1e-10, gt=0, description="uRAP/RAPPOR EM (the full-report MLE) stops when its "
-                          "certified optimality gap is <= em_tol |log-likelihood| (uRR and RR use the exact "
-                          "maximum-likelihood estimate)")
-    em_max_iter: int = Field(1000, ge=1, description="cap on EM steps")
+    tol: float = Field(1e-10, gt=0, description="uRAP/RAPPOR EM (the full-report MLE) stops when its "
+                       "certified optimality gap is <= tol |log-likelihood| (the runtime's "
+                       "one stopping rule; uRR and RR use the exact maximum-likelihood estimate)")
+    max_iter: int = Field(1000, ge=1, description="cap on EM steps")
     alpha: float = Field(0.05, gt=0, lt=1, description="Bonferroni level of emp+thr")
     sensitive: Literal["lowed", "foreign"] = Field("lowed", description="GSS X_S (--data gss_vocab.csv): educGroup '<12 yrs' or nativeBorn 'no'")
     sample: Literal["iid", "fixed"] = Field("iid", description="iid: users drawn from the true distribution per trial; "
@@ -91,9 +91,10 @@ def _mechanisms(eps: float, k: int, sens: list[int]) -> dict[str, Any]:
 
     ks = len(sens)
     rr, rap = grid_urr(eps, k), grid_rappor(eps)
-    return {"RR": UtilityOptimizedRR(k, list(range(k)), **rr), "RAPPOR": BasicRAPPOR(k, rap["theta"], rap["psi"]),
-            "uRR": UtilityOptimizedRR(k, sens, **grid_urr(eps, ks)),
-            "uRAP": UtilityOptimizedRAPPOR(k, sens, **grid_urap(eps, ks, k - ks))}
+    return {"RR": UtilityOptimizedRR(domain=k, sensitive=list(range(k)), **rr),
+            "RAPPOR": BasicRAPPOR(domain=k, theta=rap["theta"], psi=rap["psi"]),
+            "uRR": UtilityOptimizedRR(domain=k, sensitive=sens, **grid_urr(eps, ks)),
+            "uRAP": UtilityOptimizedRAPPOR(domain=k, sensitive=sens, **grid_urap(eps, ks, k - ks))}
 
 
 def _theory(mechs: dict[str, Any], p_true: np.ndarray, sens: list[int], n: int) -> dict[str, tuple[float, float]]:
@@ -120,7 +121,7 @@ def _estimate(mech, source, method: str, opts: SimulateOptions):
         method = "em-bits"
     if method == "threshold":
         return mech.estimate(source, method, alpha=opts.alpha)
-    return mech.estimate(source, method, tol=opts.em_tol, max_iter=opts.em_max_iter) if method.startswith("em") \
+    return mech.estimate(source, method, tol=opts.tol, max_iter=opts.max_iter) if method.startswith("em") \
         else mech.estimate(source, method)
 
 
@@ -180,7 +181,7 @@ def _report(options: RunOptions, opts: SimulateOptions, desc: str, k: int, sens:
                   note=(f"Means over {options.trials} trials ({options.mode} mode, users {opts.sample}). TV = l1/2, "
                         f"MSE = l2^2/|X|. Theory: eq. (37) (asymptotic) and eqs. (46)/(48) for the empirical "
                         f"estimate. emp+thr: Bonferroni alpha = {opts.alpha}. {em_note}EM: warm start emp+thr, "
-                        f"tol {opts.em_tol:g}, at most {opts.em_max_iter} steps. {seconds:.1f} s."))
+                        f"tol {opts.tol:g}, at most {opts.max_iter} steps. {seconds:.1f} s."))
     data = {
         "dataset": desc, "sample": opts.sample, "domain_size": k, "n_sensitive": len(sens), "n": n,
         "epsilons": eps_list, "methods": methods,
