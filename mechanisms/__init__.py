@@ -43,6 +43,7 @@ RUNTIMES: dict[str, str] = {
     "urr": "ldpplan.mechanisms.uldp:UtilityOptimizedRR",
     "urap": "ldpplan.mechanisms.uldp:UtilityOptimizedRAPPOR",
     "pum": "ldpplan.mechanisms.uldp:PersonalizedULDP",
+    "hr": "ldpplan.mechanisms.hadamard:HadamardResponse",
 }
 
 

@@ -208,6 +208,7 @@ REGISTRY: dict[str, tuple[str, tuple[str, ...]]] = {
     "pckv": ("ldpplan.planner.pckv", ("pckv", "pckv-ue", "pckv-grr")),
     "pie": ("ldpplan.planner.pie", ("pie", "rr", "glh")),
     "uldp": ("ldpplan.planner.uldp", ("urr", "urap", "pum")),
+    "hadamard": ("ldpplan.planner.hadamard", ("hr",)),
 }
 
 
