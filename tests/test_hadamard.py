@@ -140,8 +140,12 @@ def test_predicted_total_error_is_the_closed_form():
 
 
 def test_aggregate_counts_must_sum_to_n():
-    mech = HadamardResponse(epsilon=1.0, domain=6)
+    mech = HadamardResponse(domain=6, epsilon=1.0)
+    assert mech.privacy_map() == {"notion": "LDP", "epsilon": mech.epsilon_realized}
+    assert type(mech.privacy_map()["epsilon"]) is float
     agg = mech.aggregate(mech.perturb(np.arange(6), rng=np.random.default_rng(0)))
+    exact = mech.estimate(agg, "projected", tol=0.0, max_iter=1)  # the API's options: accepted, unused
+    assert exact.iterations is None
     doc = agg.to_dict()
     doc["counts"]["y"][0] += 1
     with pytest.raises(ValueError, match="sum to n"):
@@ -233,7 +237,7 @@ def test_small_epsilon_and_bad_domains_are_spec_errors():
 
 def test_runtime_constructor_is_keyword_only_and_checks_p():
     with pytest.raises(TypeError):
-        HadamardResponse(1.0, 6)  # type: ignore[misc]
+        HadamardResponse(6, 1.0)  # type: ignore[misc]
     with pytest.raises(ValueError, match="keep_probability"):
         HadamardResponse(epsilon=1.0, domain=6, keep_probability=hr.keep_probability(1.0) + 2**-48)
     with pytest.raises(ValueError, match="domain"):

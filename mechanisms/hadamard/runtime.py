@@ -52,10 +52,10 @@ class HadamardResponse(Frozen):
 
     Parameters
     ----------
-    epsilon : float
-        LDP budget (nats), finite and > 0; the channel's epsilon ``ln(p/(1-p))`` is at most it.
     domain : int or list of str
         ``k`` (2 .. 2^24) or the labels of the items (item ``i`` is ``labels[i]``).
+    epsilon : float
+        LDP budget (nats), finite and > 0; the channel's epsilon ``ln(p/(1-p))`` is at most it.
     keep_probability : float, optional
         ``p`` from a plan; must equal the grid rounding (down) of ``e^eps/(1+e^eps)``.
 
@@ -84,7 +84,7 @@ class HadamardResponse(Frozen):
     count_rule = CountRule(sums_to_n=(("y",),))
     PLAN_FIELDS = PlanFields(("hr",), ("sources",))
 
-    def __init__(self, *, epsilon: float, domain, keep_probability: float | None = None) -> None:
+    def __init__(self, *, domain, epsilon: float, keep_probability: float | None = None) -> None:
         from . import _channel
 
         k, labels = domain_labels(domain)
@@ -138,7 +138,7 @@ class HadamardResponse(Frozen):
         if notion != NOTION:
             raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {notion!r:.40})")
         budget = hadamard_promises(data)
-        mech = cls(epsilon=epsilon, domain=labels if labels is not None else k, keep_probability=p)
+        mech = cls(domain=labels if labels is not None else k, epsilon=epsilon, keep_probability=p)
         claim = require(data, "guarantee.epsilon")
         check_claim(mech.epsilon_realized, claim, "guarantee.epsilon", exact=lambda: exact_epsilon(p))
         if number(claim, "guarantee.epsilon", low=0.0) > budget:
@@ -151,11 +151,11 @@ class HadamardResponse(Frozen):
         Returns
         -------
         dict
-            ``notion`` (``"LDP"``), ``epsilon`` (nats: ``ln(p/(1-p))``, the largest ratio
-            ``Q(y|x)/Q(y|x')`` of the grid channel), ``keep_probability``, ``output_size``.
+            ``notion`` (``"LDP"``) and ``epsilon`` (float, nats: ``ln(p/(1-p))``, the largest ratio
+            ``Q(y|x)/Q(y|x')`` of the grid channel; ``p`` and ``K`` are the attributes
+            ``keep_probability`` and ``output_size``).
         """
-        return {"notion": NOTION, "epsilon": self.epsilon_realized, "keep_probability": self.keep_probability,
-                "output_size": self.output_size}
+        return {"notion": NOTION, "epsilon": float(self.epsilon_realized)}
 
     def channel_matrix(self) -> np.ndarray:
         """``Q[x, y] = Pr(Y = y | X = x)``, shape ``(k, K)``: ``2p/K`` on ``C_x``, ``2(1-p)/K`` elsewhere.
@@ -243,7 +243,8 @@ class HadamardResponse(Frozen):
         d2 = (self.keep_probability - 0.5) ** 2
         return 0.25 / d2, (self.keep_probability * (1.0 - self.keep_probability) - 0.25) / d2
 
-    def estimate(self, reports_or_aggregate, method: str | None = None) -> Estimate:
+    def estimate(self, reports_or_aggregate, method: str | None = None, *, tol: float = 1e-12,
+                 max_iter: int = 10000) -> Estimate:
         """Estimate the item frequencies (shape ``(k,)``).
 
         Parameters
@@ -253,6 +254,9 @@ class HadamardResponse(Frozen):
             ``"empirical"``: ``f_hat(x) = (c(x)/n - 1/2)/(p - 1/2)`` with ``c(x)`` the reports in
             ``C_x`` (unbiased; may be negative). ``"projected"``: its Euclidean projection onto
             the probability simplex.
+        tol, max_iter : float, int
+            The runtime API's estimator options; both methods are exact (no iterations), so they
+            are accepted and unused.
 
         Returns
         -------
