@@ -257,3 +257,33 @@ def test_audit_pair_is_the_tight_event():
     q = HadamardResponse(epsilon=1.0, domain=6).channel_matrix()
     assert event.sum() == K // 4
     assert q[0, event].sum() == pytest.approx(p / 2) and q[1, event].sum() == pytest.approx((1 - p) / 2)
+
+
+@pytest.mark.slow  # the default trials: about 2 s (hadamard-gss) and 7 s (k = 10,000, every input screened)
+@pytest.mark.parametrize("name", ["hadamard-gss", "hadamard-synthetic"])
+def test_audit_at_default_trials_is_consistent_and_reaches_80_percent_of_the_claim(name):
+    from ldpplan.planner.audit import audit
+
+    result = audit(planner.make_plan(planner.example_spec(name)), rng=np.random.default_rng(18))
+    assert result.consistent, result.table()
+    assert result.epsilon_lower_bound >= 0.8 * result.epsilon_claimed, result.table()
+
+
+def test_runtime_and_solver_derive_the_same_grid_probability():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ldpplan.mechanisms.hadamard._channel import keep_probability
+
+    @settings(derandomize=True, max_examples=300, deadline=None)
+    @given(st.floats(min_value=2**-40, max_value=100.0, allow_nan=False))
+    def prop(epsilon):
+        p = hr.keep_probability(epsilon)
+        assert p == keep_probability(epsilon)
+        # the grid value is the largest multiple of 2^-48 whose ratio stays within e^epsilon
+        assert float(hr.exact_epsilon(p)) <= epsilon
+        up = p + 2**-48
+        if up < 1:
+            assert hr.exact_epsilon(up) > Fraction(epsilon) or float(hr.exact_epsilon(up)) > epsilon
+
+    prop()
