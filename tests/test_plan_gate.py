@@ -239,7 +239,7 @@ def _exact_uldp(plan) -> dict[str, Decimal]:
 def _exact_hr(plan) -> dict[str, Decimal]:
     from ldpplan.solvers.hadamard import exact_epsilon
 
-    return {("epsilon",): exact_epsilon(plan["params"]["keep_probability"])}
+    return {("epsilon",): exact_epsilon(plan["params"]["keep_probability"], plan["params"]["blocks"])}
 
 
 EXACT = {"hr": _exact_hr, "idue": _exact_idue, "idue-ps": _exact_idue, "pckv-ue": _exact_pckv, "pckv-grr": _exact_pckv,

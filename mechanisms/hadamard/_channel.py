@@ -3,13 +3,13 @@
 The runtime derives these itself (it imports nothing of the planner or the solvers), so a plan's
 numbers are re-derived independently of the planner that wrote them:
 
-* :func:`output_size`: ``K = 2^ceil(log2(k + 1))``;
-* :func:`keep_probability`: ``p = e^eps/(1 + e^eps)`` rounded **down** to the ``2^-48`` grid
+* :func:`block_size`: ``b``, the smallest power of two with ``B (b - 1) >= k`` (``K = B b``);
+* :func:`keep_probability`: ``P = e^eps/(e^eps + 2B - 1)`` rounded **down** to the ``2^-48`` grid
   (60-digit decimal ``exp``: the same value on every platform);
-* :func:`in_set`: ``y in C_x`` by the parity of ``(x + 1) & y`` (row ``x + 1`` of the Sylvester
-  matrix ``H_K``; no ``K x K`` matrix);
-* :func:`set_counts`: the reports in each ``C_x`` from the ``K`` output counts by the fast
-  Walsh-Hadamard transform (int64, exact).
+* :func:`in_set`: ``y in C_x``: ``y`` in ``x``'s block and ``popcount(t & u)`` even (row ``t`` of the
+  Sylvester matrix ``H_b``; no ``K x K`` matrix);
+* :func:`supports`: each item's ``sum z`` (reports in ``C_x`` minus reports in its block outside
+  ``C_x``) from the ``K`` output counts by the fast Walsh-Hadamard transform of each block (int64, exact).
 
 References
 ----------
@@ -25,20 +25,20 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["GRID_STEPS", "output_size", "keep_probability", "realized_epsilon", "exact_epsilon", "in_set",
-           "set_counts", "domain_labels", "check_items"]
+__all__ = ["GRID_STEPS", "block_size", "keep_probability", "realized_epsilon", "exact_epsilon", "in_set",
+           "supports", "domain_labels", "check_items"]
 
 #: Number of steps of the probability grid.
 GRID_STEPS = 2**48
 
 
-def output_size(k: int) -> int:
-    """``K``: the smallest power of two above ``k`` (``2^ceil(log2(k + 1))``)."""
-    return 1 << int(k).bit_length()
+def block_size(k: int, blocks: int) -> int:
+    """``b``: the smallest power of two with ``blocks (b - 1) >= k``."""
+    return 1 << (-(-int(k) // int(blocks))).bit_length()
 
 
-def keep_probability(epsilon: float) -> float:
-    """``e^eps/(1 + e^eps)`` rounded down to the ``2^-48`` grid, at most ``1 - 2^-48``.
+def keep_probability(epsilon: float, blocks: int) -> float:
+    """``e^eps/(e^eps + 2B - 1)`` rounded down to the ``2^-48`` grid, at most ``1 - 2^-48``.
 
     Raises
     ------
@@ -48,50 +48,51 @@ def keep_probability(epsilon: float) -> float:
     eps = float(epsilon)
     if not (math.isfinite(eps) and eps > 0.0):
         raise ValueError(f"epsilon: must be finite and > 0 (got {epsilon!r})")
-    eps = min(eps, 100.0)
+    eps = min(eps, 100.0 + math.log(2 * int(blocks)))
     with localcontext() as ctx:
         ctx.prec = 60
         e = Decimal(eps).exp()
-        steps = int((e / (1 + e) * GRID_STEPS).to_integral_value(rounding=ROUND_FLOOR))
+        steps = int((e / (e + 2 * int(blocks) - 1) * GRID_STEPS).to_integral_value(rounding=ROUND_FLOOR))
     return min(steps, GRID_STEPS - 1) / GRID_STEPS
 
 
-def realized_epsilon(p: float) -> float:
-    """``log(p/(1 - p))`` in float64 (nats); callers check ``1/2 < p < 1``."""
+def realized_epsilon(p: float, blocks: int) -> float:
+    """``log(P (2B - 1)/(1 - P))`` in float64 (nats); callers check ``0 < P < 1``."""
     p = np.float64(p)
-    return float(np.log(p) - np.log1p(-p))
+    return float(np.log(p) + np.log(np.float64(2 * int(blocks) - 1)) - np.log1p(-p))
 
 
-def exact_epsilon(p: float) -> Decimal:
-    """``ln(p/(1 - p))`` of the exact rational ``p`` (60 digits)."""
-    r = Fraction(p) / (1 - Fraction(p))
+def exact_epsilon(p: float, blocks: int) -> Decimal:
+    """``ln(P (2B - 1)/(1 - P))`` of the exact rational ``P`` (60 digits)."""
+    r = Fraction(p) * (2 * int(blocks) - 1) / (1 - Fraction(p))
     with localcontext() as ctx:
         ctx.prec = 60
         return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
 
 
-def in_set(x, y) -> np.ndarray:
-    """``y in C_x`` (``popcount((x + 1) & y)`` even), broadcasting ``x`` and ``y``."""
-    z = np.bitwise_and(np.asarray(x, dtype=np.int64) + 1, np.asarray(y, dtype=np.int64))
-    return (np.bitwise_count(z) & 1) == 0
+def in_set(x, y, b: int) -> np.ndarray:
+    """``y in C_x`` for blocks of size ``b``: same block and ``popcount(t & (y mod b))`` even (broadcasts)."""
+    x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
+    block, t = np.divmod(x, b - 1)
+    return (y // b == block) & ((np.bitwise_count((t + 1) & (y % b)) & 1) == 0)
 
 
-def set_counts(counts: np.ndarray, k: int) -> np.ndarray:
-    """``c(x) = sum_{y in C_x} counts[y]`` for ``x < k`` (int64, exact), by the fast Walsh-Hadamard transform.
+def supports(counts: np.ndarray, k: int, blocks: int, b: int) -> np.ndarray:
+    """Each item's ``sum z`` = reports in ``C_x`` minus reports in its block outside ``C_x`` (int64, exact).
 
-    ``T = H_K counts`` has ``T[x + 1] = c(x) - (n - c(x))``, so ``c(x) = (n + T[x + 1]) / 2``.
-    ``O(K log K)`` time, ``K`` entries of memory.
+    Block ``j``'s Walsh-Hadamard transform ``T_j = H_b c_j`` has ``T_j[t]`` = exactly that for the
+    item at position ``t`` of block ``j``. ``O(K log b)`` time, ``K`` entries of memory.
     """
-    v = np.array(counts, dtype=np.int64, copy=True)
-    K = v.shape[0]
+    v = np.array(counts, dtype=np.int64, copy=True).reshape(int(blocks), int(b))
     h = 1
-    while h < K:
-        w = v.reshape(-1, 2, h)
-        a = w[:, 0, :].copy()
-        w[:, 0, :] += w[:, 1, :]
-        w[:, 1, :] = a - w[:, 1, :]
+    while h < b:
+        w = v.reshape(int(blocks), -1, 2, h)
+        a = w[:, :, 0, :].copy()
+        w[:, :, 0, :] += w[:, :, 1, :]
+        w[:, :, 1, :] = a - w[:, :, 1, :]
         h *= 2
-    return (int(counts.sum()) + v[1:k + 1]) // 2
+    block, pos = np.divmod(np.arange(int(k)), b - 1)
+    return v[block, pos + 1]
 
 
 def domain_labels(domain: Any) -> tuple[int, list[str] | None]:

@@ -1,8 +1,8 @@
 """What a Hadamard-response plan's embedded spec promises, read by the runtime (stdlib + numpy only).
 
-``load()`` refuses what ``verify`` refuses: the spec's ``mechanism``, ``epsilon`` and ``domain``
-must be the plan's (``mechanism``, ``params.epsilon``, ``domain``); the caller then checks the
-numbers' epsilon against the spec's budget.
+``load()`` refuses what ``verify`` refuses: the spec's ``mechanism``, ``epsilon``, ``domain`` and
+``blocks`` (when a number; ``"auto"`` is the planner's utility choice, any power of two gives the
+guarantee) must be the plan's; the caller then checks the numbers' epsilon against the spec's budget.
 """
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ def hadamard_promises(plan: Mapping[str, Any]) -> float:
     if plan["params"].get("epsilon") != epsilon:
         raise PlanError(f"params.epsilon: must match the embedded spec ({epsilon!r}) "
                         f"(got {plan['params'].get('epsilon')!r:.40})")
+    blocks = spec.get("blocks", "auto")
+    if blocks != "auto" and plan["params"].get("blocks") != blocks:
+        raise PlanError(f"params.blocks: must match the embedded spec ({blocks!r:.40}) "
+                        f"(got {plan['params'].get('blocks')!r:.40})")
     size, labels = spec_domain(spec.get("domain"), "spec.domain")
     if plan["domain"]["size"] != size:
         raise PlanError(f"domain.size: must match the embedded spec ({size}) (got {plan['domain']['size']!r:.40})")

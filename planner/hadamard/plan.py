@@ -20,11 +20,12 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     Returns
     -------
     dict
-        ``params``: ``epsilon`` (the spec's), ``domain_size`` (k), ``output_size`` (K) and
-        ``keep_probability`` (p, rounded down to the 2^-48 grid); ``guarantee``: ``notion`` LDP,
-        ``epsilon`` = ln(p/(1-p)) rounded up, ``sources``; ``predicted``: the exact variance
-        coefficients, the total l2 error (with ``users``) and the report size; ``baselines``: the
-        k-ary RR at the same epsilon.
+        ``params``: ``epsilon`` (the spec's), ``domain_size`` (k), ``blocks`` (B), ``block_size`` (b),
+        ``output_size`` (K = B b) and ``keep_probability`` (P, rounded down to the 2^-48 grid);
+        ``guarantee``: ``notion`` LDP, ``epsilon`` = ln(P (2B-1)/(1-P)) rounded up, ``sources``;
+        ``predicted``: the exact variance coefficients, the (worst-case) total l2 error (at n with
+        ``users``) and the report size; ``baselines``: the k-ary RR at the same epsilon and the other
+        choices of B (1, the authors' rule).
 
     Raises
     ------
@@ -34,12 +35,16 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     t0 = time.perf_counter()
     res = parse_spec(raw)
     try:
-        numbers = solve_hadamard(res.spec.epsilon, res.size)
+        numbers = solve_hadamard(res.spec.epsilon, res.size, res.spec.blocks)
     except ValueError as exc:
         raise SpecError("epsilon", str(exc).removeprefix("epsilon: "), res.spec.epsilon) from None
-    params = {"epsilon": res.spec.epsilon, "domain_size": res.size, "output_size": numbers.output_size,
+    params = {"epsilon": res.spec.epsilon, "domain_size": res.size, "blocks": numbers.blocks,
+              "block_size": numbers.block_size, "output_size": numbers.output_size,
               "keep_probability": numbers.keep_probability}
-    solver = {"name": "closed form on the 2^-48 grid (p rounded down), exact ln(p/(1-p))", "status": "closed_form",
+    solver = {"name": "closed form on the 2^-48 grid (P rounded down), exact ln(P (2B-1)/(1-P)); B by the smallest "
+                      "worst-case l2 over powers of two" if res.spec.blocks == "auto" else
+                      "closed form on the 2^-48 grid (P rounded down), exact ln(P (2B-1)/(1-P)); B from the spec",
+              "status": "closed_form",
               "time_seconds": time.perf_counter() - t0,
               "certificate": {"kind": "closed form", "source": "Hadamard response, Acharya-Sun-Zhang AISTATS 2019"}}
     return envelope(mechanism="hr", domain_size=res.size, labels=res.labels, params=params,

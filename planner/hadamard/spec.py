@@ -5,6 +5,8 @@ Spec keys (TOML or JSON)::
     mechanism = "hr"        # the Hadamard response (Acharya, Sun & Zhang, AISTATS 2019)
     epsilon = 1.0           # LDP budget, nats, in (0, 100]
     domain = 100            # k (a count domain 0..k-1, 2 <= k <= 2^24) or a list of distinct labels
+    blocks = "auto"         # B: a power of two (1: the basic scheme), or "auto" (default): the B with the
+                            # smallest worst-case total squared error (ldpplan.solvers.hadamard)
     users = 28629           # optional: number of users n for the predicted error (alias: n)
     description = "..."     # optional free text
     # [shuffle] n, delta    # optional: the central guarantee of n shuffled reports (every family)
@@ -17,6 +19,7 @@ from typing import Literal, Optional, Union
 from pydantic import AliasChoices, Field, StrictInt, field_validator
 
 from .._common import Epsilon, SpecBase, spec_from_pydantic
+from ..errors import SpecError
 
 __all__ = ["HadamardSpec", "Resolved", "parse_spec", "MAX_DOMAIN"]
 
@@ -37,6 +40,14 @@ class HadamardSpec(SpecBase):
     domain: Union[StrictInt, list[str]] = Field(description="k (a count) or the labels of the items")
     users: Optional[StrictInt] = Field(default=None, ge=1, le=10**15, validation_alias=AliasChoices("users", "n"),
                                        description="number of users n (for the predicted error)")
+    blocks: Union[Literal["auto"], StrictInt] = Field(default="auto", description="B: a power of two, or 'auto'")
+
+    @field_validator("blocks")
+    @classmethod
+    def _blocks_ok(cls, v):
+        if v != "auto" and (v < 1 or v & (v - 1) or v > 2 * MAX_DOMAIN):
+            raise ValueError("must be a power of two >= 1 (at most 2k) or 'auto'")
+        return v
 
     @field_validator("domain")
     @classmethod
@@ -60,6 +71,8 @@ class Resolved:
 def parse_spec(raw) -> Resolved:
     """Validate a raw spec mapping (SpecError naming the first bad key) and resolve the domain."""
     spec = spec_from_pydantic(HadamardSpec, raw)
-    if isinstance(spec.domain, int):
-        return Resolved(spec, spec.domain, None)
-    return Resolved(spec, len(spec.domain), list(spec.domain))
+    res = Resolved(spec, spec.domain, None) if isinstance(spec.domain, int) else \
+        Resolved(spec, len(spec.domain), list(spec.domain))
+    if spec.blocks != "auto" and spec.blocks > 2 * res.size:
+        raise SpecError("blocks", f"must be at most 2k = {2 * res.size} (one item per block)", spec.blocks)
+    return res

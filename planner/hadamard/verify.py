@@ -1,8 +1,8 @@
 """Independent verification of Hadamard-response plans: the numbers exactly, and the plan against its spec.
 
-The channel's worst ratio is ``p/(1-p)`` (an output in ``C_x`` but not in ``C_x'``: ``|C_x \\ C_x'| = K/4 > 0``
-for every ``x != x'``), so epsilon-LDP is the one exact check ``p/(1-p) <= e^epsilon`` on the
-exact rational ``p`` (:func:`ldpplan.planner._exact.ratio_within`). Everything else is recomputed
+The channel's worst ratio is ``(P/s)/((1-P)/(K-s)) = P (2B-1)/(1-P)`` (an output in ``C_x`` outside
+``C_x'``, which exists for every ``x != x'``), so epsilon-LDP is the one exact check
+``P (2B-1)/(1-P) <= e^epsilon`` on the exact rational ``P`` (:func:`ldpplan.planner._exact.ratio_within`). Everything else is recomputed
 from the embedded spec (the grid ``p``, ``K``, the claims, the predictions, the baselines) and
 compared; a difference fails naming the field.
 """
@@ -43,22 +43,24 @@ def _spec_mismatch(plan: Mapping[str, Any]):
         if params.get(key) != value:
             return f"params.{key}: must match the embedded spec ({value!r}) (got {params.get(key)!r})", None
     try:
-        numbers = solve_hadamard(res.spec.epsilon, res.size)
+        numbers = solve_hadamard(res.spec.epsilon, res.size, res.spec.blocks)
     except ValueError as exc:
         return f"spec.epsilon: {exc}", None
     return None, (res, numbers)
 
 
 def _numbers(params: Mapping[str, Any], numbers) -> str | None:
-    """The grid number ``p`` and ``K`` against the spec's, exactly."""
+    """``B``, ``b``, ``K`` and the grid number ``P`` against the spec's, exactly."""
+    for key in ("blocks", "block_size", "output_size"):
+        if params.get(key) != getattr(numbers, key):
+            return (f"params.{key}: must be {getattr(numbers, key)} for the embedded spec (blocks "
+                    f"{'chosen by the smallest worst-case error' if key == 'blocks' else 'layout'}) (got {params.get(key)!r})")
     p = Fraction(params["keep_probability"])
-    if (p * GRID_STEPS).denominator != 1 or not Fraction(1, 2) < p < 1:
-        return f"params.keep_probability: must be a multiple of 2^-48 in (1/2, 1) (got {params['keep_probability']!r})"
+    if (p * GRID_STEPS).denominator != 1 or not 0 < p < 1:
+        return f"params.keep_probability: must be a multiple of 2^-48 in (0, 1) (got {params['keep_probability']!r})"
     if params["keep_probability"] != numbers.keep_probability:
-        return (f"params.keep_probability: must be the 2^-48 grid rounding (down) of e^eps/(1+e^eps), "
+        return (f"params.keep_probability: must be the 2^-48 grid rounding (down) of e^eps/(e^eps + 2B - 1), "
                 f"{numbers.keep_probability!r} (got {params['keep_probability']!r})")
-    if params["output_size"] != numbers.output_size:
-        return f"params.output_size: must be 2^ceil(log2(k + 1)) = {numbers.output_size} (got {params['output_size']!r})"
     return None
 
 
@@ -70,10 +72,10 @@ def _claims(plan: Mapping[str, Any], res, numbers) -> str | None:
     extra = sorted(set(gu) - set(want_g) - {"shuffled"})
     if extra:
         return f"guarantee.{extra[0]}: not a claim of a Hadamard-response plan"
-    exact = exact_epsilon(plan["params"]["keep_probability"])
+    exact = exact_epsilon(plan["params"]["keep_probability"], plan["params"]["blocks"])
     claim = gu.get("epsilon")
     if isinstance(claim, bool) or not isinstance(claim, (int, float)) or Fraction(claim) < Fraction(exact):
-        return (f"guarantee.epsilon: claims {claim!r} but ln(p/(1-p)) of the plan's numbers is {exact:.20g} "
+        return (f"guarantee.epsilon: claims {claim!r} but ln(P (2B-1)/(1-P)) of the plan's numbers is {exact:.20g} "
                 "(a plan never promises more than its numbers give)")
     if claim > res.spec.epsilon:
         return f"guarantee.epsilon: {claim!r} exceeds the embedded spec.epsilon = {res.spec.epsilon!r}"
@@ -132,16 +134,16 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     message = _numbers(plan["params"], numbers) or _claims(plan, res, numbers)
     if message:
         return _fail(message)
-    p = Fraction(plan["params"]["keep_probability"])
-    ratio = p / (1 - p)
+    p, B = Fraction(plan["params"]["keep_probability"]), plan["params"]["blocks"]
+    ratio = p * (2 * B - 1) / (1 - p)
     epsilon = res.spec.epsilon
     slack = log_ratio_slack(ratio, epsilon)
-    details = {"epsilon_effective": float(exact_epsilon(plan["params"]["keep_probability"])),
-               "slack_nats": float(slack), "decisive": "p/(1-p): an output in C_x but not in C_x'"}
+    details = {"epsilon_effective": float(exact_epsilon(plan["params"]["keep_probability"], B)),
+               "slack_nats": float(slack), "decisive": "P (2B-1)/(1-P): an output in C_x outside C_x'"}
     if not ratio_within(ratio, epsilon):
-        return _fail(f"LDP: ln(p/(1-p)) = {details['epsilon_effective']!r} > epsilon {epsilon!r}", **details)
+        return _fail(f"LDP: ln(P (2B-1)/(1-P)) = {details['epsilon_effective']!r} > epsilon {epsilon!r}", **details)
     k, big_k = plan["domain"]["size"], plan["params"]["output_size"]
-    msg = (f"{epsilon:g}-LDP of the Hadamard response holds exactly: ln(p/(1-p)) = "
-           f"{details['epsilon_effective']:.15g} <= {epsilon:g} nats (slack {float(slack):.3g}); k = {k}, K = {big_k}; "
-           "plan matches its spec")
-    return Verification(True, msg, {**details, "domain_size": k, "output_size": big_k})
+    msg = (f"{epsilon:g}-LDP of the Hadamard response holds exactly: ln(P (2B-1)/(1-P)) = "
+           f"{details['epsilon_effective']:.15g} <= {epsilon:g} nats (slack {float(slack):.3g}); k = {k}, B = {B}, "
+           f"K = {big_k}; plan matches its spec")
+    return Verification(True, msg, {**details, "domain_size": k, "blocks": B, "output_size": big_k})
