@@ -8,12 +8,11 @@ Run::
 For each case (epsilon, k, n users with Zipf(1) items) and each of ``--rounds`` interleaved rounds,
 both implementations perturb the same items and estimate the frequencies (pure-ldp: its
 ``HadamardResponseClient.privatise`` per user and ``HadamardResponseServer`` with no normalisation,
-the unbiased estimate; ldpplan: ``perturb`` -> ``aggregate`` -> ``estimate(method="empirical")``).
-Reported: medians of the wall times, throughput (reports/s), report size (bits), and the squared
-l2 error ``sum_x (f_hat(x) - f(x))^2`` of each (median over rounds) with ldpplan's exact expectation.
-For epsilon > 1 pure-ldp switches to the authors' block scheme (``Hadamard_Rand_general_original``),
-ldpplan keeps the one-block scheme (see ``solvers/hadamard.py``): the error columns then compare
-the two schemes, not two implementations of one.
+the unbiased estimate; ldpplan: ``perturb`` -> ``aggregate`` -> ``estimate(method="empirical")``), with
+the same scheme: ``B = 1`` for epsilon <= 1 and the authors' ``B = 2^floor(log2 min(e^eps, 2k))``
+blocks above (pure-ldp's choice). Reported: medians of the wall times, throughput (reports/s),
+report size (bits), the squared l2 error ``sum_x (f_hat(x) - f(x))^2`` of each (median over rounds)
+with ldpplan's exact expectation at the data, and the error of ldpplan's planned ``blocks = "auto"``.
 
 pure-ldp is in the ``bench`` extra (``pip install ldpplan[bench]``).
 """
@@ -34,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ldpplan.mechanisms.hadamard import HadamardResponse  # noqa: E402
+from ldpplan.solvers.hadamard import authors_blocks, solve_hadamard  # noqa: E402
 
 CASES = [(1.0, 100, 20_000), (1.0, 1_000, 20_000), (1.0, 10_000, 20_000), (4.0, 1_000, 20_000), (4.0, 10_000, 20_000)]
 
@@ -43,8 +43,12 @@ def _items(k: int, n: int, seed: int) -> np.ndarray:
     return np.random.default_rng(seed).choice(k, size=n, p=w / w.sum())
 
 
-def _ours(epsilon: float, k: int, x: np.ndarray, seed: int) -> dict:
-    mech = HadamardResponse(epsilon=epsilon, domain=k)
+def _blocks(epsilon: float, k: int) -> int:
+    return 1 if epsilon <= 1 else authors_blocks(epsilon, k)  # pure-ldp's scheme
+
+
+def _ours(epsilon: float, k: int, x: np.ndarray, seed: int, blocks: int | None = None) -> dict:
+    mech = HadamardResponse(domain=k, epsilon=epsilon, blocks=_blocks(epsilon, k) if blocks is None else blocks)
     t0 = time.perf_counter()
     reports = mech.perturb(x, rng=np.random.default_rng(seed))
     t1 = time.perf_counter()
@@ -77,15 +81,17 @@ def run(rounds: int) -> list[dict]:
     for epsilon, k, n in CASES:
         x = _items(k, n, seed=k)
         truth = np.bincount(x, minlength=k) / n
-        mech = HadamardResponse(epsilon=epsilon, domain=k)
-        c0, c1 = mech.variance_coefficients()
-        res: dict[str, list[dict]] = {"ldpplan": [], "pure-ldp": []}
+        mech = HadamardResponse(domain=k, epsilon=epsilon, blocks=_blocks(epsilon, k))
+        auto = solve_hadamard(epsilon, k).blocks
+        res: dict[str, list[dict]] = {"ldpplan": [], "pure-ldp": [], "auto": []}
         for r in range(rounds):  # interleaved: both see the same machine load
-            for name, fn in (("ldpplan", _ours), ("pure-ldp", _pure)):
+            for name, fn in (("ldpplan", _ours), ("pure-ldp", _pure), ("auto", lambda *a, **kw: _ours(*a, **kw,
+                                                                                                  blocks=auto))):
                 out = fn(epsilon, k, x, seed=100 * r + 1)
                 out["l2"] = float(np.sum((out.pop("freq") - truth) ** 2))
                 res[name].append(out)
-        row = {"epsilon": epsilon, "k": k, "n": n, "predicted_l2": (k * c0 + c1) / n}
+        row = {"epsilon": epsilon, "k": k, "n": n, "blocks": mech.blocks, "auto_blocks": auto,
+               "predicted_l2": float(np.sum(mech.variance_per_user(truth)) / n)}
         for name, outs in res.items():
             row[name] = {key: statistics.median(o[key] for o in outs) for key in ("perturb", "estimate", "l2")}
             row[name]["bits"] = outs[0]["bits"]
@@ -98,16 +104,16 @@ def _fmt(seconds: float) -> str:
 
 
 def markdown(rows: list[dict], rounds: int) -> str:
-    head = ("| epsilon, k, n | bits (ldpplan / pure-ldp) | perturb ldpplan | perturb pure-ldp | estimate ldpplan | "
+    head = ("| epsilon, k, n | B | bits (ldpplan / pure-ldp) | perturb ldpplan | perturb pure-ldp | estimate ldpplan | "
             "estimate pure-ldp | perturb throughput (reports/s) ldpplan / pure-ldp | l2 error ldpplan / pure-ldp "
-            "(ldpplan predicted) |\n|---|---|---|---|---|---|---|---|")
+            "(ldpplan predicted) | ldpplan blocks = auto: B, l2 |\n|---|---|---|---|---|---|---|---|---|---|")
     lines = [head]
     for r in rows:
-        a, b = r["ldpplan"], r["pure-ldp"]
-        lines.append(f"| {r['epsilon']:g}, {r['k']:,}, {r['n']:,} | {a['bits']} / {b['bits']} | {_fmt(a['perturb'])} | "
-                     f"{_fmt(b['perturb'])} | {_fmt(a['estimate'])} | {_fmt(b['estimate'])} | "
+        a, b, c = r["ldpplan"], r["pure-ldp"], r["auto"]
+        lines.append(f"| {r['epsilon']:g}, {r['k']:,}, {r['n']:,} | {r['blocks']} | {a['bits']} / {b['bits']} | "
+                     f"{_fmt(a['perturb'])} | {_fmt(b['perturb'])} | {_fmt(a['estimate'])} | {_fmt(b['estimate'])} | "
                      f"{r['n'] / a['perturb']:.3g} / {r['n'] / b['perturb']:.3g} | "
-                     f"{a['l2']:.4g} / {b['l2']:.4g} ({r['predicted_l2']:.4g}) |")
+                     f"{a['l2']:.4g} / {b['l2']:.4g} ({r['predicted_l2']:.4g}) | {r['auto_blocks']}, {c['l2']:.4g} |")
     lines.append(f"\nMedians of {rounds} interleaved rounds; python {platform.python_version()}, numpy {np.__version__}.")
     return "\n".join(lines)
 
