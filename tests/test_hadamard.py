@@ -196,6 +196,14 @@ def test_aggregate_counts_must_sum_to_n():
     agg = mech.aggregate(mech.perturb(np.arange(6), rng=np.random.default_rng(0)))
     exact = mech.estimate(agg, "projected", tol=0.0, max_iter=1)  # the API's options: accepted, unused
     assert exact.iterations is None
+    with pytest.raises(ValueError, match="tol"):
+        mech.estimate(agg, tol=-1.0)
+    with pytest.raises(ValueError, match="max_iter"):
+        mech.estimate(agg, max_iter=0)
+    # the constructor takes the runtime's own numbers back under the same names (the runtime API)
+    rebuilt = HadamardResponse(domain=mech.domain_size, epsilon=mech.epsilon, blocks=mech.blocks,
+                               keep_probability=mech.keep_probability)
+    assert repr(rebuilt) == repr(mech) and rebuilt.privacy_map() == mech.privacy_map()
     doc = agg.to_dict()
     doc["counts"]["y"][0] += 1
     with pytest.raises(ValueError, match="sum to n"):

@@ -302,8 +302,8 @@ class HadamardResponse(Frozen):
             ``(c(x)/n - 1/2)/(P - 1/2)``). ``"projected"``: its Euclidean projection onto
             the probability simplex.
         tol, max_iter : float, int
-            The runtime API's estimator options; both methods are exact (no iterations), so they
-            are accepted and unused.
+            The runtime API's estimator options (``tol`` finite >= 0, ``max_iter`` >= 1, checked);
+            both methods are exact (no iterations), so they are otherwise unused.
 
         Returns
         -------
@@ -315,9 +315,13 @@ class HadamardResponse(Frozen):
         Raises
         ------
         ValueError
-            Unsupported method, malformed reports or aggregate, no users.
+            Unsupported method, a bad ``tol`` or ``max_iter``, malformed reports or aggregate, no users.
         """
         method = check_method(method, self.methods)
+        if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not 0 <= tol < np.inf:
+            raise ValueError(f"tol: must be a finite number >= 0 (got {tol!r})")
+        if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+            raise ValueError(f"max_iter: must be an integer >= 1 (got {max_iter!r})")
         counts, n = self._counts(reports_or_aggregate)
         b, B, d = self.block_size, self.blocks, self.keep_probability - self.q
         emp = supports(counts, self.domain_size, B, b).astype(np.float64) / (n * d)
