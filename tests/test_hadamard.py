@@ -304,6 +304,26 @@ def test_verify_and_load_refuse_edited_plans(edit):
         ldpplan.load(bad)
 
 
+@pytest.mark.parametrize("blocks", [1, 8])
+def test_load_refuses_a_consistent_plan_with_other_blocks_than_the_spec_asks(blocks):
+    # every number rewritten consistently for another B (still epsilon-LDP): verify and load both refuse it,
+    # since the spec's blocks = "auto" names one B (load recomputes the planner's rule)
+    from ldpplan.planner.hadamard.claims import claimed_epsilon
+
+    plan = _plan(epsilon=4.0, domain=200)
+    assert plan["params"]["blocks"] not in (blocks,)
+    bad = copy.deepcopy(plan)
+    numbers = hr.solve_hadamard(4.0, 200, blocks)
+    bad["params"].update(blocks=blocks, block_size=numbers.block_size, output_size=numbers.output_size,
+                         keep_probability=numbers.keep_probability)
+    bad["guarantee"]["epsilon"] = claimed_epsilon(numbers.epsilon_exact)
+    assert not planner.verify_plan(bad).holds
+    with pytest.raises(PlanError, match="params.blocks"):
+        ldpplan.load(bad)
+    bad["spec"]["blocks"] = blocks  # the spec asks for it: the numbers hold (predictions aside, which verify checks)
+    ldpplan.load(bad)
+
+
 def test_small_epsilon_and_bad_domains_are_spec_errors():
     with pytest.raises(SpecError, match="grid"):
         _plan(epsilon=1e-15)

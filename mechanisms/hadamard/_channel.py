@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 __all__ = ["GRID_STEPS", "block_size", "keep_probability", "realized_epsilon", "exact_epsilon", "in_set",
-           "supports", "domain_labels", "check_items"]
+           "supports", "auto_blocks", "domain_labels", "check_items"]
 
 #: Number of steps of the probability grid.
 GRID_STEPS = 2**48
@@ -54,6 +54,30 @@ def keep_probability(epsilon: float, blocks: int) -> float:
         e = Decimal(eps).exp()
         steps = int((e / (e + 2 * int(blocks) - 1) * GRID_STEPS).to_integral_value(rounding=ROUND_FLOOR))
     return min(steps, GRID_STEPS - 1) / GRID_STEPS
+
+
+def auto_blocks(epsilon: float, k: int) -> int:
+    """The ``B`` a spec's ``blocks = "auto"`` plans: the power of two with the smallest worst-case total error.
+
+    ``(2 q k + (P - q) min(b - 1, k))/(P - q)^2 - 1`` over ``B = 1, 2, 4, ...`` up to one item per
+    block (ties: the smaller ``B``), ``P`` the grid value, ``q = (1 - P)/(2B - 1)``: the planner's rule
+    (``ldpplan.solvers.hadamard.solve_hadamard``), recomputed so that ``load()`` refuses a plan whose
+    ``blocks`` is not the one its spec asks for.
+    """
+    k = int(k)
+    best, best_l2, B = 1, math.inf, 1
+    while True:
+        p = keep_probability(epsilon, B)
+        q = (1.0 - p) / (2 * B - 1)
+        b = block_size(k, B)
+        if p > q:
+            d = p - q
+            l2 = k * (2.0 * q / (d * d)) + (1.0 / d) * min(b - 1, k) - 1.0
+            if l2 < best_l2:
+                best, best_l2 = B, l2
+        if b == 2:
+            return best
+        B *= 2
 
 
 def realized_epsilon(p: float, blocks: int) -> float:

@@ -1,8 +1,8 @@
 """What a Hadamard-response plan's embedded spec promises, read by the runtime (stdlib + numpy only).
 
 ``load()`` refuses what ``verify`` refuses: the spec's ``mechanism``, ``epsilon``, ``domain`` and
-``blocks`` (when a number; ``"auto"`` is the planner's utility choice, any power of two gives the
-guarantee) must be the plan's; the caller then checks the numbers' epsilon against the spec's budget.
+``blocks`` (a number, or ``"auto"``: the planner's rule, recomputed by :func:`._channel.auto_blocks`)
+must be the plan's; the caller then checks the numbers' epsilon against the spec's budget.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from .._plan import PlanError
 from .._promises import spec_domain, spec_of
+from ._channel import auto_blocks
 
 __all__ = ["hadamard_promises"]
 
@@ -34,11 +35,13 @@ def hadamard_promises(plan: Mapping[str, Any]) -> float:
     if plan["params"].get("epsilon") != epsilon:
         raise PlanError(f"params.epsilon: must match the embedded spec ({epsilon!r}) "
                         f"(got {plan['params'].get('epsilon')!r:.40})")
-    blocks = spec.get("blocks", "auto")
-    if blocks != "auto" and plan["params"].get("blocks") != blocks:
-        raise PlanError(f"params.blocks: must match the embedded spec ({blocks!r:.40}) "
-                        f"(got {plan['params'].get('blocks')!r:.40})")
     size, labels = spec_domain(spec.get("domain"), "spec.domain")
+    blocks = spec.get("blocks", "auto")
+    if blocks == "auto" and size >= 2:
+        blocks = auto_blocks(epsilon, size)
+    if plan["params"].get("blocks") != blocks:
+        raise PlanError(f"params.blocks: must match the embedded spec ({spec.get('blocks', 'auto')!r:.40}: "
+                        f"{blocks!r:.40}) (got {plan['params'].get('blocks')!r:.40})")
     if plan["domain"]["size"] != size:
         raise PlanError(f"domain.size: must match the embedded spec ({size}) (got {plan['domain']['size']!r:.40})")
     if plan["domain"]["labels"] != labels:
