@@ -394,3 +394,20 @@ def test_runtime_and_solver_derive_the_same_grid_probability():
             assert hr.exact_epsilon(up, blocks) > Decimal(epsilon)
 
     prop()
+
+
+@pytest.mark.slow  # 1,000 runs
+def test_block_intervals_cover_at_the_level():
+    # with blocks the interval plugs in the block's estimated mass; its coverage stays at the level
+    mech = HadamardResponse(domain=6, epsilon=3.0, blocks=4)
+    counts = np.array([1200, 800, 600, 500, 500, 400])
+    data = np.repeat(np.arange(6), counts)
+    truth = counts / counts.sum()
+    hits = np.zeros(6)
+    runs = 1000
+    for child in np.random.SeedSequence(77).spawn(runs):
+        low, high = mech.estimate(mech.aggregate(mech.perturb(data, rng=np.random.default_rng(child)))) \
+            .confidence_interval(0.95)
+        hits += (low <= truth) & (truth <= high)
+    se = math.sqrt(0.95 * 0.05 / runs)
+    assert np.all(hits / runs >= 0.95 - 4 * se), hits / runs
