@@ -38,6 +38,7 @@ def _specs(n: int) -> dict[str, dict]:
         "urr": {"mechanism": "urr", "epsilon": 1.0, "domain": 6, "sensitive": 2},
         "urap": {"mechanism": "urap", "epsilon": 1.0, "domain": 6, "sensitive": 2},
         "pum": {"mechanism": "pum", "epsilon": 1.0, "domain": 6, "sensitive": 2, "common": "urr", "tags": ["home"]},
+        "hr": {"mechanism": "hr", "epsilon": 1.0, "domain": 6},
     }
 
 

@@ -236,7 +236,13 @@ def _exact_uldp(plan) -> dict[str, Decimal]:
     return out
 
 
-EXACT = {"idue": _exact_idue, "idue-ps": _exact_idue, "pckv-ue": _exact_pckv, "pckv-grr": _exact_pckv,
+def _exact_hr(plan) -> dict[str, Decimal]:
+    from ldpplan.solvers.hadamard import exact_epsilon
+
+    return {("epsilon",): exact_epsilon(plan["params"]["keep_probability"], plan["params"]["blocks"])}
+
+
+EXACT = {"hr": _exact_hr, "idue": _exact_idue, "idue-ps": _exact_idue, "pckv-ue": _exact_pckv, "pckv-grr": _exact_pckv,
          "rr": _exact_pie, "glh": _exact_pie, "urr": _exact_uldp, "urap": _exact_uldp, "pum": _exact_uldp}
 
 
