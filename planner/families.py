@@ -256,7 +256,7 @@ def _item_set_mechanisms() -> str:
 #: ``mechanisms/<name>/`` (its ``RUNTIME_CLASSES``, whose ``PLAN_FIELDS`` name the plan mechanisms).
 #: Nothing else lists families or mechanism names: CLI, API, audit, schema composition and the
 #: conformance tests read the declarations.
-REGISTRY: tuple[str, ...] = ("idue", "pckv", "pie", "uldp", "longitudinal")
+REGISTRY: tuple[str, ...] = ("idue", "pckv", "pie", "uldp", "hadamard", "longitudinal")
 
 
 def family_names() -> list[str]:

@@ -39,6 +39,7 @@ SPECS = {
     "urap": {"mechanism": "urap", "epsilon": 1.0, "domain": 10, "sensitive": 3},
     "pum": {"mechanism": "pum", "epsilon": 1.0, "domain": 16, "sensitive": 3, "common": "urap",
             "tags": ["home", "work"]},
+    "hr": {"mechanism": "hr", "epsilon": 1.0, "domain": 10},
     "pum-urr": {"mechanism": "pum", "epsilon": 1.0, "domain": 16, "sensitive": 3, "common": "urr",
                 "tags": ["home", "work"]},
     **{m: {"mechanism": m, "domain": 6, "users": 1000, "epsilon_perm": 3.0, "epsilon_1": 1.0, "rounds": 4}

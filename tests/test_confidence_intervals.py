@@ -40,6 +40,7 @@ def _specs(n: int) -> dict[str, dict]:
         "urr": {"mechanism": "urr", "epsilon": 1.0, "domain": 6, "sensitive": 2},
         "urap": {"mechanism": "urap", "epsilon": 1.0, "domain": 6, "sensitive": 2},
         "pum": {"mechanism": "pum", "epsilon": 1.0, "domain": 6, "sensitive": 2, "common": "urr", "tags": ["home"]},
+        "hr": {"mechanism": "hr", "epsilon": 1.0, "domain": 6},
         **{m: {"mechanism": m, "domain": 6, "users": n, "epsilon_perm": 3.0, "epsilon_1": 1.0, "rounds": 4}
            for m in ("l-grr", "l-sue", "l-oue", "l-osue", "l-soue")},
     }

@@ -236,6 +236,12 @@ def _exact_uldp(plan) -> dict[str, Decimal]:
     return out
 
 
+def _exact_hr(plan) -> dict[str, Decimal]:
+    from ldpplan.solvers.hadamard import exact_epsilon
+
+    return {("epsilon",): exact_epsilon(plan["params"]["keep_probability"], plan["params"]["blocks"])}
+
+
 def _exact_longitudinal(plan) -> dict[str, Decimal]:
     from ldpplan.planner.longitudinal.claims import exact_ratios
 
@@ -244,7 +250,7 @@ def _exact_longitudinal(plan) -> dict[str, Decimal]:
     return {("epsilon",): one, ("epsilon_1",): one, ("epsilon_perm",): _ln(r["perm"])}
 
 
-EXACT = {"idue": _exact_idue, "idue-ps": _exact_idue, "pckv-ue": _exact_pckv, "pckv-grr": _exact_pckv,
+EXACT = {"hr": _exact_hr, "idue": _exact_idue, "idue-ps": _exact_idue, "pckv-ue": _exact_pckv, "pckv-grr": _exact_pckv,
          "rr": _exact_pie, "glh": _exact_pie, "urr": _exact_uldp, "urap": _exact_uldp, "pum": _exact_uldp,
          **dict.fromkeys(("l-grr", "l-sue", "l-oue", "l-osue", "l-soue"), _exact_longitudinal)}
 

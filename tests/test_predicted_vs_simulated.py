@@ -262,6 +262,21 @@ def test_uldp_worst_case_l2_and_l1(example):
     _check(f"{example} l1_worst_times_sqrt_n", plan["predicted"]["l1_worst_times_sqrt_n"]["value"], l1, slack=0.03)
 
 
+# ------------------------------------------------------------------ Hadamard response
+
+def test_hadamard_l2_total():
+    # the exact total l2 error holds for every distribution (sum_x f(x) = 1): a Dirichlet draw
+    plan = planner.make_plan(planner.example_spec("hadamard-gss"))
+    mech = mechanisms.load(plan)
+    size, n = plan["domain"]["size"], 5000
+    rng0 = np.random.default_rng(32)
+    data = rng0.choice(size, size=n, p=rng0.dirichlet(np.ones(size)))
+    p = np.bincount(data, minlength=size) / n
+    losses = [float(np.sum((mech.estimate(mech.perturb(data, np.random.default_rng(child)), "empirical").frequency
+                            - p) ** 2)) for child in np.random.SeedSequence(33).spawn(60)]
+    _check("Hadamard response l2_total", plan["predicted"]["l2_total_times_n"]["value"] / n, losses)
+
+
 # ------------------------------------------------------------------ longitudinal (memoized)
 
 @pytest.mark.parametrize("example", ["longitudinal-daily", "longitudinal-rappor"])
@@ -283,7 +298,7 @@ def test_longitudinal_mse_total_per_round(example):
     _check(f"{example} mse_total_per_round", total, losses)
 
 
-CASES = {"idue": test_idue_worst_case_mse_per_user, "pckv": test_pckv_theorem4_mse,
+CASES = {"hadamard": test_hadamard_l2_total, "idue": test_idue_worst_case_mse_per_user, "pckv": test_pckv_theorem4_mse,
          "pie": test_pie_l2_loss_total, "uldp": test_uldp_worst_case_l2_and_l1,
          "longitudinal": test_longitudinal_mse_total_per_round}
 

@@ -276,7 +276,7 @@ def test_glh_attack_probabilities_match_the_runtime():
     from ldpplan.mechanisms.pie import GeneralizedLocalHashing, collision_probability, hash_values
 
     g, epsilon0, draws = 5, 1.2, 200_000
-    runtime = GeneralizedLocalHashing(epsilon0, 10, g)
+    runtime = GeneralizedLocalHashing(domain=10, epsilon=epsilon0, g=g)
     kappa = collision_probability(g)
     keep = math.exp(epsilon0) / (math.exp(epsilon0) + g - 1)
     expected = {3: (1 - kappa) * keep, 7: (1 - kappa) * (1 - keep) / (g - 1)}  # holding x = 3, holding x' = 7

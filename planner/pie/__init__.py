@@ -12,26 +12,10 @@ helpers: ``_solve`` (the RR and GLH candidates), ``_exact`` (the exact guarantee
 """
 from __future__ import annotations
 
-import itertools
-
+from .._gss import GSS_FIELDS, gss_labels
 from ..families import ModuleFamily
 
 __all__ = ["FAMILY", "EXAMPLES", "gss_labels", "GSS_FIELDS"]
-
-#: GSS vocabulary joint category X = ageGroup x educGroup x gender x nativeBorn
-GSS_FIELDS = ("ageGroup", "educGroup", "gender", "nativeBorn")
-_GSS_LEVELS = (
-    ("18-29", "30-39", "40-49", "50-59", "60+"),
-    ("12 yrs", "13-15 yrs", "16 yrs", "<12 yrs", ">16 yrs"),
-    ("female", "male"),
-    ("no", "yes"),
-)
-
-
-def gss_labels() -> list[str]:
-    """The 100 joint categories of the GSS vocabulary data (order of ``ldpplan.planner.data.pie_gss_items``)."""
-    return ["|".join(c) for c in itertools.product(*_GSS_LEVELS)]
-
 
 EXAMPLES: dict[str, dict] = {
     "pie-rr": {

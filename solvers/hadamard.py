@@ -1,0 +1,284 @@
+"""Hadamard response (Acharya, Sun & Zhang, AISTATS 2019): closed forms, grid numbers, exact checks.
+
+The mechanism is the paper's general Hadamard response with ``B`` blocks (``B = 1`` is its basic
+scheme). The ``k`` inputs are split into ``B`` blocks of ``b - 1`` items, ``b`` the smallest power of
+two with ``B (b - 1) >= k``: item ``x`` is in block ``j = x // (b - 1)`` at position
+``t = x % (b - 1) + 1``. The outputs are ``K = B b`` pairs ``y = j b + u`` (``u < b``) and
+``C_x = {j b + u : popcount(t & u) even}``: row ``t`` of the Sylvester Hadamard matrix ``H_b``
+inside the item's block (row 0, all ones, is not used), so ``|C_x| = s = b/2`` and two items of one
+block share ``b/4`` outputs. With ``P = e^eps/(e^eps + 2B - 1)`` (``B = 1``: ``e^eps/(1 + e^eps)``)
+
+    Q(y | x) = P/s  (y in C_x),   (1 - P)/(K - s)  (otherwise),    max ratio P (2B - 1)/(1 - P) = e^eps
+
+(``(K - s)/s = 2B - 1``). A report supports ``x`` by ``z = +1`` when it lies in ``C_x``, ``-1`` when it
+lies in ``x``'s block but not in ``C_x``, and ``0`` elsewhere; ``E z = P - q`` for a holder of ``x``
+and ``0`` for everyone else (``q = (1 - P)/(2B - 1)``), so
+
+    f_hat(x) = sum_users z / (n (P - q)) = T_j[t] / (n (P - q))
+
+is unbiased, where ``T_j = H_b c_j`` is the fast Walsh-Hadamard transform of block ``j``'s ``b``
+output counts (``O(K log b)``; no ``K x K`` matrix). For fixed users' data
+``n Var f_hat(x) = (2q + (P - q) F_j)/(P - q)^2 - f(x)`` with ``F_j`` the mass of ``x``'s block, so
+``E ||f_hat - f||^2 = (2 q k + (P - q) sum_j k_j F_j)/(n (P - q)^2) - 1/n`` (``k_j`` items in block
+``j``): at most ``(2 q k + (P - q) min(b - 1, k))/(n (P - q)^2) - 1/n`` (all users in one full
+block), and for ``B = 1`` exactly ``k/(n (2P - 1)^2) - 1/n`` for every distribution. (These match
+the authors' decoder ``Hadamard_Rand_general_original.decode_string``: block estimate subtracted
+from the in-block estimate.)
+
+Which version. ``B`` is a spec choice: an integer power of two, or ``"auto"``: the ``B`` in
+``1, 2, 4, ..., 2^ceil(log2 k)`` with the smallest worst-case total error above (the authors'
+implementation takes ``B = 2^floor(log2 min(e^eps, 2k))``; the two agree at epsilon = 2 and 8 and
+differ by a factor of two in ``B`` elsewhere, e.g. epsilon = 1: ``B = 1`` vs 2). ``B = 1`` is
+optimal for ``epsilon = O(1)``; for large epsilon ``B ~ e^eps`` brings the error from about
+``k/n`` down to about ``k/(n e^eps)``.
+
+All probabilities in a plan are multiples of ``2^-48``: ``P`` is rounded *down* (a smaller ``P`` has
+a smaller ratio), and the plan's epsilon is ``ln(P (2B - 1)/(1 - P))`` of the rounded ``P``, decided
+exactly (60-digit logarithm of the exact rational).
+
+References
+----------
+J. Acharya, Z. Sun, H. Zhang, "Hadamard Response: Estimating Distributions Privately, Efficiently,
+and with Little Communication", AISTATS 2019 (arXiv:1802.04705): the Hadamard response (basic and
+general, with blocks), its ``log2 K <= log2 k + 2`` bits of communication and its decoding by the
+fast Walsh-Hadamard transform; the authors' implementation ``k2k_hadamard.py``
+(``Hadamard_Rand_high_priv``: ``B = 1``; ``Hadamard_Rand_general_original``: blocks). The paper's
+full text was not in the search corpus used for this module: equations are cited by content and
+checked against the authors' code (``tests/test_hadamard.py``: same estimates on the same reports).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from decimal import ROUND_FLOOR, Decimal, localcontext
+from fractions import Fraction
+
+import numpy as np
+
+__all__ = ["GRID_STEPS", "MAX_DOMAIN", "block_size", "output_size", "output_bits", "keep_probability",
+           "exact_epsilon", "in_set", "channel_matrix", "fwht", "supports", "HadamardNumbers", "solve_hadamard",
+           "block_candidates", "authors_blocks", "randomized_response_l2"]
+
+#: Denominator of the probability grid.
+GRID_STEPS = 2**48
+#: Largest input domain (the runtime reads domains of at most 2^24 items).
+MAX_DOMAIN = 2**24
+#: Digits of the exact computations.
+DIGITS = 60
+
+
+def _check_blocks(blocks: int) -> int:
+    B = int(blocks)
+    if isinstance(blocks, bool) or B != blocks or B < 1 or B & (B - 1):
+        raise ValueError(f"blocks: must be a power of two >= 1 (got {blocks!r})")
+    return B
+
+
+def block_size(k: int, blocks: int = 1) -> int:
+    """``b``: the smallest power of two with ``blocks (b - 1) >= k`` (``blocks = 1``: the smallest above ``k``)."""
+    k, B = int(k), _check_blocks(blocks)
+    if k < 2:
+        raise ValueError(f"k: must be an integer >= 2 (got {k})")
+    return 1 << (-(-k // B)).bit_length()
+
+
+def output_size(k: int, blocks: int = 1) -> int:
+    """``K = B b`` outputs (``B = 1``: ``2^ceil(log2(k + 1))``)."""
+    return _check_blocks(blocks) * block_size(k, blocks)
+
+
+def output_bits(k: int, blocks: int = 1) -> int:
+    """Bits of one report: ``log2 K`` (at most ``log2 k + 2``)."""
+    return output_size(k, blocks).bit_length() - 1
+
+
+def keep_probability(epsilon: float, blocks: int = 1) -> float:
+    """``P = e^eps/(e^eps + 2B - 1)`` rounded down to the ``2^-48`` grid, at most ``1 - 2^-48``.
+
+    Computed with 60 significant digits (a tie would need the exact value within ``10^-45`` of a
+    grid point), so the value is the same on every platform and equal to the runtime's.
+
+    Raises
+    ------
+    ValueError
+        For a non-finite or non-positive epsilon, or ``blocks`` not a power of two.
+    """
+    eps, B = float(epsilon), _check_blocks(blocks)
+    if not (math.isfinite(eps) and eps > 0.0):
+        raise ValueError(f"epsilon: must be finite and > 0 (got {epsilon!r})")
+    eps = min(eps, 100.0 + math.log(2 * B))  # beyond, (2B - 1)/(e^eps + 2B - 1) < 2^-48: the value is 1 - 2^-48
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        e = Decimal(eps).exp()
+        steps = int((e / (e + 2 * B - 1) * GRID_STEPS).to_integral_value(rounding=ROUND_FLOOR))
+    return min(steps, GRID_STEPS - 1) / GRID_STEPS
+
+
+def exact_epsilon(p: float, blocks: int = 1) -> Decimal:
+    """``ln(P (2B - 1)/(1 - P))`` of the grid value ``P`` (nats, 60 digits): the channel's epsilon exactly."""
+    r = Fraction(p) * (2 * _check_blocks(blocks) - 1) / (1 - Fraction(p))
+    with localcontext() as ctx:
+        ctx.prec = DIGITS
+        return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
+
+
+def in_set(x, y, b: int) -> np.ndarray:
+    """``y in C_x`` for blocks of size ``b`` (broadcasts): same block, and ``popcount(t & u)`` even."""
+    x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
+    block, t = np.divmod(x, b - 1)
+    return (y // b == block) & ((np.bitwise_count((t + 1) & (y % b)) & 1) == 0)
+
+
+def channel_matrix(k: int, p: float, blocks: int = 1) -> np.ndarray:
+    """``Q[x, y]``, shape ``(k, K)``: ``P/s`` on ``C_x``, ``(1 - P)/(K - s)`` elsewhere (small domains)."""
+    b = block_size(k, blocks)
+    K, s = blocks * b, b // 2
+    inside = in_set(np.arange(k)[:, None], np.arange(K)[None, :], b)
+    return np.where(inside, p / s, (1.0 - p) / (K - s))
+
+
+def fwht(values) -> np.ndarray:
+    """Fast Walsh-Hadamard transform ``H_b v`` (Sylvester order) along the last axis (length a power of 2).
+
+    Integer input stays integer (exact); ``O(b log b)`` per row.
+    """
+    v = np.array(values, copy=True)
+    b = v.shape[-1]
+    if b < 1 or b & (b - 1):
+        raise ValueError(f"fwht: the length must be a power of two (got {b})")
+    lead = v.shape[:-1]
+    h = 1
+    while h < b:
+        w = v.reshape(*lead, -1, 2, h)
+        a = w[..., 0, :].copy()
+        w[..., 0, :] += w[..., 1, :]
+        w[..., 1, :] = a - w[..., 1, :]
+        h *= 2
+    return v
+
+
+def supports(counts, k: int, blocks: int = 1) -> np.ndarray:
+    """``sum z`` for each item: reports in ``C_x`` minus reports in ``x``'s block outside ``C_x`` (int64, exact)."""
+    b = block_size(k, blocks)
+    t = fwht(np.asarray(counts, dtype=np.int64).reshape(int(blocks), b))
+    x = np.arange(k)
+    block, pos = np.divmod(x, b - 1)
+    return t[block, pos + 1]
+
+
+def randomized_response_l2(epsilon: float, k: int, n: int = 1) -> float:
+    """``E ||f_hat - f||^2`` of the k-ary RR at ``epsilon`` (the paper's baseline; the same for every distribution).
+
+    ``mu = e^eps/(k - 1 + e^eps)``, ``nu = (1 - mu)/(k - 1)``: ``sum_x (nu(1-nu) + f(mu(1-mu) - nu(1-nu)))/(mu-nu)^2``.
+    """
+    e = math.exp(min(float(epsilon), 700.0))
+    mu = e / (k - 1 + e)
+    nu = (1 - mu) / (k - 1)
+    return (k * nu * (1 - nu) + (mu * (1 - mu) - nu * (1 - nu))) / ((mu - nu) ** 2 * n)
+
+
+@dataclasses.dataclass(frozen=True)
+class HadamardNumbers:
+    """The numbers of a Hadamard-response plan.
+
+    Attributes
+    ----------
+    epsilon : float
+        The requested budget (nats).
+    domain_size : int
+        ``k``.
+    blocks, block_size, output_size : int
+        ``B``, ``b`` and ``K = B b``.
+    keep_probability : float
+        ``P = Pr(y in C_x)``, a multiple of ``2^-48``.
+    epsilon_exact : Decimal
+        ``ln(P (2B - 1)/(1 - P))`` (nats), at most ``epsilon``.
+    """
+
+    epsilon: float
+    domain_size: int
+    blocks: int
+    block_size: int
+    output_size: int
+    keep_probability: float
+    epsilon_exact: Decimal
+
+    @property
+    def q(self) -> float:
+        """``(1 - P)/(2B - 1)``: the probability that a report from outside ``x``'s block lands in ``C_x``."""
+        return (1.0 - self.keep_probability) / (2 * self.blocks - 1)
+
+    @property
+    def report_bits(self) -> int:
+        """``log2 K``."""
+        return self.output_size.bit_length() - 1
+
+    def variance_coefficients(self) -> tuple[float, float, float]:
+        """``(c0, c_block, c1)`` of ``n Var f_hat(x) = c0 + c_block F_j + c1 f(x)`` (``c1 = -1``)."""
+        d = self.keep_probability - self.q
+        return 2.0 * self.q / (d * d), 1.0 / d, -1.0
+
+    def worst_l2(self, n: int = 1) -> float:
+        """Largest ``E ||f_hat - f||^2`` over distributions (all users in one full block; ``B = 1``: every one)."""
+        c0, cb, c1 = self.variance_coefficients()
+        return (self.domain_size * c0 + cb * min(self.block_size - 1, self.domain_size) + c1) / n
+
+
+def block_candidates(k: int) -> list[int]:
+    """``1, 2, 4, ...`` up to the first ``B`` with one item per block (``b = 2``)."""
+    out, B = [], 1
+    while True:
+        out.append(B)
+        if block_size(k, B) == 2:
+            return out
+        B *= 2
+
+
+def authors_blocks(epsilon: float, k: int) -> int:
+    """The authors' implementation's ``B = 2^floor(log2 min(e^eps, 2k))`` (a baseline)."""
+    return 1 << int(math.floor(math.log2(min(math.exp(min(float(epsilon), 700.0)), 2 * int(k)))))
+
+
+def _numbers(epsilon: float, k: int, B: int) -> HadamardNumbers:
+    p = keep_probability(epsilon, B)
+    if not p > (1.0 - p) / (2 * B - 1):
+        raise ValueError(f"epsilon: {float(epsilon)!r} is too small for the 2^-48 probability grid with {B} blocks "
+                         "(P rounds down to (1 - P)/(2B - 1): the estimator would divide by zero)")
+    b = block_size(k, B)
+    return HadamardNumbers(float(epsilon), k, B, b, B * b, p, exact_epsilon(p, B))
+
+
+def solve_hadamard(epsilon: float, domain_size: int, blocks: int | str = "auto") -> HadamardNumbers:
+    """The grid numbers of the Hadamard response for ``epsilon`` over ``domain_size`` items.
+
+    Parameters
+    ----------
+    epsilon : float
+        Budget (nats).
+    domain_size : int
+        ``k``, 2 .. 2^24.
+    blocks : int or "auto"
+        ``B`` (a power of two), or ``"auto"``: the candidate (:func:`block_candidates`) with the
+        smallest worst-case total squared error (ties: the smaller ``B``).
+
+    Raises
+    ------
+    ValueError
+        ``domain_size`` out of range, a bad ``blocks``, or an epsilon too small for the grid.
+    """
+    k = int(domain_size)
+    if not 2 <= k <= MAX_DOMAIN:
+        raise ValueError(f"domain_size: must be in [2, {MAX_DOMAIN}] (got {k})")
+    if blocks != "auto":
+        return _numbers(epsilon, k, _check_blocks(blocks))
+    best = None
+    for B in block_candidates(k):
+        try:
+            cand = _numbers(epsilon, k, B)
+        except ValueError:
+            continue
+        if best is None or cand.worst_l2() < best.worst_l2():
+            best = cand
+    if best is None:
+        return _numbers(epsilon, k, 1)  # raises, naming the grid
+    return best
