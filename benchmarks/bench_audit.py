@@ -1,6 +1,8 @@
 """Audit at default trials on every example (issue 17's table): bound / claim, power, seconds.
 
-Usage: ``python benchmarks/bench_audit.py [--seed S] [--markdown]``. Examples that need a data
+Usage: ``python benchmarks/bench_audit.py [--seed S] [--markdown]``, or
+``python benchmarks/bench_audit.py --sweep 20 [--examples a,b]``: how many of 20 seeded audits at
+default trials find each honest example consistent (issue 17's "20 of 20"), with seconds per audit. Examples that need a data
 file are run when ``LDPPLAN_DATA_DIR`` (or the default data folder) has it, else listed as skipped.
 One extra row, ``pckv-ue-L2``, audits a PCKV-UE plan with padding length 2 (the embedded PCKV-UE
 example has L = 1; ``pckv-movielens`` is PCKV-GRR): the set-input events of Theorem 2.
@@ -19,15 +21,12 @@ PCKV_UE_L2 = {"mechanism": "pckv-ue", "epsilon": 1.0, "domain": 100, "padding_le
               "users": 1000000}
 
 
-def rows(seed: int) -> list[list[str]]:
-    from ldpplan.planner import audit, make_plan
+def rows(seed: int, only: set[str] | None = None) -> list[list[str]]:
+    from ldpplan.planner import audit
     from ldpplan.planner.auditing import planned_trials
-    from ldpplan.planner.families import all_examples
 
     out = []
-    cases = [(name, lambda family=family, spec=spec: family.plan(spec)) for name, (family, spec) in all_examples().items()]
-    cases.append(("pckv-ue-L2", lambda: make_plan(PCKV_UE_L2)))
-    for name, build in cases:
+    for name, build in _cases(only):
         try:
             plan = build()
         except Exception as exc:  # noqa: BLE001 - a missing data file: say so, keep going
@@ -45,13 +44,49 @@ def rows(seed: int) -> list[list[str]]:
     return out
 
 
+def _cases(only: set[str] | None):
+    from ldpplan.planner import make_plan
+    from ldpplan.planner.families import all_examples
+
+    cases = [(name, lambda family=family, spec=spec: family.plan(spec)) for name, (family, spec) in all_examples().items()]
+    cases.append(("pckv-ue-L2", lambda: make_plan(PCKV_UE_L2)))
+    return [(name, build) for name, build in cases if only is None or name in only]
+
+
+def sweep(seeds: int, only: set[str] | None) -> list[list[str]]:
+    """Each example audited at default trials under ``seeds`` seeds: consistent count, median seconds."""
+    from ldpplan.planner import audit
+
+    out = []
+    for name, build in _cases(only):
+        try:
+            plan = build()
+        except Exception as exc:  # noqa: BLE001 - a missing data file: say so, keep going
+            out.append([name, "-", f"skipped ({type(exc).__name__})", "-"])
+            continue
+        consistent, seconds = 0, []
+        for seed in range(seeds):
+            start = time.perf_counter()
+            consistent += bool(audit(plan, rng=np.random.default_rng(seed)).consistent)
+            seconds.append(time.perf_counter() - start)
+        print(name, f"{consistent}/{seeds}", flush=True, file=sys.stderr)
+        out.append([name, plan["mechanism"], f"{consistent}/{seeds}", f"{float(np.median(seconds)):.2f}"])
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--sweep", type=int, default=0, help="audit each example under this many seeds")
+    parser.add_argument("--examples", default="", help="comma-separated example names (default: all)")
     args = parser.parse_args()
-    head = ["example", "mechanism", "trials", "screened", "bound/claim", "min_detectable/claim", "seconds"]
-    table = rows(args.seed)
+    only = set(args.examples.split(",")) if args.examples else None
+    if args.sweep:
+        head, table = ["example", "mechanism", "consistent", "median seconds"], sweep(args.sweep, only)
+    else:
+        head = ["example", "mechanism", "trials", "screened", "bound/claim", "min_detectable/claim", "seconds"]
+        table = rows(args.seed, only)
     if args.markdown:
         print("| " + " | ".join(head) + " |")
         print("|" + "---|" * len(head))
