@@ -369,7 +369,7 @@ def test_audit_pairs_are_the_tight_events(blocks):
 @pytest.mark.slow  # the default trials: about 2 s (hadamard-gss) and 7 s (k = 10,000, every input screened)
 @pytest.mark.parametrize("name", ["hadamard-gss", "hadamard-synthetic"])
 def test_audit_at_default_trials_is_consistent_and_reaches_80_percent_of_the_claim(name):
-    from ldpplan.planner.audit import audit
+    from ldpplan.planner import audit
 
     result = audit(planner.make_plan(planner.example_spec(name)), rng=np.random.default_rng(18))
     assert result.consistent, result.table()

@@ -46,33 +46,19 @@ class SimulateOptions(BaseModel):
 
 def _data_items(plan: Mapping[str, Any], options: RunOptions) -> tuple[np.ndarray, str, int]:
     """Users' items, a description, and the rows skipped for an empty item."""
+    from ..data.single import read_single_items, zipf_items
+    from .inputs import iter_inputs
+
     k = int(plan["domain"]["size"])
     if options.data:
-        from pathlib import Path
-
-        from ..data import concat_chunks
-        from .inputs import iter_inputs
-
-        path = Path(options.data)
-        if not path.is_file():
-            raise InputDataError(f"--data: file must exist (got {options.data!r})")
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            header = fh.readline()
-        if "vocab" in header and "ageGroup" in header:
-            from ..data import pie_gss_items
-
-            labels, index, dropped = pie_gss_items(path)
-            if labels != plan["domain"]["labels"]:
-                raise InputDataError(f"--data: the GSS categories are not the plan's domain.labels ({len(labels)} "
-                                     "categories); plan with the hadamard-gss example's domain")
-            return index, f"GSS ageGroup x educGroup x gender x nativeBorn ({index.size} respondents, {dropped} dropped)", 0
-        stream = iter_inputs(plan, path, skip_empty=options.skip_empty)
-        items = concat_chunks(list(stream))
-        return items, f"{path.name} ({items.size} users)", stream.skipped_empty
+        data = read_single_items(options.data, lambda path, **kw: iter_inputs(plan, path, **kw),
+                                 skip_empty=options.skip_empty)
+        if data.labels is not None and data.labels != plan["domain"]["labels"]:
+            raise InputDataError(f"--data: the GSS categories are not the plan's domain.labels ({len(data.labels)} "
+                                 "categories); plan with the hadamard-gss example's domain")
+        return data.items, data.source, data.skipped_empty
     n = int(plan["spec"].get("users") or plan["spec"].get("n") or SYNTHETIC_USERS)
-    rng = np.random.default_rng([int(options.seed), 7])
-    w = 1.0 / np.arange(1, k + 1)
-    return rng.choice(k, size=n, p=w / w.sum()), f"synthetic Zipf(1) over {k} items, n = {n}", 0
+    return zipf_items(k, n, options.seed), f"synthetic Zipf(1) over {k} items, n = {n}", 0
 
 
 def _plans(plan: Mapping[str, Any], n: int, opts: SimulateOptions) -> list[dict]:

@@ -9,7 +9,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._common import parse_options
 from .._report import SimulateOptions as RunOptions, SimulationReport, Table
-from ..errors import InputDataError
 
 __all__ = ["SimulateOptions", "simulate", "SYNTHETIC_MAX_ENTRIES", "SYNTHETIC_DOMAIN"]
 
@@ -53,30 +52,18 @@ def _data_items(plan: Mapping[str, Any], options: RunOptions) -> tuple[np.ndarra
                                                                             int]:
     """Users' items, a description, the data's labels (None: the plan's domain), |X| and the rows
     skipped for an empty item (``--skip-empty``)."""
-    from ..data import pie_gss_items
+    from ..data.single import read_single_items, zipf_items
+    from .inputs import iter_inputs
 
     k = int(plan["domain"]["size"])
     if options.data:
-        from pathlib import Path
-
-        path = Path(options.data)
-        if not path.is_file():
-            raise InputDataError(f"--data: file must exist (got {options.data!r})")
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            header = fh.readline()
-        if "vocab" in header and "ageGroup" in header:
-            labels, index, dropped = pie_gss_items(path)
-            source = f"GSS ageGroup x educGroup x gender x nativeBorn ({index.size} respondents, {dropped} dropped)"
-            if labels != plan["domain"]["labels"]:
-                source += f"; the plan's target re-planned for the data's |X| = {len(labels)}"
-            return index, source, labels, len(labels), 0
-        from ..data import concat_chunks
-        from .inputs import iter_inputs
-
-        stream = iter_inputs(plan, path, skip_empty=options.skip_empty)
-        items = concat_chunks(list(stream))
-        skipped = f"; {stream.skipped_empty:,} rows with an empty item skipped" if stream.skipped_empty else ""
-        return items, f"{path.name} ({items.size} users{skipped})", plan["domain"]["labels"], k, stream.skipped_empty
+        data = read_single_items(options.data, lambda path, **kw: iter_inputs(plan, path, **kw),
+                                 skip_empty=options.skip_empty)
+        if data.labels is None:
+            return data.items, data.source, plan["domain"]["labels"], k, data.skipped_empty
+        note = "" if data.labels == plan["domain"]["labels"] else \
+            f"; the plan's target re-planned for the data's |X| = {len(data.labels)}"
+        return data.items, data.source + note, data.labels, len(data.labels), 0
     n = int(plan["guarantee"]["n"])
     labels = plan["domain"]["labels"]
     note = ""
@@ -87,9 +74,7 @@ def _data_items(plan: Mapping[str, Any], options: RunOptions) -> tuple[np.ndarra
                 f"re-planned for |X| = {k_syn}, n = {n_syn}")
         labels = labels[:k_syn] if labels is not None and k_syn < k else labels
         k, n = k_syn, n_syn
-    rng = np.random.default_rng([int(options.seed), 7])
-    w = 1.0 / np.arange(1, k + 1)
-    return rng.choice(k, size=n, p=w / w.sum()), f"synthetic Zipf(1) over {k} items, n = {n}{note}", labels, k, 0
+    return zipf_items(k, n, options.seed), f"synthetic Zipf(1) over {k} items, n = {n}{note}", labels, k, 0
 
 
 def _sim_plans(plan: Mapping[str, Any], n: int, labels: list[str] | None, k: int,
