@@ -9,7 +9,7 @@ from typing import Any, Mapping, Sequence, TypedDict
 
 import numpy as np
 
-__all__ = ["domain_labels", "PrivacyMap", "PRIVACY_MAP_TYPES", "check_privacy_map"]
+__all__ = ["domain_labels", "check_items", "report_columns", "PrivacyMap", "PRIVACY_MAP_TYPES", "check_privacy_map"]
 
 
 def domain_labels(domain: Any, *, low: int = 1) -> tuple[int, list[str] | None]:
@@ -134,3 +134,52 @@ def check_privacy_map(pm: Mapping[str, Any]) -> None:
             raise ValueError(f"privacy_map.{key}: keys must be str")
         if not all(type(v) is item for v in inner):
             raise ValueError(f"privacy_map.{key}: items must be {item.__name__}")
+
+
+def check_items(items: Any, k: int, what: str = "items") -> np.ndarray:
+    """``items`` as a 1-D int64 array of indices in ``[0, k)``: the one check of item indices.
+
+    Raises
+    ------
+    ValueError
+        Not 1-D integers, or an index outside ``[0, k)`` (the message names ``what``).
+    """
+    x = np.asarray(items)
+    if x.ndim != 1:
+        raise ValueError(f"{what}: must be a 1-D integer array (got shape {x.shape})")
+    if x.size and x.dtype.kind not in "iu":
+        raise ValueError(f"{what}: must be integers (got dtype {x.dtype})")
+    if x.dtype.kind == "u" and x.size and int(x.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{what}: must be indices in [0, {k})")
+    x = x.astype(np.int64, copy=False)
+    if x.size and (int(x.min()) < 0 or int(x.max()) >= k):
+        raise ValueError(f"{what}: must be indices in [0, {k}) (got range [{int(x.min())}, {int(x.max())}])")
+    return x
+
+
+def report_columns(reports: Any, mechanism: str, names: Sequence[str], *,
+                   mappings: bool = True) -> dict[str, np.ndarray]:
+    """The named 1-D integer columns of a ``Reports`` object of ``mechanism`` (or, with ``mappings``, a dict).
+
+    Raises
+    ------
+    ValueError
+        Reports of another mechanism, not a reports object, a missing column or one that is not 1-D
+        integers (naming ``reports.<column>``).
+    """
+    if hasattr(reports, "columns") and hasattr(reports, "mechanism"):
+        if reports.mechanism != mechanism:
+            raise ValueError(f"reports: of mechanism {reports.mechanism!r}, this runtime is {mechanism!r}")
+        cols = reports.columns
+    elif mappings and isinstance(reports, Mapping):
+        cols = reports
+    else:
+        raise ValueError(f"reports: must be a Reports object (got {type(reports).__name__})")
+    missing = [c for c in names if c not in cols]
+    if missing:
+        raise ValueError(f"reports.{missing[0]}: required column is missing (columns: {sorted(cols)})")
+    out = {c: np.asarray(cols[c]) for c in names}
+    for c, v in out.items():
+        if v.ndim != 1 or (v.size and v.dtype.kind not in "iu"):
+            raise ValueError(f"reports.{c}: must be a 1-D integer array (got {v.dtype}, shape {v.shape})")
+    return out

@@ -21,9 +21,10 @@ from __future__ import annotations
 import math
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
+
+from .._api import check_items  # the one check of item indices (re-exported)
 
 __all__ = ["GRID_STEPS", "block_size", "keep_probability", "realized_epsilon", "exact_epsilon", "in_set",
            "supports", "auto_blocks", "check_items"]
@@ -119,16 +120,3 @@ def supports(counts: np.ndarray, k: int, blocks: int, b: int) -> np.ndarray:
     return v[block, pos + 1]
 
 
-def check_items(items: Any, k: int, what: str = "items") -> np.ndarray:
-    """``items`` as a 1-D int64 array of indices in ``[0, k)`` (ValueError naming ``what``)."""
-    x = np.asarray(items)
-    if x.ndim != 1:
-        raise ValueError(f"{what}: must be a 1-D integer array (got shape {x.shape})")
-    if x.size and x.dtype.kind not in "iu":
-        raise ValueError(f"{what}: must be integers (got dtype {x.dtype})")
-    if x.dtype.kind == "u" and x.size and int(x.max()) > np.iinfo(np.int64).max:
-        raise ValueError(f"{what}: must be indices in [0, {k})")
-    x = x.astype(np.int64, copy=False)
-    if x.size and (int(x.min()) < 0 or int(x.max()) >= k):
-        raise ValueError(f"{what}: must be indices in [0, {k}) (got range [{int(x.min())}, {int(x.max())}])")
-    return x

@@ -30,7 +30,7 @@ This module imports numpy only (plus the standard library).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, require
 from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method, readonly
 from .._sampling import bernoulli_iid, check_rng, on_grid
-from .._api import domain_labels
+from .._api import domain_labels, report_columns
 from .._fit import TOL, MAX_ITER, check_options
 from ._channel import (block_size, check_items, exact_epsilon, in_set, keep_probability,
                        realized_epsilon, supports)
@@ -242,19 +242,7 @@ class HadamardResponse(Frozen):
             Reports of another mechanism, a missing column ``y`` or one that is not 1-D integers in
             ``[0, K)``.
         """
-        if isinstance(reports, Reports):
-            if reports.mechanism != self.mechanism:
-                raise ValueError(f"reports: of mechanism {reports.mechanism!r}, this runtime is {self.mechanism!r}")
-            cols = reports.columns
-        elif isinstance(reports, Mapping):
-            cols = reports
-        else:
-            raise ValueError(f"reports: must be a Reports object (got {type(reports).__name__})")
-        if "y" not in cols:
-            raise ValueError(f"reports.y: required column is missing (columns: {sorted(cols)})")
-        y = np.asarray(cols["y"])
-        if y.ndim != 1 or (y.size and y.dtype.kind not in "iu"):
-            raise ValueError(f"reports.y: must be a 1-D integer array (got {y.dtype}, shape {y.shape})")
+        y = report_columns(reports, self.mechanism, ("y",))["y"]
         y = check_items(y, self.output_size, what="reports.y")
         return Aggregate(self.mechanism, int(y.size), {"y": np.bincount(y, minlength=self.output_size)})
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .._bitkernels import count_bits
 from .._envelope import read_domain, read_envelope
+from .._api import report_columns
 from .._fit import MAX_ITER, TOL, check_options
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, plan_fingerprint, require
@@ -218,21 +219,12 @@ class _Longitudinal(Frozen):
 
     # ------------------------------------------------------------------ server
     def _columns(self, reports, data_column: str) -> tuple[np.ndarray, np.ndarray]:
-        if isinstance(reports, Reports):
-            if reports.mechanism != self.mechanism:
-                raise ValueError(f"reports: of mechanism {reports.mechanism!r}, this runtime is {self.mechanism!r}")
-            cols = reports.columns
-        else:
-            raise ValueError(f"reports: must be a Reports object (got {type(reports).__name__})")
-        for c in ("round", data_column):
-            if c not in cols:
-                raise ValueError(f"reports.{c}: required column is missing (columns: {sorted(cols)})")
-        rnd = np.asarray(cols["round"])
-        if rnd.ndim != 1 or (rnd.size and rnd.dtype.kind not in "iu"):
-            raise ValueError(f"reports.round: must be a 1-D integer array (got {rnd.dtype}, shape {rnd.shape})")
+        rnd = report_columns(reports, self.mechanism, ("round",), mappings=False)["round"]
+        if data_column not in reports.columns:
+            raise ValueError(f"reports.{data_column}: required column is missing (columns: {sorted(reports.columns)})")
         if rnd.size and (rnd.min() < 0 or rnd.max() >= self.rounds):
             raise ValueError(f"reports.round: must be in [0, {self.rounds})")
-        return rnd.astype(np.int64), np.asarray(cols[data_column])
+        return rnd.astype(np.int64), np.asarray(reports.columns[data_column])
 
     def _per_round(self, rnd: np.ndarray, support_rows: np.ndarray | None, values: np.ndarray | None) -> Aggregate:
         reports = np.bincount(rnd, minlength=self.rounds)

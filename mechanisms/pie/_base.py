@@ -19,11 +19,12 @@ from .._fit import MAX_ITER, TOL, check_options
 from .._mle import rr_mle
 from .._api import domain_labels
 from ._channel import HASH_PRIME, keep_probability, pie_alpha_bits, realized_epsilon
+from .._api import report_columns
 from .._envelope import PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
 from ._promises import pie_promises
-from .._protocol import Aggregate, Estimate, Frozen, Reports, check_method
+from .._protocol import Aggregate, Estimate, Frozen, check_method
 from .._sampling import on_grid
 
 __all__ = ["KaryRRBase", "NOTION"]
@@ -233,22 +234,7 @@ class KaryRRBase(Frozen):
         return nu * (1 - nu) / d2, (mu * (1 - mu) - nu * (1 - nu)) / d2
 
     def _columns(self, reports, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-        if isinstance(reports, Reports):
-            if reports.mechanism != self.mechanism:
-                raise ValueError(f"reports: of mechanism {reports.mechanism!r}, this runtime is {self.mechanism!r}")
-            cols = reports.columns
-        elif isinstance(reports, Mapping):
-            cols = reports
-        else:
-            raise ValueError(f"reports: must be a Reports object (got {type(reports).__name__})")
-        missing = [c for c in names if c not in cols]
-        if missing:
-            raise ValueError(f"reports.{missing[0]}: required column is missing (columns: {sorted(cols)})")
-        out = {c: np.asarray(cols[c]) for c in names}
-        for c, v in out.items():
-            if v.dtype.kind not in "iu" or v.ndim != 1:
-                raise ValueError(f"reports.{c}: must be a 1-D integer array (got {v.dtype}, shape {v.shape})")
-        return out
+        return report_columns(reports, self.mechanism, names)
 
     def _as_aggregate(self, source) -> Aggregate:
         if isinstance(source, Aggregate):

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 
 from .._sampling import GRID_DENOMINATOR
+
+from .._api import check_items  # the one check of item indices (re-exported)
 
 __all__ = ["HASH_PRIME", "GRID_STEPS", "keep_probability", "realized_epsilon", "pie_alpha_bits",
            "collision_probability", "hash_values", "support_counts", "split_streams", "check_items"]
@@ -315,22 +316,3 @@ def split_streams(rng: np.random.Generator) -> tuple[np.random.Generator, np.ran
         return np.random.Generator(np.random.PCG64(kids[0])), np.random.Generator(np.random.PCG64(kids[1]))
 
 
-def check_items(items: Any, k: int, what: str = "items") -> np.ndarray:
-    """``items`` as a 1-D int64 array of indices in ``[0, k)``.
-
-    Raises
-    ------
-    ValueError
-        Naming ``what``: wrong shape, non-integer dtype, or an index out of range.
-    """
-    x = np.asarray(items)
-    if x.ndim != 1:
-        raise ValueError(f"{what}: must be a 1-D integer array (got shape {x.shape})")
-    if x.size and (x.dtype.kind not in "iu"):
-        raise ValueError(f"{what}: must be integers (got dtype {x.dtype})")
-    if x.dtype.kind == "u" and x.size and int(x.max()) > np.iinfo(np.int64).max:
-        raise ValueError(f"{what}: must be indices in [0, {k})")
-    x = x.astype(np.int64, copy=False)
-    if x.size and (int(x.min()) < 0 or int(x.max()) >= k):
-        raise ValueError(f"{what}: must be indices in [0, {k}) (got range [{int(x.min())}, {int(x.max())}])")
-    return x
