@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import PrivacyViolation, SpecError
 
-__all__ = ["SpecBase", "ShuffleSpec", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help"]
+__all__ = ["SpecBase", "ShuffleSpec", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "split_list"]
 
 
 #: The range of every privacy budget a spec states, in nats, in every family: ``0 < epsilon <= 100``
@@ -164,3 +164,13 @@ def options_help(model_cls) -> list[tuple[str, str, str]]:
         default = "required" if f.is_required() else repr(f.get_default(call_default_factory=True))
         rows.append((name, default, f.description or ""))
     return rows
+
+
+def split_list(value: Any) -> Any:
+    """A ``-O KEY=a,b,c`` value as a tuple of its stripped, non-empty parts (other values unchanged).
+
+    Used as a pydantic ``mode="before"`` validator of the simulate options' list fields.
+    """
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return value

@@ -7,7 +7,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .._common import parse_options
+from .._common import parse_options, split_list
 from .._report import SimulateOptions as RunOptions
 from .._report import SimulationReport, Table
 from ..errors import InputDataError
@@ -16,12 +16,6 @@ __all__ = ["SimulateOptions", "simulate", "SYNTHETIC_USERS"]
 
 #: Users of the synthetic sample when the spec gives no ``users``.
 SYNTHETIC_USERS = 10_000
-
-
-def _split(value: Any) -> Any:
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    return value
 
 
 class SimulateOptions(BaseModel):
@@ -33,7 +27,7 @@ class SimulateOptions(BaseModel):
     methods: tuple[Literal["empirical", "projected"], ...] = Field(
         ("empirical", "projected"), description="comma-separated estimators: empirical, projected")
 
-    _split_lists = field_validator("epsilons", "methods", mode="before")(_split)
+    _split_lists = field_validator("epsilons", "methods", mode="before")(split_list)
 
     @field_validator("epsilons")
     @classmethod

@@ -7,7 +7,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .._common import parse_options
+from .._common import parse_options, split_list
 from .._report import SimulateOptions as RunOptions, SimulationReport, Table
 
 __all__ = ["SimulateOptions", "simulate", "SYNTHETIC_MAX_ENTRIES", "SYNTHETIC_DOMAIN"]
@@ -17,12 +17,6 @@ SYNTHETIC_MAX_ENTRIES = 20_000_000
 #: |X| of that synthetic sample when the plan's is too large.
 SYNTHETIC_DOMAIN = 1000
 _SHORT = {"empirical": "emp", "threshold": "emp+thr", "em": "EM"}
-
-
-def _split(value: Any) -> Any:
-    if isinstance(value, str):
-        return tuple(v.strip() for v in value.split(",") if v.strip())
-    return value
 
 
 class SimulateOptions(BaseModel):
@@ -37,7 +31,7 @@ class SimulateOptions(BaseModel):
     threshold_fill: Literal["zero", "uniform"] = Field(
         "zero", description="threshold estimator: zero below the threshold (PIE Sec. 5.3) or uniform (ULDP)")
 
-    _split_lists = field_validator("bayes_errors", "methods", mode="before")(_split)
+    _split_lists = field_validator("bayes_errors", "methods", mode="before")(split_list)
 
     @field_validator("bayes_errors")
     @classmethod
