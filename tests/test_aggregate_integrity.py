@@ -18,33 +18,13 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from _family_helpers import perturb, read_inputs
+from _family_helpers import aggregate_specs, perturb, read_inputs
 from test_aggregate import error_line, run, shards  # noqa: F401 - the fixture
 from ldpplan.mechanisms import RUNTIMES, Aggregate, Batch, CountRule, runtime_class
 
-#: One small spec per runtime mechanism (plans in well under a second each).
-_LEVELS = [{"name": "low", "epsilon": 1.0, "share": 0.25}, {"name": "high", "epsilon": 2.0, "share": 0.75}]
-SPECS = {
-    "idue": {"mechanism": "idue", "model": "opt0", "notion": "minid", "domain": 12, "assignment_seed": 0,
-             "levels": _LEVELS},
-    "idue-ps": {"mechanism": "idue-ps", "model": "opt0", "notion": "minid", "domain": 12, "assignment_seed": 0,
-                "padding_length": 2, "levels": _LEVELS},
-    "pckv-ue": {"mechanism": "pckv-ue", "epsilon": 1.0, "domain": 8, "padding_length": 1, "allocation": "optimized",
-                "users": 1000},
-    "pckv-grr": {"mechanism": "pckv-grr", "epsilon": 1.0, "domain": 8, "padding_length": 1,
-                 "allocation": "optimized", "users": 1000},
-    "rr": {"mechanism": "rr", "domain_size": 6, "n": 1000, "target": {"bayes_error": 0.5}},
-    "glh": {"mechanism": "glh", "domain_size": 50, "n": 1000, "target": {"bayes_error": 0.5}, "g_max": 100},
-    "urr": {"mechanism": "urr", "epsilon": 1.0, "domain": 10, "sensitive": 3},
-    "urap": {"mechanism": "urap", "epsilon": 1.0, "domain": 10, "sensitive": 3},
-    "pum": {"mechanism": "pum", "epsilon": 1.0, "domain": 16, "sensitive": 3, "common": "urap",
-            "tags": ["home", "work"]},
-    "hr": {"mechanism": "hr", "epsilon": 1.0, "domain": 10},
-    "pum-urr": {"mechanism": "pum", "epsilon": 1.0, "domain": 16, "sensitive": 3, "common": "urr",
-                "tags": ["home", "work"]},
-    **{m: {"mechanism": m, "domain": 6, "users": 1000, "epsilon_perm": 3.0, "epsilon_1": 1.0, "rounds": 4}
-       for m in ("l-grr", "l-sue", "l-oue", "l-osue", "l-soue")},
-}
+#: One small spec per case (plans in well under a second each): every registered family's
+#: ``AGGREGATE_SPECS`` (its ``tests/test_<family>_conformance.py``), covering every plan mechanism.
+SPECS = aggregate_specs()
 FP_A, FP_B = "a" * 64, "b" * 64
 _AGGS: dict = {}
 
