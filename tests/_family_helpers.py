@@ -17,8 +17,11 @@ registry (``docs/ARCHITECTURE.md``, "A new family"). A conformance module define
 * ``exact_claims(plan)``: claim path -> exact ``Decimal`` value its numbers give, recomputed by the
   planner's exact arithmetic (a path starting with :data:`LOWER` is a lower bound, stored negated;
   ``tests/test_plan_gate.py``);
-* its predicted-vs-simulated tests, named ``test_predicted_*`` (``tests/test_predicted_vs_simulated.py``
-  checks that every family has one).
+* ``epsilon_spec(epsilon)`` and ``EPSILON_FIELD``: a spec whose one epsilon is ``epsilon`` and that
+  field's name (and ``EPSILON_MAX`` when the family's spec stops below the common 100 nats;
+  ``tests/test_cli_polish.py``, one epsilon range in every family);
+* its predicted-vs-simulated tests, the main one named by ``PREDICTED_VS_SIMULATED``
+  (``tests/test_predicted_vs_simulated.py`` checks that every family has one).
 """
 from __future__ import annotations
 

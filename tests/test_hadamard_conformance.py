@@ -3,7 +3,8 @@
 The cross-family tests read this module by its name (``_family_helpers.conformance``; the
 contract is in that module's docstring): ``AGGREGATE_SPECS`` (``test_aggregate_integrity.py``),
 ``interval_specs`` (``test_confidence_intervals.py``), ``exact_claims``
-(``test_plan_gate.py``) and ``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
+(``test_plan_gate.py``), ``epsilon_spec`` and ``EPSILON_FIELD`` (``test_cli_polish.py``) and
+``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
 
 Predicted vs simulated: the exact total l2 error (any distribution).
 """
@@ -30,6 +31,15 @@ def exact_claims(plan) -> dict[tuple, Decimal]:
     from ldpplan.solvers.hadamard import exact_epsilon
 
     return {("epsilon",): exact_epsilon(plan["params"]["keep_probability"], plan["params"]["blocks"])}
+
+
+#: The spec field of :func:`epsilon_spec`'s epsilon (``test_cli_polish.py``: one epsilon range in every family).
+EPSILON_FIELD = "epsilon"
+
+
+def epsilon_spec(epsilon) -> dict:
+    """A spec whose epsilon is ``epsilon``."""
+    return {"mechanism": "hr", "epsilon": epsilon, "domain": 10}
 
 
 # ------------------------------------------------------------------ predicted vs simulated

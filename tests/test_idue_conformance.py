@@ -3,7 +3,8 @@
 The cross-family tests read this module by its name (``_family_helpers.conformance``; the
 contract is in that module's docstring): ``AGGREGATE_SPECS`` (``test_aggregate_integrity.py``),
 ``interval_specs`` and ``interval_inputs`` (``test_confidence_intervals.py``), ``exact_claims``
-(``test_plan_gate.py``) and ``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
+(``test_plan_gate.py``), ``epsilon_spec`` and ``EPSILON_FIELD`` (``test_cli_polish.py``) and
+``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
 
 Predicted vs simulated: eq. (9) (and its IDUE-PS form with the sampling variance) at the worst-case items.
 """
@@ -59,6 +60,16 @@ def exact_claims(plan) -> dict[tuple, Decimal]:
     out[("epsilon",)] = min(need[:len(lv)])
     out[("ldp_epsilon",)] = exact_ldp_epsilon(a, b, s)
     return out
+
+
+#: The spec field of :func:`epsilon_spec`'s epsilon (``test_cli_polish.py``: one epsilon range in every family).
+EPSILON_FIELD = "levels[0].epsilon"
+
+
+def epsilon_spec(epsilon) -> dict:
+    """A spec whose (first level's) epsilon is ``epsilon``."""
+    return {"mechanism": "idue", "levels": [{"name": "a", "epsilon": epsilon, "items": 2},
+                                            {"name": "b", "epsilon": 2.0, "items": 3}]}
 
 
 # ------------------------------------------------------------------ predicted vs simulated

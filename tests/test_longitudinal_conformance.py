@@ -3,7 +3,8 @@
 The cross-family tests read this module by its name (``_family_helpers.conformance``; the
 contract is in that module's docstring): ``AGGREGATE_SPECS`` (``test_aggregate_integrity.py``),
 ``interval_specs`` (``test_confidence_intervals.py``), ``exact_claims``
-(``test_plan_gate.py``) and ``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
+(``test_plan_gate.py``), ``epsilon_spec`` and ``EPSILON_FIELD`` (``test_cli_polish.py``) and
+``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
 
 Predicted vs simulated: the exact per-round total MSE (fresh populations, fresh memos).
 """
@@ -37,6 +38,21 @@ def exact_claims(plan) -> dict[tuple, Decimal]:
     r = exact_ratios(plan["mechanism"], plan["params"])
     one = log_exact(r["one"])
     return {("epsilon",): one, ("epsilon_1",): one, ("epsilon_perm",): log_exact(r["perm"])}
+
+
+#: The spec field of :func:`epsilon_spec`'s epsilon (``test_cli_polish.py``: one epsilon range in every family).
+EPSILON_FIELD = "epsilon_perm"
+
+
+def epsilon_spec(epsilon) -> dict:
+    """A spec whose permanent-response epsilon is ``epsilon`` (one report: half of it).
+
+    L-OUE: L-GRR at ``epsilon_perm = 100`` stops with a ZeroDivisionError in
+    ``solvers/longitudinal._conservative_first_round`` (reported to the family's owner).
+    """
+    number = isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool)
+    return {"mechanism": "l-oue", "domain": 6, "users": 1000, "epsilon_perm": epsilon,
+            "epsilon_1": epsilon / 2 if number else 0.5, "rounds": 4}
 
 
 # ------------------------------------------------------------------ predicted vs simulated

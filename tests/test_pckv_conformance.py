@@ -3,7 +3,8 @@
 The cross-family tests read this module by its name (``_family_helpers.conformance``; the
 contract is in that module's docstring): ``AGGREGATE_SPECS`` (``test_aggregate_integrity.py``),
 ``interval_specs`` and ``interval_inputs`` (``test_confidence_intervals.py``), ``exact_claims``
-(``test_plan_gate.py``) and ``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
+(``test_plan_gate.py``), ``epsilon_spec`` and ``EPSILON_FIELD`` (``test_cli_polish.py``) and
+``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
 
 Predicted vs simulated: Theorem 4 (frequency and mean MSE), the worst-case mean headline.
 """
@@ -48,6 +49,17 @@ def exact_claims(plan) -> dict[tuple, Decimal]:
     p = plan["params"]
     r = exact_ratios(plan["mechanism"], p["a"], p["b"], p["p"], p["domain_size"], p["padding_length"])
     return {(k,): log_exact(v) for k, v in r.items()}
+
+
+#: The spec field of :func:`epsilon_spec`'s epsilon (``test_cli_polish.py``: one epsilon range in every family).
+EPSILON_FIELD = "epsilon"
+#: PCKV's spec stops at 20 nats (its probabilities on the 2^-48 grid), below the common 100.
+EPSILON_MAX = 20.0
+
+
+def epsilon_spec(epsilon) -> dict:
+    """A spec whose epsilon is ``epsilon``."""
+    return {"mechanism": "pckv-ue", "epsilon": epsilon, "domain": 10, "padding_length": 1}
 
 
 # ------------------------------------------------------------------ predicted vs simulated

@@ -3,7 +3,8 @@
 The cross-family tests read this module by its name (``_family_helpers.conformance``; the
 contract is in that module's docstring): ``AGGREGATE_SPECS`` (``test_aggregate_integrity.py``),
 ``interval_specs`` (``test_confidence_intervals.py``), ``exact_claims``
-(``test_plan_gate.py``) and ``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
+(``test_plan_gate.py``), ``epsilon_spec`` and ``EPSILON_FIELD`` (``test_cli_polish.py``) and
+``PREDICTED_VS_SIMULATED`` (``test_predicted_vs_simulated.py``).
 
 Predicted vs simulated: eq. 22/23, the expected l2 loss (affine in the data).
 """
@@ -39,6 +40,15 @@ def exact_claims(plan) -> dict[tuple, Decimal]:
     ex = exact_guarantee(p["mu"], symbols, p["domain_size"], g["n"], g["releases"], g["max_prior"])
     return {("epsilon",): ex["epsilon"], ("alpha_bits",): ex["alpha_bits"], ("alpha_nats",): ex["alpha_nats"],
             (LOWER, "bayes_error_lower_bound"): -ex["bayes"]}
+
+
+#: The spec field of :func:`epsilon_spec`'s epsilon (``test_cli_polish.py``: one epsilon range in every family).
+EPSILON_FIELD = "target.epsilon"
+
+
+def epsilon_spec(epsilon) -> dict:
+    """A spec whose target epsilon is ``epsilon``."""
+    return {"mechanism": "rr", "domain": 10, "users": 100, "target": {"epsilon": epsilon}}
 
 
 # ------------------------------------------------------------------ predicted vs simulated
