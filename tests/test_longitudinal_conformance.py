@@ -1,6 +1,6 @@
-"""The longitudinal (memoized) family: L-GRR, L-SUE, L-OUE, L-OSUE, L-SOUE: the family's conformance fixtures and its predicted-vs-simulated tests.
+"""The longitudinal (memoized) family, L-GRR to L-SOUE: conformance declarations and predicted-vs-simulated tests.
 
-The cross-family tests read this module by its name (``_family_helpers.conformance``; the
+The family's conformance module. The cross-family tests read it by its name (``_family_helpers.conformance``; the
 contract is in that module's docstring): ``AGGREGATE_SPECS`` (``test_aggregate_integrity.py``),
 ``interval_specs`` (``test_confidence_intervals.py``), ``exact_claims``
 (``test_plan_gate.py``), ``epsilon_spec`` and ``EPSILON_FIELD`` (``test_cli_polish.py``) and

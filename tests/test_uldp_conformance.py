@@ -1,6 +1,6 @@
-"""ULDP: uRR, uRAP and PUM (Murakami and Kawamoto, USENIX Security 2019): the family's conformance fixtures and its predicted-vs-simulated tests.
+"""ULDP: uRR, uRAP, PUM (Murakami, Kawamoto; USENIX Sec. 2019): conformance declarations, predicted-vs-simulated tests.
 
-The cross-family tests read this module by its name (``_family_helpers.conformance``; the
+The family's conformance module. The cross-family tests read it by its name (``_family_helpers.conformance``; the
 contract is in that module's docstring): ``AGGREGATE_SPECS`` (``test_aggregate_integrity.py``),
 ``interval_specs`` (``test_confidence_intervals.py``), ``exact_claims``
 (``test_plan_gate.py``), ``epsilon_spec`` and ``EPSILON_FIELD`` (``test_cli_polish.py``) and
@@ -89,7 +89,8 @@ def test_uldp_worst_case_l2_and_l1(example):
     assert "uniform over X_N" in plan["predicted"]["l2_worst_times_n"]["at"]
     check_prediction(f"{example} l2_worst_times_n", plan["predicted"]["l2_worst_times_n"]["value"], l2)
     # eq. (37) is the n -> infinity (normal) limit of E l1: 3% slack at finite n
-    check_prediction(f"{example} l1_worst_times_sqrt_n", plan["predicted"]["l1_worst_times_sqrt_n"]["value"], l1, slack=0.03)
+    check_prediction(f"{example} l1_worst_times_sqrt_n", plan["predicted"]["l1_worst_times_sqrt_n"]["value"], l1,
+                     slack=0.03)
 
 
 PREDICTED_VS_SIMULATED = test_uldp_worst_case_l2_and_l1
