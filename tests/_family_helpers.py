@@ -3,10 +3,30 @@
 Everything here is generic: families come from ``ldpplan.planner.families.all_families()``,
 inputs are written in the pinned CSV layouts and read by each family's own ``read_inputs``,
 and no family's field names appear.
+
+What a cross-family test needs per plan mechanism (a small spec, an exact recomputation of the
+claims, ...) is the family's own: its conformance module ``tests/test_<family>_conformance.py``
+(found by that name, :func:`conformance`) declares it, and the tables here are derived from the
+registry (``docs/ARCHITECTURE.md``, "A new family"). A conformance module defines:
+
+* ``AGGREGATE_SPECS``: case name -> small spec (plans in well under a second), covering every plan
+  mechanism of the family (``tests/test_aggregate_integrity.py``);
+* ``interval_specs(n)``: plan mechanism -> spec of a plan for ``n`` users, and optionally
+  ``interval_inputs(mechanism, items, counts, n) -> (data, means) | None``, the users' inputs when
+  they are not one item per user (``tests/test_confidence_intervals.py``);
+* ``exact_claims(plan)``: claim path -> exact ``Decimal`` value its numbers give, recomputed by the
+  planner's exact arithmetic (a path starting with :data:`LOWER` is a lower bound, stored negated;
+  ``tests/test_plan_gate.py``);
+* ``epsilon_spec(epsilon)`` and ``EPSILON_FIELD``: a spec whose one epsilon is ``epsilon`` and that
+  field's name (and ``EPSILON_MAX`` when the family's spec stops below the common 100 nats;
+  ``tests/test_cli_polish.py``, one epsilon range in every family);
+* its predicted-vs-simulated tests, the main one named by ``PREDICTED_VS_SIMULATED``
+  (``tests/test_predicted_vs_simulated.py`` checks that every family has one).
 """
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import math
 
@@ -14,7 +34,66 @@ import numpy as np
 import pytest
 
 __all__ = ["family_cases", "small_example_per_family", "needs_real_data", "spec_domain_size", "example_plan",
-           "example_runtime", "write_inputs", "read_inputs", "subset", "sum_aggregates", "numbers_in", "perturb"]
+           "example_runtime", "write_inputs", "read_inputs", "subset", "sum_aggregates", "numbers_in", "perturb",
+           "LOWER", "conformance", "conformance_of", "aggregate_specs", "interval_specs", "exact_claims",
+           "check_prediction"]
+
+#: The first element of an :func:`exact_claims` path that is a lower bound (stored negated).
+LOWER = "<a lower bound>"
+
+
+def conformance(fam):
+    """The family's conformance module, ``tests/test_<family>_conformance.py`` (by its name)."""
+    return importlib.import_module(f"test_{fam.name}_conformance")
+
+
+def conformance_of(mechanism: str):
+    """The conformance module of the family that plans ``mechanism`` (a plan mechanism)."""
+    from ldpplan.planner.families import family_of_plan
+
+    return conformance(family_of_plan({"mechanism": mechanism}))
+
+
+def aggregate_specs() -> dict[str, dict]:
+    """Case name -> small spec: every registered family's ``AGGREGATE_SPECS`` (names are unique)."""
+    from ldpplan.planner.families import all_families
+
+    out: dict[str, dict] = {}
+    for fam in all_families():
+        specs = conformance(fam).AGGREGATE_SPECS
+        assert not set(specs) & set(out), f"{fam.name}: case names already used: {sorted(set(specs) & set(out))}"
+        out.update(specs)
+    return out
+
+
+def interval_specs(n: int) -> dict[str, dict]:
+    """Plan mechanism -> spec of a plan for ``n`` users: every registered family's ``interval_specs(n)``."""
+    from ldpplan.planner.families import all_families
+
+    out: dict[str, dict] = {}
+    for fam in all_families():
+        specs = conformance(fam).interval_specs(n)
+        assert set(specs) <= set(fam.plan_mechanisms), (fam.name, sorted(specs))
+        out.update(specs)
+    return out
+
+
+def exact_claims(plan) -> dict:
+    """Claim path -> exact ``Decimal``: the plan's family's ``exact_claims(plan)``."""
+    return conformance_of(plan["mechanism"]).exact_claims(plan)
+
+
+def check_prediction(name: str, predicted: float, samples, *, slack: float = 0.0, z: float = 4.0) -> None:
+    """``|mean - predicted| <= z * se + slack * predicted`` (se from the trials' spread).
+
+    Also asserts that the trials resolve the prediction to a few per cent (the test can fail).
+    """
+    x = np.asarray(samples, dtype=float)
+    mean, se = float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
+    assert abs(mean - predicted) <= z * se + slack * abs(predicted), (
+        f"{name}: simulated {mean:.6g} +- {se:.3g} (se, {x.size} trials) vs predicted {predicted:.6g}")
+    # the test can fail: the prediction is resolved to a few per cent
+    assert z * se + slack * abs(predicted) < 0.15 * abs(predicted), f"{name}: too few trials to test anything"
 
 
 def family_cases(include_data: bool = True) -> list:

@@ -4,7 +4,11 @@ It implements both contracts (runtime protocol and planner Family protocol) in t
 smallest honest way, so the generic CLI/API glue can be tested before (and
 independently of) the real families. Registered by :func:`registered` (monkeypatching
 ``ldpplan.planner.families.REGISTRY`` to ``("toy",)``, this module as the room
-``ldpplan.planner.toy``, and ``ldpplan.mechanisms.RUNTIMES``).
+``ldpplan.planner.toy`` and as the family's conformance module ``test_toy_conformance``, and
+``ldpplan.mechanisms.RUNTIMES``). Its conformance declarations (``AGGREGATE_SPECS``,
+``interval_specs``, ``exact_claims``, ``PREDICTED_VS_SIMULATED``; ``tests/_family_helpers.py``) are at
+the end: the cross-family tables read them when it is the registered family
+(``tests/test_registry.py``, the recipe test).
 
 Mechanism: keep the true bit with probability ``p = e^epsilon / (1 + e^epsilon)`` (rounded
 down to the 2^-48 grid), flip it otherwise; epsilon-LDP since ``p / (1 - p) <= e^epsilon``.
@@ -189,6 +193,48 @@ class ToyFamily:
 FAMILY = ToyFamily()
 
 
+# --------------------------------------------------------------------------- conformance declarations
+#: One small spec per plan mechanism (``tests/test_aggregate_integrity.py``).
+AGGREGATE_SPECS = {MECHANISM: {"mechanism": "toy", "epsilon": 1.0, "users": 100}}
+
+
+def interval_specs(n: int) -> dict[str, dict]:
+    """A plan per plan mechanism for ``n`` users (``tests/test_confidence_intervals.py``)."""
+    return {MECHANISM: {"mechanism": "toy", "epsilon": 1.0, "users": n}}
+
+
+def exact_claims(plan) -> dict:
+    """``epsilon`` = ln(p / (1 - p)) exactly (``tests/test_plan_gate.py``)."""
+    from ldpplan.planner._exact import log_exact
+
+    p = Fraction(plan["params"]["p"])
+    return {("epsilon",): log_exact(p / (1 - p))}
+
+
+def test_toy_variance_is_warners():
+    """Every user holds "no": n Var(f_yes) = p (1 - p) / (2p - 1)^2 exactly (the plan's ``predicted.variance``)."""
+    from _family_helpers import check_prediction
+
+    plan = FAMILY.plan(FAMILY.examples["toy-example"])
+    mech = ToyRR.from_plan(plan)
+    n = 200
+    samples = [n * float(mech.estimate(mech.perturb(np.zeros(n, dtype=np.int64), rng=np.random.default_rng(seed)))
+                         .frequency[1]) ** 2 for seed in range(2000)]
+    check_prediction("toy variance", plan["predicted"]["variance"]["value"], samples)
+
+
+PREDICTED_VS_SIMULATED = test_toy_variance_is_warners
+#: The spec field of :func:`epsilon_spec`'s epsilon (``tests/test_cli_polish.py``).
+EPSILON_FIELD = "epsilon"
+#: The toy spec stops at 20 nats (``ToySpec``).
+EPSILON_MAX = 20.0
+
+
+def epsilon_spec(epsilon) -> dict:
+    """A spec whose epsilon is ``epsilon``."""
+    return {"mechanism": "toy", "epsilon": epsilon, "users": 100}
+
+
 @contextlib.contextmanager
 def registered():
     """Register ONLY the toy family and runtime (the real families are not imported)."""
@@ -201,6 +247,8 @@ def registered():
         # the registry line names the family; its room is ``ldpplan.planner.toy`` (this module)
         mp.setattr(families, "REGISTRY", ("toy",))
         mp.setitem(sys.modules, f"{families.__package__}.toy", sys.modules[__name__])
+        # its tests' conformance module ``tests/test_toy_conformance.py`` (the declarations below)
+        mp.setitem(sys.modules, "test_toy_conformance", sys.modules[__name__])
         mp.setattr(mechanisms, "RUNTIMES", {MECHANISM: ToyRR})
         yield
 

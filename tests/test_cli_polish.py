@@ -6,6 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from _family_helpers import conformance
 from ldpplan.planner.cli import main
 
 
@@ -47,20 +48,34 @@ def test_usage_errors_are_one_line_with_exit_2(health_plan, tmp_path, args, expe
 # ---------------------------------------------------------------------------------------------
 # Specs: numbers are numbers (strict), one epsilon range for every family, nested valid keys
 
+def _families() -> list[str]:
+    from ldpplan.planner.families import REGISTRY
+
+    return list(REGISTRY)
+
+
 def _spec(family: str, epsilon):
-    return {
-        "idue": {"mechanism": "idue", "levels": [{"name": "a", "epsilon": epsilon, "items": 2},
-                                                 {"name": "b", "epsilon": 2.0, "items": 3}]},
-        "pckv": {"mechanism": "pckv-ue", "epsilon": epsilon, "domain": 10, "padding_length": 1},
-        "pie": {"mechanism": "rr", "domain": 10, "users": 100, "target": {"epsilon": epsilon}},
-        "uldp": {"mechanism": "urr", "epsilon": epsilon, "domain": 10, "sensitive": 3},
-    }[family]
+    """A spec of the family whose one epsilon is ``epsilon`` (its conformance module's ``epsilon_spec``)."""
+    from ldpplan.planner.families import family_for
+
+    return conformance(family_for(family)).epsilon_spec(epsilon)
 
 
-_FIELD = {"idue": "levels[0].epsilon", "pckv": "epsilon", "pie": "target.epsilon", "uldp": "epsilon"}
+def _field(family: str) -> str:
+    from ldpplan.planner.families import family_for
+
+    return conformance(family_for(family)).EPSILON_FIELD
 
 
-@pytest.mark.parametrize("family", sorted(_FIELD))
+def _upper(family: str) -> float:
+    """The spec's upper end: the common ``EPSILON_MAX`` unless the family's grid stops lower (its ``EPSILON_MAX``)."""
+    from ldpplan.planner._common import EPSILON_MAX
+    from ldpplan.planner.families import family_for
+
+    return getattr(conformance(family_for(family)), "EPSILON_MAX", EPSILON_MAX)
+
+
+@pytest.mark.parametrize("family", _families())
 @pytest.mark.parametrize("value", ["1.0", True, [1.0]])
 def test_an_epsilon_that_is_not_a_number_is_refused_in_every_family(family, value):
     from ldpplan import planner
@@ -68,29 +83,29 @@ def test_an_epsilon_that_is_not_a_number_is_refused_in_every_family(family, valu
 
     with pytest.raises(SpecError) as info:
         planner.make_plan(_spec(family, value))
-    assert info.value.field == _FIELD[family] and info.value.value == value
+    assert info.value.field == _field(family) and info.value.value == value
 
 
-@pytest.mark.parametrize("family", sorted(_FIELD))
+@pytest.mark.parametrize("family", _families())
 def test_one_epsilon_range_for_every_family(family):
     from ldpplan import planner
     from ldpplan.planner._common import EPSILON_MAX
     from ldpplan.planner.errors import SpecError
 
     assert EPSILON_MAX == 100.0  # the README's range is 1e-6 to 100 nats
+    upper = _upper(family)
     for bad in (101, 100.000001, 1000, 0, -1.0):
         with pytest.raises(SpecError) as info:
             planner.make_plan(_spec(family, bad))
-        assert info.value.field == _FIELD[family], info.value
-        upper = 20 if family == "pckv" else 100
-        assert (f"less than or equal to {upper}" if bad > 0 else "greater than 0") in info.value.rule
+        assert info.value.field == _field(family), info.value
+        assert (f"less than or equal to {upper:g}" if bad > 0 else "greater than 0") in info.value.rule
     plan = planner.make_plan(_spec(family, 1e-6))  # the README's lower end plans everywhere
     assert plan["verification"]["holds"] is True
-    if family != "pckv":  # PCKV stops at 20 nats (its 2^-48 grid); the others plan the upper end
-        assert planner.make_plan(_spec(family, EPSILON_MAX))["verification"]["holds"] is True
-    else:
-        with pytest.raises(SpecError, match="less than or equal to 20"):
-            planner.make_plan(_spec(family, 20.5))
+    # the upper end plans (PCKV stops at 20 nats, its 2^-48 grid, and refuses beyond)
+    assert planner.make_plan(_spec(family, upper))["verification"]["holds"] is True
+    if upper < EPSILON_MAX:
+        with pytest.raises(SpecError, match=f"less than or equal to {upper:g}"):
+            planner.make_plan(_spec(family, upper + 0.5))
 
 
 def test_a_misspelled_nested_key_lists_the_nested_keys():
@@ -159,7 +174,7 @@ def test_a_missing_aggregate_input_is_named_an_aggregate_file(health_plan, tmp_p
 def test_options_json_prints_json_values_not_reprs():
     from ldpplan.planner import api
 
-    for name in ("idue", "pckv", "pie", "uldp"):
+    for name in _families():  # every registered family
         result = run("options", name, "--json")
         assert result.exit_code == 0
         options = json.loads(result.stdout)["options"]

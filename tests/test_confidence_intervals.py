@@ -20,7 +20,7 @@ from ldpplan import mechanisms, planner
 from ldpplan.mechanisms._intervals import score_interval, two_sided_z
 from ldpplan.mechanisms.pckv import KeyValueUsers
 
-from _family_helpers import perturb
+from _family_helpers import conformance_of, interval_specs, perturb
 
 N_USERS = 4000
 RUNS = 2000
@@ -28,22 +28,9 @@ LEVEL = 0.95
 
 
 def _specs(n: int) -> dict[str, dict]:
-    """A small plan per runtime class (keys: ``mechanisms.RUNTIMES``)."""
-    pckv = planner.example_spec("pckv-synthetic") | {"domain": 5, "users": n, "epsilon": 2.0}
-    return {
-        "idue": planner.example_spec("health"),
-        "idue-ps": planner.example_spec("health-itemsets"),
-        "pckv-ue": pckv | {"mechanism": "pckv-ue"},
-        "pckv-grr": pckv | {"mechanism": "pckv-grr"},
-        "rr": {"mechanism": "rr", "domain": 6, "users": n, "target": {"epsilon": 1.0}},
-        "glh": {"mechanism": "glh", "domain": 6, "users": n, "target": {"epsilon": 1.0}},
-        "urr": {"mechanism": "urr", "epsilon": 1.0, "domain": 6, "sensitive": 2},
-        "urap": {"mechanism": "urap", "epsilon": 1.0, "domain": 6, "sensitive": 2},
-        "pum": {"mechanism": "pum", "epsilon": 1.0, "domain": 6, "sensitive": 2, "common": "urr", "tags": ["home"]},
-        "hr": {"mechanism": "hr", "epsilon": 1.0, "domain": 6},
-        **{m: {"mechanism": m, "domain": 6, "users": n, "epsilon_perm": 3.0, "epsilon_1": 1.0, "rounds": 4}
-           for m in ("l-grr", "l-sue", "l-oue", "l-osue", "l-soue")},
-    }
+    """A small plan per runtime class (keys: ``mechanisms.RUNTIMES``): every registered family's
+    ``interval_specs(n)`` (its ``tests/test_<family>_conformance.py``)."""
+    return interval_specs(n)
 
 
 _RUNTIMES: dict[str, object] = {}
@@ -58,19 +45,23 @@ def _runtime(name: str):
 
 
 def _data(name: str, mech, n: int):
-    """Users' inputs (skewed, every item held by >= 4% of users) and the true frequencies (and means)."""
+    """Users' inputs (skewed, every item held by >= 4% of users) and the true frequencies (and means).
+
+    One item per user, unless the family's ``interval_inputs`` builds its own inputs from the items
+    (key-value users with their true means, item sets).
+    """
     d = mech.domain_size
     weights = np.linspace(3.0, 1.0, d)
     counts = np.floor(weights / weights.sum() * n).astype(int)
     counts[0] += n - counts.sum()
     items = np.repeat(np.arange(d), counts)
     truth = counts / n
-    if name.startswith("pckv"):
-        values = np.repeat(np.linspace(0.8, -0.6, d), counts)  # key k's users all hold value v_k
-        return KeyValueUsers(np.arange(n + 1), items, values), truth, np.linspace(0.8, -0.6, d)
-    if name == "idue-ps":  # one item per user: sets never exceed L, the estimator is unbiased
-        return (np.arange(n + 1), items), truth, None
-    return items, truth, None
+    hook = getattr(conformance_of(name), "interval_inputs", None)
+    made = None if hook is None else hook(name, items, counts, n)
+    if made is None:
+        return items, truth, None
+    data, means = made
+    return data, truth, means
 
 
 def test_critical_value_is_the_normal_quantile():

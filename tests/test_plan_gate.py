@@ -3,7 +3,8 @@
 * a plan rewritten *consistently* (params, guarantee and labels edited together, the embedded
   spec untouched) never loads (hypothesis, every registered family's fast examples);
 * a claim one float step below what its numbers give, exactly, never loads (every family;
-  the exact values come from the planner's independent exact arithmetic);
+  the exact values come from the planner's independent exact arithmetic, each family's
+  ``exact_claims`` in its ``tests/test_<family>_conformance.py``);
 * strict JSON: duplicate keys, ``format_version`` variants, unknown fields and claims;
 * ``domain.size`` of 10^8 .. 10^30 refused by ``verify`` and ``load`` with one line naming the
   field, within a generous memory bound (timings: ``benchmarks/``, not asserted here);
@@ -16,14 +17,13 @@ import json
 import math
 import tracemalloc
 from decimal import Decimal
-from fractions import Fraction
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import ldpplan
-from _family_helpers import example_plan, family_cases
+from _family_helpers import LOWER, conformance_of, exact_claims, example_plan, family_cases
 from ldpplan.mechanisms import PlanError
 from ldpplan.planner.errors import PlanFormatError
 
@@ -180,90 +180,12 @@ def test_issue_16_finding_1_repro(request):
 
 
 # --------------------------------------------------------------------------- one float step below
-def _ln(r: Fraction) -> Decimal:
-    from ldpplan.planner._exact import log_exact
-
-    return log_exact(r)
-
-
-def _exact_idue(plan) -> dict[str, Decimal]:
-    from ldpplan.planner.idue.verify import exact_ldp_epsilon
-
-    lv = plan["params"]["levels"]
-    a, b, s = [x["a"] for x in lv], [x["b"] for x in lv], [x["size"] for x in lv]
-    if plan["params"].get("dummy"):
-        d = plan["params"]["dummy"]
-        a, b, s = a + [d["a"]], b + [d["b"]], s + [plan["params"]["padding_length"]]
-    u = [_ln(Fraction(x) / Fraction(y)) for x, y in zip(a, b)]
-    w = [_ln((1 - Fraction(y)) / (1 - Fraction(x))) for x, y in zip(a, b)]
-    assert plan["guarantee"]["notion"] == "MinID-LDP"  # the fast examples; AvgID couples the levels
-    need = [max(u[i] + max(w), max(u) + w[i]) for i in range(len(u))]
-    out = {("levels", x["name"]): need[i] for i, x in enumerate(lv)}
-    out[("epsilon",)] = min(need[:len(lv)])
-    out[("ldp_epsilon",)] = exact_ldp_epsilon(a, b, s)
-    return out
-
-
-def _exact_pckv(plan) -> dict[str, Decimal]:
-    from ldpplan.mechanisms.pckv._core import exact_ratios
-
-    p = plan["params"]
-    r = exact_ratios(plan["mechanism"], p["a"], p["b"], p["p"], p["domain_size"], p["padding_length"])
-    return {(k,): _ln(v) for k, v in r.items()}
-
-
-def _exact_pie(plan) -> dict[str, Decimal]:
-    from ldpplan.planner.pie._exact import exact_guarantee
-
-    p, g = plan["params"], plan["guarantee"]
-    symbols = p.get("g", p["domain_size"])
-    ex = exact_guarantee(p["mu"], symbols, p["domain_size"], g["n"], g["releases"], g["max_prior"])
-    return {("epsilon",): ex["epsilon"], ("alpha_bits",): ex["alpha_bits"], ("alpha_nats",): ex["alpha_nats"],
-            (LOWER, "bayes_error_lower_bound"): -ex["bayes"]}
-
-
-def _exact_uldp(plan) -> dict[str, Decimal]:
-    from ldpplan.planner.uldp._numbers import urap_ratio, urr_ratio
-
-    p = plan["params"]
-    kind = p.get("common", plan["mechanism"])
-    size = p.get("intermediate_size", p["domain_size"])
-    n_s = len(p.get("intermediate_sensitive", p["sensitive"]))
-    ratio = urr_ratio(p["c1"], p["c2"]) if kind == "urr" else urap_ratio(p["theta"], p["d1"], p["d2"], n_s, size - n_s)
-    out = {("epsilon",): _ln(ratio)}
-    if "user_indistinguishability_epsilon" in plan["guarantee"]:
-        out[("user_indistinguishability_epsilon",)] = out[("epsilon",)]
-    return out
-
-
-def _exact_hr(plan) -> dict[str, Decimal]:
-    from ldpplan.solvers.hadamard import exact_epsilon
-
-    return {("epsilon",): exact_epsilon(plan["params"]["keep_probability"], plan["params"]["blocks"])}
-
-
-def _exact_longitudinal(plan) -> dict[str, Decimal]:
-    from ldpplan.planner.longitudinal.claims import exact_ratios
-
-    r = exact_ratios(plan["mechanism"], plan["params"])
-    one = _ln(r["one"])
-    return {("epsilon",): one, ("epsilon_1",): one, ("epsilon_perm",): _ln(r["perm"])}
-
-
-EXACT = {"hr": _exact_hr, "idue": _exact_idue, "idue-ps": _exact_idue, "pckv-ue": _exact_pckv, "pckv-grr": _exact_pckv,
-         "rr": _exact_pie, "glh": _exact_pie, "urr": _exact_uldp, "urap": _exact_uldp, "pum": _exact_uldp,
-         **dict.fromkeys(("l-grr", "l-sue", "l-oue", "l-osue", "l-soue"), _exact_longitudinal)}
-
-
 def _float_below(d: Decimal) -> float:
     """The largest float strictly below ``d``."""
     f = float(d)
     while Decimal(f) >= d:
         f = math.nextafter(f, -math.inf)
     return f
-
-
-LOWER = "<a lower bound>"
 
 
 def _set_claim(plan, key: tuple, value: float) -> None:
@@ -274,14 +196,16 @@ def _set_claim(plan, key: tuple, value: float) -> None:
 
 
 def test_every_runtime_has_an_exact_reference():
-    # a new runtime must add its exact claims here (the property below then covers it)
-    assert set(EXACT) == set(ldpplan.mechanisms.RUNTIMES)
+    # every plan mechanism's family recomputes its claims exactly (``exact_claims`` in its
+    # tests/test_<family>_conformance.py); the property below then covers it
+    for mechanism in ldpplan.mechanisms.RUNTIMES:
+        assert callable(getattr(conformance_of(mechanism), "exact_claims", None)), mechanism
 
 
 @pytest.mark.parametrize("fam,name", FAST)
 def test_claim_one_float_step_below_its_numbers_never_loads(fam, name, request):
     original = example_plan(fam, name, request)
-    exact = EXACT[original["mechanism"]](original)
+    exact = exact_claims(original)
     assert exact, "no claim covered"
 
     @settings(**HYP)

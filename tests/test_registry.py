@@ -6,8 +6,12 @@
 * every mechanism name is declared once: a plan mechanism in one runtime class's ``PLAN_FIELDS``,
   a spec mechanism in one family's declaration; ``RUNTIMES``, the planner's plan mechanisms, the
   composed schema and the conformance test's cases are all derived from the registry line;
-* outside the rooms, mechanism names appear only where listed here (the remaining ones, each with
-  its reason).
+* outside the rooms (``planner/<family>/``, ``mechanisms/<family>/``; the solver modules
+  ``solvers/<family>.py``, ``solvers/_<family>_*.py`` name their own family's), mechanism names
+  appear only where listed here (the remaining ones, each with its reason);
+* the recipe holds for the tests: the cross-family tests' per-mechanism tables come from each
+  family's conformance module ``tests/test_<family>_conformance.py`` (a registered toy family feeds
+  them alone), and no test file but a family's own names its mechanisms (a reasoned allowlist aside).
 """
 from __future__ import annotations
 
@@ -180,19 +184,26 @@ def test_conformance_parametrizes_over_the_registry():
 #: Mechanism-name string literals (docstrings aside) left outside the rooms ``planner/<family>/``,
 #: ``mechanisms/<family>/``, each with its reason. The list only shrinks: a new literal fails here.
 ALLOWED_OUTSIDE_ROOMS = {
-    # the registry line itself
-    "planner/families.py": {"idue", "pckv", "pie", "uldp", "hadamard", "longitudinal"},
-    # the per-family solver modules are the family's third room (solvers/<family>.py + private helpers);
-    # "auto" there is Hadamard's blocks option, not the longitudinal spec mechanism "auto" (issue 22 pins both)
+    # the registry line itself (read from it: registering a family edits no list here)
+    "planner/families.py": set(_registry()),
+    # "auto" in Hadamard's solver room is its blocks option, not the longitudinal spec mechanism "auto"
+    # (issue 22 pins both); the solver rooms may name their own family's mechanisms
     "solvers/hadamard.py": {"auto"},
-    "solvers/pckv.py": {"pckv-ue", "pckv-grr"},
-    "solvers/_pckv_compose.py": {"pckv-ue", "pckv-grr"},
-    "solvers/pie.py": {"rr", "glh"},
     # the shuffle solver's vocabulary of randomizer-specific bounds ("rr": the exact binary-RR curve,
     # "krr", "glh"); which bound a plan gets is its family's hook (planner/pie/claims.shuffle_randomizer)
     "planner/shuffle.py": {"rr"},
     "solvers/shuffle.py": {"rr", "glh"},
 }
+
+
+def _solver_room(rel: Path, families: tuple[str, ...]) -> str | None:
+    """The family whose solver room this is (``solvers/<family>.py``, ``solvers/_<family>_*.py``), if any."""
+    if len(rel.parts) != 2 or rel.parts[0] != "solvers":
+        return None
+    for fam in families:
+        if rel.stem == fam or rel.stem.startswith(f"_{fam}_"):
+            return fam
+    return None
 
 
 def _name_literals(path: Path, names: set[str]) -> set[str]:
@@ -208,15 +219,131 @@ def test_mechanism_names_stay_in_their_rooms():
     from ldpplan.planner.families import all_families
 
     fams = all_families()
-    names = {f.name for f in fams} | {n for f in fams for n in (*f.spec_mechanisms, *f.plan_mechanisms)}
+    own = {f.name: {f.name, *f.spec_mechanisms, *f.plan_mechanisms} for f in fams}
+    names = set().union(*own.values())
     found = {}
     for layer in ("planner", "solvers", "mechanisms"):
         for path in (ROOT / layer).rglob("*.py"):
             rel = path.relative_to(ROOT)
-            if len(rel.parts) > 2 and rel.parts[0] in ("planner", "mechanisms") and rel.parts[1] in names:
+            if len(rel.parts) > 2 and rel.parts[0] in ("planner", "mechanisms") and rel.parts[1] in _registry():
                 continue  # a family's own room
-            hits = _name_literals(path, names)
+            solver_of = _solver_room(rel, _registry())
+            hits = _name_literals(path, names) - (own[solver_of] if solver_of else set())
             if hits:
                 found[rel.as_posix()] = hits
     extra = {f: sorted(h - ALLOWED_OUTSIDE_ROOMS.get(f, set())) for f, h in found.items()}
     assert not {f: h for f, h in extra.items() if h}, extra
+
+
+# --------------------------------------------------------------------------- the recipe holds for tests
+#: Mechanism-name literals (docstrings aside) in test files that are not a family's own
+#: (``tests/test_<family>.py``, ``tests/test_<family>_*.py``, which may name their family's
+#: mechanisms). None is a per-family table: each is one existing family used as the vehicle of a
+#: cross-family feature, a paper case of that family, or a word that is also a mechanism name.
+#: A table over the registry reads the families' conformance modules instead
+#: (``tests/_family_helpers.py``); a new family adds nothing here. The list only shrinks.
+ALLOWED_IN_CROSS_FAMILY_TESTS = {
+    # one plan as the vehicle of a cross-family feature (aggregates, files, CLI, audit, shuffler, explain)
+    "test_aggregate_memory.py": {"urr"},
+    "test_audit.py": {"glh", "rr"},
+    "test_audit_external.py": {"idue", "rr"},
+    "test_audit_search.py": {"glh", "idue", "pckv-ue", "rr", "urr"},
+    "test_cli.py": {"rr"},
+    "test_cli_commands.py": {"uldp", "urr"},
+    "test_cli_polish.py": {"idue", "pckv-ue", "rr"},
+    "test_cli_readers.py": {"rr"},
+    "test_cli_tables.py": {"idue", "uldp"},
+    "test_explain.py": {"idue-ps", "pie"},
+    "test_grid.py": {"pckv-grr", "pckv-ue"},
+    "test_planning_inputs.py": {"idue", "uldp"},
+    "test_privkvm.py": {"pckv-ue"},
+    "test_reports_parquet.py": {"rr"},
+    "test_shuffle.py": {"glh", "rr"},
+    "test_shuffle_plan.py": {"glh", "rr", "uldp"},
+    "test_unary_mle.py": {"urap"},
+    # the wheel without the planner: a client loads one plan of each of four families (not a coverage table)
+    "test_packaging.py": {"glh", "idue", "pckv-ue", "urap"},
+    # PCKV's cross-column count rules; an in-memory Aggregate labelled "rr" for the merge rules
+    "test_aggregate_integrity.py": {"pckv-grr", "pckv-ue", "rr"},
+    "test_pckv_private.py": {"rr"},
+    # paper cases: GLH's near-zero cell, IDUE-PS's sampling variance, PCKV's padding (issue 19)
+    "test_confidence_intervals.py": {"glh", "idue-ps", "pckv-ue", "rr"},
+    # issue 16's reproductions (a uRAP, an IDUE and a PIE plan edited by hand)
+    "test_plan_gate.py": {"idue", "pie", "uldp"},
+    # "auto" is PCKV's allocation value too, not only the longitudinal spec mechanism
+    "test_pckv_planner.py": {"auto"},
+    "test_pckv_simulation.py": {"auto"},
+}
+# this file names what its two lists allow
+ALLOWED_IN_CROSS_FAMILY_TESTS["test_registry.py"] = set().union(*ALLOWED_IN_CROSS_FAMILY_TESTS.values(),
+                                                                 *ALLOWED_OUTSIDE_ROOMS.values())
+
+
+def _own_family(path: Path, families: tuple[str, ...]) -> str | None:
+    """The family whose own test file this is (``test_<family>.py`` / ``test_<family>_*.py``), if any."""
+    for fam in families:
+        if path.stem == f"test_{fam}" or path.stem.startswith(f"test_{fam}_"):
+            return fam
+    return None
+
+
+def test_cross_family_tests_name_no_mechanism():
+    # the recipe holds for the tests: no table of a cross-family test lists mechanisms; a family's
+    # names appear in its own test files (and its conformance module) only
+    from ldpplan.planner.families import all_families
+
+    fams = all_families()
+    own = {f.name: {f.name, *f.spec_mechanisms, *f.plan_mechanisms} for f in fams}
+    names = set().union(*own.values())
+    extra = {}
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        hits = _name_literals(path, names) - own.get(_own_family(path, _registry()), set())
+        hits -= ALLOWED_IN_CROSS_FAMILY_TESTS.get(path.name, set())
+        if hits:
+            extra[path.name] = sorted(hits)
+    assert not extra, extra
+    # and every registered family has its conformance module, by its name
+    for fam in fams:
+        assert (ROOT / "tests" / f"test_{fam.name}_conformance.py").is_file(), fam.name
+
+
+def test_the_recipe_a_new_family_touches_its_rooms_its_tests_and_the_registry_line(toy_family):
+    # with the registry line ("toy",), every cross-family table is the toy's own declarations and the
+    # coverage checks of the cross-family tests pass without a line of theirs naming it
+    import copy
+
+    import _family_helpers
+    import test_aggregate_integrity
+    import test_cli_polish
+    import test_confidence_intervals
+    import test_plan_gate
+    import test_predicted_vs_simulated
+
+    import ldpplan
+    from ldpplan.planner import families
+
+    fam = toy_family.FAMILY
+    assert _family_helpers.conformance(fam) is toy_family
+    assert _family_helpers.aggregate_specs() == toy_family.AGGREGATE_SPECS
+    assert set(_family_helpers.interval_specs(100)) == set(fam.plan_mechanisms) == {"toy-rr"}
+    test_aggregate_integrity.test_every_registered_runtime_declares_a_count_rule_and_is_covered_here()
+    test_confidence_intervals.test_every_family_has_a_runtime_in_the_coverage_test()
+    test_plan_gate.test_every_runtime_has_an_exact_reference()
+    for f in families.all_families():
+        test_predicted_vs_simulated.test_every_family_has_a_case(f)
+    test_cli_polish.test_one_epsilon_range_for_every_family("toy")
+    toy_family.PREDICTED_VS_SIMULATED()
+    # the plan gate on the toy: its exact claim, one float step below, is refused by load
+    plan = fam.plan(fam.examples["toy-example"])
+    exact = _family_helpers.exact_claims(plan)
+    assert set(exact) == {("epsilon",)}
+    low = copy.deepcopy(plan)
+    low["guarantee"]["epsilon"] = test_plan_gate._float_below(exact[("epsilon",)])
+    test_plan_gate.refused_by_load(low)
+    ldpplan.load(plan)
+    # a family without a conformance module fails the derived tables, naming the file to add
+    import sys
+
+    del sys.modules["test_toy_conformance"]  # (the fixture's monkeypatch restores the entry)
+    with pytest.raises(ModuleNotFoundError, match="test_toy_conformance"):
+        _family_helpers.aggregate_specs()
