@@ -278,7 +278,7 @@ def test_set_pairs_flag_a_pckv_ue_l2_whose_value_budget_is_1_1x():
     eps2 = plan["guarantee"]["epsilon2"]
     p = math.floor(math.exp(1.1 * eps2) / (1 + math.exp(1.1 * eps2)) * 2.0**48) / 2.0**48  # the runtime's grid
     assert math.log(p / (1 - p)) == pytest.approx(1.1 * eps2, rel=1e-9)
-    leaky = PCKVUE(a=params["a"], b=params["b"], p=p, domain_size=params["domain_size"],
+    leaky = PCKVUE(a=params["a"], b=params["b"], p=p, domain=params["domain_size"],
                    padding_length=params["padding_length"])
     flagged = [not audit(plan, mechanism=leaky, rng=np.random.default_rng(seed), explore=False).consistent
                for seed in range(5)]
