@@ -21,7 +21,10 @@ registry (``docs/ARCHITECTURE.md``, "A new family"). A conformance module define
   field's name (and ``EPSILON_MAX`` when the family's spec stops below the common 100 nats;
   ``tests/test_cli_polish.py``, one epsilon range in every family);
 * its predicted-vs-simulated tests, the main one named by ``PREDICTED_VS_SIMULATED``
-  (``tests/test_predicted_vs_simulated.py`` checks that every family has one).
+  (``tests/test_predicted_vs_simulated.py`` checks that every family has one);
+* optionally ``EXPENSIVE_AUDITS``: names of its examples whose audit at default trials takes
+  seconds (``tests/test_audit_search.py`` runs them under 3 seeds plus the exact false-flag
+  probability over 20 runs, instead of 20 seeded runs; measured 20 of 20 in docs/AUDIT.md).
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ import pytest
 __all__ = ["family_cases", "small_example_per_family", "needs_real_data", "spec_domain_size", "example_plan",
            "example_runtime", "write_inputs", "read_inputs", "subset", "sum_aggregates", "numbers_in", "perturb",
            "LOWER", "conformance", "conformance_of", "aggregate_specs", "interval_specs", "exact_claims",
-           "check_prediction"]
+           "check_prediction", "expensive_audits"]
 
 #: The first element of an :func:`exact_claims` path that is a lower bound (stored negated).
 LOWER = "<a lower bound>"
@@ -45,6 +48,13 @@ LOWER = "<a lower bound>"
 def conformance(fam):
     """The family's conformance module, ``tests/test_<family>_conformance.py`` (by its name)."""
     return importlib.import_module(f"test_{fam.name}_conformance")
+
+
+def expensive_audits() -> list[str]:
+    """The examples of every registered family whose audit takes seconds (``EXPENSIVE_AUDITS``)."""
+    from ldpplan.planner.families import all_families
+
+    return [name for fam in all_families() for name in getattr(conformance(fam), "EXPENSIVE_AUDITS", ())]
 
 
 def conformance_of(mechanism: str):

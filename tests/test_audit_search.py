@@ -13,6 +13,7 @@ from ldpplan.planner import audit, make_plan
 from ldpplan.planner.auditing import audit_domain, audit_pairs, bounds, explore, planned_trials
 from ldpplan.planner.families import all_examples
 
+from _family_helpers import expensive_audits
 from _leaky import ExtraColumn, OneItemRR, RevealingRR, SeedLeakGLH, ValueLeakPCKV, raised_level
 
 SEEDS = range(20)
@@ -24,7 +25,7 @@ PCKV_UE_L2 = {"mechanism": "pckv-ue", "epsilon": 1.0, "domain": 100, "padding_le
 #: Audits of several seconds each (confirmation of 10^5-10^6 trials of a 10^2-10^3-bit report, or the
 #: 10.5 M-item GLH's screen, 2 x 10^6 trials of pie-gss): 3 seeded runs each, plus the exact false-flag
 #: probability over 20 runs.
-EXPENSIVE = ["health-itemsets", "three-levels-itemsets", "pie-glh", "pie-gss", "pckv-ue-L2"]
+EXPENSIVE = [*expensive_audits(), "pckv-ue-L2"]  # each family's conformance module names its own
 CHEAP = [name for name in SMALL if name not in EXPENSIVE]
 
 

@@ -57,3 +57,8 @@ def test_hadamard_l2_total():
 
 
 PREDICTED_VS_SIMULATED = test_hadamard_l2_total
+
+
+#: Examples whose audit at default trials takes seconds: 3 seeded runs in tests/test_audit_search.py
+#: (plus the exact false-flag probability over 20 runs); 20 of 20 measured in docs/AUDIT.md.
+EXPENSIVE_AUDITS = ("hadamard-synthetic",)

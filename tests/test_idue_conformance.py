@@ -126,3 +126,8 @@ def test_idue_ps_sampling_variance_is_part_of_the_prediction():
 
 
 PREDICTED_VS_SIMULATED = test_idue_worst_case_mse_per_user
+
+
+#: Examples whose audit at default trials takes seconds: 3 seeded runs in tests/test_audit_search.py
+#: (plus the exact false-flag probability over 20 runs); 20 of 20 measured in docs/AUDIT.md.
+EXPENSIVE_AUDITS = ("health-itemsets", "three-levels-itemsets")

@@ -76,3 +76,8 @@ def test_longitudinal_mse_total_per_round(example):
 
 
 PREDICTED_VS_SIMULATED = test_longitudinal_mse_total_per_round
+
+
+#: Examples whose audit at default trials takes seconds: 3 seeded runs in tests/test_audit_search.py
+#: (plus the exact false-flag probability over 20 runs); 20 of 20 measured in docs/AUDIT.md.
+EXPENSIVE_AUDITS = ("longitudinal-daily", "longitudinal-rappor")

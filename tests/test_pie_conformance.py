@@ -73,3 +73,8 @@ def test_pie_l2_loss_total(mechanism):
 
 
 PREDICTED_VS_SIMULATED = test_pie_l2_loss_total
+
+
+#: Examples whose audit at default trials takes seconds: 3 seeded runs in tests/test_audit_search.py
+#: (plus the exact false-flag probability over 20 runs); 20 of 20 measured in docs/AUDIT.md.
+EXPENSIVE_AUDITS = ("pie-glh", "pie-gss")
