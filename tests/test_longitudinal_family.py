@@ -396,3 +396,18 @@ def test_simulate_over_rounds_reports_error_baseline_and_the_lifetime_spent(tmp_
     with pytest.raises(InputDataError, match="max_changes") as info:
         ldpplan.planner.simulate(plan, SimulateOptions(trials=1, seed=1, data=str(panel), extra={"rounds": "3"}))
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("epsilon_perm,epsilon_1", [(100.0, 1.0), (100.0, 50.0), (31.0, 2.0)])
+def test_l_grr_above_the_grid_cap_plans_at_the_cap_and_verifies(epsilon_perm, epsilon_1):
+    """Budgets beyond about 30 nats: q1 would fall below the 2^-48 grid (a raw ZeroDivisionError once);
+    the rounds are solved at ``L_GRR_CAP`` and the plan meets the requested budgets with room to spare."""
+    from ldpplan.planner import make_plan, verify_plan
+    from ldpplan.planner.longitudinal.claims import L_GRR_CAP
+
+    plan = make_plan({"mechanism": "l-grr", "epsilon_perm": epsilon_perm, "epsilon_1": epsilon_1, "domain": 10,
+                      "rounds": 5, "max_changes": 1, "users": 1000})
+    assert verify_plan(plan).holds
+    g = plan["guarantee"]
+    assert g["epsilon_perm"] <= min(epsilon_perm, L_GRR_CAP) and g["epsilon_1"] <= min(epsilon_1, L_GRR_CAP - 1.0)
+    assert g["epsilon_1"] > min(epsilon_1, L_GRR_CAP - 1.0) - 1e-6  # the second round spends what it may

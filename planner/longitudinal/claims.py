@@ -38,6 +38,11 @@ SOURCES = ("epsilon_perm: first round (Erlingsson et al. 2014, epsilon-infinity)
 #: plan mechanism -> solver name (Arcolezi et al. 2022)
 SOLVER_NAMES = {"l-grr": "L-GRR", "l-sue": "L-SUE", "l-oue": "L-OUE", "l-osue": "L-OSUE", "l-soue": "L-SOUE"}
 _GRID = 2.0**48
+#: L-GRR's rounds are solved at budgets of at most this many nats: beyond it the first round's
+#: ``q1 = 1/(e^epsilon_perm + k - 1)`` is below the 2^-48 grid (and underflows ``1 - p1`` in float64).
+#: The plan still states the requested budgets, which the capped numbers satisfy with room to spare
+#: (as IDUE's ``solvers.idue.EPSILON_CAP``); ``verify`` decides both exactly.
+L_GRR_CAP = 30.0
 _UNIT = "frequency^2 per value and round (f = 0)"
 _SRC = "Arcolezi et al. (2022), approximate variance Q(1-Q)/(n (p1-q1)^2 (p2-q2)^2)"
 _ONE_SHOT = "one-shot GRR (e^eps + k - 2)/(n (e^eps - 1)^2) or OUE 4 e^eps/(n (e^eps - 1)^2) (Wang et al. 2017)"
@@ -66,7 +71,7 @@ def solve(mechanism: str, epsilon_perm: float, epsilon_1: float, k: int) -> dict
     e_perm, e_1 = shrink(epsilon_perm), shrink(epsilon_1)
     try:
         if mechanism == "l-grr":
-            r = l_grr_exact(e_perm, e_1, k).parameters
+            r = l_grr_exact(min(e_perm, L_GRR_CAP), min(e_1, L_GRR_CAP - 1.0), k).parameters
             p1, p2 = _down(r.p1), _down(r.p2)
             if not (p1 * k > 1 and p2 * k > 1):
                 raise SpecError("epsilon_1", "is too small for the 2^-48 probability grid", epsilon_1)
