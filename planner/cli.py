@@ -409,9 +409,9 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
                         ["item", "level epsilon (nats)"], rows, note=note)])
 
 
-if __name__ == "__main__":  # pragma: no cover
-    main()
-
-
 for _command in RUNTIME_COMMANDS:  # perturb, aggregate, estimate (planner/cli_runtime.py)
     main.add_command(_command)
+
+
+if __name__ == "__main__":  # pragma: no cover - ``python -m ldpplan.planner.cli``, after every command is registered
+    main()
