@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from ._envelope import MAX_DOMAIN_SIZE, PlanFields
 from ._envelope import read_envelope as _read_envelope
-from ._plan import PlanError, check_fingerprint, loads_strict, plan_fingerprint, read_plan
+from ._plan import PlanError, loads_strict, plan_fingerprint, read_plan
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
 from .longitudinal._memo import Memo  # client state of memoized runtimes (issue 22)
@@ -137,9 +137,8 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: s
         One line naming the field, the rule and the value.
     """
     data = read_plan(plan)
-    check_fingerprint(data, fingerprint)
-    fields = runtime_class(data.get("mechanism")).PLAN_FIELDS
-    return _read_envelope(data, fields, verified=verified)
+    return _read_envelope(data, runtime_class(data.get("mechanism")).PLAN_FIELDS, fingerprint=fingerprint,
+                          verified=verified)
 
 
 def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None):

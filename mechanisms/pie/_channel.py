@@ -23,7 +23,8 @@ from .._sampling import GRID_DENOMINATOR
 from .._api import check_items  # the one check of item indices (re-exported)
 
 __all__ = ["HASH_PRIME", "GRID_STEPS", "keep_probability", "realized_epsilon", "pie_alpha_bits",
-           "collision_probability", "hash_values", "support_counts", "split_streams", "check_items"]
+           "collision_probability", "hash_values", "support_counts", "split_streams", "check_items",
+           "inverse_mod_prime"]
 
 #: Mersenne prime of the Carter-Wegman hash family (``|X|`` and ``g`` must not exceed it).
 HASH_PRIME = 2**31 - 1
@@ -162,8 +163,13 @@ def hash_values(a, b, x, g: int) -> np.ndarray:
     return ((a * x + b) % HASH_PRIME) % np.int64(g)
 
 
-def _inverse_mod_prime(a: np.ndarray) -> np.ndarray:
-    """``a^(P-2) mod P`` elementwise (Fermat), int64; products stay below ``2**62``."""
+def inverse_mod_prime(a: np.ndarray) -> np.ndarray:
+    """``a^(P-2) mod P`` elementwise (Fermat), ``P`` = :data:`HASH_PRIME`: the inverse of each hash
+    multiplier ``a`` (int64 array of any shape, entries in ``[1, P)``; products stay below ``2**62``).
+
+    Used to invert ``h_{a,b}(x) = ((a x + b) mod P) mod g`` (GLH support counts; the audit's
+    preimages). References: Carter & Wegman (1979) universal hashing; Fermat's little theorem.
+    """
     result = np.ones_like(a)
     base = a % HASH_PRIME
     e = HASH_PRIME - 2
@@ -236,7 +242,7 @@ def _inverted_counts(a, b, y, k: int, g: int, chunk_entries: int) -> np.ndarray:
     steps = np.arange(per_user, dtype=np.int64) * g
     hits = []
     for s in range(0, y.size, users):
-        ainv = _inverse_mod_prime(a[s:s + users])[:, None]
+        ainv = inverse_mod_prime(a[s:s + users])[:, None]
         v = y[s:s + users, None] + steps[None, :]
         x = ainv * ((v - b[s:s + users, None]) % HASH_PRIME) % HASH_PRIME
         hits.append(x[(v < HASH_PRIME) & (x < k)])

@@ -42,12 +42,12 @@ import numpy as np
 
 from .._envelope import PlanFields
 from ._base import GUARANTEE_FIELDS, KaryRRBase
-from ._channel import (HASH_PRIME, check_items, collision_probability, hash_values, keep_probability,
+from ._channel import (HASH_PRIME, inverse_mod_prime, check_items, collision_probability, hash_values, keep_probability,
                            pie_alpha_bits, realized_epsilon, split_streams, support_counts)
 from .._protocol import CountRule, Aggregate, Estimate, Reports
 from .._sampling import bernoulli_iid, check_rng
 
-__all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "keep_probability", "realized_epsilon",
+__all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "inverse_mod_prime", "keep_probability", "realized_epsilon",
            "pie_alpha_bits", "collision_probability", "hash_values", "support_counts", "split_streams",
            "THRESHOLD_FILLS"]
 

@@ -77,6 +77,11 @@ def zipf_items(k: int, n: int, seed: int) -> np.ndarray:
     """``n`` synthetic users' items drawn from Zipf(1) over ``k`` items (frequency of item i ~ 1/(i+1)).
 
     The generator is ``numpy.random.default_rng([seed, 7])`` (the simulations' data stream).
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Item indices in ``[0, k)``.
     """
     rng = np.random.default_rng([int(seed), 7])
     w = 1.0 / np.arange(1, k + 1)

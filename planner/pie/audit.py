@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ...mechanisms.pie import collision_probability, hash_values
+from ...mechanisms.pie import HASH_PRIME, collision_probability, hash_values, inverse_mod_prime
 
 from ..auditing.events import InputPair, ItemLabels, Test, item_label, repeat
 
@@ -39,7 +39,7 @@ __all__ = ["pairs", "domain", "POOL_BELOW"]
 
 #: A pooled test is added when the single tight event's denominator probability is below this.
 POOL_BELOW = 1e-5
-_PRIME = 2147483647  # the plan's hash prime (``params.hash.prime``; checked in :func:`_glh_pool`)
+_PRIME = HASH_PRIME  # the runtime's hash prime (a plan's ``params.hash.prime``; checked in :func:`_glh_pool`)
 _MAX_CANDIDATES = 64
 
 _SOURCE = "LDP (PIE eq. 2/3): Q(y|x) <= e^epsilon Q(y|x')"
@@ -84,23 +84,13 @@ def _rr_pool(plan: Mapping[str, Any], claim: float, mu: float, k: int) -> list[I
                       pool=lambda drawn: np.asarray(drawn, dtype=np.int64) + 1)]
 
 
-def _inverse(a: np.ndarray) -> np.ndarray:
-    """``a^(P-2) mod P`` elementwise (Fermat; products below ``2^62``)."""
-    out, base, e = np.ones_like(a), a % _PRIME, _PRIME - 2
-    while e:
-        if e & 1:
-            out = out * base % _PRIME
-        base = base * base % _PRIME
-        e >>= 1
-    return out
-
 
 def _only_preimage(a: np.ndarray, b: np.ndarray, y: np.ndarray, s: int, g: int) -> np.ndarray:
     """Per report: ``i - 1`` when ``i`` is the only input of ``{1 .. s}`` with ``h_{a,b}(i) = y``, else -1."""
     count = np.zeros(y.size, dtype=np.int64)
     found = np.full(y.size, -1, dtype=np.int64)
     if -(-_PRIME // g) <= _MAX_CANDIDATES:
-        inverse = _inverse(a)
+        inverse = inverse_mod_prime(a)
         for m in range(-(-_PRIME // g)):
             v = y + m * g
             x = inverse * ((v - b) % _PRIME) % _PRIME
