@@ -2,7 +2,8 @@
 
 ``auto`` plans every mechanism that reaches the budgets and keeps the lowest predicted variance
 per round (ties: the first in ``l-grr, l-sue, l-oue, l-osue, l-soue`` order), as PCKV picks UE or
-GRR. See :mod:`.claims` for the safe-side rounding, the L-GRR second round and the lifetime bound.
+GRR. ``[target] epsilon_lifetime = X`` scales both budgets (their ratio, the domain, the rounds and
+``max_values`` held fixed) to the largest factor in (0, 1] whose sound lifetime bound meets X. See :mod:`.claims` for the safe-side rounding, the L-GRR second round and the lifetime bound.
 """
 from __future__ import annotations
 
@@ -11,14 +12,16 @@ from typing import Any, Mapping
 
 from .._plan_format import envelope
 from ..errors import SpecError
-from .claims import baselines, claims, predictions, solve, variance_line
+from .claims import baselines, claims, predictions, solve, sound_lifetime, target_scale, variance_line
 from .spec import PLAN_MECHANISMS, ParsedSpec, parse_spec
 
-__all__ = ["build_plan", "choose"]
+__all__ = ["build_plan", "choose", "plan_budgets", "budgets"]
 
 
-def choose(spec: ParsedSpec) -> tuple[str, dict[str, Any], dict[str, Any], str]:
+def choose(spec: ParsedSpec, scale: float = 1.0) -> tuple[str, dict[str, Any], dict[str, Any], str]:
     """``(mechanism, params, candidates, reason)``: the spec's mechanism, or ``auto``'s lowest variance.
+
+    ``scale`` multiplies both budgets (a lifetime target's factor, :func:`plan_budgets`).
 
     Raises
     ------
@@ -26,22 +29,45 @@ def choose(spec: ParsedSpec) -> tuple[str, dict[str, Any], dict[str, Any], str]:
         The requested mechanism (or every one, for ``auto``) cannot reach the budgets.
     """
     m = spec.model
+    e_perm, e_1 = budgets(m, scale)
     names = PLAN_MECHANISMS if m.mechanism == "auto" else (m.mechanism,)
     candidates: dict[str, Any] = {}
     for name in names:
         try:
-            candidates[name] = solve(name, m.epsilon_perm, m.epsilon_1, spec.k)
+            candidates[name] = solve(name, e_perm, e_1, spec.k)
         except SpecError as exc:
             if m.mechanism != "auto":
                 raise
             candidates[name] = str(exc)
     reachable = {n: p for n, p in candidates.items() if not isinstance(p, str)}
     if not reachable:
-        raise SpecError("epsilon_1", "no longitudinal mechanism reaches it on the 2^-48 grid", m.epsilon_1)
+        raise SpecError("epsilon_1", "no longitudinal mechanism reaches it on the 2^-48 grid", e_1)
     chosen = min(reachable, key=lambda n: (variance_line(n, reachable[n])[0], names.index(n)))
     reason = ("requested" if m.mechanism != "auto" else
               f"auto: lowest predicted variance per round among {', '.join(reachable)}")
     return chosen, reachable[chosen], candidates, reason
+
+
+def budgets(model, scale: float) -> tuple[float, float]:
+    """``(epsilon_perm, epsilon_1)`` planned at ``scale`` (1: the spec's)."""
+    if scale == 1.0:
+        return model.epsilon_perm, model.epsilon_1
+    return model.epsilon_perm * scale, model.epsilon_1 * scale
+
+
+def plan_budgets(spec: ParsedSpec) -> tuple[float, tuple[str, dict[str, Any], dict[str, Any], str]]:
+    """``(scale, choose(spec, scale))``: scale 1 without a target; under ``[target] epsilon_lifetime = X`` the
+    largest scale in (0, 1] whose plan's sound lifetime bound is at most X (:func:`.claims.target_scale`)."""
+    m = spec.model
+    if m.target is None:
+        return 1.0, choose(spec)
+
+    def solve_at(scale: float):
+        got = choose(spec, scale)
+        bound = sound_lifetime(got[0], got[1], m.rounds, m.values)[1]
+        return bound, got
+
+    return target_scale(m.target.epsilon_lifetime, solve_at)
 
 
 def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
@@ -52,24 +78,30 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     dict
         ``params`` (``domain_size``, ``p1``, ``p2`` and ``second_round`` for L-GRR; ``p1``, ``q1``,
         ``p2``, ``q2`` for the unary encodings), ``guarantee`` (``notion = "longitudinal-LDP"``,
-        ``epsilon`` = ``epsilon_1``, ``epsilon_perm``, ``epsilon_1``, ``rounds``, ``max_changes``,
-        ``epsilon_lifetime``), ``predicted`` variance per round, ``baselines`` (candidates, the
+        ``epsilon`` = ``epsilon_1``, ``epsilon_perm``, ``epsilon_1``, ``rounds``, ``max_values``,
+        ``epsilon_2``, ``epsilon_lifetime`` (sound), ``epsilon_lifetime_lower``,
+        ``epsilon_lifetime_one_value``), ``predicted`` variance per round, ``baselines`` (candidates, the
         papers' L-GRR second round, fresh reports without memoization).
 
     Raises
     ------
     SpecError
-        Invalid spec or unreachable budgets.
+        Invalid spec or unreachable budgets (or lifetime target).
     """
     spec = parse_spec(raw, base_dir)
     m = spec.model
-    chosen, params, candidates, reason = choose(spec)
-    guarantee = claims(chosen, params, m.rounds, m.max_changes)
+    scale, (chosen, params, candidates, reason) = plan_budgets(spec)
+    guarantee = claims(chosen, params, m.rounds, m.values)
     solver = {"name": "closed form + exact composed channel" if chosen == "l-grr" else "closed form",
               "status": "optimal", "selection": {"requested": m.mechanism, "chosen": chosen, "reason": reason},
               "second_round": ("solved on the exact composed k-ary channel (l_grr_exact): more utility than the "
                                "papers' two-path form for k > 2, identical for k = 2") if chosen == "l-grr" else
-              "the papers' closed form on the grid-rounded first round"}
+              "the papers' closed form on the grid-rounded first round", "notes": m.notes}
+    if m.target is not None:
+        solver["target"] = {"epsilon_lifetime": m.target.epsilon_lifetime, "scale": scale,
+                            "epsilon_perm": budgets(m, scale)[0], "epsilon_1": budgets(m, scale)[1],
+                            "held_fixed": "domain, rounds, max_values and the ratio epsilon_1 / epsilon_perm"}
     return envelope(mechanism=chosen, domain_size=spec.k, labels=spec.labels, params=params, guarantee=guarantee,
-                    predicted=predictions(chosen, params, m.users), baselines=baselines(chosen, candidates, spec),
+                    predicted=predictions(chosen, params, m.users),
+                    baselines=baselines(chosen, candidates, spec, guarantee["epsilon_lifetime"], budgets(m, scale)),
                     solver=solver, spec=dict(raw))
