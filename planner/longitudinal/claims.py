@@ -34,7 +34,7 @@ from .._plan_format import predicted as entry
 from ._lifetime import LIFETIME_SOURCE, epsilon_2_of, lifetime_lower, lifetime_upper_exact
 
 __all__ = ["solve", "exact_ratios", "claims", "predictions", "baselines", "variance_line", "one_shot_variance",
-           "rounds_of", "NOTION", "SOURCES", "SOLVER_NAMES", "lifetime", "sound_lifetime", "target_scale"]
+           "rounds_of", "NOTION", "SOURCES", "SOLVER_NAMES", "lifetime", "sound_lifetime"]
 
 NOTION = "longitudinal-LDP"
 SOURCES = ("epsilon_perm: first round (Erlingsson et al. 2014, epsilon-infinity); epsilon_1: exact composed channel; "
@@ -200,40 +200,6 @@ def claims(mechanism: str, params: Mapping[str, Any], rounds: int, max_values: i
     return {"notion": NOTION, "epsilon": e_1, "epsilon_perm": e_perm, "epsilon_1": e_1, "rounds": int(rounds),
             "max_values": int(max_values), **lifetime(mechanism, params, int(rounds), int(max_values), e_perm),
             "sources": SOURCES}
-
-
-def target_scale(target: float, solve_at) -> tuple[float, Any]:
-    """The largest ``s`` in ``(0, 1]`` (steps of 2^-40, bisection) with ``solve_at(s)``'s sound lifetime <= target.
-
-    ``solve_at(s)`` returns ``(lifetime_upper, result)`` or raises :class:`SpecError` (unreachable budgets:
-    treated as too small). Returns ``(s, result)``.
-
-    Raises
-    ------
-    SpecError
-        ``target.epsilon_lifetime`` is below what any reachable scale gives.
-    """
-    def attempt(s: float):
-        try:
-            return solve_at(s)
-        except SpecError:
-            return None
-
-    top = attempt(1.0)
-    if top is not None and top[0] <= target:
-        return 1.0, top[1]
-    lo, hi, best = 0.0, 1.0, None
-    for _ in range(40):
-        mid = (lo + hi) / 2
-        got = attempt(mid)
-        if got is not None and got[0] <= target:
-            lo, best = mid, got[1]
-        else:
-            hi = mid
-    if best is None:
-        raise SpecError("target.epsilon_lifetime", "no budgets at the spec's epsilon_perm : epsilon_1 ratio meet it "
-                        "(the grid leaves no informative round)", target)
-    return lo, best
 
 
 def variance_line(mechanism: str, params: Mapping[str, Any]) -> tuple[float, float]:

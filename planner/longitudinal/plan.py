@@ -2,8 +2,8 @@
 
 ``auto`` plans every mechanism that reaches the budgets and keeps the lowest predicted variance
 per round (ties: the first in ``l-grr, l-sue, l-oue, l-osue, l-soue`` order), as PCKV picks UE or
-GRR. ``[target] epsilon_lifetime = X`` scales both budgets (their ratio, the domain, the rounds and
-``max_values`` held fixed) to the largest factor in (0, 1] whose sound lifetime bound meets X. See :mod:`.claims` for the safe-side rounding, the L-GRR second round and the lifetime bound.
+GRR. ``[target] epsilon_lifetime = X`` plans the lowest-variance budgets whose sound lifetime bound
+meets X (:mod:`._target`: mechanism, domain, rounds and ``max_values`` held fixed). See :mod:`.claims` for the safe-side rounding, the L-GRR second round and the lifetime bound.
 """
 from __future__ import annotations
 
@@ -12,16 +12,15 @@ from typing import Any, Mapping
 
 from .._plan_format import envelope
 from ..errors import SpecError
-from .claims import baselines, claims, predictions, solve, sound_lifetime, target_scale, variance_line
+from ._target import target_search
+from .claims import baselines, claims, predictions, solve, variance_line
 from .spec import PLAN_MECHANISMS, ParsedSpec, parse_spec
 
-__all__ = ["build_plan", "choose", "plan_budgets", "budgets"]
+__all__ = ["build_plan", "choose", "plan_budgets"]
 
 
-def choose(spec: ParsedSpec, scale: float = 1.0) -> tuple[str, dict[str, Any], dict[str, Any], str]:
+def choose(spec: ParsedSpec) -> tuple[str, dict[str, Any], dict[str, Any], str]:
     """``(mechanism, params, candidates, reason)``: the spec's mechanism, or ``auto``'s lowest variance.
-
-    ``scale`` multiplies both budgets (a lifetime target's factor, :func:`plan_budgets`).
 
     Raises
     ------
@@ -29,7 +28,7 @@ def choose(spec: ParsedSpec, scale: float = 1.0) -> tuple[str, dict[str, Any], d
         The requested mechanism (or every one, for ``auto``) cannot reach the budgets.
     """
     m = spec.model
-    e_perm, e_1 = budgets(m, scale)
+    e_perm, e_1 = m.epsilon_perm, m.epsilon_1
     names = PLAN_MECHANISMS if m.mechanism == "auto" else (m.mechanism,)
     candidates: dict[str, Any] = {}
     for name in names:
@@ -48,26 +47,13 @@ def choose(spec: ParsedSpec, scale: float = 1.0) -> tuple[str, dict[str, Any], d
     return chosen, reachable[chosen], candidates, reason
 
 
-def budgets(model, scale: float) -> tuple[float, float]:
-    """``(epsilon_perm, epsilon_1)`` planned at ``scale`` (1: the spec's)."""
-    if scale == 1.0:
-        return model.epsilon_perm, model.epsilon_1
-    return model.epsilon_perm * scale, model.epsilon_1 * scale
-
-
-def plan_budgets(spec: ParsedSpec) -> tuple[float, tuple[str, dict[str, Any], dict[str, Any], str]]:
-    """``(scale, choose(spec, scale))``: scale 1 without a target; under ``[target] epsilon_lifetime = X`` the
-    largest scale in (0, 1] whose plan's sound lifetime bound is at most X (:func:`.claims.target_scale`)."""
+def plan_budgets(spec: ParsedSpec) -> tuple[str, dict[str, Any], dict[str, Any], str]:
+    """:func:`choose` without a target; under ``[target] epsilon_lifetime = X`` the lowest-variance plan whose
+    sound lifetime bound is at most X (:func:`._target.target_search`)."""
     m = spec.model
     if m.target is None:
-        return 1.0, choose(spec)
-
-    def solve_at(scale: float):
-        got = choose(spec, scale)
-        bound = sound_lifetime(got[0], got[1], m.rounds, m.values)[1]
-        return bound, got
-
-    return target_scale(m.target.epsilon_lifetime, solve_at)
+        return choose(spec)
+    return target_search(spec, PLAN_MECHANISMS if m.mechanism == "auto" else (m.mechanism,))
 
 
 def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
@@ -90,7 +76,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     """
     spec = parse_spec(raw, base_dir)
     m = spec.model
-    scale, (chosen, params, candidates, reason) = plan_budgets(spec)
+    chosen, params, candidates, reason = plan_budgets(spec)
     guarantee = claims(chosen, params, m.rounds, m.values)
     solver = {"name": "closed form + exact composed channel" if chosen == "l-grr" else "closed form",
               "status": "optimal", "selection": {"requested": m.mechanism, "chosen": chosen, "reason": reason},
@@ -98,10 +84,11 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
                                "papers' two-path form for k > 2, identical for k = 2") if chosen == "l-grr" else
               "the papers' closed form on the grid-rounded first round", "notes": m.notes}
     if m.target is not None:
-        solver["target"] = {"epsilon_lifetime": m.target.epsilon_lifetime, "scale": scale,
-                            "epsilon_perm": budgets(m, scale)[0], "epsilon_1": budgets(m, scale)[1],
-                            "held_fixed": "domain, rounds, max_values and the ratio epsilon_1 / epsilon_perm"}
+        solver["target"] = {"epsilon_lifetime": m.target.epsilon_lifetime,
+                            "held_fixed": "mechanism (or auto's candidates), domain, rounds, max_values; the spec's "
+                                          "epsilon_perm and epsilon_1 are upper limits"}
     return envelope(mechanism=chosen, domain_size=spec.k, labels=spec.labels, params=params, guarantee=guarantee,
                     predicted=predictions(chosen, params, m.users),
-                    baselines=baselines(chosen, candidates, spec, guarantee["epsilon_lifetime"], budgets(m, scale)),
+                    baselines=baselines(chosen, candidates, spec, guarantee["epsilon_lifetime"],
+                                        (guarantee["epsilon_perm"], guarantee["epsilon_1"])),
                     solver=solver, spec=dict(raw))

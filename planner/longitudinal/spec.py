@@ -14,10 +14,9 @@ Spec (TOML/JSON)::
 
 ``max_changes`` is the deprecated spelling of ``max_values`` (accepted, with a one-line note in the plan's
 ``solver.notes``; both together are refused). With ``[target] epsilon_lifetime = X``, ``epsilon_perm`` and
-``epsilon_1`` are the largest budgets allowed and fix their ratio; ``domain``, ``rounds`` and
-``max_values`` are held fixed, and the planner scales both budgets by the largest factor ``s <= 1``
-(bisection, steps of 2^-40) whose plan's sound ``guarantee.epsilon_lifetime`` is at most ``X``
-(:func:`ldpplan.planner.longitudinal.claims.target_scale`).
+``epsilon_1`` are upper limits; ``mechanism``, ``domain``, ``rounds`` and ``max_values`` are held fixed, and
+the planner picks the budgets of lowest per-round variance whose sound ``guarantee.epsilon_lifetime`` is at
+most ``X`` (:mod:`ldpplan.planner.longitudinal._target`).
 
 References: Erlingsson et al. (CCS 2014); Arcolezi et al. (2022, arXiv:2111.04636).
 """

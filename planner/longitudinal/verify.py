@@ -72,7 +72,7 @@ def _spec_checks(plan: Mapping[str, Any], failures: list[str]) -> None:
         failures.append(f"guarantee.epsilon_lifetime: {gu['epsilon_lifetime']!r} exceeds the spec's "
                         f"target.epsilon_lifetime = {m.target.epsilon_lifetime!r}")
     try:
-        _, (chosen, params, _, _) = plan_budgets(spec)
+        chosen, params, _, _ = plan_budgets(spec)
     except SpecError as exc:
         failures.append(f"spec: cannot be solved ({exc})")
         return
