@@ -22,7 +22,7 @@ from .claims import solve, sound_lifetime, variance_line
 __all__ = ["target_search", "GRID_POINTS"]
 
 #: Candidate epsilon_perm values per mechanism.
-GRID_POINTS = 48
+GRID_POINTS = 32
 _GRID = 2.0**48
 
 
