@@ -47,6 +47,8 @@ _GRID = 2.0**48
 #: The plan still states the requested budgets, which the capped numbers satisfy with room to spare
 #: (as IDUE's ``solvers.idue.EPSILON_CAP``); ``verify`` decides both exactly.
 L_GRR_CAP = 30.0
+#: Budgets below this are refused (the 2^-48 grid resolves about 10^-13 nats; the solvers divide by ~epsilon).
+MIN_EPSILON = 1e-9
 _UNIT = "frequency^2 per value and round (f = 0)"
 _SRC = "Arcolezi et al. (2022), approximate variance Q(1-Q)/(n (p1-q1)^2 (p2-q2)^2)"
 _ONE_SHOT = "one-shot GRR (e^eps + k - 2)/(n (e^eps - 1)^2) or OUE 4 e^eps/(n (e^eps - 1)^2) (Wang et al. 2017)"
@@ -78,6 +80,9 @@ def solve(mechanism: str, epsilon_perm: float, epsilon_1: float, k: int) -> dict
     from ...solvers._result import SolverError
     from ...solvers.longitudinal import first_round, l_grr_exact, second_round
 
+    if epsilon_1 < MIN_EPSILON:
+        raise SpecError("epsilon_1", f"is too small for the 2^-48 probability grid (below {MIN_EPSILON:g} nats)",
+                        epsilon_1)
     e_perm, e_1 = shrink(epsilon_perm), shrink(epsilon_1)
     try:
         if mechanism == "l-grr":
