@@ -13,6 +13,7 @@ import math
 from fractions import Fraction
 
 import mpmath
+import numpy as np
 import pytest
 
 import ldpplan
@@ -245,3 +246,51 @@ def test_solver_never_overshoots_a_sweep_of_valid_budgets(mechanism):
         for ratio in (0.05, 0.5, 0.95):
             planned += _plans_or_names_a_field(mechanism, epsilon_perm, epsilon_perm * ratio) is not None
     assert planned >= 12
+
+
+# ----------------------------------------------------------------------------- the audit tests the lifetime
+def _broken(cls, kind):
+    class Broken(cls):
+        """``drop``: a new memo at every call (each round); ``ignore``: a fresh permanent response per report."""
+
+        def perturb(self, data, rng, *, memo=None, users=None, round=None):
+            if kind == "drop":
+                return super().perturb(data, rng=rng, memo=self.new_memo(), users=users, round=round)
+            fresh = np.arange(np.asarray(data).shape[0])
+            return super().perturb(data, rng=rng, memo=self.new_memo(), users=fresh, round=round)
+
+    return Broken
+
+
+def test_lifetime_pair_probabilities_are_exact_for_binary_l_grr():
+    """k = 2: with the permanent response z, each half's count is binomial; the event's honest probabilities."""
+    from ldpplan.planner.longitudinal._audit_lifetime import lifetime_probabilities
+
+    plan = _plan("l-grr", 2, 6, 2, epsilon_perm=2.0, epsilon_1=1.0)
+    p1, q1, p2, q2 = _numbers(plan)
+
+    def more(n, p):  # Pr[more reports of the value with probability p than of the other], n reports
+        return sum(math.comb(n, c) * p**c * (1 - p) ** (n - c) for c in range(n // 2 + 1, n + 1))
+
+    change, one = lifetime_probabilities(plan, 6, 3)
+    first = p1 * more(3, p2) + q1 * more(3, q2)
+    assert change == pytest.approx(first * first, rel=1e-12)
+    assert one == pytest.approx(p1 * more(3, p2) * more(3, q2) + q1 * more(3, q2) * more(3, p2), rel=1e-12)
+
+
+@pytest.mark.parametrize("mechanism", ["l-grr", pytest.param("l-osue", marks=pytest.mark.slow)])
+def test_audit_is_consistent_on_the_honest_runtime_and_flags_dropped_or_ignored_memos(mechanism):
+    pytest.importorskip("scipy")
+    plan = _plan(mechanism, 4, 8, 2, epsilon_perm=2.0, epsilon_1=1.0)
+    honest = ldpplan.planner.audit(plan, trials=3000, explore=False, rng=np.random.default_rng(5))
+    assert honest.consistent
+    life = next(p for p in honest.pairs if "then" in p.event)
+    assert life.holds and life.claim == plan["guarantee"]["epsilon_lifetime"]
+    assert life.bound > 0.3  # the change is visible (a one-value claim could not cover it)
+    for kind in ("drop", "ignore"):
+        broken = _broken(type(ldpplan.load(plan)), kind).from_plan(plan)
+        flagged = ldpplan.planner.audit(plan, mechanism=broken, trials=3000, explore=False,
+                                        rng=np.random.default_rng(6))
+        assert not flagged.consistent, kind
+        many = next(p for p in flagged.pairs if "most reported in" in p.event and "then" not in p.event)
+        assert not many.holds and many.bound > plan["guarantee"]["epsilon_perm"], kind
