@@ -132,6 +132,10 @@ def permanent_keep(plan):
     return plan["params"]["p1"]
 
 
+def rounds_keep(plan):
+    return plan["params"]["p1"], plan["params"]["p2"]
+
+
 # %% [markdown]
 # ## 1 · The five protocols at ε∞ = 4, ε₁ = 1 (k = 10, n = 200,000 per round)
 
@@ -276,7 +280,7 @@ for name in ("longitudinal-daily", "longitudinal-rappor"):
 binary = {"mechanism": "l-grr", "domain": 2, "users": 1000, "epsilon_perm": 1.0, "epsilon_1": 0.9, "rounds": ROUNDS,
           "max_values": 2}
 row, bp = lifetime_row("L-GRR k = 2, 1 / 0.9, 20 rounds", binary)
-exact_binary = exact_worst_binary_grr(bp["params"]["p1"], bp["params"]["p2"], ROUNDS)
+exact_binary = exact_worst_binary_grr(*rounds_keep(bp), ROUNDS)
 rows.append(row)
 show_table(["plan", "old claim V·ε∞", "sound ε_lifetime", "lower (exact, concrete pairs)", "one value", "variance/round"],
            rows, title="lifetime claims (nats)")
