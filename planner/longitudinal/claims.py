@@ -96,7 +96,10 @@ def solve(mechanism: str, epsilon_perm: float, epsilon_1: float, k: int) -> dict
         f1, g1 = first_round(name, e_perm)
         p1, q1 = (0.5, _clamp(_up(g1))) if mechanism in ("l-oue", "l-osue") else (_clamp(_down(f1)), 0.0)
         q1 = q1 if mechanism in ("l-oue", "l-osue") else 1.0 - p1
-        f2, g2 = second_round(name, p1, q1, e_1)
+        try:
+            f2, g2 = second_round(name, p1, q1, e_1)
+        except SolverError:  # beyond what the grid's first round reaches: the float round's solution, repaired below
+            f2, g2 = second_round(name, f1, g1, e_1)
     except SolverError as exc:
         raise SpecError("epsilon_1", f"{SOLVER_NAMES[mechanism]} cannot reach it ({exc})", epsilon_1) from None
     p2, q2 = (0.5, _clamp(_up(g2))) if mechanism in ("l-oue", "l-soue") else (_clamp(_down(f2)), 0.0)
