@@ -187,8 +187,12 @@ def test_plans_of_the_earlier_format_are_refused_in_one_line():
     old = copy.deepcopy(plan)
     old["guarantee"]["max_changes"] = old["guarantee"].pop("max_values")
     old["guarantee"]["epsilon_lifetime"] = 2 * old["guarantee"]["epsilon_perm"]
-    with pytest.raises(PlanFormatError, match="max_changes.*false once values change"):
-        ldpplan.planner.verify_plan(old)
+    check = ldpplan.planner.verify_plan(old)  # max_changes = 2: the claim does not hold (exit 1)
+    assert not check.holds and "false once values change" in check.message
+    one = copy.deepcopy(old)
+    one["guarantee"]["max_changes"] = 1  # one value: the claim held; the format is outdated (exit 2)
+    with pytest.raises(PlanFormatError, match="max_changes.*re-plan"):
+        ldpplan.planner.verify_plan(one)
     with pytest.raises(PlanError, match="max_changes.*re-plan") as info:
         ldpplan.load(old)
     assert "\n" not in str(info.value)

@@ -13,7 +13,9 @@ From the grid numbers (exact dyadic rationals; for L-GRR ``q = (1 - p)/(k - 1)``
   ``max_values``, and ``params`` the spec's solution; ``predicted`` is recomputed.
 
 Plans of the earlier format (``guarantee.max_changes``, claiming ``max_changes x epsilon_perm``) are
-refused in one line: that lifetime claim is false once a user's value changes; re-plan the spec.
+refused in one line: with ``max_changes >= 2`` that lifetime claim is false once a user's value changes
+(``holds`` False: exit 1); with ``max_changes = 1`` it held but the format is outdated (``PlanFormatError``:
+exit 2). Either way: re-plan the spec. The runtime's ``load()`` refuses both.
 """
 from __future__ import annotations
 
@@ -104,8 +106,11 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     """
     old = plan.get("guarantee") if isinstance(plan, Mapping) else None
     if isinstance(old, Mapping) and "max_changes" in old:
-        raise PlanFormatError("guarantee.max_changes: a plan of the earlier format claims max_changes x epsilon_perm "
-                              "over a lifetime, which is false once values change; re-plan the spec")
+        reason = ("guarantee.max_changes: a plan of the earlier format claims max_changes x epsilon_perm over a "
+                  "lifetime, which is false once values change; re-plan the spec")
+        if old.get("max_changes") != 1:  # the lifetime claim does not hold (exit 1)
+            return Verification(False, reason, {})
+        raise PlanFormatError(reason)  # one value: the claim held, the format is outdated (exit 2)
     validate_plan(plan)
     _structure(plan)
     mech, p, gu = plan["mechanism"], plan["params"], plan["guarantee"]
