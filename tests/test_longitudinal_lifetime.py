@@ -75,14 +75,14 @@ def test_counts_enumeration_equals_literal_enumeration_on_tiny_cases():
     assert counts == pytest.approx(literal, rel=1e-12)
 
 
-def test_grr_bruteforce_equals_literal_enumeration():
+@pytest.mark.parametrize("rounds", [2, pytest.param(3, marks=pytest.mark.slow)])
+def test_grr_bruteforce_equals_literal_enumeration(rounds):
     k, p1, p2 = 3, Fraction(1, 2), Fraction(5, 8)
     first = lambda s, u: p1 if s == u else (1 - p1) / (k - 1)  # noqa: E731
     second = lambda y, s: p2 if y == s else (1 - p2) / (k - 1)  # noqa: E731
-    hists = [h for h in itertools.product(range(3), repeat=3) if len(set(h)) <= 2]
-    literal = max(literal_loss(a, b, first, second, range(k), range(k))[0] for a in hists[:14] for b in hists)
-    assert grr_worst_bruteforce(3, k, float(p1), float(p2)) >= literal - 1e-12
-    assert grr_worst_bruteforce(3, k, float(p1), float(p2)) == pytest.approx(literal, rel=1e-9)
+    hists = [h for h in itertools.product(range(3), repeat=rounds) if len(set(h)) <= 2]
+    literal = max(literal_loss(a, b, first, second, range(k), range(k))[0] for a in hists for b in hists)
+    assert grr_worst_bruteforce(rounds, k, float(p1), float(p2)) == pytest.approx(literal, rel=1e-9)
 
 
 # ----------------------------------------------------------------------------- the plan's bound against the exact worst
@@ -98,7 +98,7 @@ def _check(plan):
 
 @pytest.mark.parametrize("mechanism", ("l-grr",) + UNARY)
 @pytest.mark.parametrize("k", [2, 10])
-@pytest.mark.parametrize("rounds", [1, 2, 5, 12])
+@pytest.mark.parametrize("rounds", [1, 2, 5, pytest.param(12, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("values", [1, 2])
 def test_lifetime_bound_covers_the_exact_worst_case(mechanism, k, rounds, values):
     if values > rounds or (mechanism == "l-grr" and k > 2 and rounds > 3):
@@ -205,7 +205,18 @@ def test_max_changes_alias_plans_with_a_deprecation_note():
     assert any("max_changes is deprecated" in n for n in plan["solver"]["notes"])
 
 
-@pytest.mark.parametrize("mechanism", ["l-grr", pytest.param("auto", marks=pytest.mark.slow)])
+def test_lifetime_target_on_a_small_spec():
+    spec = {"mechanism": "l-sue", "domain": 4, "users": 100, "epsilon_perm": 3.0, "epsilon_1": 1.0, "rounds": 4,
+            "max_values": 2, "target": {"epsilon_lifetime": 5.0}}
+    plan = ldpplan.planner.make_plan(spec)
+    gu = plan["guarantee"]
+    assert 4.5 < gu["epsilon_lifetime"] <= 5.0 and gu["epsilon_perm"] <= 3.0 and gu["epsilon_1"] <= 1.0
+    assert gu["epsilon_lifetime"] >= 2 * gu["epsilon_perm"] + 2 * gu["epsilon_2"] * (1 - 1e-12)
+    ldpplan.load(plan)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", ["l-grr", "auto"])
 def test_lifetime_target_meets_the_target_soundly(mechanism):
     spec = dict(EXAMPLES["longitudinal-daily"], target={"epsilon_lifetime": 8.0},
                 mechanism=mechanism)
@@ -282,7 +293,8 @@ def test_lifetime_pair_probabilities_are_exact_for_binary_l_grr():
     assert one == pytest.approx(p1 * more(3, p2) * more(3, q2) + q1 * more(3, q2) * more(3, p2), rel=1e-12)
 
 
-@pytest.mark.parametrize("mechanism", ["l-grr", pytest.param("l-osue", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
 def test_audit_is_consistent_on_the_honest_runtime_and_flags_dropped_or_ignored_memos(mechanism):
     pytest.importorskip("scipy")
     plan = _plan(mechanism, 4, 8, 2, epsilon_perm=2.0, epsilon_1=1.0)
