@@ -211,7 +211,8 @@ def test_lifetime_target_on_a_small_spec():
     plan = ldpplan.planner.make_plan(spec)
     gu = plan["guarantee"]
     assert 4.5 < gu["epsilon_lifetime"] <= 5.0 and gu["epsilon_perm"] <= 3.0 and gu["epsilon_1"] <= 1.0
-    assert gu["epsilon_lifetime"] >= 2 * gu["epsilon_perm"] + 2 * gu["epsilon_2"] * (1 - 1e-12)
+    bound = min(4 * gu["epsilon_2"], 2 * gu["epsilon_perm"] + 2 * gu["epsilon_2"])  # T = 4, V = 2
+    assert gu["epsilon_lifetime"] == pytest.approx(bound, rel=1e-12) and gu["epsilon_lifetime"] >= bound
     ldpplan.load(plan)
 
 
@@ -223,6 +224,7 @@ def test_lifetime_target_meets_the_target_soundly(mechanism):
     plan = ldpplan.planner.make_plan(spec)
     gu = plan["guarantee"]
     assert gu["epsilon_lifetime"] <= 8.0 and gu["epsilon_lifetime"] > 7.5  # the target binds
+    assert gu["epsilon_lifetime"] == pytest.approx(20 * gu["epsilon_2"], rel=1e-9)  # here T x epsilon_2 is smaller
     assert gu["epsilon_perm"] <= 4.0 and gu["epsilon_1"] <= 1.0
     assert ldpplan.planner.verify_plan(plan).holds and ldpplan.load(plan).max_values == 2
     bad = copy.deepcopy(plan)

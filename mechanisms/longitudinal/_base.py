@@ -96,7 +96,7 @@ class _Longitudinal(Frozen):
             ``notion`` (``"longitudinal-LDP"``), ``epsilon`` (= ``epsilon_1``), ``epsilon_perm``
             (any number of reports of one value; also ``epsilon_lifetime_one_value``), ``epsilon_1``
             (one report), ``rounds``, ``max_values``, ``epsilon_2`` (the second round on the permanent
-            response), ``epsilon_lifetime = V epsilon_perm + floor(T (V-1)/V) epsilon_2`` (nats; sound
+            response), ``epsilon_lifetime = min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2)`` (nats; sound
             over every pair of histories of at most ``T`` rounds and ``V`` distinct values).
 
         References
@@ -156,9 +156,10 @@ class _Longitudinal(Frozen):
                                   number(gu["epsilon_2"], "guarantee.epsilon_2", low=0.0))
         claimed = number(gu.get("epsilon_lifetime"), "guarantee.epsilon_lifetime", low=0.0)
         if claimed < lifetime:
-            raise PlanError(f"guarantee.epsilon_lifetime: claims {gu.get('epsilon_lifetime')!r} but max_values x "
-                            f"epsilon_perm + floor(rounds (max_values-1)/max_values) x epsilon_2 = {lifetime!r}; the "
-                            "runtime refuses a plan that claims more privacy than its numbers give")
+            raise PlanError(f"guarantee.epsilon_lifetime: claims {gu.get('epsilon_lifetime')!r} but the sound bound "
+                            f"min(rounds x epsilon_2, max_values x epsilon_perm + floor(rounds (max_values-1)/max_values) "
+                            f"x epsilon_2) = {lifetime!r}; the runtime refuses a plan that claims more privacy than its "
+                            "numbers give")
         if number(gu.get("epsilon_lifetime_lower"), "guarantee.epsilon_lifetime_lower", low=0.0) > claimed:
             raise PlanError("guarantee.epsilon_lifetime_lower: a lower bound above the plan's epsilon_lifetime")
         return mech

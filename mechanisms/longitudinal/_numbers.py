@@ -13,7 +13,8 @@ post-processing of the one permanent response) is ``ln(p1/q1)`` (GRR) or
 
 Over a history of at most ``T`` rounds and ``V`` distinct values the plan claims (the planner's
 ``ldpplan.planner.longitudinal._lifetime`` has the proof; this is the runtime's own recomputation)
-``epsilon_lifetime = V epsilon_perm + floor(T (V-1)/V) epsilon_2``, with ``epsilon_2`` the second
+``epsilon_lifetime = min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2)`` (``V >= 2``;
+``epsilon_perm`` for ``V = 1``), with ``epsilon_2`` the second
 round's epsilon on its input, the permanent response: ``ln(p2/q2)`` (GRR) or
 ``k ln max(p2/q2, (1-q2)/(1-p2))`` (unary encoding, k bits). ``V x epsilon_perm`` alone is false once
 values change (the reports of one permanent response reveal when it changed).
@@ -39,9 +40,12 @@ def exact_ln(r: Fraction) -> Decimal:
 
 
 def lifetime_upper(max_values: int, rounds: int, epsilon_perm: float, epsilon_2: float) -> float:
-    """The smallest float ``>= V epsilon_perm + floor(T (V-1)/V) epsilon_2`` (exact, of the float claims)."""
+    """The smallest float ``>= min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2)`` (``V >= 2``;
+    ``epsilon_perm`` for ``V = 1``), exact, of the float claims."""
     v, t = int(max_values), int(rounds)
     want = v * Fraction(float(epsilon_perm)) + (t * (v - 1) // v) * Fraction(float(epsilon_2))
+    if v >= 2:
+        want = min(want, t * Fraction(float(epsilon_2)))
     value = float(want)
     while Fraction(value) < want:
         value = math.nextafter(value, math.inf)

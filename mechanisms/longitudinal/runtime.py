@@ -6,7 +6,7 @@ Arcolezi et al. 2022, L-GRR / L-SUE / L-OUE / L-OSUE / L-SOUE): a permanent resp
 Any number of reports of one value reveal at most ``epsilon_perm`` (they are post-processing
 of one permanent response); one report reveals ``epsilon_1`` (the composed channel); a user
 holding at most ``max_values`` distinct values over ``T`` rounds spends at most
-``max_values x epsilon_perm + floor(T (max_values-1)/max_values) x epsilon_2`` (``epsilon_2``: the
+``min(T epsilon_2, max_values x epsilon_perm + floor(T (max_values-1)/max_values) x epsilon_2)`` (``epsilon_2``: the
 second round on the permanent response). ``max_values x epsilon_perm`` alone is false once values
 change: the reports reveal when the permanent response changed (Ding, Kulkarni, Yekhanin 2017, Sec. 3).
 

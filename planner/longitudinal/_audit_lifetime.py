@@ -29,7 +29,7 @@ __all__ = ["lifetime_pair", "lifetime_probabilities", "LIFETIME_ROUNDS"]
 #: Most rounds a simulated user reports in the lifetime pair.
 LIFETIME_ROUNDS = 32
 _SOURCE = ("longitudinal-LDP over a history: a change of value against none, Pr[E|x] <= e^epsilon_lifetime Pr[E|x'] "
-           "with epsilon_lifetime = V epsilon_perm + floor(T (V-1)/V) epsilon_2 (ldpplan, from Erlingsson et al. 2014 "
+           "with epsilon_lifetime = min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2) (ldpplan, from Erlingsson et al. 2014 "
            "and Ding et al. 2017)")
 
 

@@ -14,7 +14,7 @@ needs the map ``pi`` from rounds to permanent responses to be the same in both h
 one permanent response are correlated and reveal whether and when the value changed (Ding, Kulkarni,
 Yekhanin 2017, Sec. 3; Naor & Vexler 2020). The sound bound (:func:`lifetime_upper_exact`):
 
-    epsilon_lifetime = V x epsilon_perm + floor(T (V - 1) / V) x epsilon_2,
+    epsilon_lifetime = min(T x epsilon_2, V x epsilon_perm + floor(T (V - 1) / V) x epsilon_2)   (V >= 2),
 
 ``epsilon_2`` the second round's own epsilon with respect to its input, the permanent response:
 ``ln(p2/q2)`` for L-GRR; ``k x ln max(p2/q2, (1-q2)/(1-p2))`` for the unary encodings (k bits). Proof
@@ -24,7 +24,10 @@ term ``s``, the ratio of the two products is at most ``e^epsilon_perm`` per matc
 slots whose values differ (the ``P1`` factors) times ``e^epsilon_2`` per round ``t`` with
 ``sigma(pi(t)) != pi'(t)`` (the ``P2`` factors); a bound that holds term by term holds for the sums.
 Among the ``V`` cyclic matchings each round is matched correctly by exactly one, so one of them misroutes
-at most ``floor(T (V-1)/V)`` rounds; it changes at most ``V`` values. ``V = 1`` gives ``epsilon_perm``.
+at most ``floor(T (V-1)/V)`` rounds; it changes at most ``V`` values. Matching the slots by value instead (a
+value only one history holds gets a fresh, empty slot in the other) changes no value and misroutes exactly
+the rounds whose values differ, at most ``T``: hence the ``T x epsilon_2`` term. ``V = 1`` gives
+``epsilon_perm``.
 Fewer rounds than ``T`` only lower the loss (marginalize the missing reports), so the bound covers every
 history of at most ``rounds`` rounds and ``max_values`` values, changes at any rounds.
 
@@ -57,7 +60,7 @@ __all__ = ["second_round_ratio", "epsilon_2_of", "lifetime_upper_exact", "lifeti
 
 #: Rounds over which the lower bound's pairs are evaluated (a lower bound for any T >= this).
 LOWER_ROUNDS = 24
-LIFETIME_SOURCE = ("epsilon_lifetime: V x epsilon_perm + floor(T (V-1)/V) x epsilon_2 (coupling of the permanent "
+LIFETIME_SOURCE = ("epsilon_lifetime: min(T x epsilon_2, V x epsilon_perm + floor(T (V-1)/V) x epsilon_2) (coupling of the permanent "
                    "responses over slot matchings; epsilon_2 the second round's epsilon on the permanent response; "
                    "ldpplan.planner.longitudinal._lifetime); one value: epsilon_perm (Erlingsson et al. 2014, Sec. 3); "
                    "changes are leaked (Ding, Kulkarni, Yekhanin 2017, Sec. 3)")
@@ -82,8 +85,11 @@ def moved_rounds(rounds: int, max_values: int) -> int:
 
 
 def lifetime_upper_exact(max_values: int, rounds: int, epsilon_perm: float, epsilon_2: float) -> float:
-    """The smallest float ``>= V epsilon_perm + floor(T (V-1)/V) epsilon_2`` of the (rounded-up) claims."""
+    """The smallest float ``>= min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2)`` of the (rounded-up)
+    claims; ``epsilon_perm`` for ``V = 1``."""
     value = int(max_values) * exact(epsilon_perm) + moved_rounds(rounds, max_values) * exact(epsilon_2)
+    if int(max_values) >= 2:
+        value = min(value, int(rounds) * exact(epsilon_2))
     return float_up(to_decimal(value))
 
 

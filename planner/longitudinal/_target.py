@@ -1,15 +1,16 @@
 """``[target] epsilon_lifetime = X``: the budgets of lowest per-round variance whose sound lifetime bound is <= X.
 
-The sound bound is ``V epsilon_perm + M epsilon_2`` with ``M = floor(T (V-1)/V)`` (:mod:`._lifetime`), so a
-plan meets X when its second round's own epsilon is at most ``epsilon_2 = (X - V epsilon_perm) / M``. Held
-fixed: the mechanism (or ``auto``'s candidates), the domain, ``rounds`` and ``max_values``; the spec's
-``epsilon_perm`` and ``epsilon_1`` stay upper limits. For each candidate ``epsilon_perm`` on a fixed grid of
-:data:`GRID_POINTS` points in ``(0, min(epsilon_perm, X / V)]``, the second round is set from that
-``epsilon_2`` directly (L-GRR: ``p2/q2 = e^epsilon_2``; SUE-shaped: ``p2/q2 = e^(epsilon_2/k)``, OUE-shaped:
-``1/(2 q2) = e^(epsilon_2/k)``), rounded toward the safe side on the 2^-48 grid, or solved at the spec's
-``epsilon_1`` when that composes to less; the plan of lowest predicted variance per round whose exact sound
-bound is <= X wins (ties: the lower ``epsilon_perm``, then the mechanism order). With ``V = 1`` the bound is
-``epsilon_perm``: the spec's budgets capped at X (their ratio kept).
+The sound bound is ``min(T epsilon_2, V epsilon_perm + M epsilon_2)`` with ``M = floor(T (V-1)/V)``
+(:mod:`._lifetime`; ``epsilon_perm`` for ``V = 1``), so a plan meets X when its second round's own epsilon is
+at most ``epsilon_2 = max(X / T, (X - V epsilon_perm) / M)``. Held fixed: the mechanism (or ``auto``'s
+candidates), the domain, ``rounds`` and ``max_values``; the spec's ``epsilon_perm`` and ``epsilon_1`` stay
+upper limits. For each candidate ``epsilon_perm`` on a fixed grid of :data:`GRID_POINTS` points in
+``(0, epsilon_perm]``, the second round is set from that ``epsilon_2`` directly (L-GRR: ``p2/q2 =
+e^epsilon_2``; SUE-shaped: ``p2/q2 = e^(epsilon_2/k)``, OUE-shaped: ``1/(2 q2) = e^(epsilon_2/k)``), rounded
+toward the safe side on the 2^-48 grid, or solved at the spec's ``epsilon_1`` when that composes to less; the
+plan of lowest predicted variance per round whose exact sound bound is <= X wins (ties: the lower
+``epsilon_perm``, then the mechanism order). With ``V = 1`` the bound is ``epsilon_perm``: the grid stops at X
+and ``epsilon_1`` keeps the spec's ratio to ``epsilon_perm``.
 """
 from __future__ import annotations
 
@@ -77,15 +78,13 @@ def target_search(spec, names: tuple[str, ...]) -> tuple[str, dict[str, Any], di
     m, k = spec.model, spec.k
     x, v = m.target.epsilon_lifetime, m.values
     moved = (m.rounds * (v - 1)) // v
-    top = min(m.epsilon_perm, x / v)
+    top = min(m.epsilon_perm, x) if v == 1 else m.epsilon_perm
     candidates: dict[str, Any] = {}
     for name in names:
         best = None
         for j in range(1, GRID_POINTS + 1):
             e_perm = top * j / GRID_POINTS
-            e_2 = (x - v * e_perm) / moved if moved else 0.0
-            if moved and e_2 <= 0:
-                continue
+            e_2 = max(x / m.rounds, (x - v * e_perm) / moved) if moved else 0.0
             cap = min(m.epsilon_1, e_perm * m.epsilon_1 / m.epsilon_perm) if not moved else m.epsilon_1
             got = _candidate(name, e_perm, cap, e_2, k, m.rounds, v, x)
             if got is not None and (best is None or got[0] < best[0]):

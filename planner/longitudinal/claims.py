@@ -16,7 +16,7 @@ Used by :mod:`.plan` (to write) and :mod:`.verify` (to recompute, never read).
   float whose rigorous exponential bounds the exact ratio. Over a history (:mod:`._lifetime`):
   ``epsilon_lifetime_one_value = epsilon_perm`` (one value, any number of rounds);
   ``epsilon_2`` the second round's epsilon on the permanent response; ``epsilon_lifetime =
-  V epsilon_perm + floor(T (V-1)/V) epsilon_2`` (sound, every pair of histories of at most ``T``
+  min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2)`` (sound, every pair of histories of at most ``T``
   rounds and ``V = max_values`` values), ``epsilon_lifetime_lower`` the exact loss of concrete
   pairs. ``max_values x epsilon_perm`` (sequential composition over the permanent responses),
   which earlier plans claimed, is false once values change: the map from rounds to permanent

@@ -10,7 +10,7 @@ prediction ``sum_v Var(f_hat(v))`` (exact variance of the plan's numbers), and t
 the baseline without memoization at the same lifetime budget (fresh one-shot GRR/OUE reports
 at ``epsilon_lifetime / rounds``, counts sampled exactly in distribution); and the lifetime
 budget actually spent: the sound bound (:mod:`._lifetime`) at the largest number ``V`` of distinct
-values a user held, ``V epsilon_perm + floor(T (V-1)/V) epsilon_2`` (``epsilon_perm`` for ``V = 1``).
+values a user held (``epsilon_perm`` for ``V = 1``).
 """
 from __future__ import annotations
 

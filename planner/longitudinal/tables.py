@@ -34,8 +34,8 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
         ["epsilon_2 (second round on the permanent response)", float(gu["epsilon_2"])],
         ["epsilon_lifetime (sound bound, values may change)", float(gu["epsilon_lifetime"])],
         ["epsilon_lifetime_lower (exact loss of a concrete pair)", float(gu["epsilon_lifetime_lower"])]],
-        note="; ".join(["epsilon_lifetime = max_values x epsilon_perm + floor(rounds (max_values-1)/max_values) x "
-                        "epsilon_2"] + list(plan["solver"].get("notes", []))))
+        note="; ".join(["epsilon_lifetime = min(rounds x epsilon_2, max_values x epsilon_perm + "
+                        "floor(rounds (max_values-1)/max_values) x epsilon_2) for max_values >= 2"] + list(plan["solver"].get("notes", []))))
     t3 = Table("Predicted error per round", ["key", "value"], [
         ["variance per value (f = 0)", float(pr["variance_per_round"]["value"])],
         ["total squared error (sum over values)", float(pr["mse_total_per_round"]["value"])]],
