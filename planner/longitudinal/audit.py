@@ -15,6 +15,9 @@ permanent response), as the definition of epsilon_1 requires.
   either input is at most what the permanent response allows (the event is post-processing
   of it), so the ratio stays below ``e^epsilon_perm``; a runtime that re-draws the permanent
   response each round has a ratio growing with ``reports`` (the averaging attack), flagged.
+* **epsilon_lifetime (a value that changes):** with ``max_values >= 2``, a third pair runs each trial
+  as one user over the plan's rounds (at most 32) whose value changes halfway, against one whose value
+  never changes (:mod:`._audit_lifetime`), bounded by the plan's sound ``epsilon_lifetime``.
 """
 from __future__ import annotations
 
