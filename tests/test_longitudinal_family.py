@@ -69,10 +69,11 @@ def test_l_grr_plan_first_round_is_grr_and_second_round_exact(k):
             papers["predicted"]["variance_per_round"]["value"] * 0.85
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
 def test_plan_probabilities_equal_multi_freq_ldpy(mechanism, monkeypatch):
     """multi-freq-ldpy (the papers' authors' package, bench extra) records (p1, q1, p2, q2) in MI_long."""
-    pytest.importorskip("multi_freq_ldpy", reason="multi-freq-ldpy is in the bench extra")
+    pytest.importorskip("multi_freq_ldpy", reason="multi-freq-ldpy is in the oracle extra")
     import importlib
 
     name = {"l-grr": "L_GRR", "l-osue": "L_OSUE"}[mechanism]
@@ -107,9 +108,10 @@ def test_predicted_variance_is_the_papers_formula(mechanism):
     assert mech.predicted_variance(n) == pytest.approx(want, rel=1e-12)
 
 
+@pytest.mark.oracle
 def test_predicted_variance_equals_multi_freq_ldpy():
     mfl = pytest.importorskip("multi_freq_ldpy.long_freq_est.Variance_LONG_PURE",
-                              reason="multi-freq-ldpy is in the bench extra")
+                              reason="multi-freq-ldpy is in the oracle extra")
     for mechanism in ("l-grr", "l-osue", "l-sue"):
         plan = _plan(mechanism)
         p1, q1, p2, q2, _, _ = _support(plan)
