@@ -119,14 +119,14 @@ def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, pro
 
     Returns
     -------
-    PerturbResult
-        With ``skipped_over_limit`` (users dropped, ``skip_over_limit``) and ``memo_started``.
+    dict
+        The fields of ``PerturbResult``, with ``skipped_over_limit`` (users dropped,
+        ``skip_over_limit``), ``memo_started`` and ``round``.
     """
     from .. import mechanisms
 
     from ._plan_format import plan_fingerprint, tool_version
     from ._reports_file import ReportsWriter
-    from ._runtime_io import PerturbResult
     from .data import item_stream
 
     if round_ is None:
@@ -170,6 +170,6 @@ def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, pro
         except OSError as exc:
             raise InputDataError(f"--memo: {memo_path}: cannot be written ({exc.strerror or exc}); no report was "
                                  "written") from None
-    return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed, rows=stream.rows,
-                         skipped_empty=stream.skipped_empty, skipped_over_limit=dropped, memo_started=started,
-                         round=int(round_))
+    return {"n": writer.rows, "mechanism": plan["mechanism"], "output": str(output), "seed": seed, "rows": stream.rows,
+            "skipped_empty": stream.skipped_empty, "skipped_over_limit": dropped, "memo_started": started,
+            "round": int(round_)}

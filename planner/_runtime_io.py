@@ -131,8 +131,8 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
     if getattr(mech, "memoized", False):
         from ._memoized_io import perturb_memoized
 
-        return perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo, round,
-                                new_memo=new_memo, skip_over_limit=skip_over_limit)
+        return PerturbResult(**perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress,
+                                                memo, round, new_memo=new_memo, skip_over_limit=skip_over_limit))
     if memo is not None or round is not None or new_memo or skip_over_limit:
         raise SpecError("--memo/--round", f"only for plans with client state (memoized); {plan['mechanism']} has none",
                         str(memo) if memo is not None else round)
