@@ -94,8 +94,8 @@ def open_memo(mech, path, round_: int, *, new_memo: bool, max_bytes: int | None 
                              "reports")
     if not os.path.lexists(path):
         if not new_memo:
-            raise InputDataError(f"{where}: no such memo; round {round_} needs the memo of the rounds before it (give "
-                                 f"--new-memo to start one: {NEW_MEMO_COST})")
+            before = f"round {round_} needs the memo of the rounds before it; " if round_ else ""
+            raise InputDataError(f"{where}: no such memo; {before}give --new-memo to start one ({NEW_MEMO_COST})")
         return mech.new_memo(), True
     if new_memo:
         raise InputDataError(f"{where}: --new-memo, but the file exists; starting over would redraw its permanent "
