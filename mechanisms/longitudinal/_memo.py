@@ -214,6 +214,12 @@ class Memo:
 
     def _served(self, users: np.ndarray, round: int) -> None:
         """Record that ``users`` (distinct, checked by :meth:`check_round`) reported in ``round``."""
+        idx = np.minimum(np.searchsorted(self._users, users), max(self._users.size - 1, 0))
+        if self._users.size and np.array_equal(self._users[idx], users):  # every user known: update in place
+            last = self._last.copy()
+            last[idx] = int(round)
+            self._last = last
+            return
         merged = np.union1d(self._users, users)
         last = np.full(merged.size, -1, dtype=np.int64)
         last[np.searchsorted(merged, self._users)] = self._last
