@@ -213,6 +213,16 @@ def test_dev_zero_and_a_huge_sparse_file_are_refused_without_reading(work):
     _refused(res, out, "huge.memo", "over the limit")
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_the_api_refuses_a_fifo_without_blocking(tmp_path):
+    fifo = tmp_path / "memo.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        Memo.from_file(fifo)
+    with pytest.raises(ValueError, match="not a regular file"):
+        Memo.from_file("/dev/zero")
+
+
 def test_a_memo_path_whose_parent_is_a_file_is_refused_before_any_report(work):
     (work / "afile").write_text("x")
     res, out = _perturb(work, 0, "--new-memo", memo=str(work / "afile" / "dev.memo"))
@@ -231,6 +241,14 @@ def test_an_unwritable_memo_folder_is_refused(work):
         _refused(res, out, "ro", "not writable")
     finally:
         folder.chmod(0o700)
+
+
+def test_an_unwritable_memo_folder_is_refused_even_for_root(work, monkeypatch):
+    import ldpplan.planner._memoized_io as memoized_io
+
+    monkeypatch.setattr(memoized_io.os, "access", lambda path, mode: False)  # what a non-root user would get
+    res, out = _perturb(work, 0, "--new-memo")
+    _refused(res, out, "--memo", "not writable")
 
 
 def test_a_memo_that_cannot_be_saved_leaves_no_reports(work, monkeypatch):

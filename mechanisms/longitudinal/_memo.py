@@ -327,6 +327,8 @@ class Memo:
         OSError
             The file cannot be opened or read.
         """
+        if not stat.S_ISREG(os.stat(path).st_mode):  # before open: opening a FIFO would block
+            raise ValueError("memo: not a regular file (a memo is a file the device keeps)")
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             if not stat.S_ISREG(st.st_mode):
