@@ -246,7 +246,9 @@ def test_an_unwritable_memo_folder_is_refused(work):
 def test_an_unwritable_memo_folder_is_refused_even_for_root(work, monkeypatch):
     import ldpplan.planner._memoized_io as memoized_io
 
-    monkeypatch.setattr(memoized_io.os, "access", lambda path, mode: False)  # what a non-root user would get
+    real = os.access  # the memo's folder as a non-root user would find it
+    monkeypatch.setattr(memoized_io.os, "access", lambda path, mode: False if os.fspath(path) == os.fspath(work)
+                        else real(path, mode))
     res, out = _perturb(work, 0, "--new-memo")
     _refused(res, out, "--memo", "not writable")
 
