@@ -6,7 +6,8 @@ checked **before** a report is written, and a failure is one line naming the fil
 regular file (``/dev/zero``), over :data:`ldpplan.mechanisms.longitudinal.MAX_MEMO_BYTES`, sized
 other than its header says, with a checksum that does not match, or of another plan; a memo that
 is absent without ``--new-memo`` (and ``--new-memo`` over an existing file); a round before the
-memo's last round, or a user who already reported in the round. User ids are parsed strictly
+memo's last round, a user who already reported in the round, or a memo file that another process
+changed while the reports were drawn (its device, inode, size and mtime are compared before writing). User ids are parsed strictly
 (:func:`parse_user_ids`). The memo is rewritten atomically *before* the reports file is renamed
 into place: a failure to save it leaves no reports (a report whose permanent response is not
 kept would be redrawn next round). Nothing here prints.
@@ -74,8 +75,9 @@ def open_memo(mech, path, round_: int, *, new_memo: bool, max_bytes: int | None 
 
     Returns
     -------
-    (Memo, bool)
-        The memo and whether it was started now.
+    (Memo, bool, tuple or None)
+        The memo, whether it was started now, and the file's identity when read (device, inode,
+        size, mtime; :func:`_identity`), which must be unchanged when the memo is written back.
 
     Raises
     ------
@@ -96,21 +98,31 @@ def open_memo(mech, path, round_: int, *, new_memo: bool, max_bytes: int | None 
         if not new_memo:
             before = f"round {round_} needs the memo of the rounds before it; " if round_ else ""
             raise InputDataError(f"{where}: no such memo; {before}give --new-memo to start one ({NEW_MEMO_COST})")
-        return mech.new_memo(), True
+        return mech.new_memo(), True, None
     if new_memo:
         raise InputDataError(f"{where}: --new-memo, but the file exists; starting over would redraw its permanent "
                              "responses (remove the file yourself if you mean to reset the devices' memo)")
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise InputDataError(f"{where}: not a regular file (a memo is a file the device keeps)")
+        identity = _identity(path)
         return Memo.from_file(path, binding=mech.plan_fingerprint,
-                              max_bytes=Memo.MAX_BYTES if max_bytes is None else max_bytes), False
+                              max_bytes=Memo.MAX_BYTES if max_bytes is None else max_bytes), False, identity
     except ValueError as exc:
         if isinstance(exc, InputDataError):
             raise
         raise InputDataError(f"{where}: {exc}") from None
     except OSError as exc:
         raise InputDataError(f"{where}: cannot be read ({exc.strerror or exc})") from None
+
+
+def _identity(path) -> tuple | None:
+    """``(device, inode, size, mtime_ns)`` of ``path``, None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_, *,
@@ -137,7 +149,7 @@ def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, pro
                         "permanent responses; --new-memo to start one)", None)
     if not 0 <= int(round_) < int(plan["guarantee"]["rounds"]):
         raise SpecError("--round", f"must be below guarantee.rounds = {plan['guarantee']['rounds']}", round_)
-    memo, started = open_memo(mech, memo_path, round_, new_memo=new_memo)
+    memo, started, identity = open_memo(mech, memo_path, round_, new_memo=new_memo)
     last = memo.last_round
     if last is not None and round_ < last:
         raise InputDataError(f"--memo: {memo_path}: round {round_} is before the memo's last round {last}; rounds go "
@@ -165,6 +177,9 @@ def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, pro
         if not writer.rows:
             raise InputDataError(f"--input: {input_path}: no user left to report (--skip-over-limit dropped "
                                  f"{dropped:,})")
+        if _identity(memo_path) != identity:  # another process wrote it meanwhile: one of the two would be lost
+            raise InputDataError(f"--memo: {memo_path}: changed while the reports were drawn (another perturb on "
+                                 "the same memo?); nothing was written: run one perturb per memo at a time")
         try:  # before the reports are renamed into place: no report without its permanent response kept
             write_bytes_atomic(memo_path, memo.to_bytes())
         except OSError as exc:

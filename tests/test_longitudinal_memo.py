@@ -253,6 +253,23 @@ def test_an_unwritable_memo_folder_is_refused_even_for_root(work, monkeypatch):
     _refused(res, out, "--memo", "not writable")
 
 
+def test_a_memo_changed_by_another_perturb_meanwhile_is_not_overwritten(work, monkeypatch):
+    import ldpplan.planner._memoized_io as memoized_io
+
+    assert _perturb(work, 0, "--new-memo")[0].exit_code == 0
+    real, calls = memoized_io._identity, []
+
+    def moved(path):  # the second look (before writing back) sees another process's memo
+        calls.append(path)
+        return real(path) if len(calls) == 1 else ("someone else",)
+
+    monkeypatch.setattr(memoized_io, "_identity", moved)
+    before = (work / "dev.memo").read_bytes()
+    res, out = _perturb(work, 1)
+    _refused(res, out, "--memo", "changed while the reports were drawn")
+    assert (work / "dev.memo").read_bytes() == before
+
+
 def test_a_memo_that_cannot_be_saved_leaves_no_reports(work, monkeypatch):
     import ldpplan.planner._memoized_io as memoized_io
 

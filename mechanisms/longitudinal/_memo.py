@@ -103,6 +103,12 @@ class Memo:
     ------
     ValueError
         A malformed binding, mechanism, domain size, kind or ``max_values``.
+
+    References
+    ----------
+    Erlingsson, Pihur, Korolova (CCS 2014), RAPPOR, Sec. 3: the permanent randomized response is
+    memoized per value and reused for the client's lifetime; a lost memo voids the longitudinal
+    guarantee. Arcolezi et al. (2022), L-GRR and L-UE, the same memoization.
     """
 
     __slots__ = ("binding", "mechanism", "domain_size", "kind", "max_values", "_keys", "_responses", "_users",
