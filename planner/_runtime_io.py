@@ -133,8 +133,10 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
 
         return PerturbResult(**perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress,
                                                 memo, round, new_memo=new_memo, skip_over_limit=skip_over_limit))
-    if memo is not None or round is not None or new_memo or skip_over_limit:
-        raise SpecError("--memo/--round", f"only for plans with client state (memoized); {plan['mechanism']} has none",
+    given = [flag for flag, on in (("--memo", memo is not None), ("--round", round is not None),
+                                   ("--new-memo", new_memo), ("--skip-over-limit", skip_over_limit)) if on]
+    if given:
+        raise SpecError(given[0], f"only for plans with client state (memoized); {plan['mechanism']} has none",
                         str(memo) if memo is not None else round)
     stream = family.iter_inputs(plan, input_path, skip_empty=skip_empty, chunk_rows=rows)
     rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
