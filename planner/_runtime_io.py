@@ -137,7 +137,7 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
                                    ("--new-memo", new_memo), ("--skip-over-limit", skip_over_limit)) if on]
     if given:
         raise SpecError(given[0], f"only for plans with client state (memoized); {plan['mechanism']} has none",
-                        str(memo) if memo is not None else round)
+                        str(memo) if memo is not None else round if round is not None else True)
     stream = family.iter_inputs(plan, input_path, skip_empty=skip_empty, chunk_rows=rows)
     rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
     done = 0
