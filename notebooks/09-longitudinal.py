@@ -120,8 +120,14 @@ def plurality_success(reports_of, users, values, t_max):
 
 
 def memoized_reports(mech, memo, values, rounds):
-    ids = np.arange(values.size)
-    return lambda t: np.asarray(mech.perturb(values, rng=RNG, memo=memo, users=ids, round=t % rounds)["y"])
+    ids, state = np.arange(values.size), {"memo": memo}
+
+    def report(t):
+        if t and t % rounds == 0:  # past the plan's rounds: the same permanent responses, rounds counted afresh
+            state["memo"] = state["memo"].replayed()
+        return np.asarray(mech.perturb(values, rng=RNG, memo=state["memo"], users=ids, round=t % rounds)["y"])
+
+    return report
 
 
 def fresh_reports(rr, values):

@@ -42,11 +42,17 @@ def _echo_json(obj) -> None:
 @click.option("--skip-empty", is_flag=True,
               help="Drop rows whose item (key) is empty and say how many. Without it such rows are an error.")
 @click.option("--memo", type=click.Path(dir_okay=False), default=None,
-              help="Longitudinal (memoized) plans: the clients' memo file of permanent responses (started when absent, "
-                   "rewritten after the reports); the input then has columns user (integer ids), item.")
+              help="Longitudinal (memoized) plans: the clients' memo file of permanent responses (checked, and "
+                   "rewritten before the reports are written); the input then has columns user (integer ids), item.")
 @click.option("--round", "round_", type=click.IntRange(min=0), default=None,
-              help="Longitudinal plans: the collection round (0-based) the reports carry.")
-def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_):
+              help="Longitudinal plans: the collection round (0-based) the reports carry; rounds go forward only.")
+@click.option("--new-memo", is_flag=True,
+              help="Longitudinal plans: start the --memo file (refused when it exists). Users who reported before "
+                   "lose the memo's protection: their values already reported are exposed again.")
+@click.option("--skip-over-limit", is_flag=True,
+              help="Longitudinal plans: drop and count users whose values would exceed the plan's limit, "
+                   "instead of refusing the file.")
+def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_, new_memo, skip_over_limit):
     """Verify PLAN_FILE, perturb every user's input with the client runtime, write the reports.
 
     The input is streamed (CSV or Parquet, a chunk of rows at a time); on a terminal a progress
@@ -64,8 +70,9 @@ def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_):
 
     with _bytes_progress("perturbing") as progress:
         result = perturb_file(plan_file, input_path, output, seed=seed, skip_empty=skip_empty, progress=progress,
-                              memo=memo, round=round_)
+                              memo=memo, round=round_, new_memo=new_memo, skip_over_limit=skip_over_limit)
     _say_skipped(result.skipped_empty, input_path)
+    _say_memo(result, memo)
     how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
     console().print(f"wrote {counted(result.n, 'report')} of {result.mechanism} to {output} ({how})", markup=False,
                     highlight=False, soft_wrap=True)
@@ -78,6 +85,20 @@ def _say_skipped(count: int, path) -> None:
 
         print_message(f"skipped {count:,} row{'s' if count != 1 else ''} of {path} with an empty item "
                       "(--skip-empty)", prefix="note:", style="yellow", stderr=True)
+
+
+def _say_memo(result, memo) -> None:
+    """Memoized plans: the users dropped over the limit, and what a memo started after round 0 costs."""
+    from ._console import print_message
+    from ._memoized_io import NEW_MEMO_COST
+
+    if result.skipped_over_limit:
+        print_message(f"skipped {result.skipped_over_limit:,} user{'s' if result.skipped_over_limit != 1 else ''} whose "
+                      "values would exceed the plan's limit (--skip-over-limit)", prefix="note:", style="yellow",
+                      stderr=True)
+    if result.memo_started:
+        cost = f"; if any of these users reported before round {result.round}, {NEW_MEMO_COST}" if result.round else ""
+        print_message(f"started a new memo {memo}{cost}", prefix="note:", style="yellow", stderr=True)
 
 
 class _bytes_progress:
@@ -147,8 +168,11 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
 @click.option("--confidence", default=None, metavar="LEVEL",
               help="Add confidence intervals at LEVEL in (0, 1), e.g. 0.95 (ci_low/ci_high; PCKV means too).")
 @click.option("--round", "round_", type=click.IntRange(min=0), default=None,
-              help="Longitudinal plans: the collection round to estimate (default: the last one in INPUTS).")
-def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_):
+              help="Longitudinal plans: the collection round to estimate (default: the last one in INPUTS; the "
+                   "output names it).")
+@click.option("--min-reports", type=click.IntRange(min=1), default=None,
+              help="Longitudinal plans: the fewest reports the round must have (default 100); fewer is refused.")
+def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_, min_reports):
     """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
 
     INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
@@ -165,14 +189,15 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_)
     from ._runtime_io import check_confidence, estimate_file, estimate_json, estimate_table, write_estimate_csv
 
     level = check_confidence(confidence)
-    result = estimate_file(plan_file, list(inputs), method=method, round=round_)
+    result = estimate_file(plan_file, list(inputs), method=method, round=round_, min_reports=min_reports)
     if output:
         write_estimate_csv(result, output, level)
     if as_json:
         _echo_json(estimate_json(result, level))
     elif output:
-        console().print(f"estimates of {counted(len(result.labels), 'entry', 'entries')} written to {output}", markup=False,
-                        highlight=False, soft_wrap=True)
+        which = "" if result.round is None else f" of round {result.round}"
+        console().print(f"estimates{which} of {counted(len(result.labels), 'entry', 'entries')} written to {output}",
+                        markup=False, highlight=False, soft_wrap=True)
     else:
         print_tables([estimate_table(result, level)])
 

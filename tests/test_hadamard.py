@@ -213,9 +213,10 @@ def test_aggregate_counts_must_sum_to_n():
 # --------------------------------------------------------------------------- pure-ldp, the peer implementation
 def _pure_ldp():
     return pytest.importorskip("pure_ldp.frequency_oracles.hadamard_response",
-                               reason="pure-ldp (the `bench` extra) is the peer implementation")
+                               reason="pure-ldp (the `oracle` extra) is the peer implementation")
 
 
+@pytest.mark.oracle
 @pytest.mark.slow  # importing pure-ldp takes seconds
 @pytest.mark.parametrize("k,epsilon", [(6, 0.5), (40, 1.0), (200, 1.0)])
 def test_estimates_equal_pure_ldps_on_the_same_reports(k, epsilon):
@@ -231,6 +232,7 @@ def test_estimates_equal_pure_ldps_on_the_same_reports(k, epsilon):
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.oracle
 @pytest.mark.slow
 @pytest.mark.parametrize("k,epsilon", [(20, 2.0), (100, 4.0), (60, 3.0)])
 def test_block_estimates_equal_pure_ldps_on_the_same_reports(k, epsilon):
@@ -250,6 +252,7 @@ def test_block_estimates_equal_pure_ldps_on_the_same_reports(k, epsilon):
     np.testing.assert_allclose(mech.estimate(mech.aggregate(reports)).frequency, theirs, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.oracle
 @pytest.mark.slow
 def test_pure_ldps_client_samples_our_channel():
     import random

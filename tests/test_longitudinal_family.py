@@ -69,10 +69,11 @@ def test_l_grr_plan_first_round_is_grr_and_second_round_exact(k):
             papers["predicted"]["variance_per_round"]["value"] * 0.85
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
 def test_plan_probabilities_equal_multi_freq_ldpy(mechanism, monkeypatch):
     """multi-freq-ldpy (the papers' authors' package, bench extra) records (p1, q1, p2, q2) in MI_long."""
-    pytest.importorskip("multi_freq_ldpy", reason="multi-freq-ldpy is in the bench extra")
+    pytest.importorskip("multi_freq_ldpy", reason="multi-freq-ldpy is in the oracle extra")
     import importlib
 
     name = {"l-grr": "L_GRR", "l-osue": "L_OSUE"}[mechanism]
@@ -107,9 +108,10 @@ def test_predicted_variance_is_the_papers_formula(mechanism):
     assert mech.predicted_variance(n) == pytest.approx(want, rel=1e-12)
 
 
+@pytest.mark.oracle
 def test_predicted_variance_equals_multi_freq_ldpy():
     mfl = pytest.importorskip("multi_freq_ldpy.long_freq_est.Variance_LONG_PURE",
-                              reason="multi-freq-ldpy is in the bench extra")
+                              reason="multi-freq-ldpy is in the oracle extra")
     for mechanism in ("l-grr", "l-osue", "l-sue"):
         plan = _plan(mechanism)
         p1, q1, p2, q2, _, _ = _support(plan)
@@ -202,8 +204,10 @@ def test_memo_is_append_only_bound_and_serialisable(mechanism):
     users, values = np.arange(300), np.arange(300) % 10
     mech.perturb(values, rng=rng, memo=memo, users=users, round=0)
     snapshot = memo.to_bytes()
+    held = memo.responses_at(np.arange(len(memo)))
     mech.perturb(values, rng=rng, memo=memo, users=users, round=1)
-    assert memo.to_bytes() == snapshot  # the permanent responses are never redrawn
+    assert len(memo) == 300 and np.array_equal(memo.responses_at(np.arange(300)), held)  # never redrawn
+    assert memo.last_round == 1 and Memo.from_bytes(snapshot).last_round == 0
     back = Memo.from_bytes(snapshot, binding=mech.plan_fingerprint)
     assert len(back) == 300 and back.to_bytes() == snapshot
     other = ldpplan.load(_plan(mechanism, epsilon_perm=3.0))
@@ -255,30 +259,30 @@ def test_majority_vote_over_2000_reports_recovers_no_more_than_the_permanent_res
     plan = _plan(mechanism)
     mech = ldpplan.load(plan)
     users, reports = 400, 2000
-    ids = np.repeat(np.arange(users), reports)
-    x = np.zeros(ids.size, dtype=np.int64)  # every user holds value 0, reported 2,000 times
+    ids = np.arange(users)
+    x = np.zeros(users, dtype=np.int64)  # every user holds value 0, reported 2,000 times
     rng = np.random.default_rng(3)
     p1 = plan["params"]["p1"]  # Pr[the permanent response keeps value 0] (L-GRR) / bit 0 is 1 (unary)
     bound = p1 + 4 * math.sqrt(p1 * (1 - p1) / users)  # 4 standard deviations of the users' recoveries
+    rounds = plan["guarantee"]["rounds"]
 
-    def recovered(runtime) -> float:
+    def recovered(runtime, memo) -> float:
         """Share of users whose most reported value (L-GRR) or bit (unary) is their value 0."""
         k = plan["domain"]["size"]
         tally = np.zeros((users, k))
-        for i in range(4):  # 4 rounds of 500 reports per user
-            r = runtime.perturb(x[i::4], rng=rng, memo=memo, users=ids[i::4], round=i)
+        for t in range(reports):  # one report per user and round; past the plan's rounds the memo is replayed
+            if t and t % rounds == 0:
+                memo = memo.replayed()
+            r = runtime.perturb(x, rng=rng, memo=memo, users=ids, round=t % rounds)
             if mechanism == "l-grr":
-                tally += np.bincount(ids[i::4] * k + np.asarray(r["y"]), minlength=users * k).reshape(users, k)
+                tally[ids, np.asarray(r["y"])] += 1
             else:
-                bits = np.unpackbits(np.asarray(r["bits"]), axis=1, count=k, bitorder="little")
-                tally += bits.reshape(users, reports // 4, k).sum(axis=1)
+                tally += np.unpackbits(np.asarray(r["bits"]), axis=1, count=k, bitorder="little")
         return float(np.mean(tally.argmax(axis=1) == 0))
 
-    memo = mech.new_memo()
-    assert recovered(mech) <= bound
-    memo = None
+    assert recovered(mech, mech.new_memo()) <= bound
     leaky = _redraw(type(mech)).from_plan(plan)
-    assert recovered(leaky) > 0.99  # without memoization the averaging attack recovers every value
+    assert recovered(leaky, mech.new_memo()) > 0.99  # without memoization the averaging attack recovers every value
 
 
 @pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
@@ -367,19 +371,20 @@ def test_cli_perturb_with_a_memo_file_per_round_then_aggregate_and_estimate(tmp_
     run = CliRunner().invoke
     for t in (0, 1):
         res = run(main, ["perturb", str(plan_path), "--input", str(users), "-o", str(tmp_path / f"r{t}.parquet"),
-                         "--memo", str(memo), "--round", str(t), "--seed", str(t)])
+                         "--memo", str(memo), "--round", str(t), "--seed", str(t)] + (["--new-memo"] if t == 0 else []))
         assert res.exit_code == 0, res.output
         if t == 0:
-            first = memo.read_bytes()
-    assert memo.read_bytes() == first  # the second round reused every permanent response
-    assert len(Memo.from_bytes(first)) == 500
+            first = Memo.from_bytes(memo.read_bytes())
+    last = Memo.from_bytes(memo.read_bytes())
+    assert len(first) == len(last) == 500 and last.last_round == 1  # the second round reused every response
+    assert np.array_equal(first.responses_at(np.arange(500)), last.responses_at(np.arange(500)))
     res = run(main, ["aggregate", str(plan_path), str(tmp_path / "r0.parquet"), str(tmp_path / "r1.parquet"),
                      "-o", str(tmp_path / "agg.json")])
     assert res.exit_code == 0, res.output
     res = run(main, ["estimate", str(plan_path), str(tmp_path / "agg.json"), "--round", "0", "--json"])
     assert res.exit_code == 0 and '"n": 500' in res.output, res.output
     res = run(main, ["perturb", str(plan_path), "--input", str(users), "-o", str(tmp_path / "x.parquet")])
-    assert res.exit_code == 2 and "--memo" in res.output and "\n" not in res.output.strip()
+    assert res.exit_code == 2 and "--round" in res.output and "\n" not in res.output.strip()
     assert not (tmp_path / "x.parquet").exists()
 
 

@@ -21,7 +21,7 @@ from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, plan_fingerprint, require
 from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method
 from .._sampling import check_rng, on_grid
-from ._memo import MAX_USER, Memo
+from ._memo import MAX_MEMO_DOMAIN, MAX_USER, Memo
 from ._numbers import Rounds, lifetime_upper
 from ._promises import longitudinal_promises
 
@@ -129,7 +129,7 @@ class _Longitudinal(Frozen):
         if "max_changes" in (data.get("guarantee") or {}):
             raise PlanError("guarantee.max_changes: a plan of the earlier format claims max_changes x epsilon_perm "
                             "over a lifetime, which is false once values change; re-plan the spec")
-        size, labels = read_domain(data, low=2)
+        size, labels = read_domain(data, low=2, high=MAX_MEMO_DOMAIN)  # the family's cap, as verify
         k = integer(require(data, "params.domain_size"), "params.domain_size", low=2)
         if k != size:
             raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
@@ -167,7 +167,7 @@ class _Longitudinal(Frozen):
     # ------------------------------------------------------------------ client
     def new_memo(self) -> Memo:
         """An empty memo bound to this runtime's plan (its fingerprint)."""
-        return Memo(self.plan_fingerprint, self.mechanism, self.domain_size, self._memo_kind)
+        return Memo(self.plan_fingerprint, self.mechanism, self.domain_size, self._memo_kind, self.max_changes)
 
     def _check_call(self, data, memo, users, round) -> tuple[np.ndarray, np.ndarray, int]:
         if memo is None:
@@ -176,7 +176,7 @@ class _Longitudinal(Frozen):
         if not isinstance(memo, Memo):
             raise ValueError(f"memo: must be a Memo (got {type(memo).__name__})")
         if memo.binding != self.plan_fingerprint or memo.mechanism != self.mechanism \
-                or memo.domain_size != self.domain_size:
+                or memo.domain_size != self.domain_size or memo.max_values != self.max_changes:
             raise ValueError(f"memo: belongs to another plan ({memo.mechanism}, {memo.binding[:16]}...), not to this "
                              f"{self.mechanism} plan ({self.plan_fingerprint[:16]}...)")
         if isinstance(round, bool) or not isinstance(round, (int, np.integer)) or not 0 <= round < self.rounds:
@@ -208,11 +208,13 @@ class _Longitudinal(Frozen):
         rng : numpy.random.Generator
         memo : Memo
             Required (``ValueError`` without). Pairs (user, value) not yet in it get a permanent
-            response drawn now and added (append-only); nothing is added when the call refuses.
+            response drawn now and added (append-only), and each user's round is recorded;
+            nothing changes when the call refuses.
         users : array_like of int, shape (n,)
-            User ids in ``[0, 2^40)``.
+            User ids in ``[0, 2^40)``, distinct (one report per user and round).
         round : int
-            The collection round, ``0 .. rounds - 1`` (reports carry it).
+            The collection round, ``0 .. rounds - 1`` (reports carry it); never before the memo's
+            ``last_round`` (rounds go forward only), and never a round a user already reported in.
 
         Returns
         -------
@@ -222,27 +224,59 @@ class _Longitudinal(Frozen):
         Raises
         ------
         ValueError
-            No memo, another plan's memo, bad data, users or round, or a user whose distinct
-            values would exceed ``max_values`` (the lifetime guarantee would not hold).
+            No memo, another plan's memo, bad data, users or round, a round before the memo's
+            last round, a user twice in the call or already reported in this round, or a user
+            whose distinct values would exceed ``max_values`` (the lifetime guarantee would
+            not hold).
         """
         check_rng(rng)
         x, u, r = self._check_call(data, memo, users, round)
+        memo.check_round(u, r)
         keys = memo.keys_of(u, x)
-        found, index = memo.lookup(keys)
-        fresh = np.unique(keys[~found])
-        fresh_users = fresh // self.domain_size
-        if fresh.size:
-            starts = np.flatnonzero(np.r_[True, fresh_users[1:] != fresh_users[:-1]])  # fresh is sorted
-            cand, extra = fresh_users[starts], np.diff(np.r_[starts, fresh_users.size])
-            over = memo.values_per_user(cand) + extra > self.max_changes
-            if over.any():
-                bad = int(cand[np.argmax(over)])
-                raise ValueError(f"users: user {bad} would hold more than max_values = {self.max_changes} distinct "
-                                 "values; the plan's lifetime guarantee does not cover it (nothing was reported)")
-        responses = self._permanent(fresh % self.domain_size, rng)
-        memo._add(fresh, responses)
+        fresh, over = self._over_limit(memo, keys)
+        if over.size:
+            raise ValueError(f"users: user {int(over[0])} would hold more than max_values = {self.max_changes} "
+                             "distinct values; the plan's lifetime guarantee does not cover it (nothing was reported)")
+        memo._add(fresh, self._permanent(fresh % self.domain_size, rng))
+        memo._served(u, r)
         _, index = memo.lookup(keys)
         return self._instantaneous(memo.responses_at(index), r, rng)
+
+    def _over_limit(self, memo: Memo, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The fresh keys (sorted, distinct) and the users they would take over ``max_values`` (sorted)."""
+        found, _ = memo.lookup(keys)
+        fresh = np.unique(keys[~found])
+        fresh_users = fresh // self.domain_size
+        if not fresh.size:
+            return fresh, fresh_users
+        starts = np.flatnonzero(np.r_[True, fresh_users[1:] != fresh_users[:-1]])  # fresh is sorted
+        cand, extra = fresh_users[starts], np.diff(np.r_[starts, fresh_users.size])
+        return fresh, cand[memo.values_per_user(cand) + extra > self.max_changes]
+
+    def over_limit(self, data, *, memo: Memo, users) -> np.ndarray:
+        """Which rows' users a ``perturb`` with ``memo`` would refuse for holding over ``max_values`` values.
+
+        For dropping such users (``ldpplan perturb --skip-over-limit``) instead of refusing the
+        whole batch: ``keep = ~mech.over_limit(x, memo=memo, users=u)``. Changes nothing.
+
+        Parameters
+        ----------
+        data, users : array_like of int, shape (n,)
+            As :meth:`perturb`.
+        memo : Memo
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (n,)
+
+        Raises
+        ------
+        ValueError
+            What :meth:`perturb` refuses about the memo, data and users.
+        """
+        x, u, _ = self._check_call(data, memo, users, 0)
+        _, over = self._over_limit(memo, memo.keys_of(u, x))
+        return np.isin(u, over)
 
     # ------------------------------------------------------------------ server
     def _columns(self, reports, data_column: str) -> tuple[np.ndarray, np.ndarray]:

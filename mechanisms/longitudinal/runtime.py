@@ -35,7 +35,7 @@ from .._plan import PlanError
 from .._protocol import Aggregate, Reports
 from .._sampling import bernoulli_iid
 from ._base import GUARANTEE_FIELDS, NOTION, _Longitudinal, _probability, _values
-from ._memo import Memo
+from ._memo import MAX_MEMO_DOMAIN, Memo
 from ._numbers import Rounds
 
 __all__ = ["LongitudinalGRR", "LongitudinalUE", "Memo", "NOTION", "GUARANTEE_FIELDS", "UNARY_VARIANTS",
@@ -85,8 +85,8 @@ class LongitudinalGRR(_Longitudinal):
     def __init__(self, *, domain, p1: float, p2: float, rounds: int = 1, max_values: int | None = None,
                  max_changes: int | None = None, plan_fingerprint: str | None = None) -> None:
         k = len(domain) if isinstance(domain, (list, tuple)) else domain
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 2**24:
-            raise ValueError(f"domain: must be a size in 2..2^24 or a list of labels (got {domain!r:.40})")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_MEMO_DOMAIN:
+            raise ValueError(f"domain: must be a size in 2..2^16 or a list of labels (got {domain!r:.40})")
         p1, p2 = _probability(p1, "p1"), _probability(p2, "p2")
         self._init(Rounds.grr(p1, p2, int(k)), domain, rounds, _values(max_values, max_changes), plan_fingerprint)
         self._set(variant="l-grr", p1=p1, p2=p2)
@@ -151,8 +151,8 @@ class LongitudinalUE(_Longitudinal):
         if variant not in UNARY_VARIANTS:
             raise ValueError(f"variant: must be one of {list(UNARY_VARIANTS)} (got {variant!r:.40})")
         k = len(domain) if isinstance(domain, (list, tuple)) else domain
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 2**24:
-            raise ValueError(f"domain: must be a size in 2..2^24 or a list of labels (got {domain!r:.40})")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_MEMO_DOMAIN:
+            raise ValueError(f"domain: must be a size in 2..2^16 or a list of labels (got {domain!r:.40})")
         probs = {name: _probability(v, name) for name, v in (("p1", p1), ("q1", q1), ("p2", p2), ("q2", q2))}
         self._set(mechanism=variant, variant=variant)
         self._init(Rounds.unary(probs["p1"], probs["q1"], probs["p2"], probs["q2"], int(k)), domain, rounds,

@@ -91,6 +91,8 @@ def _many_runner(plan: Mapping[str, Any], reports: int):
         memo, ids, values = mechanism.new_memo(), np.arange(n, dtype=np.int64), np.full(n, which, dtype=np.int64)
         tally = np.zeros((n, k), dtype=np.int64)
         for t in range(reports):
+            if t and t % rounds == 0 and hasattr(memo, "replayed"):  # past the plan's rounds: same responses
+                memo = memo.replayed()
             rep = mechanism.perturb(values, rng=rng, memo=memo, users=ids, round=t % rounds)
             if grr:
                 tally[ids, np.asarray(rep["y"])] += 1
