@@ -312,3 +312,14 @@ def test_audit_is_consistent_on_the_honest_runtime_and_flags_dropped_or_ignored_
         assert not flagged.consistent, kind
         many = next(p for p in flagged.pairs if "most reported in" in p.event and "then" not in p.event)
         assert not many.holds and many.bound > plan["guarantee"]["epsilon_perm"], kind
+
+
+@pytest.mark.parametrize("epsilon_perm, epsilon_1", [(1.0, 0.9), (4.0, 1.0), (8.0, 0.5)])
+@pytest.mark.parametrize("rounds", [4, 5])
+def test_l_grr_three_values_bound_covers_the_brute_force_worst_case(epsilon_perm, epsilon_1, rounds):
+    """k = 3, every pair of histories with at most two values and every one of the 3^T outputs."""
+    for values in (1, 2):
+        plan = _plan("l-grr", 3, rounds, values, epsilon_perm=epsilon_perm, epsilon_1=epsilon_1)
+        gu, (p1, _, p2, _) = plan["guarantee"], _numbers(plan)
+        worst = grr_worst_bruteforce(rounds, 3, p1, p2, max_values=values)
+        assert gu["epsilon_lifetime_lower"] <= worst * (1 + 1e-9) <= gu["epsilon_lifetime"] * (1 + 1e-9)
