@@ -18,9 +18,9 @@ from .._intervals import FrequencyVariance
 from .._fit import MAX_ITER, TOL, check_options
 from .._mle import rr_mle
 from .._api import domain_labels
-from ._channel import HASH_PRIME, keep_probability, pie_alpha_bits, realized_epsilon
+from ._channel import HASH_PRIME_LARGE, hash_prime, keep_probability, pie_alpha_bits, realized_epsilon
 from .._api import report_columns
-from .._envelope import PlanFields, read_domain, read_envelope
+from .._envelope import MAX_COUNT_DOMAIN, PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
 from ._promises import pie_promises
@@ -54,13 +54,14 @@ class KaryRRBase(Frozen):
 
     mechanism = ""
     methods: tuple[str, ...] = ("empirical", "threshold", "em")
-    PLAN_FIELDS = PlanFields((), GUARANTEE_FIELDS)
+    PLAN_FIELDS = PlanFields((), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN)
 
     # ---------------------------------------------------------------- construction
     def _init_common(self, epsilon, domain, g, mu, n, releases, max_prior) -> None:
         k, labels = domain_labels(domain)
-        if not (2 <= k <= HASH_PRIME):
-            raise ValueError(f"domain: needs 2 .. {HASH_PRIME} items (got {k})")
+        high = self.PLAN_FIELDS.max_domain
+        if not (2 <= k <= high):
+            raise ValueError(f"domain: needs 2 .. {high} items (got {k})")
         symbols = k if g is None else g
         expected = keep_probability(epsilon, symbols)
         if mu is not None:
@@ -108,8 +109,9 @@ class KaryRRBase(Frozen):
             claim stronger than :meth:`privacy_map` gives.
         """
         data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
-        size, labels = read_domain(data, low=2, high=HASH_PRIME)
-        k = integer(require(data, "params.domain_size"), "params.domain_size", low=2, high=HASH_PRIME)
+        high = cls.PLAN_FIELDS.max_domain  # O(1) memory in |X| until aggregate/estimate (memory-budgeted)
+        size, labels = read_domain(data, low=2, high=high)
+        k = integer(require(data, "params.domain_size"), "params.domain_size", low=2, high=high)
         if k != size:
             raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
         epsilon = number(require(data, "params.epsilon"), "params.epsilon", low=0.0, low_open=True)
@@ -118,7 +120,12 @@ class KaryRRBase(Frozen):
             raise PlanError(f"params.mu: must be a multiple of 2^-48 (got {mu!r})")
         g = None
         if cls.mechanism == "glh":
-            g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME)
+            g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME_LARGE)
+            prime = hash_prime(k, g)
+            recorded = data["params"].get("hash")
+            if isinstance(recorded, Mapping) and recorded.get("prime") != prime:
+                raise PlanError(f"params.hash.prime: the runtime hashes |X| = {k} items into g = {g} values with the "
+                                f"prime {prime} (got {str(recorded.get('prime'))[:40]})")
         gu = require(data, "guarantee")
         if gu.get("notion") != NOTION:
             raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {gu.get('notion')!r:.40})")
