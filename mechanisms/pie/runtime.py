@@ -169,6 +169,20 @@ class RandomizedResponse(KaryRRBase):
         y = check_items(cols["y"], self.domain_size, what="reports.y")
         return Aggregate(self.mechanism, int(y.size), {"y": np.bincount(y, minlength=self.domain_size)})
 
+    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+        """Reports ``y = x`` for each ``x`` of ``items`` (sorted search: O((n + m) log m))."""
+        y = check_items(self._columns(reports, ("y",))["y"], self.domain_size, what="reports.y")
+        order = np.argsort(items, kind="stable")
+        keys = items[order]
+        pos = np.searchsorted(keys, y)
+        hit = pos < keys.size
+        hit[hit] = keys[pos[hit]] == y[hit]
+        unique_counts = np.bincount(pos[hit], minlength=keys.size)
+        first = np.searchsorted(keys, keys)  # repeated items share the count of their first copy
+        out = np.empty(items.size, dtype=np.int64)
+        out[order] = unique_counts[first]
+        return out
+
     def _support(self, agg: Aggregate) -> np.ndarray:
         y = agg.counts.get("y")
         if set(agg.counts) != {"y"} or y is None or y.shape != (self.domain_size,):
@@ -296,6 +310,12 @@ class GeneralizedLocalHashing(KaryRRBase):
         counts = support_counts(r["a"], r["b"], r["y"], self.domain_size, self.g, chunk_entries,
                                 prime=self.hash_prime)
         return Aggregate(self.mechanism, int(r["y"].size), {"support": counts})
+
+    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+        """``#{i : h_{a_i,b_i}(x) = y_i}`` for each ``x`` of ``items``: one hash of every report per item (O(n m))."""
+        r = self._checked(reports)
+        return np.array([np.count_nonzero(hash_values(r["a"], r["b"], int(x), self.g, self.hash_prime) == r["y"])
+                         for x in items], dtype=np.int64)
 
     def _support(self, agg: Aggregate) -> np.ndarray:
         c = agg.counts.get("support")
