@@ -1,0 +1,103 @@
+"""Memory budgets of ``ldpplan aggregate`` and ``estimate`` (``--max-memory``), checked before allocating.
+
+Planning, verifying, loading and perturbing take memory independent of ``|X|`` for the k-RR
+and the GLH (domains up to ``2**62`` and ``2**61 - 1``); what grows with the domain is the
+server side: an aggregate holds a count per output entry (``|X|`` for RR, GLH and the unary
+families, ``blocks x block_size`` for the Hadamard response, about ``2 |X|`` for key-value and
+longitudinal plans), written as JSON, and an estimate holds a few float vectors per item plus
+its output rows. :func:`needed_bytes` predicts the peak from the plan alone (per-entry costs
+measured with ``/usr/bin/time -v`` on ``|X| = 2**20``, rounded up; ``benchmarks/bench_bigdomain.py``),
+and :func:`check_budget` refuses, in one line naming the memory the full domain would need,
+before anything of that size is allocated. ``estimate --items`` reads the items of interest
+from the reports in memory independent of ``|X|`` (k-RR, GLH) instead.
+
+Nothing here prints.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from .errors import SpecError
+
+__all__ = ["DEFAULT_MAX_MEMORY", "parse_memory", "count_entries", "needed_bytes", "check_budget", "human_bytes",
+           "aggregate_file_bytes"]
+
+#: Default ``--max-memory`` of ``aggregate`` and ``estimate``: 1 GiB.
+DEFAULT_MAX_MEMORY = 1 << 30
+#: Peak bytes per count entry, by operation (measured on |X| = 2**20 and rounded up): ``aggregate``
+#: holds int64 counts per batch and merged, checks that the runtime estimates them and writes them
+#: as JSON; ``estimate`` adds the estimator's float vectors and its output rows (labels, CSV/JSON).
+BYTES_PER_ENTRY = {"aggregate": 192, "estimate": 512}
+#: Fixed overhead of the process (interpreter, numpy, pyarrow), bytes.
+BASE_BYTES = 160 << 20
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12,
+          "tb": 10**12, "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
+
+
+def parse_memory(value: Any, option: str = "--max-memory") -> int:
+    """Bytes of a memory size: an integer, or a number with a unit (``KB MB GB TB``: powers of 1000;
+    ``KiB MiB GiB TiB``: powers of 1024), e.g. ``"1GiB"``, ``"512MiB"``, ``"4GB"``.
+
+    Raises
+    ------
+    SpecError
+        Naming ``option``: not a size, or not positive.
+    """
+    if isinstance(value, int) and not isinstance(value, bool):
+        text = str(value)
+    else:
+        text = str(value).strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([A-Za-z]*)", text)
+    if m is None or m.group(2).lower() not in _UNITS:
+        raise SpecError(option, "must be a memory size such as 1GiB, 512MiB or 4GB (units B, KB, MB, GB, TB, "
+                        "KiB, MiB, GiB, TiB)", value)
+    size = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if size < 1:
+        raise SpecError(option, "must be a positive memory size", value)
+    return size
+
+
+def human_bytes(size: float) -> str:
+    """``size`` bytes as a short string in binary units (``1.5 GiB``)."""
+    for unit, scale in (("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{int(size)} B"
+
+
+def count_entries(plan: Mapping[str, Any]) -> int:
+    """Count entries of the plan's dense aggregate (read from the plan: nothing is allocated)."""
+    size = int(plan["domain"]["size"])
+    params = plan.get("params") or {}
+    if plan["mechanism"] == "hr" and isinstance(params.get("output_size"), int):
+        return max(size, int(params["output_size"]))
+    if plan["mechanism"] in ("rr", "glh", "idue", "idue-ps", "urr", "urap", "pum"):
+        return size
+    return 2 * size  # key-value and longitudinal plans keep two count vectors
+
+
+def needed_bytes(plan: Mapping[str, Any], operation: str) -> int:
+    """Predicted peak bytes of ``operation`` ("aggregate" or "estimate") over the plan's full domain."""
+    return BASE_BYTES + BYTES_PER_ENTRY[operation] * count_entries(plan)
+
+
+def aggregate_file_bytes(plan: Mapping[str, Any], n: int) -> int:
+    """Upper bound of an aggregate file's size: every count at most ``n`` (its digits and ``", "``)."""
+    return count_entries(plan) * (len(str(max(int(n), 0))) + 2) + (64 << 10)
+
+
+def check_budget(plan: Mapping[str, Any], operation: str, max_memory: int, *, hint: str = "") -> None:
+    """Refuse ``operation`` over the full domain when its predicted peak exceeds ``max_memory``.
+
+    Raises
+    ------
+    SpecError
+        ``--max-memory: <operation> of the full domain of N items needs about X (budget Y)...``:
+        one line, raised before anything of the domain's size is allocated.
+    """
+    need = needed_bytes(plan, operation)
+    if need > max_memory:
+        raise SpecError("--max-memory", f"{operation} of the full domain of {int(plan['domain']['size']):,} items "
+                        f"({count_entries(plan):,} count entries) needs about {human_bytes(need)}, above the budget "
+                        f"of {human_bytes(max_memory)}; raise --max-memory{hint}", human_bytes(max_memory))
