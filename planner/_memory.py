@@ -5,8 +5,8 @@ and the GLH (domains up to ``2**62`` and ``2**61 - 1``); what grows with the dom
 server side: an aggregate holds a count per output entry (``|X|`` for RR, GLH and the unary
 families, ``blocks x block_size`` for the Hadamard response, about ``2 |X|`` for key-value and
 longitudinal plans), written as JSON, and an estimate holds a few float vectors per item plus
-its output rows. :func:`needed_bytes` predicts the peak from the plan alone (per-entry costs
-measured with ``/usr/bin/time -v`` on ``|X| = 2**20``, rounded up; ``benchmarks/bench_bigdomain.py``),
+its output rows. :func:`needed_bytes` predicts the peak from the plan alone (per-entry and per-item
+costs measured with ``/usr/bin/time`` on ``|X| = 2**20``, rounded up; ``benchmarks/RESULTS.md``),
 and :func:`check_budget` refuses, in one line naming the memory the full domain would need,
 before anything of that size is allocated. ``estimate --items`` reads the items of interest
 from the reports in memory independent of ``|X|`` (k-RR, GLH) instead.
@@ -25,10 +25,13 @@ __all__ = ["DEFAULT_MAX_MEMORY", "parse_memory", "count_entries", "needed_bytes"
 
 #: Default ``--max-memory`` of ``aggregate`` and ``estimate``: 1 GiB.
 DEFAULT_MAX_MEMORY = 1 << 30
-#: Peak bytes per count entry, by operation (measured on |X| = 2**20 and rounded up): ``aggregate``
-#: holds int64 counts per batch and merged, checks that the runtime estimates them and writes them
-#: as JSON; ``estimate`` adds the estimator's float vectors and its output rows (labels, CSV/JSON).
-BYTES_PER_ENTRY = {"aggregate": 192, "estimate": 512}
+#: Peak bytes per count entry, by operation: ``aggregate`` holds int64 counts per batch and merged,
+#: checks that the runtime estimates them and writes them as JSON (measured: 110-120 B per entry for
+#: RR on 2**20 items and Hadamard on 2**21 outputs); ``estimate`` holds the counts and their floats.
+BYTES_PER_ENTRY = {"aggregate": 192, "estimate": 64}
+#: Peak bytes per domain item of ``estimate``: the estimator's float vectors and its output rows
+#: (labels, CSV/JSON; measured: 730-770 B per item, RR and Hadamard on 2**20 items, ``-o`` CSV).
+ESTIMATE_BYTES_PER_ITEM = 832
 #: Fixed overhead of the process (interpreter, numpy, pyarrow), bytes.
 BASE_BYTES = 160 << 20
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12,
@@ -79,7 +82,8 @@ def count_entries(plan: Mapping[str, Any]) -> int:
 
 def needed_bytes(plan: Mapping[str, Any], operation: str) -> int:
     """Predicted peak bytes of ``operation`` ("aggregate" or "estimate") over the plan's full domain."""
-    return BASE_BYTES + BYTES_PER_ENTRY[operation] * count_entries(plan)
+    per_item = ESTIMATE_BYTES_PER_ITEM * int(plan["domain"]["size"]) if operation == "estimate" else 0
+    return BASE_BYTES + BYTES_PER_ENTRY[operation] * count_entries(plan) + per_item
 
 
 def aggregate_file_bytes(plan: Mapping[str, Any], n: int) -> int:
