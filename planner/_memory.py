@@ -70,14 +70,22 @@ def human_bytes(size: float) -> str:
 
 
 def count_entries(plan: Mapping[str, Any]) -> int:
-    """Count entries of the plan's dense aggregate (read from the plan: nothing is allocated)."""
+    """Count entries of the plan's dense aggregate, from the plan alone (nothing is allocated).
+
+    One entry per output symbol (``params.output_size`` where the plan has one, else ``|X|``) for
+    each count array the runtime class names in its ``count_rule`` (e.g. one for k-RR, GLH and the
+    unary families, two for key-value and longitudinal plans).
+    """
+    from ..mechanisms import runtime_class
+
     size = int(plan["domain"]["size"])
-    params = plan.get("params") or {}
-    if plan["mechanism"] == "hr" and isinstance(params.get("output_size"), int):
-        return max(size, int(params["output_size"]))
-    if plan["mechanism"] in ("rr", "glh", "idue", "idue-ps", "urr", "urap", "pum"):
-        return size
-    return 2 * size  # key-value and longitudinal plans keep two count vectors
+    out = (plan.get("params") or {}).get("output_size")
+    if isinstance(out, int) and not isinstance(out, bool) and out > size:
+        size = out
+    rule = runtime_class(plan["mechanism"]).count_rule
+    names = {c for g in (*rule.sums_to_n, *rule.at_most_n, *rule.total_at_most_n) for c in g}
+    names |= {c for g, col in rule.at_most_column for c in (*g, col)}
+    return size * max(1, len(names))
 
 
 def needed_bytes(plan: Mapping[str, Any], operation: str) -> int:
@@ -94,6 +102,10 @@ def aggregate_file_bytes(plan: Mapping[str, Any], n: int) -> int:
 def check_budget(plan: Mapping[str, Any], operation: str, max_memory: int, *, hint: str = "") -> None:
     """Refuse ``operation`` over the full domain when its predicted peak exceeds ``max_memory``.
 
+    ``"aggregate"`` also needs the budget of the ``"estimate"`` that reads its file: an aggregate
+    written under a budget is always estimated under the same budget (never a file that the next
+    command refuses).
+
     Raises
     ------
     SpecError
@@ -101,7 +113,10 @@ def check_budget(plan: Mapping[str, Any], operation: str, max_memory: int, *, hi
         one line, raised before anything of the domain's size is allocated.
     """
     need = needed_bytes(plan, operation)
+    what = operation
+    if operation == "aggregate":  # the file written must be one `estimate` reads under the same budget
+        need, what = max(need, needed_bytes(plan, "estimate")), "aggregate (and the estimate that reads it)"
     if need > max_memory:
-        raise SpecError("--max-memory", f"{operation} of the full domain of {int(plan['domain']['size']):,} items "
+        raise SpecError("--max-memory", f"{what} of the full domain of {int(plan['domain']['size']):,} items "
                         f"({count_entries(plan):,} count entries) needs about {human_bytes(need)}, above the budget "
                         f"of {human_bytes(max_memory)}; raise --max-memory{hint}", human_bytes(max_memory))

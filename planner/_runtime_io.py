@@ -295,8 +295,8 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
 
     hint = " or estimate chosen items with --items" if hasattr(mech, "estimate_items") else ""
     if items is not None and not hasattr(mech, "estimate_items"):
-        raise SpecError("--items", f"is for k-RR and GLH plans (rr, glh); a {plan['mechanism']} estimate needs "
-                        "the full domain", items)
+        raise SpecError("--items", f"is for runtimes that estimate chosen items (k-RR, GLH); a {plan['mechanism']} "
+                        "estimate needs the full domain", items)
     check_budget(plan, "estimate", DEFAULT_MAX_MEMORY if max_memory is None else max_memory, hint=hint)
     sources = open_sources(plan, paths)
     aggregate = aggregate_sources(plan, sources).aggregate   # validates every column a batch at a time

@@ -321,7 +321,7 @@ def aggregate_files(plan: Mapping[str, Any], inputs: Sequence[str | os.PathLike]
     from ._memory import DEFAULT_MAX_MEMORY, aggregate_file_bytes, check_budget, human_bytes
 
     hint = "; or estimate chosen items from the report files: `ldpplan estimate PLAN REPORTS --items ...`" \
-        if plan["mechanism"] in ("rr", "glh") else ""
+        if hasattr(mechanisms.runtime_class(plan["mechanism"]), "estimate_items") else ""
     check_budget(plan, "aggregate", DEFAULT_MAX_MEMORY if max_memory is None else max_memory, hint=hint)
     sources = open_sources(plan, expand_inputs(inputs))
     size = aggregate_file_bytes(plan, sum(s.rows for s in sources))
