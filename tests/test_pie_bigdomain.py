@@ -185,3 +185,18 @@ def test_budget_check_allocates_nothing_of_the_domain():
     peak = _peak_bytes(lambda: pytest.raises(SpecError, check_budget, plan, "estimate", 1 << 30))
     assert peak < 100_000
 
+
+
+def test_the_audit_events_of_a_big_glh_plan_use_its_hash_prime():
+    """The audit's tight event ``y = h(0) != h(1)`` has probability ``(1 - kappa) mu`` on input 0 only
+    with the runtime's prime (2^61 - 1 here): a binomial check, 5 standard deviations, fixed seed."""
+    from ldpplan.planner.pie.audit import pairs
+
+    plan = _verified(GLH_BIG)
+    mech = mechanisms.load(plan)
+    test = pairs(plan)[0].tests[0]
+    n = 20_000
+    for item, p in ((0, test.p_first), (1, test.p_second)):
+        hits = int(test.occurs(mech.perturb(np.full(n, item), rng=np.random.default_rng(7 + item)).to_arrays()).sum())
+        assert abs(hits - n * p) <= 5 * np.sqrt(n * p * (1 - p)) + 1, (item, hits, n * p)
+    assert test.p_first > 0.4  # mu = 0.45: the event is frequent, so a wrong prime (p ~ 1/g) would fail
