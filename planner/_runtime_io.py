@@ -112,9 +112,11 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
 
     plan = verified_plan(plan_path)
     family = family_of_plan(plan)
-    width = -(-int(plan["domain"]["size"]) // 8)
-    rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
     mech = mechanisms.load(plan)
+    # bytes of one report: the runtime's own figure where it has one (k-RR, GLH: a few int64 whatever |X|),
+    # else one bit per item (unary reports)
+    width = getattr(mech, "report_bytes", None) or -(-int(plan["domain"]["size"]) // 8)
+    rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
     if getattr(mech, "memoized", False):
         return _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo, round)
     if memo is not None or round is not None:

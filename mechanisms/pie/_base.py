@@ -92,6 +92,11 @@ class KaryRRBase(Frozen):
                 f"n={self.n}, releases={self.releases})")
 
     @property
+    def report_bytes(self) -> int:
+        """Bytes of one report (int64 columns: ``y``; GLH also ``a``, ``b``), independent of ``|X|``."""
+        return 8 if self.g is None else 24
+
+    @property
     def domain(self):
         """Labels of ``X`` (or ``range(|X|)`` when there are none)."""
         return self.labels if self.labels is not None else range(self.domain_size)
