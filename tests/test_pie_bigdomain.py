@@ -139,9 +139,9 @@ def moderate(tmp_path_factory):
 @pytest.mark.parametrize("method", ["empirical", "threshold"])
 def test_estimate_items_equals_the_full_estimate_on_those_items(moderate, name, method):
     path, files = moderate[name]
-    full = json.loads(run("estimate", path, *files, "--json", "--method", method).output)
+    full = json.loads(run("estimate", path, *files, "--json", "--method", method, "--confidence", "0.95").output)
     items = ["0", "2999", "7", "1"]
-    part = run("estimate", path, *files, "--json", "--method", method, "--items", ",".join(items))
+    part = run("estimate", path, *files, "--json", "--method", method, "--confidence", "0.95", "--items", ",".join(items))
     assert part.exit_code == 0, part.output
     part = json.loads(part.output)
     idx = [int(i) for i in items]
@@ -149,6 +149,9 @@ def test_estimate_items_equals_the_full_estimate_on_those_items(moderate, name, 
     assert part["n"] == full["n"] == 20_000
     np.testing.assert_allclose(part["frequency"], np.array(full["frequency"])[idx], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(part["std_error"], np.array(full["std_error"])[idx], rtol=1e-12, atol=1e-15)
+    for key in ("ci_low", "ci_high"):
+        np.testing.assert_allclose(part[key], np.array(full[key])[idx], rtol=1e-9, atol=1e-12)
+    assert max(full["frequency"][i] for i in idx) > 0.05  # the test items include a frequent one
 
 
 def test_estimate_items_from_an_aggregate_file_and_bad_items(moderate, tmp_path):
