@@ -141,7 +141,8 @@ def test_estimate_items_equals_the_full_estimate_on_those_items(moderate, name, 
     path, files = moderate[name]
     full = json.loads(run("estimate", path, *files, "--json", "--method", method, "--confidence", "0.95").output)
     items = ["0", "2999", "7", "1"]
-    part = run("estimate", path, *files, "--json", "--method", method, "--confidence", "0.95", "--items", ",".join(items))
+    part = run("estimate", path, *files, "--json", "--method", method, "--confidence", "0.95",
+               "--items", ",".join(items))
     assert part.exit_code == 0, part.output
     part = json.loads(part.output)
     idx = [int(i) for i in items]

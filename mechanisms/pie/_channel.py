@@ -24,7 +24,8 @@ from .._sampling import GRID_DENOMINATOR
 
 from .._api import check_items  # the one check of item indices (re-exported)
 
-__all__ = ["HASH_PRIME", "HASH_PRIME_LARGE", "hash_prime", "GRID_STEPS", "keep_probability", "realized_epsilon", "pie_alpha_bits",
+__all__ = ["HASH_PRIME", "HASH_PRIME_LARGE", "hash_prime", "GRID_STEPS", "keep_probability", "realized_epsilon",
+           "pie_alpha_bits",
            "collision_probability", "hash_values", "support_counts", "split_streams", "check_items",
            "inverse_mod_prime"]
 

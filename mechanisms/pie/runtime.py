@@ -43,8 +43,9 @@ import numpy as np
 from .._envelope import PlanFields
 from ._base import GUARANTEE_FIELDS, KaryRRBase
 from .._envelope import MAX_COUNT_DOMAIN
-from ._channel import (HASH_PRIME, HASH_PRIME_LARGE, hash_prime, inverse_mod_prime, check_items, collision_probability, hash_values, keep_probability,
-                           pie_alpha_bits, realized_epsilon, split_streams, support_counts)
+from ._channel import (HASH_PRIME, HASH_PRIME_LARGE, hash_prime, inverse_mod_prime, check_items,
+                       collision_probability, hash_values, keep_probability,
+                       pie_alpha_bits, realized_epsilon, split_streams, support_counts)
 from .._protocol import CountRule, Aggregate, Estimate, Reports
 from .._sampling import bernoulli_iid, check_rng
 
