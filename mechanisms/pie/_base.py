@@ -265,6 +265,14 @@ class KaryRRBase(Frozen):
             Reports (a batch), or a dense aggregate (its counts at ``items``).
         items : array_like of int, shape (m,)
             Item indices in ``[0, |X|)``.
+
+        Returns
+        -------
+        ndarray of int64, shape (m,)
+
+        References
+        ----------
+        Murakami & Takahashi (TDP 2021): eq. 19 (``c_RR``), eq. 20 (``c_GLH``).
         """
         x = check_items(items, self.domain_size, what="items")
         if isinstance(source, Aggregate):

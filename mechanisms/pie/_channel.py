@@ -49,6 +49,11 @@ def hash_prime(domain_size: int, g: int) -> int:
     ------
     ValueError
         ``|X|`` or ``g`` above :data:`HASH_PRIME_LARGE`.
+
+    References
+    ----------
+    Carter & Wegman (1979), universal hashing; Cormen et al., Introduction to Algorithms, Thm. 11.5
+    (the family is universal for inputs below ``P``).
     """
     k, g = int(domain_size), int(g)
     if max(k, g) <= HASH_PRIME:
