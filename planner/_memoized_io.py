@@ -102,6 +102,13 @@ def open_memo(mech, path, round_: int, *, new_memo: bool, max_bytes: int | None 
     if new_memo:
         raise InputDataError(f"{where}: --new-memo, but the file exists; starting over would redraw its permanent "
                              "responses (remove the file yourself if you mean to reset the devices' memo)")
+    st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):  # the atomic rewrite would replace the link; its target would keep the old state
+        raise InputDataError(f"{where}: is a symbolic link; give the memo file itself (rewriting it would replace the "
+                             "link and leave its target with the old state)")
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise InputDataError(f"{where}: has {st.st_nlink} hard links; rewriting it would leave the other names with the "
+                             "old state (keep one name per memo)")
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             raise InputDataError(f"{where}: not a regular file (a memo is a file the device keeps)")
@@ -125,8 +132,45 @@ def _identity(path) -> tuple | None:
     return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
 
 
-def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_, *,
-                     new_memo: bool = False, skip_over_limit: bool = False):
+def _lock(path) -> int | None:
+    """An exclusive ``flock`` on the existing memo file, held until its rewrite is in place (None: no file / no flock).
+
+    A second ``perturb`` on the same memo is refused at once instead of racing the first between the identity
+    check and the rename (both would otherwise succeed and serve one round twice).
+    """
+    try:
+        import fcntl
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None  # open_memo refuses it
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except (ImportError, OSError):
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.fstat(fd).st_ino != os.stat(path).st_ino:
+            raise BlockingIOError
+    except OSError as exc:
+        os.close(fd)
+        if isinstance(exc, BlockingIOError):
+            raise InputDataError(f"--memo: {path}: in use by another perturb (locked, or rewritten meanwhile); nothing "
+                                 "was written: run one perturb per memo at a time") from None
+        return None
+    return fd
+
+
+def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_, **options):
+    """:func:`_perturb_memoized` holding :func:`_lock` on the memo file (one perturb per memo at a time)."""
+    lock = _lock(memo_path) if memo_path is not None else None
+    try:
+        return _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_,
+                                 **options)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_, *,
+                      new_memo: bool = False, skip_over_limit: bool = False):
     """:func:`ldpplan.planner._runtime_io.perturb_file` for a runtime with client state (see the module docstring).
 
     Returns

@@ -105,7 +105,7 @@ def test_small_epsilon_perm_plans(mechanism):
 
 @pytest.mark.slow
 def test_lifetime_bound_random_specs():
-    rng = random.Random(2026)
+    rng, checked = random.Random(2026), 0
     for _ in range(24):
         mechanism = rng.choice(("l-grr",) + UNARY)
         k = rng.choice((2, 3)) if mechanism != "l-grr" else rng.choice((2, 3, 4))
@@ -113,7 +113,12 @@ def test_lifetime_bound_random_specs():
         values = rng.randint(1, min(3, rounds))
         epsilon_perm = round(rng.uniform(0.1, 6.0), 3)
         epsilon_1 = round(epsilon_perm * rng.uniform(0.02, 0.98), 4)
-        _check(mechanism, k, rounds, values, epsilon_perm, epsilon_1)
+        try:
+            _check(mechanism, k, rounds, values, epsilon_perm, epsilon_1)
+            checked += 1
+        except SpecError as error:  # an OUE-shaped first round keeps epsilon_1 well below epsilon_perm
+            assert "cannot reach it" in str(error) and mechanism in ("l-oue", "l-soue"), error
+    assert checked >= 16
 
 
 def test_two_values_exceed_value_count_times_epsilon_perm():

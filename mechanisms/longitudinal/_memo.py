@@ -270,6 +270,10 @@ class Memo:
             raise ValueError("memo.header: is not JSON") from None
         if not isinstance(head, dict) or head.get("format") != MEMO_FORMAT:
             raise ValueError(f"memo.format: must be {MEMO_FORMAT!r}")
+        extra = sorted(set(head) - {"format", "version", "binding", "mechanism", "domain_size", "kind", "max_values",
+                                    "entries", "users"})
+        if extra:
+            raise ValueError(f"memo.header: unknown key {extra[0]!r:.40} (the format has no such field)")
         if head.get("version") != MEMO_VERSION:
             raise ValueError(f"memo.version: must be {MEMO_VERSION} (got {head.get('version')!r:.20}; version 1 "
                              "memos have no checksum and no round record)")
