@@ -82,7 +82,9 @@ def test_unary_lifetime_bound_holds_brute_force_larger(mechanism, k, rounds, val
 
 # adversarial budgets: a near-noiseless second round (epsilon_1 close to epsilon_perm), a very noisy one,
 # tiny and large epsilon_perm; the bound's two branches (T x epsilon_2 and V x epsilon_perm + ...) both bind.
-ADVERSARIAL = [(0.3, 0.29), (6.0, 5.9), (6.0, 0.05), (0.06, 0.01), (4.0, 3.999), (1.0, 0.9)]
+ADVERSARIAL = [(0.3, 0.29), pytest.param(6.0, 5.9, marks=pytest.mark.slow), (6.0, 0.05),
+               pytest.param(0.06, 0.01, marks=pytest.mark.slow), pytest.param(4.0, 3.999, marks=pytest.mark.slow),
+               pytest.param(1.0, 0.9, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("epsilon_perm,epsilon_1", ADVERSARIAL)
