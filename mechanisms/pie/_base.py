@@ -27,6 +27,9 @@ from ._promises import pie_promises
 from .._protocol import Aggregate, Estimate, Frozen, check_method
 from .._sampling import on_grid
 
+#: ``params.hash`` of GLH plans but the prime (the planner writes it; ``verify`` checks it verbatim).
+_HASH_TEXT = {"family": "carter-wegman", "formula": "((a*x + b) mod P) mod g", "seed_per_user": "a in [1, P-1], b in [0, P-1]"}
+
 __all__ = ["KaryRRBase", "NOTION"]
 
 #: ``guarantee.notion`` of PIE plans: epsilon-LDP and (U, alpha)-PIE privacy.
@@ -127,10 +130,15 @@ class KaryRRBase(Frozen):
         if cls.mechanism == "glh":
             g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME_LARGE)
             prime = hash_prime(k, g)
-            recorded = data["params"].get("hash")
-            if isinstance(recorded, Mapping) and recorded.get("prime") != prime:
+            recorded = require(data, "params.hash")
+            if not isinstance(recorded, Mapping) or type(recorded.get("prime")) is not int \
+                    or recorded.get("prime") != prime:
+                got = recorded.get("prime") if isinstance(recorded, Mapping) else recorded
                 raise PlanError(f"params.hash.prime: the runtime hashes |X| = {k} items into g = {g} values with the "
-                                f"prime {prime} (got {str(recorded.get('prime'))[:40]})")
+                                f"prime {prime} (got {str(got)[:40]})")
+            if dict(recorded) != {**_HASH_TEXT, "prime": prime}:  # what external clients implement: verbatim
+                raise PlanError(f"params.hash: must describe the runtime's hash family {_HASH_TEXT} (got "
+                                f"{str(dict(recorded))[:120]})")
         gu = require(data, "guarantee")
         if gu.get("notion") != NOTION:
             raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {gu.get('notion')!r:.40})")
