@@ -252,9 +252,13 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
               help="Seed of numpy's default_rng (reproducible audit).")
 @click.option("--runtime-cmd", "runtime_cmd", default=None, metavar='"CMD ..."',
               help="Audit an external program instead of the numpy runtime: it is run as CMD ... PLAN SEED INPUT "
-                   "OUTPUT (JSON lines in and out; protocol in docs/AUDIT.md).")
+                   "OUTPUT [MEMO] (JSON lines in and out; its output is checked against the plan's report "
+                   "format; protocol in docs/AUDIT.md).")
+@click.option("--runtime-timeout", "runtime_timeout", type=click.FloatRange(min=0.0, min_open=True), default=600.0,
+              show_default=True, help="Seconds one run of the --runtime-cmd program may take (then its process "
+                                      "group is ended, exit 2).")
 @click.option("--json", "as_json", is_flag=True, help="Print the audit result as JSON.")
-def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
+def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout, as_json):
     """Run PLAN_FILE's runtime on tight input pairs and bound its epsilon from below.
 
     First every input is screened (every report column, so a column that depends on the input
@@ -282,8 +286,13 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
         from ..mechanisms import read_plan
 
         from .auditing.external import ExternalRuntime
+        from .errors import InputDataError
 
-        mechanism = ExternalRuntime(plan_file, shlex.split(runtime_cmd), read_plan(plan_file))
+        try:
+            words = shlex.split(runtime_cmd)
+        except ValueError as exc:
+            raise InputDataError(f"--runtime-cmd: not a command line ({exc}): {runtime_cmd!r:.80}") from None
+        mechanism = ExternalRuntime(plan_file, words, read_plan(plan_file), timeout=runtime_timeout)
     if as_json or not interactive(stderr=True):
         result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
     else:
