@@ -68,7 +68,7 @@ def _audit(plans, plan, line, *extra):
     ("oue", '{"bits": [256]}', "bits", "[256]"),      # a byte >= 256 (would wrap to 0)
     ("oue", '{"bits": [1, 0]}', "bits", "[1, 0]"),    # the wrong width
     ("oue", '{"bits": [255]}', "bits", "[255]"),      # padding bits set (5 items in 8 bits)
-    ("daily", '{"round": 0, "value": 1}', "value", "l-grr"),
+    ("daily", '{"round": 0, "value": 1}', "value", "round, y"),
     ("daily", '{"round": 0, "y": 10}', "y", "10"),
     ("daily", '{"round": 5, "y": 1}', "round", "5"),  # not the input's round
     ("rappor", '{"round": 0, "bits": [256]}', "bits", "[256]"),
