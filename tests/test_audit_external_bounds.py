@@ -183,3 +183,35 @@ def test_a_memoized_plan_passes_one_memo_directory_through_its_rounds(plans, tmp
     path = memo.path
     memo.close()
     assert not os.path.exists(path)
+
+
+def _example_names():
+    from ldpplan.planner.families import all_families
+
+    return [name for fam in all_families() for name in fam.examples]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("example", _example_names())
+def test_the_runtimes_own_reports_pass_the_checks_for_every_family(example):
+    """What the numpy runtime reports, written as the protocol's JSON lines, is accepted bit for bit:
+    the checks refuse only what the plan's runtime would not produce."""
+    import io
+
+    from ldpplan.planner.auditing._external_reports import check_domain
+    from ldpplan.planner.auditing.external import decode_reports
+    from ldpplan.planner.auditing.pairs import audit_pairs
+
+    plan = make_plan(example_spec(example))
+    runtime = ExternalRuntime("unused.json", ["true"], plan)
+    data = audit_pairs(plan)[0].make(0, 50)
+    memo = dict(memo=runtime.reference.new_memo(), users=np.arange(50), round=0) if runtime.memoized else {}
+    fmt = runtime.report_format(data, memo.get("users"), memo.get("round"))
+    ref = runtime.reference.perturb(data, rng=np.random.default_rng(1), **memo)
+    text = "\n".join(json.dumps({k: np.asarray(v[i]).tolist() for k, v in ref.columns.items()})
+                     for i in range(len(ref)))
+    columns, lines = decode_reports(io.BytesIO(text.encode()), len(ref), fmt)
+    check_domain(runtime.reference, columns, lines)
+    assert set(columns) == set(ref.columns)
+    for name, value in ref.columns.items():
+        assert columns[name].dtype == value.dtype and np.array_equal(columns[name], value)
