@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
