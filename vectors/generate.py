@@ -135,17 +135,57 @@ CASES: dict[str, tuple[str, dict[str, Any], list[dict[str, Any]], int]] = {
 }
 
 
+def _tie_word(p: float) -> int:
+    """A word whose 8 bytes all equal ``hi`` of grid probability ``p``: 8 ties to refine."""
+    return int.from_bytes(bytes([int(p * 2**48) >> 40] * 8), "little")
+
+
+def _refines(p: float, outcomes: str) -> list[int]:
+    """Refinement words ``s << 24`` giving the tie outcomes ('1': s < lo, '0': s >= lo)."""
+    lo = int(p * 2**48) % 2**40
+    return [(0 if o == "1" else lo) << 24 for o in outcomes]
+
+
+def _rr_edge(plan: dict[str, Any]) -> dict[str, list[int]]:
+    """8 users: all tie on keep, refined 1,0,1,0,0,1,1,0; the first below(K - 1) word is rejected."""
+    mu = plan["params"]["mu"]
+    return {"coins": [_tie_word(mu), *_refines(mu, "10100110"), 2**64 - 1]}
+
+
+def _glh_edge(plan: dict[str, Any]) -> dict[str, list[int]]:
+    """Seeds: the first words of a and of b are rejected; coins: ties on keep, one rejected below(g - 1)."""
+    mu, count = plan["params"]["mu"], 8
+    return {"seeds": [2**64 - 1, *range(5, 5 + count), 2**64 - 1],
+            "coins": [_tie_word(mu), *_refines(mu, "01101001"), 2**64 - 1]}
+
+
+#: edge cases: name -> (base case, users, function of the plan giving each stream's first words)
+EDGES = {"rr-edge": ("rr-small", 8, _rr_edge), "glh-edge": ("glh-small", 8, _glh_edge)}
+
+
+def _case(name: str):
+    if name in EDGES:
+        base, users, forced = EDGES[name]
+        description, spec, calls, seed = CASES[base]
+        calls = [{key: value[:users] for key, value in calls[0].items()}]
+        return (f"{description}; edge case: ties refined both ways and rejected uniform words", spec, calls, seed,
+                forced)
+    return (*CASES[name], None)
+
+
 def build(name: str) -> dict[str, Any]:
     """Plan, record and replay one case; return its vector."""
-    description, spec, calls, seed = CASES[name]
+    description, spec, calls, seed, forced = _case(name)
     plan = ldpplan.make_plan(spec)
     mech = load(plan)
     names = vectorlib.stream_names(mech.mechanism)
     memo = mech.new_memo() if hasattr(mech, "new_memo") else None
     recorded = []
+    prefixes = forced(plan) if forced else {}
     for i, inputs in enumerate(calls):
         sources = {s: np.random.default_rng([seed, i, j]) for j, s in enumerate(names)}
-        streams = {s: vectorlib.WordStream(source=sources[s]) for s in names}
+        streams = {s: vectorlib.WordStream(source=sources[s], prefix=prefixes.get(s) if i == 0 else None)
+                   for s in names}
         vectorlib.run_call(mech, inputs, streams, memo)
         recorded.append({"inputs": inputs, "random": {s: streams[s].consumed().hex() for s in names}})
     vector = {"format": vectorlib.FORMAT, "plan_format": PLAN_FORMAT, "name": name, "mechanism": mech.mechanism,
@@ -167,13 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="cases to write (default: all)")
     parser.add_argument("--check", action="store_true", help="compare with the files instead of writing")
     args = parser.parse_args(argv)
-    unknown = sorted(set(args.names) - set(CASES))
+    unknown = sorted(set(args.names) - set(CASES) - set(EDGES))
     if unknown:
-        parser.error(f"unknown case(s) {unknown}; known: {sorted(CASES)}")
+        parser.error(f"unknown case(s) {unknown}; known: {sorted([*CASES, *EDGES])}")
     folder = vectorlib.HERE / PLAN_FORMAT
     folder.mkdir(exist_ok=True)
     stale = 0
-    for name in args.names or CASES:
+    for name in args.names or [*CASES, *EDGES]:
         text = dumps(build(name))
         path = folder / f"{name}.json"
         if args.check:

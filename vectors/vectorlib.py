@@ -32,7 +32,8 @@ class WordStream:
     returns 0 and counts an ``overrun`` instead, which :func:`replay_call` turns into an error.
     """
 
-    def __init__(self, *, data: bytes | None = None, source: np.random.Generator | None = None) -> None:
+    def __init__(self, *, data: bytes | None = None, source: np.random.Generator | None = None,
+                 prefix: list[int] | None = None) -> None:
         from randomgen import UserBitGenerator
 
         if (data is None) == (source is None):
@@ -41,11 +42,13 @@ class WordStream:
             raise ValueError(f"random bytes: length {len(data)} is not a multiple of 8")
         self._words = [] if data is None else [int(w) for w in np.frombuffer(data, dtype="<u8")]
         self._source, self.position, self.overrun = source, 0, 0
+        self._prefix = list(prefix or [])  # recording: words handed out before the source's (edge cases)
         self.generator = np.random.Generator(UserBitGenerator(self._next_raw, 64))
 
     def _next_raw(self, _voidp) -> int:
         if self._source is not None:
-            word = int(self._source.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True))
+            word = self._prefix.pop(0) if self._prefix else \
+                int(self._source.integers(0, 2**64 - 1, dtype=np.uint64, endpoint=True))
             self._words.append(word)
             return word
         if self.position >= len(self._words):
