@@ -68,6 +68,7 @@ def test_runtime_reproduces_vector(path):
 def test_a_changed_byte_is_noticed(path):
     """Tampering: flip one recorded random byte of the first call; the reports or the byte count change."""
     vector = json.loads(path.read_text())
+    vector["calls"] = vector["calls"][:1]
     call = vector["calls"][0]
     stream = sorted(call["random"])[-1]
     raw = bytearray(bytes.fromhex(call["random"][stream]))
