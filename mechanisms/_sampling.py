@@ -8,6 +8,13 @@ probability ``p = k / 2**48`` the sampler below draws a Bernoulli(p) bit
 ``2**-8``) as ``s < k mod 2**40``, so ``Pr[1] = (k >> 40)/2**8 + 2**-8 (k mod 2**40)/2**40
 = k / 2**48``. The realised output distribution is therefore exactly the one the
 verifier checked, and the common case costs one byte of randomness per bit.
+
+Every draw of the runtime goes through :func:`uniform_words` (whole 64-bit words, read
+little-endian): bytes (:func:`uniform_bytes`), the 40-bit tie-break (:func:`refine40`), uniform
+integers by modulo rejection (:func:`uniform_below`) and 53-bit uniforms (:func:`uniform_unit`).
+So a report is a documented function of the plan, the input and a byte stream, which a client in
+another language reproduces bit for bit (docs/REPORTS.md, "Sampling procedure"; the vectors in
+``vectors/``).
 """
 from __future__ import annotations
 
