@@ -187,6 +187,8 @@ def uniform_below(rng: np.random.Generator, bound, size: int | None = None) -> n
     (the modulo-rejection method, here on 64-bit words).
     """
     m = np.asarray(bound, dtype=np.int64)
+    if m.ndim == 0 and size is not None:
+        return _uniform_below_scalar(rng, int(m), int(size))
     if size is not None:
         m = np.broadcast_to(m, (int(size),))
     m = m.reshape(-1)
@@ -194,7 +196,7 @@ def uniform_below(rng: np.random.Generator, bound, size: int | None = None) -> n
         raise ValueError(f"bound: must be at least 1 (got {int(m.min())})")
     m = m.astype(np.uint64)
     w = uniform_words(rng, m.size)
-    out = w % np.maximum(m, np.uint64(1))
+    out = w % m if m.size else w
     bad = np.flatnonzero(~_accepted(w, m))
     while bad.size:
         w = uniform_words(rng, bad.size)
@@ -202,6 +204,21 @@ def uniform_below(rng: np.random.Generator, bound, size: int | None = None) -> n
         out[bad[ok]] = w[ok] % m[bad[ok]]
         bad = bad[~ok]
     return out.astype(np.int64)
+
+
+def _uniform_below_scalar(rng: np.random.Generator, m: int, size: int) -> np.ndarray:
+    """:func:`uniform_below` with one bound for every entry (the same words, the same values)."""
+    if m < 1:
+        raise ValueError(f"bound: must be at least 1 (got {m})")
+    limit = 2**64 - 2**64 % m  # accept w < limit
+    w = uniform_words(rng, size)
+    bad = np.flatnonzero(w >= np.uint64(limit)) if limit < 2**64 else np.zeros(0, dtype=np.intp)
+    while bad.size:
+        w2 = uniform_words(rng, bad.size)
+        ok = w2 < np.uint64(limit)
+        w[bad[ok]] = w2[ok]
+        bad = bad[~ok]
+    return (w % np.uint64(m)).astype(np.int64)
 
 
 def uniform_unit(rng: np.random.Generator, size: int) -> np.ndarray:
