@@ -14,8 +14,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("randomgen")
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "vectors"))
 import vectorlib  # noqa: E402
