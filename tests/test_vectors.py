@@ -16,6 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "vectors"))
+import reference  # noqa: E402
 import vectorlib  # noqa: E402
 
 from ldpplan.mechanisms import RUNTIMES, load  # noqa: E402
@@ -60,6 +61,16 @@ def test_runtime_reproduces_vector(path):
         assert (got[key] is None) == (want[key] is None)
         if want[key] is not None:
             np.testing.assert_allclose(got[key], want[key], rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_reference_client_from_the_specification_reproduces_vector(path):
+    """vectors/reference.py, written from docs/REPORTS.md in plain Python integers (no numpy, nothing of
+    ldpplan), gives every vector's reports from its plan, inputs and bytes, using up every byte."""
+    vector = json.loads(path.read_text())
+    got = reference.Client(vector["plan"]).run(vector["calls"])
+    for i, (want, out) in enumerate(zip(vector["calls"], got, strict=True)):
+        assert out["reports"] == want["reports"], f"call {i}"
 
 
 @pytest.mark.parametrize("path", [_param(p) for p in FILES if p.stem not in SLOW])
