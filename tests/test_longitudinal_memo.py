@@ -23,7 +23,7 @@ from ldpplan.planner import write_plan
 from ldpplan.planner.cli import main
 
 SPEC = {"mechanism": "l-grr", "domain": 10, "users": 200000, "epsilon_perm": 4.0, "epsilon_1": 1.0, "rounds": 20,
-        "max_changes": 2}
+        "max_values": 2}
 USERS = 200
 
 
@@ -303,7 +303,7 @@ def test_the_largest_documented_user_id_is_accepted(work):
 # ----------------------------------------------------------------------------- keys and the domain cap
 def test_memo_keys_never_overflow_at_the_largest_domain_and_user():
     k = 2**16
-    mech = LongitudinalGRR(domain=k, p1=0.5, p2=0.5, rounds=2, max_changes=2)
+    mech = LongitudinalGRR(domain=k, p1=0.5, p2=0.5, rounds=2, max_values=2)
     memo, rng = mech.new_memo(), np.random.default_rng(2)
     users = np.array([0, Memo.MAX_USER, Memo.MAX_USER - 1])
     values = np.array([k - 1, k - 1, 0])
@@ -351,7 +351,7 @@ def test_skip_over_limit_drops_and_counts_the_users_over_the_value_limit(work):
     _users(work / "c.csv", range(USERS), changed)
     before = (work / "dev.memo").read_bytes()
     res, out = _perturb(work, 3, users="c.csv")
-    _refused(res, out, "user 0", "max_changes = 2")
+    _refused(res, out, "user 0", "max_values = 2")
     assert (work / "dev.memo").read_bytes() == before
     res, out = _perturb(work, 3, "--skip-over-limit", users="c.csv")
     assert res.exit_code == 0, res.output
