@@ -1,0 +1,104 @@
+"""The report's what-ifs and curves: the plan's spec changed and planned again by its own family.
+
+Nothing here computes an error or an epsilon: each point is a plan made by the family's ``plan``
+(``Family.report_spec`` says how its spec scales the budget and the number of users), and its
+numbers are read from that plan as from the reported one. A point the family cannot plan (its
+spec has no number of users, an epsilon out of range) is left out with the reason.
+
+For a plan whose numbers do not depend on ``n`` (``ReportFacts.users_field`` None), the curve
+against ``n`` is the family's stated scaling of its per-user headline
+(``value * n ** per_user_exponent``: the estimators are unbiased and their variance is a sum over
+independent users).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Mapping
+
+from ..errors import LdpplanError
+from .values import Number, derived, read
+
+__all__ = ["BUDGETS", "USERS", "Point", "Curves", "curves"]
+
+#: budget factors of the curve against epsilon (1: the plan itself)
+BUDGETS = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: user-count factors of the curve against n (1: the plan itself)
+USERS = (0.01, 0.1, 1.0, 10.0, 100.0)
+#: n of the curve of a plan whose numbers hold for any n
+ANY_N = (100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000)
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One plan of a curve: its epsilon, users, central epsilon (shuffled plans) and headline error."""
+
+    factor: float
+    epsilon: Number
+    users: Number | None
+    central_epsilon: Number | None
+    error: Number
+
+
+@dataclasses.dataclass(frozen=True)
+class Curves:
+    """The plan's points against epsilon and against n, the two what-ifs and what could not be planned."""
+
+    by_epsilon: tuple[Point, ...]
+    by_users: tuple[Point, ...]
+    fewer_users: Point | None
+    half_budget: Point | None
+    notes: tuple[str, ...]
+    scaled: bool  # by_users follows the per-user scaling (the plan fixes no n)
+
+
+def _replan(family, plan: Mapping[str, Any], facts, *, budget: float = 1.0, users: int | None = None):
+    """``(plan, None)`` or ``(None, reason)``: the family's plan of the scaled spec."""
+    spec = family.report_spec(plan, budget=budget, users=users)
+    if spec is None:
+        return None, "the family's spec cannot express it"
+    if users is not None and isinstance(spec.get("shuffle"), Mapping) and facts.users_field is not None:
+        planned = int(read(plan, facts.users_field))
+        spec["shuffle"] = dict(spec["shuffle"], n=max(2, round(spec["shuffle"]["n"] * users / planned)))
+    try:
+        return family.plan(spec), None
+    except (LdpplanError, ValueError, ArithmeticError) as exc:
+        return None, " ".join(str(exc).split())
+
+
+def _point(other: Mapping[str, Any], facts, factor: float, n: int | None = None) -> Point:
+    guarantee = other["guarantee"]
+    error = float(other["predicted"][facts.headline]["value"])
+    if n is not None:
+        error *= float(n) ** facts.per_user_exponent
+    users = int(read(other, facts.users_field)) if facts.users_field is not None else n
+    shuffled = guarantee.get("shuffled")
+    return Point(factor, derived(guarantee["epsilon"]), None if users is None else derived(users),
+                 derived(shuffled["epsilon"]) if isinstance(shuffled, Mapping) else None, derived(error))
+
+
+def curves(family, plan: Mapping[str, Any], facts) -> Curves:
+    """The plan re-planned at :data:`BUDGETS` x its budget and :data:`USERS` x its users, through ``family``."""
+    notes: list[str] = []
+    by_epsilon = []
+    for factor in BUDGETS:
+        other, why = (plan, None) if factor == 1.0 else _replan(family, plan, facts, budget=factor)
+        if other is None:
+            notes.append(f"{factor:g} x the budget: not planned ({why})")
+        else:
+            by_epsilon.append(_point(other, facts, factor))
+    by_users = []
+    if facts.users_field is None:
+        if facts.per_user_exponent:
+            by_users = [_point(plan, facts, float(n), n=n) for n in ANY_N]
+    else:
+        planned = int(read(plan, facts.users_field))
+        for factor in USERS:
+            n = max(2, round(planned * factor))
+            other, why = (plan, None) if factor == 1.0 else _replan(family, plan, facts, users=n)
+            if other is None:
+                notes.append(f"{n:,} users: not planned ({why})")
+            else:
+                by_users.append(_point(other, facts, factor))
+    half = next((p for p in by_epsilon if p.factor == 0.5), None)
+    fewer = next((p for p in by_users if p.factor == 0.1), None) if facts.users_field is not None else None
+    return Curves(tuple(by_epsilon), tuple(by_users), fewer, half, tuple(notes), facts.users_field is None)
