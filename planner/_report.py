@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Sequence
 
-__all__ = ["Table", "Verification", "SimulateOptions", "SimulationReport", "counted", "Bound", "ReportFacts"]
+__all__ = ["Table", "Verification", "SimulateOptions", "SimulationReport", "counted", "Bound", "ReportFacts", "default_report_facts"]
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
@@ -180,3 +180,11 @@ class ReportFacts:
     per_user_exponent: float = 0.0
     per_user_unit: str = ""
     slack_field: Field | None = None
+
+
+def default_report_facts(plan: Any) -> ReportFacts:
+    """The report facts of a family that states none: its notion's name, ``guarantee.epsilon``, the first prediction."""
+    guarantee = plan["guarantee"]
+    epsilon = Bound("epsilon", ("guarantee", "epsilon"), "nats", str(guarantee.get("sources", "the plan's guarantee")))
+    return ReportFacts(notion_words=str(guarantee.get("notion")), unit_of_privacy="one report of one user",
+                       bounds=(epsilon,), ldp_epsilon=None, headline=next(iter(plan.get("predicted") or {}), ""))

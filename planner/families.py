@@ -219,11 +219,9 @@ class ModuleFamily:
         hook = getattr(importlib.import_module(f"{self.package}.claims"), "report_facts", None)
         if hook is not None:
             return hook(plan)
-        from ._report import Bound, ReportFacts
+        from ._report import default_report_facts
 
-        epsilon = Bound("epsilon", ("guarantee", "epsilon"), "nats", str(plan["guarantee"].get("sources", "")))
-        return ReportFacts(notion_words=str(plan["guarantee"].get("notion")), unit_of_privacy="one report",
-                           bounds=(epsilon,), ldp_epsilon=None, headline=next(iter(plan.get("predicted") or {}), ""))
+        return default_report_facts(plan)
 
     def report_spec(self, plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> Any:
         """``plan``'s spec with its budget times ``budget`` and ``users`` users, re-planned by the report's what-ifs

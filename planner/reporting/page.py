@@ -133,6 +133,7 @@ def report(plan: Mapping[str, Any], *, audit: Mapping[str, Any] | None = None,
     """
     from .. import api
     from .._plan_format import tool_version
+    from .._report import default_report_facts
     from ..families import family_of_plan
     from .security import sections
 
@@ -143,7 +144,8 @@ def report(plan: Mapping[str, Any], *, audit: Mapping[str, Any] | None = None,
                                result.details)
     audit = None if audit is None else check_audit(audit, plan)
     simulation = None if simulation is None else check_simulation(simulation)
-    facts = family.report_facts(plan)
+    hook = getattr(family, "report_facts", None)  # a Family without the hook: the defaults
+    facts = hook(plan) if hook is not None else default_report_facts(plan)
     fingerprint = api.fingerprint(plan)
     lines = curves(family, plan, facts)
     head = plan["predicted"][facts.headline]

@@ -53,7 +53,8 @@ class Curves:
 
 def _replan(family, plan: Mapping[str, Any], facts, *, budget: float = 1.0, users: int | None = None):
     """``(plan, None)`` or ``(None, reason)``: the family's plan of the scaled spec."""
-    spec = family.report_spec(plan, budget=budget, users=users)
+    hook = getattr(family, "report_spec", None)
+    spec = None if hook is None else hook(plan, budget=budget, users=users)
     if spec is None:
         return None, "the family's spec cannot express it"
     if users is not None and isinstance(spec.get("shuffle"), Mapping) and facts.users_field is not None:
