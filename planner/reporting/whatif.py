@@ -49,6 +49,8 @@ class Curves:
     half_budget: Point | None
     notes: tuple[str, ...]
     scaled: bool  # by_users follows the per-user scaling (the plan fixes no n)
+    fewer_users_note: str = ""  # why 10x fewer users was not planned
+    half_budget_note: str = ""  # why half the budget was not planned
 
 
 def _replan(family, plan: Mapping[str, Any], facts, *, budget: float = 1.0, users: int | None = None):
@@ -56,7 +58,7 @@ def _replan(family, plan: Mapping[str, Any], facts, *, budget: float = 1.0, user
     hook = getattr(family, "report_spec", None)
     spec = None if hook is None else hook(plan, budget=budget, users=users)
     if spec is None:
-        return None, "the family's spec cannot express it"
+        return None, "the family's spec cannot say it (e.g. its n is read from a data file)"
     if users is not None and isinstance(spec.get("shuffle"), Mapping) and facts.users_field is not None:
         planned = int(read(plan, facts.users_field))
         spec["shuffle"] = dict(spec["shuffle"], n=max(2, round(spec["shuffle"]["n"] * users / planned)))
@@ -79,12 +81,14 @@ def _point(other: Mapping[str, Any], facts, factor: float, n: int | None = None)
 
 def curves(family, plan: Mapping[str, Any], facts) -> Curves:
     """The plan re-planned at :data:`BUDGETS` x its budget and :data:`USERS` x its users, through ``family``."""
-    notes: list[str] = []
+    failed: dict[str, list[str]] = {}  # reason -> the points it left out
+    why: dict[tuple[str, float], str] = {}
     by_epsilon = []
     for factor in BUDGETS:
-        other, why = (plan, None) if factor == 1.0 else _replan(family, plan, facts, budget=factor)
+        other, reason = (plan, None) if factor == 1.0 else _replan(family, plan, facts, budget=factor)
         if other is None:
-            notes.append(f"{factor:g} x the budget: not planned ({why})")
+            failed.setdefault(reason, []).append(f"{factor:g} x the budget")
+            why["budget", factor] = reason
         else:
             by_epsilon.append(_point(other, facts, factor))
     by_users = []
@@ -95,11 +99,14 @@ def curves(family, plan: Mapping[str, Any], facts) -> Curves:
         planned = int(read(plan, facts.users_field))
         for factor in USERS:
             n = max(2, round(planned * factor))
-            other, why = (plan, None) if factor == 1.0 else _replan(family, plan, facts, users=n)
+            other, reason = (plan, None) if factor == 1.0 else _replan(family, plan, facts, users=n)
             if other is None:
-                notes.append(f"{n:,} users: not planned ({why})")
+                failed.setdefault(reason, []).append(f"{n:,} users")
+                why["users", factor] = reason
             else:
                 by_users.append(_point(other, facts, factor))
+    notes = tuple(f"{', '.join(points)}: {reason}" for reason, points in failed.items())
     half = next((p for p in by_epsilon if p.factor == 0.5), None)
     fewer = next((p for p in by_users if p.factor == 0.1), None) if facts.users_field is not None else None
-    return Curves(tuple(by_epsilon), tuple(by_users), fewer, half, tuple(notes), facts.users_field is None)
+    return Curves(tuple(by_epsilon), tuple(by_users), fewer, half, notes, facts.users_field is None,
+                  fewer_users_note=why.get(("users", 0.1), ""), half_budget_note=why.get(("budget", 0.5), ""))
