@@ -83,7 +83,7 @@ def _figures(plan, facts, lines) -> dict[str, str]:
         ys = [float(p.error.value) for p in lines.by_users]
         yunit = facts.per_user_unit if lines.scaled else unit
         out["users"] = svg([Curve(f"{plan['mechanism']}", xs, ys, style="theory")],
-                           title=f"Predicted error against the number of users n", xlabel="users n",
+                           title="Predicted error against the number of users n", xlabel="users n",
                            ylabel=yunit[:60], ident="fig-users", logx=True,
                            description=f"Predicted error ({yunit}) for n from {fmt(int(min(xs)))} to "
                                        f"{fmt(int(max(xs)))} users: from {fmt(max(ys))} down to {fmt(min(ys))}. "
