@@ -278,3 +278,28 @@ def test_every_family_states_its_report_facts():
     from ldpplan.planner.families import family_names
 
     assert seen == set(family_names())
+
+
+@pytest.mark.slow  # the shuffled spec is re-planned ten times (about 40 s on 2 busy cores)
+def test_what_ifs_are_the_familys_own_plans():
+    """10x fewer users and half the budget are the family's plans of the changed spec, read, not computed."""
+    from ldpplan.planner.families import family_of_plan
+    from ldpplan.planner.reporting.whatif import curves
+
+    plan = api.make_plan(SHUFFLE_SPEC)
+    fam = family_of_plan(plan)
+    lines = curves(fam, plan, fam.report_facts(plan))
+    spec = copy.deepcopy(plan["spec"])
+    fewer = api.make_plan({**spec, "users": spec["users"] // 10, "shuffle": {**spec["shuffle"], "n": spec["users"] // 10}})
+    half = api.make_plan({**spec, "target": {"central_epsilon": spec["target"]["central_epsilon"] / 2}})
+    assert float(lines.fewer_users.error.value) == fewer["predicted"]["l2_loss_total"]["value"]
+    assert float(lines.fewer_users.central_epsilon.value) == fewer["guarantee"]["shuffled"]["epsilon"]
+    assert float(lines.half_budget.error.value) == half["predicted"]["l2_loss_total"]["value"]
+    assert float(lines.half_budget.central_epsilon.value) == half["guarantee"]["shuffled"]["epsilon"] <= 0.5
+    assert [p.factor for p in lines.by_epsilon] == [0.25, 0.5, 1.0, 2.0, 4.0] and not lines.notes
+    # a family whose spec cannot say the change: the what-if is left out with the reason
+    health = api.make_plan(api.example_spec("health"))
+    fam = family_of_plan(health)
+    lines = curves(fam, health, fam.report_facts(health))
+    assert lines.fewer_users is None and lines.scaled and len(lines.by_users) == 6
+    assert float(lines.half_budget.epsilon.value) == pytest.approx(health["guarantee"]["epsilon"] / 2, rel=1e-9)

@@ -79,32 +79,34 @@ def _point(other: Mapping[str, Any], facts, factor: float, n: int | None = None)
                  derived(shuffled["epsilon"]) if isinstance(shuffled, Mapping) else None, derived(error))
 
 
+def _sweep(family, plan, facts, kind: str, changes: dict, failed: dict, why: dict) -> list[Point]:
+    """The plans of ``changes`` (factor -> ``(label, report_spec keywords)``); what fails goes to ``failed``/``why``."""
+    points = []
+    for factor, (label, change) in changes.items():
+        other, reason = (plan, None) if factor == 1.0 else _replan(family, plan, facts, **change)
+        if other is None:
+            failed.setdefault(reason, []).append(label)
+            why[kind, factor] = reason
+        else:
+            points.append(_point(other, facts, factor))
+    return points
+
+
 def curves(family, plan: Mapping[str, Any], facts) -> Curves:
     """The plan re-planned at :data:`BUDGETS` x its budget and :data:`USERS` x its users, through ``family``."""
     failed: dict[str, list[str]] = {}  # reason -> the points it left out
     why: dict[tuple[str, float], str] = {}
-    by_epsilon = []
-    for factor in BUDGETS:
-        other, reason = (plan, None) if factor == 1.0 else _replan(family, plan, facts, budget=factor)
-        if other is None:
-            failed.setdefault(reason, []).append(f"{factor:g} x the budget")
-            why["budget", factor] = reason
-        else:
-            by_epsilon.append(_point(other, facts, factor))
+    by_epsilon = _sweep(family, plan, facts, "budget", {f: (f"{f:g} x the budget", {"budget": f}) for f in BUDGETS},
+                        failed, why)
     by_users = []
     if facts.users_field is None:
         if facts.per_user_exponent:
             by_users = [_point(plan, facts, float(n), n=n) for n in ANY_N]
     else:
         planned = int(read(plan, facts.users_field))
-        for factor in USERS:
-            n = max(2, round(planned * factor))
-            other, reason = (plan, None) if factor == 1.0 else _replan(family, plan, facts, users=n)
-            if other is None:
-                failed.setdefault(reason, []).append(f"{n:,} users")
-                why["users", factor] = reason
-            else:
-                by_users.append(_point(other, facts, factor))
+        sizes = {f: max(2, round(planned * f)) for f in USERS}
+        by_users = _sweep(family, plan, facts, "users", {f: (f"{n:,} users", {"users": n}) for f, n in sizes.items()},
+                          failed, why)
     notes = tuple(f"{', '.join(points)}: {reason}" for reason, points in failed.items())
     half = next((p for p in by_epsilon if p.factor == 0.5), None)
     fewer = next((p for p in by_users if p.factor == 0.1), None) if facts.users_field is not None else None
