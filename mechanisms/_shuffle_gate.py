@@ -275,6 +275,9 @@ def _confirm(epsilon: float, epsilon0: float, n: int, delta: float, source: str,
     kind = randomizer.get("kind", "generic")
     if upper == SOURCE_FMT_CLOSED:
         closed = fmt21_closed_form(epsilon0, n, delta)
+        if not math.isfinite(closed):
+            return (f"guarantee.shuffled.source: FMT21 Theorem 3.1 does not apply at epsilon0 = {epsilon0!r}, "
+                    f"n = {n}, delta = {delta!r} (it needs epsilon0 <= log(n / (16 log(2 / delta))))")
         if epsilon >= min(closed, epsilon0):
             return None
         return (f"guarantee.shuffled.epsilon: {epsilon!r} is below FMT21 Theorem 3.1's closed form "
