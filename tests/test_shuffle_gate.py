@@ -196,3 +196,84 @@ def test_closed_form_claim_one_step_below_is_refused():
     # epsilon0 itself always holds (the differing report is epsilon0-LDP)
     assert gate.check_shuffled_claim(dict(claim, epsilon=epsilon0, source="x; lower: y"), epsilon0) is not None
     assert gate.check_shuffled_claim(dict(claim, epsilon=epsilon0), epsilon0) is None
+
+
+# --------------------------------------------------------------------------- one vocabulary (issue 26, point 3)
+def _pair_epsilon(epsilon0: float, n: int, delta: float, k: int) -> float:
+    """Independent lower bound of the central epsilon of k-RR: one explicit neighbouring pair.
+
+    ``D = (x, z, .., z)`` / ``D' = (x', z, .., z)`` (k >= 3; k = 2: ``(x, x', .., x')`` / ``(x', .., x')``),
+    the adversary seeing the counts of ``x`` and ``x'`` (a post-processing of the shuffled
+    histogram). Exact trinomial / binomial pmfs by ``lgamma`` on a window (the truncated tail
+    only drops positive terms: still a lower bound); the largest epsilon at which the pair's
+    hockey-stick divergence, in the worse direction, exceeds ``delta`` (bisection, lower end).
+    """
+    import numpy as np
+
+    e0 = math.exp(epsilon0)
+    p, q = e0 / (e0 + k - 1), 1.0 / (e0 + k - 1)
+    m = n - 1
+    width = int(m * q + 40 * math.sqrt(m * q) + 40)
+    a = np.arange(width + 1, dtype=float)
+    lg = np.vectorize(math.lgamma)
+    if k == 2:
+        base = np.exp(lg(m + 1) - lg(a + 1) - lg(m - a + 1) + a * math.log(q) + (m - a) * math.log1p(-q))
+        shifted = np.r_[0.0, base[:-1]]
+        forward, backward = p * shifted + q * base, q * shifted + p * base
+    else:
+        A, B = np.meshgrid(a, a, indexing="ij")
+        rest = m - A - B
+        trinomial = np.where(rest >= 0, np.exp(lg(m + 1) - lg(A + 1) - lg(B + 1) - lg(np.maximum(rest, 0) + 1)
+                                               + (A + B) * math.log(q) + np.maximum(rest, 0) * math.log1p(-2 * q)), 0.0)
+        down_a = np.zeros_like(trinomial)
+        down_a[1:, :] = trinomial[:-1, :]  # T(i - 1, j): the differing user reported x
+        down_b = np.zeros_like(trinomial)
+        down_b[:, 1:] = trinomial[:, :-1]  # T(i, j - 1): it reported x'
+        other = 1.0 - p - q
+        forward = p * down_a + q * down_b + other * trinomial
+        backward = q * down_a + p * down_b + other * trinomial
+
+    def divergence(epsilon):
+        e = math.exp(epsilon)
+        return max(float(np.maximum(forward - e * backward, 0).sum()), float(np.maximum(backward - e * forward, 0).sum()))
+
+    lo, hi = 0.0, epsilon0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if divergence(mid) > delta else (lo, mid)
+    return lo
+
+
+@pytest.mark.parametrize("k", [2, 3, 10])
+def test_rr_with_domain_size_is_k_ary_rr_never_below_an_explicit_pair(k):
+    """``planner.shuffle_bound(..., mechanism="rr", domain_size=k)`` is k-ary RR (the plan's name):
+    never below the exact divergence of an explicit k-ary pair (issue 26: 1.3117 vs 1.4396 at k = 10)."""
+    from ldpplan.planner import shuffle_bound
+
+    epsilon0, n, delta = 6.0, 10**4, 1e-6
+    pair = _pair_epsilon(epsilon0, n, delta, k)
+    bound = shuffle_bound(epsilon0, n, delta, mechanism="rr", domain_size=k)
+    assert bound.epsilon >= pair
+    if k == 10:
+        assert pair == pytest.approx(1.4396, abs=2e-3)  # the issue's figure, recomputed here
+        assert solver.shuffle_bound(epsilon0, n, delta, mechanism="rr").epsilon < pair  # binary RR: too small
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"mechanism": "rr"}, "domain_size"),
+    ({"mechanism": "krr", "domain_size": 10}, "mechanism"),
+    ({"domain_size": 10}, "domain_size"),
+    ({"mechanism": "rr", "domain_size": 10, "hash_range": 4}, "hash_range"),
+    ({"mechanism": "glh", "hash_range": 4}, "collision"),
+    ({"mechanism": "glh", "hash_range": 4, "collision": 0.1, "domain_size": 10}, "domain_size"),
+    ({"mechanism": "rr", "domain_size": 1}, "domain_size"),
+])
+def test_ignored_or_contradicting_arguments_are_refused(kwargs, field):
+    from ldpplan.planner import local_epsilon_for, shuffle_bound
+
+    with pytest.raises(ValueError) as info:
+        shuffle_bound(2.0, 1000, 1e-6, **kwargs)
+    assert str(info.value).startswith(f"{field}:") and "\n" not in str(info.value)
+    if "hash_range" not in kwargs and "collision" not in kwargs:
+        with pytest.raises(ValueError, match=f"^{field}:"):
+            local_epsilon_for(1.0, 1e-6, 1000, **kwargs)
