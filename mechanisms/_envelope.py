@@ -48,7 +48,8 @@ TOP_LEVEL_FIELDS = ("format_version", "mechanism", "domain", "params", "guarante
 #: ``guarantee`` claims every mechanism may carry (a cross-family claim is added here once).
 #: ``shuffled`` is the central (epsilon, delta) of n shuffled reports (a ``[shuffle]`` spec block);
 #: ``load()`` recomputes it (:mod:`ldpplan.mechanisms._shuffle_gate`) and refuses what it cannot confirm.
-COMMON_GUARANTEE_FIELDS = ("notion", "epsilon", "shuffled")
+#: ``shuffled_lifetime``: plans with ``epsilon_lifetime`` (several reports per user), the central claim over all rounds.
+COMMON_GUARANTEE_FIELDS = ("notion", "epsilon", "shuffled", "shuffled_lifetime")
 
 
 @dataclasses.dataclass(frozen=True)

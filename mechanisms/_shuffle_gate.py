@@ -324,6 +324,27 @@ def upper_epsilon(epsilon0: float, n: int, delta: float, randomizer: Mapping[str
     return best
 
 
+def _check_lifetime(guarantee: Mapping[str, Any], block: Mapping[str, Any]) -> str | None:
+    """``guarantee.shuffled_lifetime``: required iff the plan claims ``epsilon_lifetime`` (several rounds).
+
+    Over all rounds, the per-round shuffled batches are a post-processing of the shuffled multiset
+    of the users' whole-history reports (a fresh uniform permutation per round), and one user's
+    whole history is ``epsilon_lifetime``-LDP: the generic bounds apply with ``epsilon0 =
+    epsilon_lifetime`` (``guarantee.shuffled`` then covers one round, ``epsilon0 = epsilon``).
+    """
+    lifetime = guarantee.get("epsilon_lifetime")
+    if lifetime is None:
+        if "shuffled_lifetime" in guarantee:
+            return "guarantee.shuffled_lifetime: present but the plan claims no epsilon_lifetime (one report per user)"
+        return None
+    if "shuffled_lifetime" not in guarantee:
+        return "guarantee.shuffled_lifetime: required (the plan has several rounds and a [shuffle] block)"
+    if isinstance(lifetime, bool) or not isinstance(lifetime, (int, float)) or not 0 < lifetime < math.inf:
+        return f"guarantee.epsilon_lifetime: must be a positive number (got {lifetime!r:.40})"
+    failure = check_shuffled_claim(guarantee["shuffled_lifetime"], float(lifetime), {"kind": "generic"}, block)
+    return None if failure is None else failure.replace("guarantee.shuffled", "guarantee.shuffled_lifetime", 1)
+
+
 def check_plan_shuffled(plan: Mapping[str, Any], kind: str = "generic") -> str | None:
     """``load()``'s check of a plan's ``guarantee.shuffled`` against its spec and numbers (``None``: holds).
 
@@ -334,10 +355,11 @@ def check_plan_shuffled(plan: Mapping[str, Any], kind: str = "generic") -> str |
     guarantee = plan.get("guarantee") or {}
     spec = plan.get("spec") if isinstance(plan.get("spec"), Mapping) else {}
     block = spec.get("shuffle")
-    if "shuffled" not in guarantee and block is None:
+    if "shuffled" not in guarantee and "shuffled_lifetime" not in guarantee and block is None:
         return None
     if block is None:
-        return "guarantee.shuffled: present but the embedded spec has no [shuffle] block"
+        which = "shuffled" if "shuffled" in guarantee else "shuffled_lifetime"
+        return f"guarantee.{which}: present but the embedded spec has no [shuffle] block"
     if not isinstance(block, Mapping):
         return f"spec.shuffle: must be an object with n and delta (got {type(block).__name__})"
     if "shuffled" not in guarantee:
@@ -352,6 +374,9 @@ def check_plan_shuffled(plan: Mapping[str, Any], kind: str = "generic") -> str |
     if kind == "krr":
         randomizer["domain_size"] = int((plan.get("domain") or {}).get("size"))
     failure = check_shuffled_claim(guarantee["shuffled"], float(epsilon0), randomizer, block)
+    if failure is not None:
+        return failure
+    failure = _check_lifetime(guarantee, block)
     if failure is not None:
         return failure
     target = spec.get("target")

@@ -138,7 +138,7 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
            "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
-           "central_guarantee", "confirmable_guarantee"]
+           "central_guarantee", "confirmable_guarantee", "lifetime_guarantee"]
 
 
 def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
@@ -293,7 +293,30 @@ def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any],
     """
     plan["guarantee"]["shuffled"] = confirmable_guarantee(local_epsilon_of_plan(plan), int(block["n"]),
                                                           float(block["delta"]), randomizer)
+    if "epsilon_lifetime" in plan["guarantee"]:  # several reports per user: also the claim over all rounds
+        plan["guarantee"]["shuffled_lifetime"] = lifetime_guarantee(plan, block)
     return plan
+
+
+def lifetime_guarantee(plan: Mapping[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
+    """``guarantee.shuffled_lifetime``: the central guarantee of all of a plan's rounds through the shuffler.
+
+    Each round's batch is shuffled; ``guarantee.shuffled`` covers one round (``epsilon0`` = one
+    report's ``epsilon``). Over all rounds the rounds share each user's permanent response, so
+    per-round claims do not compose by the composition theorems (their randomness is not
+    independent). Instead: the ``R`` shuffled batches are a post-processing of one shuffle of the
+    users' whole-history tuples (apply an independent uniform permutation per round to the
+    shuffled tuples), and one user's whole history is ``epsilon_lifetime``-LDP (the plan's
+    lifetime claim), so FMT21's bounds for any epsilon0-LDP randomizer apply with ``epsilon0 =
+    guarantee.epsilon_lifetime`` (rounded as :func:`confirmable_guarantee`).
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, "Hiding among the clones", FOCS 2021, Theorems 3.1 and 3.2 (any
+    epsilon0-LDP randomizer); Dwork and Roth 2014, Prop. 2.1 (post-processing).
+    """
+    lifetime = float(plan["guarantee"]["epsilon_lifetime"])
+    return confirmable_guarantee(lifetime, int(block["n"]), float(block["delta"]), None)
 
 
 def verify_shuffled(plan: Mapping[str, Any], randomizer: Mapping[str, Any] | None = None) -> str | None:
@@ -303,6 +326,8 @@ def verify_shuffled(plan: Mapping[str, Any], randomizer: Mapping[str, Any] | Non
     """
     block = (plan.get("spec") or {}).get("shuffle")
     shuffled = (plan.get("guarantee") or {}).get("shuffled")
+    if block is None and "shuffled_lifetime" in (plan.get("guarantee") or {}):
+        return "guarantee.shuffled_lifetime: present but the embedded spec has no [shuffle] block"
     if block is None and shuffled is None:
         return None
     if block is None:
@@ -324,7 +349,26 @@ def verify_shuffled(plan: Mapping[str, Any], randomizer: Mapping[str, Any] | Non
         expected = confirmable_guarantee(epsilon0, shuffled["n"], float(shuffled["delta"]), randomizer)
     except (KeyError, TypeError, ValueError) as exc:
         return f"guarantee.shuffled: {exc}"
-    return check_shuffled(shuffled, epsilon0, expected=expected, **dict(randomizer or {}))
+    failure = check_shuffled(shuffled, epsilon0, expected=expected, **dict(randomizer or {}))
+    return failure if failure is not None else _verify_lifetime(plan, block)
+
+
+def _verify_lifetime(plan: Mapping[str, Any], block: Mapping[str, Any]) -> str | None:
+    """``verify``'s check of ``guarantee.shuffled_lifetime`` (:func:`lifetime_guarantee`); None when it holds."""
+    guarantee = plan.get("guarantee") or {}
+    claim = guarantee.get("shuffled_lifetime")
+    if "epsilon_lifetime" not in guarantee:
+        return None if claim is None else "guarantee.shuffled_lifetime: present but the plan claims no epsilon_lifetime"
+    if claim is None:
+        return "guarantee.shuffled_lifetime: required (the plan has several rounds and a [shuffle] block)"
+    try:
+        expected = lifetime_guarantee(plan, block)
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"guarantee.shuffled_lifetime: {exc}"
+    if claim != expected:
+        return (f"guarantee.shuffled_lifetime: claims {claim!r:.200} but the bound recomputed from epsilon_lifetime "
+                f"gives {expected!r:.200}")
+    return None
 
 
 def central_guarantee(plan: Mapping[str, Any], n: int, delta: float,

@@ -53,53 +53,60 @@ def _drop(path):
     return edit
 
 
-S = ("guarantee", "shuffled")
 OTHER_SOURCES = [solver.SOURCE_FMT_CLOSED, solver.SOURCE_FMT_NUMERICAL, solver.SOURCE_BLANKET, solver.SOURCE_EXACT_RR]
-TAMPERINGS = {
-    "epsilon = 0": _set(S + ("epsilon",), 0.0),
-    "epsilon = -1": _set(S + ("epsilon",), -1.0),
-    "epsilon x 0.5": _set(S + ("epsilon",), lambda v: v * 0.5),
-    "epsilon x 0.99": _set(S + ("epsilon",), lambda v: v * 0.99),
-    "epsilon_lower = 0, epsilon x 0.9": lambda p: (_set(S + ("epsilon_lower",), 0.0)(p),
-                                                   _set(S + ("epsilon",), lambda v: v * 0.9)(p)),
-    "n x 10": _set(S + ("n",), lambda v: v * 10),
-    "n = 10^30": _set(S + ("n",), 10**30),
-    "n = 1": _set(S + ("n",), 1),
-    "delta / 10": _set(S + ("delta",), lambda v: v / 10),
-    "delta = 0": _set(S + ("delta",), 0.0),
-    "delta = 1": _set(S + ("delta",), 1.0),
-    "spec and claim: n / 10": lambda p: (_set(S + ("n",), lambda v: v // 10)(p),
-                                         _set(("spec", "shuffle", "n"), lambda v: v // 10)(p)),
-    "spec and claim: delta / 10": lambda p: (_set(S + ("delta",), lambda v: v / 10)(p),
-                                             _set(("spec", "shuffle", "delta"), lambda v: v / 10)(p)),
-    "spec block dropped": _drop(("spec", "shuffle")),
-    "claim dropped": _drop(S),
-    "shuffled = 'yes'": _set(S, "yes"),
-    "shuffled = true": _set(S, True),
-    "shuffled = []": _set(S, []),
-    "shuffled = null": _set(S, None),
-    "extra field": _set(S + ("epsilon_central",), 0.0),
-    "epsilon_lower > epsilon": _set(S + ("epsilon_lower",), lambda v: 1e9),
-    "epsilon_lower < 0": _set(S + ("epsilon_lower",), -0.5),
-    "epsilon NaN": _set(S + ("epsilon",), math.nan),
-    "epsilon inf": _set(S + ("epsilon",), math.inf),
-    "delta NaN": _set(S + ("delta",), math.nan),
-    "n inf": _set(S + ("n",), math.inf),
-    "n as string": _set(S + ("n",), lambda v: str(v)),
-    "n as float": _set(S + ("n",), lambda v: float(v)),
-    "n as bool": _set(S + ("n",), True),
-    "epsilon as string": _set(S + ("epsilon",), lambda v: str(v)),
-    "epsilon as bool": _set(S + ("epsilon",), False),
-    "delta as string": _set(S + ("delta",), lambda v: str(v)),
-    "delta null": _set(S + ("delta",), None),
-    "source as number": _set(S + ("source",), 5),
-    "source made up": _set(S + ("source",), "trust me; lower: nothing"),
-    "source without lower part": _set(S + ("source",), lambda v: v.partition("; lower: ")[0]),
-    "source empty": _set(S + ("source",), ""),
-    **{f"missing {key}": _drop(S + (key,)) for key in gate.SHUFFLED_FIELDS},
-    **{f"source -> {other[:30]}": _set(S + ("source",), lambda v, other=other: f"{other}; lower: x")
-       for other in OTHER_SOURCES},
-}
+
+
+def tamperings(claim="shuffled"):
+    """Name -> edit of the central claim ``guarantee.<claim>`` (the red team's kinds and more)."""
+    S = ("guarantee", claim)
+    return {
+        "epsilon = 0": _set(S + ("epsilon",), 0.0),
+        "epsilon = -1": _set(S + ("epsilon",), -1.0),
+        "epsilon x 0.5": _set(S + ("epsilon",), lambda v: v * 0.5),
+        "epsilon x 0.99": _set(S + ("epsilon",), lambda v: v * 0.99),
+        "epsilon_lower = 0, epsilon x 0.9": lambda p: (_set(S + ("epsilon_lower",), 0.0)(p),
+                                                       _set(S + ("epsilon",), lambda v: v * 0.9)(p)),
+        "n x 10": _set(S + ("n",), lambda v: v * 10),
+        "n = 10^30": _set(S + ("n",), 10**30),
+        "n = 1": _set(S + ("n",), 1),
+        "delta / 10": _set(S + ("delta",), lambda v: v / 10),
+        "delta = 0": _set(S + ("delta",), 0.0),
+        "delta = 1": _set(S + ("delta",), 1.0),
+        "spec and claim: n / 10": lambda p: (_set(S + ("n",), lambda v: v // 10)(p),
+                                             _set(("spec", "shuffle", "n"), lambda v: v // 10)(p)),
+        "spec and claim: delta / 10": lambda p: (_set(S + ("delta",), lambda v: v / 10)(p),
+                                                 _set(("spec", "shuffle", "delta"), lambda v: v / 10)(p)),
+        "spec block dropped": _drop(("spec", "shuffle")),
+        "claim dropped": _drop(S),
+        "shuffled = 'yes'": _set(S, "yes"),
+        "shuffled = true": _set(S, True),
+        "shuffled = []": _set(S, []),
+        "shuffled = null": _set(S, None),
+        "extra field": _set(S + ("epsilon_central",), 0.0),
+        "epsilon_lower > epsilon": _set(S + ("epsilon_lower",), lambda v: 1e9),
+        "epsilon_lower < 0": _set(S + ("epsilon_lower",), -0.5),
+        "epsilon NaN": _set(S + ("epsilon",), math.nan),
+        "epsilon inf": _set(S + ("epsilon",), math.inf),
+        "delta NaN": _set(S + ("delta",), math.nan),
+        "n inf": _set(S + ("n",), math.inf),
+        "n as string": _set(S + ("n",), lambda v: str(v)),
+        "n as float": _set(S + ("n",), lambda v: float(v)),
+        "n as bool": _set(S + ("n",), True),
+        "epsilon as string": _set(S + ("epsilon",), lambda v: str(v)),
+        "epsilon as bool": _set(S + ("epsilon",), False),
+        "delta as string": _set(S + ("delta",), lambda v: str(v)),
+        "delta null": _set(S + ("delta",), None),
+        "source as number": _set(S + ("source",), 5),
+        "source made up": _set(S + ("source",), "trust me; lower: nothing"),
+        "source without lower part": _set(S + ("source",), lambda v: v.partition("; lower: ")[0]),
+        "source empty": _set(S + ("source",), ""),
+        **{f"missing {key}": _drop(S + (key,)) for key in gate.SHUFFLED_FIELDS},
+        **{f"source -> {other[:30]}": _set(S + ("source",), lambda v, other=other: f"{other}; lower: x")
+           for other in OTHER_SOURCES},
+    }
+
+
+TAMPERINGS = tamperings()
 
 
 def _shuffled_plan(name, block=BLOCK):
@@ -112,26 +119,39 @@ def _check_every_tampering(name):
     plan = _shuffled_plan(name)
     assert verify_plan(plan).holds
     assert ldpplan.load(plan).mechanism == plan["mechanism"]  # the honest plan loads
-    honest_source = plan["guarantee"]["shuffled"]["source"]
     refused = 0
-    for kind, edit in TAMPERINGS.items():
+    claims = [key for key in ("shuffled", "shuffled_lifetime") if key in plan["guarantee"]]
+    for claim in claims:
+        refused += _refuse_each(plan, claim)
+    # a claim added to a plan with no [shuffle] block
+    plain = make_plan(dict(example_spec(name)))
+    for claim in claims:
+        added = copy.deepcopy(plain)
+        added["guarantee"][claim] = copy.deepcopy(plan["guarantee"][claim])
+        assert "no [shuffle] block" in _refused(added)
+    return refused // len(claims) + 1
+
+
+def _refuse_each(plan, claim):
+    honest_source = plan["guarantee"][claim]["source"]
+    refused = 0
+    for kind, edit in tamperings(claim).items():
         tampered = copy.deepcopy(plan)
         edit(tampered)
-        if kind.startswith("source -> ") and tampered["guarantee"]["shuffled"]["source"].split("; lower:")[0] \
+        if kind.startswith("source -> ") and tampered["guarantee"][claim]["source"].split("; lower:")[0] \
                 == honest_source.split("; lower:")[0]:
             continue  # the honest source itself
-        if kind.startswith("spec and claim") and plan["guarantee"]["shuffled"]["epsilon"] >= plan["guarantee"]["epsilon"]:
-            assert ldpplan.load(tampered)  # no amplification claimed: epsilon0 holds for any n and delta
-            continue
+        if kind.startswith("spec and claim") and not _amplified(plan, claim):
+            continue  # no amplification claimed: epsilon0 holds for any n and delta (a true claim)
         message = _refused(tampered)
         assert "shuffle" in message or "guarantee" in message or "must be a finite number" in message, (kind, message)
         refused += 1
-    # a claim added to a plan with no [shuffle] block
-    plain = make_plan(dict(example_spec(name)))
-    added = copy.deepcopy(plain)
-    added["guarantee"]["shuffled"] = copy.deepcopy(plan["guarantee"]["shuffled"])
-    assert "no [shuffle] block" in _refused(added)
-    return refused + 1
+    return refused
+
+
+def _amplified(plan, claim):
+    epsilon0 = plan["guarantee"]["epsilon_lifetime" if claim == "shuffled_lifetime" else "epsilon"]
+    return plan["guarantee"][claim]["epsilon"] < epsilon0
 
 
 @pytest.mark.parametrize("name", FAST)
@@ -277,3 +297,25 @@ def test_ignored_or_contradicting_arguments_are_refused(kwargs, field):
     if "hash_range" not in kwargs and "collision" not in kwargs:
         with pytest.raises(ValueError, match=f"^{field}:"):
             local_epsilon_for(1.0, 1e-6, 1000, **kwargs)
+
+
+# --------------------------------------------------------------------------- longitudinal (issue 26, point 7)
+@pytest.mark.parametrize("name", ["longitudinal-daily", "longitudinal-rappor"])
+def test_longitudinal_plans_state_one_round_and_all_rounds(name):
+    """``guarantee.shuffled`` covers one round (epsilon0 = one report's epsilon); ``shuffled_lifetime``
+    all rounds (epsilon0 = epsilon_lifetime, the whole history's local bound): recomputed by verify
+    and load, never below the one-round claim, never above epsilon_lifetime."""
+    from ldpplan.planner.shuffle import shuffle_bound
+
+    plan = _shuffled_plan(name, {"n": 10**4, "delta": 1e-6})
+    guarantee = plan["guarantee"]
+    one, every = guarantee["shuffled"], guarantee["shuffled_lifetime"]
+    assert one["epsilon"] == pytest.approx(shuffle_bound(guarantee["epsilon"], 10**4, 1e-6).epsilon, rel=1e-6)
+    assert every["epsilon"] >= shuffle_bound(guarantee["epsilon_lifetime"], 10**4, 1e-6).epsilon * (1 - 1e-12)
+    assert one["epsilon"] < every["epsilon"] <= guarantee["epsilon_lifetime"]
+    assert (every["n"], every["delta"]) == (10**4, 1e-6)
+    assert verify_plan(plan).holds and ldpplan.load(plan).mechanism == plan["mechanism"]
+    tampered = copy.deepcopy(plan)
+    tampered["guarantee"]["shuffled_lifetime"] = copy.deepcopy(one)  # the one-round claim for all rounds
+    assert not verify_plan(tampered).holds
+    assert _refused(tampered).startswith("guarantee.shuffled_lifetime")
