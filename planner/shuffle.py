@@ -291,6 +291,12 @@ def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any],
     ``randomizer``: keyword arguments of the randomizer-specific bound, from the plan's family
     (``Family.shuffle_randomizer``); empty or None: the generic bounds for epsilon0-LDP randomizers.
     """
+    from ..mechanisms._shuffle_gate import MAX_SHUFFLE_N
+    from .errors import SpecError
+
+    if int(block["n"]) > MAX_SHUFFLE_N:
+        raise SpecError("shuffle.n", f"must be at most {MAX_SHUFFLE_N:.0e} (the largest batch the runtime's load() "
+                        "confirms a central claim for)", block["n"])
     plan["guarantee"]["shuffled"] = confirmable_guarantee(local_epsilon_of_plan(plan), int(block["n"]),
                                                           float(block["delta"]), randomizer)
     if "epsilon_lifetime" in plan["guarantee"]:  # several reports per user: also the claim over all rounds
