@@ -237,7 +237,7 @@ def upper_epsilon(epsilon0: float, n: int, delta: float, randomizer: Mapping[str
     """
     randomizer = dict(randomizer or {"kind": "generic"})
     kind = randomizer.get("kind", "generic")
-    best = (float(epsilon0), SOURCE_FMT_CLOSED)
+    best = (float(epsilon0), SOURCE_FMT_NUMERICAL)  # epsilon0 itself: every divergence check accepts it
     closed = fmt21_closed_form(epsilon0, n, delta)
     if closed < best[0]:
         best = (closed, SOURCE_FMT_CLOSED)

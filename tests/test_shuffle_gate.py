@@ -15,24 +15,18 @@ import math
 import pytest
 
 import ldpplan
-from ldpplan.mechanisms import PlanError
 from ldpplan.mechanisms import _shuffle_gate as gate
 from ldpplan.planner import example_spec, make_plan, verify_plan
 from ldpplan.planner.families import all_examples
 from ldpplan.solvers import _shuffle_curves as curves
 from ldpplan.solvers import shuffle as solver
+from test_plan_gate import refused_by_load as _refused  # load()'s one-line PlanError
 
 BLOCK = {"n": 20_000, "delta": 1e-7}
 SHUFFLABLE = sorted(name for name, (family, _) in all_examples().items() if family.name != "uldp")
 FAST = ["pie-rr", "hadamard-synthetic"]
 
 
-def _refused(plan) -> str:
-    with pytest.raises(PlanError) as info:
-        ldpplan.load(plan)
-    message = str(info.value)
-    assert "\n" not in message
-    return message
 
 
 def _set(path, value):
@@ -356,3 +350,16 @@ def test_runtime_positive_part_is_an_upper_bound(m, slope, offset):
         pmf, x = pmf * (m - x) / (x + 1), x + 1
     mine = float(positive_part_half(float(m), slope, offset)[0])
     assert float(exact) <= mine <= float(exact) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("epsilon0,n,randomizer", [(2.0, 1000, {"kind": "generic"}), (12.0, 100, {"kind": "generic"}),
+                                                   (3.0, 5000, {"kind": "krr", "domain_size": 2}),
+                                                   (5.0, 2000, {"kind": "krr", "domain_size": 10})])
+def test_the_runtimes_own_bound_is_confirmed_by_the_runtime(epsilon0, n, randomizer):
+    """What the planner falls back to (``upper_epsilon``) passes the gate, also where no bound
+    amplifies (epsilon0 = 12 at n = 100: the claim is epsilon0 itself)."""
+    epsilon, source = gate.upper_epsilon(epsilon0, n, 1e-6, randomizer)
+    claim = {"n": n, "delta": 1e-6, "epsilon": epsilon, "epsilon_lower": 0.0, "source": f"{source}; lower: none"}
+    assert 0 < epsilon <= epsilon0
+    assert gate.check_shuffled_claim(claim, epsilon0, randomizer) is None
+    assert gate.check_shuffled_claim(dict(claim, epsilon=epsilon * 0.98), epsilon0, randomizer) is not None
