@@ -47,7 +47,7 @@ from ._channel import (HASH_PRIME, HASH_PRIME_LARGE, hash_prime, inverse_mod_pri
                        collision_probability, hash_values, keep_probability,
                        pie_alpha_bits, realized_epsilon, split_streams, support_counts)
 from .._protocol import CountRule, Aggregate, Estimate, Reports
-from .._sampling import bernoulli_iid, check_rng
+from .._sampling import bernoulli_iid, check_rng, uniform_below
 
 __all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "HASH_PRIME_LARGE", "hash_prime",
            "inverse_mod_prime", "keep_probability", "realized_epsilon",
@@ -66,7 +66,7 @@ def _rr_symbols(values: np.ndarray, size: int, mu: float, rng: np.random.Generat
     """Keep each value with probability ``mu``, else a uniform other symbol of ``[0, size)``."""
     n = values.shape[0]
     keep = bernoulli_iid(rng, mu, n)
-    other = rng.integers(0, size - 1, size=n, dtype=np.int64)
+    other = uniform_below(rng, size - 1, n)
     other += other >= values
     return np.where(keep, values, other)
 
@@ -106,7 +106,7 @@ class RandomizedResponse(KaryRRBase):
     mechanism = "rr"
     #: one reported item per report
     count_rule = CountRule(sums_to_n=(("y",),))
-    PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN)
+    PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN, shuffle="krr")
 
     def __init__(self, *, domain, epsilon: float, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
@@ -277,8 +277,8 @@ class GeneralizedLocalHashing(KaryRRBase):
         check_rng(coin_rng)
         x = check_items(data, self.domain_size)
         n = x.shape[0]
-        a = seed_rng.integers(1, self.hash_prime, size=n, dtype=np.int64)
-        b = seed_rng.integers(0, self.hash_prime, size=n, dtype=np.int64)
+        a = 1 + uniform_below(seed_rng, self.hash_prime - 1, n)
+        b = uniform_below(seed_rng, self.hash_prime, n)
         y = _rr_symbols(hash_values(a, b, x, self.g, self.hash_prime), self.g, self.mu, coin_rng)
         return Reports(self.mechanism, {"a": a, "b": b, "y": y})
 
