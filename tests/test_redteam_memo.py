@@ -166,8 +166,6 @@ def test_memo_of_another_plan(w):
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="finding (issue 26 point 4, open on main c1e9dca): the fingerprint covers "
-                   "provenance.created_at, so re-planning the identical spec refuses every device's memo (memo.binding)")
 def test_replanning_the_same_spec_keeps_the_fingerprint(w, plans):
     """Re-planning the identical spec (one second later) must not orphan every device's memo."""
     import time
