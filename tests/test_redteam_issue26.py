@@ -4,8 +4,8 @@
    ``max_values`` values each, changes at any round) and every output (``tests/_redteam_brute.py``), against
    the plan's ``guarantee.epsilon_lifetime`` (must be >=) and ``epsilon_lifetime_lower`` (must be <=).
 2. The memo through the CLI: every way to lose, roll back, double-use or corrupt device state exits 2 with one
-   line, writes nothing and leaves the memo byte-identical (``tests/test_redteam_memo.py``).
-3. Big domains (``tests/test_redteam_bigdomain.py``).
+   line, writes nothing and leaves the memo byte-identical (``tests/test_longitudinal_redteam_memo.py``).
+3. Big domains (``tests/test_pie_redteam_bigdomain.py``); 4. the shuffler's gate (``tests/test_redteam_shuffle.py``).
 """
 from __future__ import annotations
 

@@ -277,6 +277,9 @@ ALLOWED_IN_CROSS_FAMILY_TESTS = {
     # "auto" is PCKV's allocation value too, not only the longitudinal spec mechanism
     "test_pckv_planner.py": {"auto"},
     "test_pckv_simulation.py": {"auto"},
+    # the red team of issue 26: the lifetime brute force (every longitudinal mechanism) and the shuffler's gate
+    "test_redteam_issue26.py": {"l-grr", "l-osue", "l-oue", "l-soue", "l-sue"},
+    "test_redteam_shuffle.py": {"glh", "l-grr", "rr"},
 }
 # this file names what its two lists allow
 ALLOWED_IN_CROSS_FAMILY_TESTS["test_registry.py"] = set().union(*ALLOWED_IN_CROSS_FAMILY_TESTS.values(),
