@@ -74,6 +74,12 @@ def test_unary_lifetime_bound_holds_brute_force(mechanism, k, rounds, values):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("mechanism,k,rounds,values", [("l-grr", 2, 10, 3), ("l-oue", 2, 10, 3)])
+def test_lifetime_bound_holds_ten_rounds(mechanism, k, rounds, values):
+    _check(mechanism, k, rounds, values)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("mechanism", UNARY)
 @pytest.mark.parametrize("k,rounds,values", [(2, 8, 2), (3, 6, 3), (4, 5, 2)])
 def test_unary_lifetime_bound_holds_brute_force_larger(mechanism, k, rounds, values):
