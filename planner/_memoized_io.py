@@ -7,7 +7,10 @@ regular file (``/dev/zero``), over :data:`ldpplan.mechanisms.longitudinal.MAX_ME
 other than its header says, with a checksum that does not match, or of another plan; a memo that
 is absent without ``--new-memo`` (and ``--new-memo`` over an existing file); a round before the
 memo's last round, a user who already reported in the round, or a memo file that another process
-changed while the reports were drawn (its device, inode, size and mtime are compared before writing). User ids are parsed strictly
+changed while the reports were drawn (its device, inode, size and mtime are compared before writing); a memo
+reached through a symbolic link or with a second hard link (the atomic rewrite would fork it: the other name keeps
+the old state); a memo another ``perturb`` holds (an exclusive ``flock`` on the file from before it is read until
+its rewrite is in place: two runs on one memo never both succeed). User ids are parsed strictly
 (:func:`parse_user_ids`). The memo is rewritten atomically *before* the reports file is renamed
 into place: a failure to save it leaves no reports (a report whose permanent response is not
 kept would be redrawn next round). Nothing here prints.
