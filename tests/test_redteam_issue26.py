@@ -68,7 +68,8 @@ def test_lgrr_lifetime_bound_holds_brute_force_larger(k, rounds, values):
 
 
 @pytest.mark.parametrize("mechanism", UNARY)
-@pytest.mark.parametrize("k,rounds,values", [(2, 6, 1), (2, 6, 2), (3, 5, 2), (3, 5, 3), (4, 4, 3)])
+@pytest.mark.parametrize("k,rounds,values", [(2, 6, 1), (2, 6, 2), (3, 5, 2), (3, 5, 3),
+                                             pytest.param(4, 4, 3, marks=pytest.mark.slow)])
 def test_unary_lifetime_bound_holds_brute_force(mechanism, k, rounds, values):
     _check(mechanism, k, rounds, values)
 
