@@ -311,3 +311,99 @@ def blanket_epsilon_upper(n: int, delta: float, pairs, epsilon_max: float, *, to
         else:
             lo = mid
     return hi
+
+
+#: ``guarantee.shuffled.source`` of this bound (the upper bound's part; the lower bound's follows ``"; lower: "``)
+SOURCE_TWO_LEVEL = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shuffle model (CRYPTO 2019), Sec. 3 "
+                    "(Lemma 3.1, Theorem 3.1): the randomizer's own blanket, two-level likelihood ratio, summed over "
+                    "the blanket size")
+#: randomizer kinds with a two-level description (``PlanFields.shuffle`` of their runtime classes)
+TWO_LEVEL_KINDS = ("krr", "hash", "hadamard", "unary")
+
+
+def pairs_of(randomizer, epsilon0: float) -> tuple[BlanketPair, ...]:
+    """The ordered neighbouring pairs of a randomizer description (``{"kind": ..., numbers}``).
+
+    ``"krr"``: ``domain_size``; ``"hash"`` (GLH): ``hash_range``, ``collision``; ``"hadamard"``:
+    ``domain_size``, ``blocks``; ``"unary"``: ``keep``, ``flip`` (one value per level).
+    ``epsilon0`` is the plan's local epsilon (the channel's ratio; a runtime rounding its keep
+    probability down is a per-report post-processing of the channel at ``epsilon0``).
+
+    Raises
+    ------
+    ValueError
+        An unknown kind or a missing / out-of-range number (the message names it).
+    """
+    kind = randomizer.get("kind")
+    if kind == "krr":
+        return krr_pairs(epsilon0, _count(randomizer, "domain_size", 2))
+    if kind == "hash":
+        g = _count(randomizer, "hash_range", 2)
+        collision = randomizer.get("collision")
+        if isinstance(collision, bool) or not isinstance(collision, (int, float)) or not 0 <= collision <= 1.0 / g:
+            raise ValueError(f"collision: must be the hash family's Pr[h(x) = h(x')] in [0, 1/g], got {collision!r}")
+        return glh_pairs(epsilon0, g, float(collision))
+    if kind == "hadamard":
+        blocks = _count(randomizer, "blocks", 1)
+        if blocks & (blocks - 1):
+            raise ValueError(f"blocks: must be a power of two, got {blocks!r}")
+        return hadamard_pairs(epsilon0, _count(randomizer, "domain_size", 2), blocks)
+    if kind == "unary":
+        return unary_pairs(randomizer.get("keep"), randomizer.get("flip"))
+    raise ValueError(f"kind: must be one of {list(TWO_LEVEL_KINDS)}, got {kind!r}")
+
+
+def _count(randomizer, key: str, low: int) -> int:
+    value = randomizer.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{key}: must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def randomizer_of_plan(plan, kind: str) -> dict:
+    """The randomizer description ``load()`` reads from a plan for its runtime's kind.
+
+    ``"krr"``: ``domain.size``; ``"hash"``: ``params.g`` and the runtime hash family's collision
+    probability; ``"hadamard"``: ``domain.size`` and ``params.blocks``; ``"unary"``: every level's
+    ``params.levels[i].a`` / ``.b`` plus ``params.dummy`` (IDUE-PS's padding items) when present.
+
+    Raises
+    ------
+    ValueError
+        A number missing or of the wrong type (the message names the field).
+    """
+    params = plan.get("params") if isinstance(plan.get("params"), dict) else {}
+    size = (plan.get("domain") or {}).get("size") if isinstance(plan.get("domain"), dict) else None
+    if kind in ("krr", "hadamard"):
+        out = {"kind": kind, "domain_size": size}
+        if kind == "hadamard":
+            out["blocks"] = params.get("blocks")
+        return out
+    if kind == "hash":
+        from .pie._channel import collision_probability
+
+        g = params.get("g")
+        if isinstance(g, bool) or not isinstance(g, int) or g < 2:
+            raise ValueError(f"params.g: must be an integer >= 2, got {g!r:.40}")
+        return {"kind": kind, "hash_range": g, "collision": collision_probability(g)}
+    if kind == "unary":
+        levels = params.get("levels")
+        if not isinstance(levels, list) or not levels or not all(isinstance(level, dict) for level in levels):
+            raise ValueError("params.levels: must be a non-empty list of levels with a and b")
+        keep, flip = [level.get("a") for level in levels], [level.get("b") for level in levels]
+        dummy = params.get("dummy")
+        if dummy is not None:
+            if not isinstance(dummy, dict):
+                raise ValueError("params.dummy: must be an object with a and b")
+            keep.append(dummy.get("a"))
+            flip.append(dummy.get("b"))
+        for name, values in (("a", keep), ("b", flip)):
+            if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1 for v in values):
+                raise ValueError(f"params.levels[].{name}: must be numbers in (0, 1)")
+        return {"kind": kind, "keep": keep, "flip": flip}
+    raise ValueError(f"kind: no two-level description for {kind!r}")
+
+
+def two_level_delta(epsilon: float, epsilon0: float, n: int, randomizer) -> float:
+    """:func:`blanket_delta_upper` for a randomizer description (with its ``"delta"``): the gate's check."""
+    return blanket_delta_upper(epsilon, n, pairs_of(randomizer, epsilon0), float(randomizer["delta"]))

@@ -41,6 +41,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ._amplification import SOURCE_TWO_LEVEL, TWO_LEVEL_KINDS, randomizer_of_plan, two_level_delta
+
 __all__ = ["check_shuffled_claim", "check_plan_shuffled", "upper_epsilon", "SOURCE_FMT_CLOSED",
            "SOURCE_FMT_NUMERICAL", "SOURCE_BLANKET", "SHUFFLED_FIELDS", "MAX_SHUFFLE_N"]
 
@@ -209,8 +211,10 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
 
 #: source -> (divergence upper bound at epsilon, randomizer kinds it applies to)
 _CHECKS: dict[str, tuple[Callable[..., float], tuple[str, ...]]] = {
-    SOURCE_FMT_NUMERICAL: (clone_delta, ("generic", "krr")),
+    SOURCE_FMT_NUMERICAL: (clone_delta, ("generic",) + TWO_LEVEL_KINDS),
     SOURCE_BLANKET: (blanket_delta, ("krr",)),
+    # the randomizer's own blanket (mechanisms/_amplification.py): GLH, Hadamard response, unary encodings
+    SOURCE_TWO_LEVEL: (two_level_delta, TWO_LEVEL_KINDS),
 }
 
 
@@ -287,7 +291,7 @@ def _confirm(epsilon: float, epsilon0: float, n: int, delta: float, source: str,
                 f"{kind!r} randomizer; it refuses a central claim it cannot check")
     if epsilon >= epsilon0:
         return None
-    value = _CHECKS[upper][0](epsilon, epsilon0, n, randomizer)
+    value = _CHECKS[upper][0](epsilon, epsilon0, n, {**randomizer, "delta": delta})
     if value <= delta:
         return None
     return (f"guarantee.shuffled.epsilon: at the claimed {epsilon!r} the runtime's bound ({upper[:60]}...) gives "
@@ -302,7 +306,7 @@ def upper_epsilon(epsilon0: float, n: int, delta: float, randomizer: Mapping[str
     on each divergence of :data:`_CHECKS` that applies (non-increasing in ``epsilon``); the upper
     end of the bracket is returned, so ``check_shuffled_claim`` accepts it.
     """
-    randomizer = dict(randomizer or {"kind": "generic"})
+    randomizer = {**dict(randomizer or {"kind": "generic"}), "delta": delta}
     kind = randomizer.get("kind", "generic")
     best = (float(epsilon0), SOURCE_FMT_CLOSED)
     closed = fmt21_closed_form(epsilon0, n, delta)
@@ -373,6 +377,11 @@ def check_plan_shuffled(plan: Mapping[str, Any], kind: str = "generic") -> str |
     randomizer: dict[str, Any] = {"kind": kind}
     if kind == "krr":
         randomizer["domain_size"] = int((plan.get("domain") or {}).get("size"))
+    elif kind in TWO_LEVEL_KINDS:  # the numbers of the runtime's channel, read from the plan
+        try:
+            randomizer = randomizer_of_plan(plan, kind)
+        except ValueError as exc:
+            return f"guarantee.shuffled: the runtime cannot describe its randomizer: {exc}"
     failure = check_shuffled_claim(guarantee["shuffled"], float(epsilon0), randomizer, block)
     if failure is not None:
         return failure

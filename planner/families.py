@@ -205,7 +205,9 @@ class ModuleFamily:
         """Keyword arguments of ``plan``'s randomizer-specific shuffle bound (the room's
         ``claims.shuffle_randomizer``; ``{}``: the generic bounds for epsilon0-LDP randomizers)."""
         hook = getattr(importlib.import_module(f"{self.package}.claims"), "shuffle_randomizer", None)
-        return {} if hook is None else dict(hook(plan))
+        if hook is not None:
+            return dict(hook(plan))
+        return _runtime_randomizer(plan)
 
     def audit_pairs(self, plan: Mapping[str, Any]) -> list:
         """The input pairs and events of ``plan``'s audit (``ldpplan.planner.auditing.events.InputPair``)."""
@@ -314,3 +316,16 @@ def all_examples() -> dict[str, tuple[Family, dict]]:
         for name, spec in fam.examples.items():
             out[name] = (fam, spec)
     return out
+
+
+def _runtime_randomizer(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"blanket": ...}``: the two-level description ``load()`` reads for the plan's runtime class
+    (``PlanFields.shuffle``; :func:`ldpplan.mechanisms._amplification.randomizer_of_plan`), or ``{}``."""
+    from ..mechanisms import PlanError, runtime_class
+    from ..mechanisms._amplification import TWO_LEVEL_KINDS, randomizer_of_plan
+
+    try:
+        kind = runtime_class(plan.get("mechanism")).PLAN_FIELDS.shuffle
+        return {"blanket": randomizer_of_plan(plan, kind)} if kind in TWO_LEVEL_KINDS else {}
+    except (PlanError, ValueError, KeyError, TypeError, AttributeError):
+        return {}  # a plan without the numbers: verification fails elsewhere

@@ -159,32 +159,71 @@ def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str 
 
 
 def _gate_randomizer(randomizer: Mapping[str, Any]) -> dict[str, Any]:
-    """The solver's randomizer keywords -> the runtime gate's (``kind``, ``domain_size``)."""
+    """The family's randomizer keywords -> the runtime gate's description (``kind`` and its numbers).
+
+    ``blanket``: a two-level description given as it is (Hadamard response, unary encodings);
+    ``mechanism="glh"``: the hashing kind of :mod:`ldpplan.mechanisms._amplification`.
+    """
     mechanism = randomizer.get("mechanism")
+    if randomizer.get("blanket") is not None:
+        return dict(randomizer["blanket"])
     if mechanism in ("rr", "krr"):
         return {"kind": "krr", "domain_size": 2 if mechanism == "rr" else int(randomizer["domain_size"])}
+    if mechanism == "glh":
+        return {"kind": "hash", "hash_range": int(randomizer["hash_range"]), "collision": float(randomizer["collision"])}
     return {"kind": "generic"}
+
+
+def _solver_keywords(randomizer: Mapping[str, Any]) -> dict[str, Any]:
+    """The solver's keywords of a family's randomizer (a two-level-only description: none, the generic bounds)."""
+    return {key: value for key, value in randomizer.items() if key != "blanket"}
+
+
+def _two_level_claim(claim: Mapping[str, Any], epsilon0: float, gate: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The randomizer's own blanket (mechanisms/_amplification.py) when it beats ``claim``; else None.
+
+    GLH, Hadamard response and unary encodings only (k-RR keeps the solver's blanket, the same theorem).
+    """
+    from ..mechanisms import _amplification as amplification
+
+    if gate.get("kind") not in amplification.TWO_LEVEL_KINDS or gate.get("kind") == "krr":
+        return None
+    n, delta = int(claim["n"]), float(claim["delta"])
+    pairs = amplification.pairs_of(gate, epsilon0)
+    epsilon = amplification.blanket_epsilon_upper(n, delta, pairs, float(epsilon0), guess=0.5 * claim["epsilon"])
+    if not epsilon < claim["epsilon"]:
+        return None
+    lower = claim["source"].partition("; lower: ")[2]
+    return {**claim, "epsilon": epsilon, "epsilon_lower": min(claim["epsilon_lower"], epsilon),
+            "source": f"{amplification.SOURCE_TWO_LEVEL}; lower: {lower}"}
 
 
 def confirmable_guarantee(epsilon0: float, n: int, delta: float,
                           randomizer: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``guarantee.shuffled`` as a plan states it: the solver's bound when the runtime's ``load()``
-    confirms it, else the runtime's own bound (:func:`ldpplan.mechanisms._shuffle_gate.upper_epsilon`).
+    """``guarantee.shuffled`` as a plan states it: the tightest bound the runtime's ``load()`` confirms.
 
-    ``randomizer``: the solver's keywords (the family's ``shuffle_randomizer``). The solver's bound
-    is first nudged up by a few parts in 10^9 .. 10^4 when the runtime's evaluation of the same
-    theorem lands a rounding margin above ``delta``; a bound the runtime does not implement (the
-    exact curve of binary RR) is replaced by the runtime's best bound, with its source.
+    ``randomizer``: the family's ``shuffle_randomizer`` (the solver's keywords, and ``blanket``: a
+    two-level description). The candidates: the solver's bound (FMT21 Theorems 3.1/3.2, k-RR's
+    blanket, binary RR's exact curve) and, for GLH, Hadamard response and unary encodings, the
+    randomizer's own blanket (:mod:`ldpplan.mechanisms._amplification`, the computation ``load()``
+    repeats). The solver's bound is first nudged up by a few parts in 10^9 .. 10^4 when the
+    runtime's evaluation of the same theorem lands a rounding margin above ``delta``; a bound the
+    runtime does not implement (the exact curve of binary RR) is replaced by the runtime's best
+    bound, with its source.
 
     References
     ----------
-    See :mod:`ldpplan.solvers.shuffle` and :mod:`ldpplan.mechanisms._shuffle_gate`.
+    See :mod:`ldpplan.solvers.shuffle`, :mod:`ldpplan.mechanisms._amplification` (Balle et al.,
+    CRYPTO 2019, Sec. 3) and :mod:`ldpplan.mechanisms._shuffle_gate`.
     """
     from ..mechanisms._shuffle_gate import check_shuffled_claim, upper_epsilon
 
     randomizer = dict(randomizer or {})
-    claim = shuffled_guarantee(epsilon0, n, delta, **randomizer)
+    claim = shuffled_guarantee(epsilon0, n, delta, **_solver_keywords(randomizer))
     gate = _gate_randomizer(randomizer)
+    better = _two_level_claim(claim, epsilon0, gate)
+    if better is not None and check_shuffled_claim(better, epsilon0, gate) is None:
+        return better
     for factor in (1.0, 1.0 + 1e-9, 1.0 + 1e-6, 1.0 + 1e-4):
         trial = {**claim, "epsilon": min(float(epsilon0), claim["epsilon"] * factor)}
         if check_shuffled_claim(trial, epsilon0, gate) is None:
@@ -215,7 +254,8 @@ def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: s
     if not isinstance(delta, (int, float)) or not 0 < delta < 1:
         return f"guarantee.shuffled.delta: must be in (0, 1), got {delta!r}"
     if expected is None:
-        expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size, **glh)
+        expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size,
+                                      **_solver_keywords(glh))
     for key in ("epsilon", "epsilon_lower", "source"):
         if shuffled[key] != expected[key]:
             return (f"guarantee.shuffled.{key}: claims {shuffled[key]!r} but the bound recomputed from the plan's "
@@ -225,10 +265,12 @@ def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: s
     closed = fmt21_closed_form(epsilon0, n, float(delta))
     if math.isfinite(closed) and shuffled["epsilon"] > closed:
         return f"guarantee.shuffled.epsilon: {shuffled['epsilon']!r} exceeds FMT21 Theorem 3.1's closed form {closed!r}"
-    return _independent_divergence(shuffled, epsilon0, mechanism, domain_size)
+    gate = _gate_randomizer({"mechanism": mechanism, "domain_size": domain_size, **glh})
+    return _independent_divergence(shuffled, epsilon0, mechanism, domain_size, gate)
 
 
-def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechanism, domain_size) -> str | None:
+def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechanism, domain_size,
+                            gate: Mapping[str, Any] | None = None) -> str | None:
     """Evaluate the claimed bound's divergence at the claimed epsilon through the other tail algorithm.
 
     The planner's search sums binomial tails along a recursion anchored by ``bdtrc``; this check
@@ -253,12 +295,22 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
         value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)  # every dataset, full pmfs
     elif source == solver.SOURCE_EXACT_RR:
         value = solver.binary_rr_independent_delta(epsilon0, n, delta, epsilon)
+    elif source == _two_level_source() and (gate or {}).get("kind") in ("hash", "hadamard", "unary"):
+        from ..mechanisms._amplification import two_level_delta
+
+        value = two_level_delta(epsilon, epsilon0, n, {**gate, "delta": delta})  # load() repeats this sum
     else:
         return f"guarantee.shuffled.source: unknown bound {source!r}"
     if value > delta:
         return (f"guarantee.shuffled.epsilon: at the claimed {epsilon!r} the divergence recomputed independently is "
                 f"{value:.6g} > delta = {delta!r}")
     return None
+
+
+def _two_level_source() -> str:
+    from ..mechanisms._amplification import SOURCE_TWO_LEVEL
+
+    return SOURCE_TWO_LEVEL
 
 
 def local_epsilon_of_plan(plan: Mapping[str, Any]) -> float:
