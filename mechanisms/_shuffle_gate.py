@@ -214,7 +214,7 @@ _CHECKS: dict[str, tuple[Callable[..., float], tuple[str, ...]]] = {
     SOURCE_FMT_NUMERICAL: (clone_delta, ("generic",) + TWO_LEVEL_KINDS),
     SOURCE_BLANKET: (blanket_delta, ("krr",)),
     # the randomizer's own blanket (mechanisms/_amplification.py): GLH, Hadamard response, unary encodings
-    SOURCE_TWO_LEVEL: (two_level_delta, TWO_LEVEL_KINDS),
+    SOURCE_TWO_LEVEL: (two_level_delta, tuple(kind for kind in TWO_LEVEL_KINDS if kind != "krr")),
 }
 
 
