@@ -318,13 +318,15 @@ SOURCE_TWO_LEVEL = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shu
                     "(Lemma 3.1, Theorem 3.1): the randomizer's own blanket, two-level likelihood ratio, summed over "
                     "the blanket size")
 #: randomizer kinds with a two-level description (``PlanFields.shuffle`` of their runtime classes)
-TWO_LEVEL_KINDS = ("krr", "hash", "hadamard", "unary")
+TWO_LEVEL_KINDS = ("krr", "hash", "sylvester", "unary")
+#: the kinds ``randomizer_of_plan`` reads: ``"unary-rounds"`` is one round of a memoized unary encoding
+PLAN_KINDS = TWO_LEVEL_KINDS + ("unary-rounds",)
 
 
 def pairs_of(randomizer, epsilon0: float) -> tuple[BlanketPair, ...]:
     """The ordered neighbouring pairs of a randomizer description (``{"kind": ..., numbers}``).
 
-    ``"krr"``: ``domain_size``; ``"hash"`` (GLH): ``hash_range``, ``collision``; ``"hadamard"``:
+    ``"krr"``: ``domain_size``; ``"hash"`` (GLH): ``hash_range``, ``collision``; ``"sylvester"``:
     ``domain_size``, ``blocks``; ``"unary"``: ``keep``, ``flip`` (one value per level).
     ``epsilon0`` is the plan's local epsilon (the channel's ratio; a runtime rounding its keep
     probability down is a per-report post-processing of the channel at ``epsilon0``).
@@ -343,7 +345,7 @@ def pairs_of(randomizer, epsilon0: float) -> tuple[BlanketPair, ...]:
         if isinstance(collision, bool) or not isinstance(collision, (int, float)) or not 0 <= collision <= 1.0 / g:
             raise ValueError(f"collision: must be the hash family's Pr[h(x) = h(x')] in [0, 1/g], got {collision!r}")
         return glh_pairs(epsilon0, g, float(collision))
-    if kind == "hadamard":
+    if kind == "sylvester":
         blocks = _count(randomizer, "blocks", 1)
         if blocks & (blocks - 1):
             raise ValueError(f"blocks: must be a power of two, got {blocks!r}")
@@ -364,8 +366,11 @@ def randomizer_of_plan(plan, kind: str) -> dict:
     """The randomizer description ``load()`` reads from a plan for its runtime's kind.
 
     ``"krr"``: ``domain.size``; ``"hash"``: ``params.g`` and the runtime hash family's collision
-    probability; ``"hadamard"``: ``domain.size`` and ``params.blocks``; ``"unary"``: every level's
-    ``params.levels[i].a`` / ``.b`` plus ``params.dummy`` (IDUE-PS's padding items) when present.
+    probability; ``"sylvester"``: ``domain.size`` and ``params.blocks``; ``"unary"``: every level's
+    ``params.levels[i].a`` / ``.b`` plus ``params.dummy`` (IDUE-PS's padding items) when present;
+    ``"unary-rounds"``: one round of a memoized unary encoding, bit by bit ``keep = p1 p2 + (1 - p1) q2``
+    and ``flip = q1 p2 + (1 - q1) q2`` (the permanent response is drawn once per user and value, so one
+    round's report of each user is this channel, independently across users).
 
     Raises
     ------
@@ -374,9 +379,9 @@ def randomizer_of_plan(plan, kind: str) -> dict:
     """
     params = plan.get("params") if isinstance(plan.get("params"), dict) else {}
     size = (plan.get("domain") or {}).get("size") if isinstance(plan.get("domain"), dict) else None
-    if kind in ("krr", "hadamard"):
+    if kind in ("krr", "sylvester"):
         out = {"kind": kind, "domain_size": size}
-        if kind == "hadamard":
+        if kind == "sylvester":
             out["blocks"] = params.get("blocks")
         return out
     if kind == "hash":
@@ -386,6 +391,12 @@ def randomizer_of_plan(plan, kind: str) -> dict:
         if isinstance(g, bool) or not isinstance(g, int) or g < 2:
             raise ValueError(f"params.g: must be an integer >= 2, got {g!r:.40}")
         return {"kind": kind, "hash_range": g, "collision": collision_probability(g)}
+    if kind == "unary-rounds":  # permanent (p1, q1) then instantaneous (p2, q2) per bit: one round's channel
+        numbers = [params.get(key) for key in ("p1", "q1", "p2", "q2")]
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1 for v in numbers):
+            raise ValueError("params.p1/q1/p2/q2: must be numbers in (0, 1)")
+        p1, q1, p2, q2 = (float(v) for v in numbers)
+        return {"kind": "unary", "keep": [p1 * p2 + (1.0 - p1) * q2], "flip": [q1 * p2 + (1.0 - q1) * q2]}
     if kind == "unary":
         levels = params.get("levels")
         if not isinstance(levels, list) or not levels or not all(isinstance(level, dict) for level in levels):

@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ._amplification import SOURCE_TWO_LEVEL, TWO_LEVEL_KINDS, randomizer_of_plan, two_level_delta
+from ._amplification import PLAN_KINDS, SOURCE_TWO_LEVEL, TWO_LEVEL_KINDS, randomizer_of_plan, two_level_delta
 
 __all__ = ["check_shuffled_claim", "check_plan_shuffled", "upper_epsilon", "SOURCE_FMT_CLOSED",
            "SOURCE_FMT_NUMERICAL", "SOURCE_BLANKET", "SHUFFLED_FIELDS", "MAX_SHUFFLE_N"]
@@ -212,7 +212,9 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
 #: source -> (divergence upper bound at epsilon, randomizer kinds it applies to)
 _CHECKS: dict[str, tuple[Callable[..., float], tuple[str, ...]]] = {
     SOURCE_FMT_NUMERICAL: (clone_delta, ("generic",) + TWO_LEVEL_KINDS),
-    SOURCE_BLANKET: (blanket_delta, ("krr",)),
+    # k-RR's blanket: the same theorem summed by mechanisms/_amplification.py (finer blanket blocks, so never
+    # above blanket_delta's value by more than its rounding margins; path recursions instead of a sum per t)
+    SOURCE_BLANKET: (two_level_delta, ("krr",)),
     # the randomizer's own blanket (mechanisms/_amplification.py): GLH, Hadamard response, unary encodings
     SOURCE_TWO_LEVEL: (two_level_delta, tuple(kind for kind in TWO_LEVEL_KINDS if kind != "krr")),
 }
@@ -377,7 +379,7 @@ def check_plan_shuffled(plan: Mapping[str, Any], kind: str = "generic") -> str |
     randomizer: dict[str, Any] = {"kind": kind}
     if kind == "krr":
         randomizer["domain_size"] = int((plan.get("domain") or {}).get("size"))
-    elif kind in TWO_LEVEL_KINDS:  # the numbers of the runtime's channel, read from the plan
+    elif kind in PLAN_KINDS:  # the numbers of the runtime's channel, read from the plan
         try:
             randomizer = randomizer_of_plan(plan, kind)
         except ValueError as exc:

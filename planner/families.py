@@ -320,12 +320,15 @@ def all_examples() -> dict[str, tuple[Family, dict]]:
 
 def _runtime_randomizer(plan: Mapping[str, Any]) -> dict[str, Any]:
     """``{"blanket": ...}``: the two-level description ``load()`` reads for the plan's runtime class
-    (``PlanFields.shuffle``; :func:`ldpplan.mechanisms._amplification.randomizer_of_plan`), or ``{}``."""
+    (``PlanFields.shuffle``; :func:`ldpplan.mechanisms._amplification.randomizer_of_plan`); the solver's
+    k-RR keywords for ``"krr"``; ``{}`` (the generic bounds) otherwise."""
     from ..mechanisms import PlanError, runtime_class
-    from ..mechanisms._amplification import TWO_LEVEL_KINDS, randomizer_of_plan
+    from ..mechanisms._amplification import PLAN_KINDS, randomizer_of_plan
 
     try:
         kind = runtime_class(plan.get("mechanism")).PLAN_FIELDS.shuffle
-        return {"blanket": randomizer_of_plan(plan, kind)} if kind in TWO_LEVEL_KINDS else {}
+        if kind == "krr":  # k-ary RR (one round of L-GRR): the solver's k-RR bounds, as the runtime confirms them
+            return {"mechanism": "krr", "domain_size": int(randomizer_of_plan(plan, kind)["domain_size"])}
+        return {"blanket": randomizer_of_plan(plan, kind)} if kind in PLAN_KINDS else {}
     except (PlanError, ValueError, KeyError, TypeError, AttributeError):
         return {}  # a plan without the numbers: verification fails elsewhere

@@ -295,7 +295,7 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
         value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)  # every dataset, full pmfs
     elif source == solver.SOURCE_EXACT_RR:
         value = solver.binary_rr_independent_delta(epsilon0, n, delta, epsilon)
-    elif source == _two_level_source() and (gate or {}).get("kind") in ("hash", "hadamard", "unary"):
+    elif source == _two_level_source() and (gate or {}).get("kind") in ("hash", "sylvester", "unary"):
         from ..mechanisms._amplification import two_level_delta
 
         value = two_level_delta(epsilon, epsilon0, n, {**gate, "delta": delta})  # load() repeats this sum

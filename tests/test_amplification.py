@@ -190,7 +190,7 @@ def _blanket_exact(epsilon, n, pair):
 
 @pytest.mark.parametrize("pairs", [amp.krr_pairs(2.0, 5), amp.glh_pairs(1.0, 3, 0.2), amp.clone_pairs(3.0),
                                    amp.unary_pairs([0.7, 0.5], [0.25, 0.1]), amp.hadamard_pairs(1.0, 20, 4)],
-                         ids=["krr", "glh", "clone", "idue", "hadamard"])
+                         ids=["krr", "hash", "clone", "levels", "sylvester"])
 def test_at_least_the_blanket_expectation(pairs):
     n = 60
     for epsilon in (0.05, 0.2, 0.5):
