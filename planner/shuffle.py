@@ -291,6 +291,10 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     elif source == solver.SOURCE_BLANKET:
         k = 2 if mechanism == "rr" else int(domain_size)
         value = curves.blanket_krr_delta_upper(epsilon, epsilon0, k, n, independent=True)
+        if value > delta:  # the runtime's sums of the same theorem (finer blanket blocks): either bound suffices
+            from ..mechanisms._amplification import two_level_delta
+
+            value = min(value, two_level_delta(epsilon, epsilon0, n, {"kind": "krr", "domain_size": k, "delta": delta}))
     elif source == solver.SOURCE_EXACT_RR and n <= solver.EXHAUSTIVE_N:
         value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)  # every dataset, full pmfs
     elif source == solver.SOURCE_EXACT_RR:
