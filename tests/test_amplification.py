@@ -265,3 +265,50 @@ def test_bad_pairs_refused():
         amp.BlanketPair("exclusive", 0.5, 1, 2, 0.2, 1, 3, 0.2)
     with pytest.raises(ValueError, match="keep/flip"):
         amp.unary_pairs([0.2], [0.5])
+
+
+# ---------------------------------------------------------------- one round of the memoized protocols
+@pytest.mark.parametrize("name", ["longitudinal-daily", "longitudinal-rappor"])
+def test_longitudinal_round_channel_is_the_described_one(name):
+    """The description load() reads (k-RR at epsilon_1; unary keep/flip composed bit by bit) is the runtime's
+    channel of one report, and its blanket is never below the exact shuffled divergence of that channel."""
+    import ldpplan
+    from ldpplan import mechanisms
+    from ldpplan.planner.longitudinal import EXAMPLES
+
+    spec = {key: value for key, value in EXAMPLES[name].items() if key != "description"}
+    spec.update(domain=3, users=1000, rounds=3)
+    plan = ldpplan.make_plan(spec)
+    runtime = mechanisms.load(plan)
+    channel = np.asarray(runtime.channel_matrix())
+    kind = runtime.PLAN_FIELDS.shuffle
+    described = amp.randomizer_of_plan(plan, kind)
+    epsilon0 = plan["guarantee"]["epsilon"]
+    if described["kind"] == "krr":
+        assert np.max(channel) / np.min(channel) <= math.exp(epsilon0) * (1 + 1e-12)  # k-RR at <= epsilon_1
+        rows = channel.tolist()
+    else:
+        keep, flip = described["keep"][0], described["flip"][0]
+        mine = np.array([[np.prod([(keep if j == x else flip) if (y >> j) & 1 else 1 - (keep if j == x else flip)
+                                   for j in range(3)]) for y in range(8)] for x in range(3)])
+        assert np.allclose(channel, mine, rtol=1e-12, atol=0)
+        rows = channel.tolist()
+    exact = _worst_exact(rows, 4, [0.0, 0.1])
+    bound = [amp.blanket_delta_upper(eps, 4, amp.pairs_of(described, epsilon0), 1e-6) for eps in (0.0, 0.1)]
+    assert np.all(np.array(bound) >= exact) and exact[0] > 0.01
+
+
+@pytest.mark.slow
+def test_item_sets_mixture_never_below_exact_pairs():
+    """Padding and sampling (IDUE-PS): a user's report is a mixture of item (or dummy) encodings; by joint
+    convexity the pairs of single atoms bound it. Sets over 2 items, L = 2 with 2 dummies, 3 users."""
+    keep, flip = [0.7, 0.6], [0.2, 0.35]  # items level, dummies level
+    atoms = _unary(keep, flip, [0, 0, 1, 1])  # 4 bits: items 0, 1 and dummies 2, 3
+    sets = [(), (0,), (1,), (0, 1)]
+    rows = []
+    for members in sets:
+        padded = list(members) + [2, 3][:2 - len(members)]
+        rows.append([sum(atoms[a][y] for a in padded) / 2.0 for y in range(16)])
+    exact = _worst_exact(rows, 3, [0.0, 0.1, 0.3])
+    bound = np.array([amp.blanket_delta_upper(eps, 3, amp.unary_pairs(keep, flip), 1e-6) for eps in (0.0, 0.1, 0.3)])
+    assert np.all(bound >= exact) and exact[0] > 0.01
