@@ -1,8 +1,12 @@
 """Amplification by shuffling for two-level randomizers: a conservative central bound (numpy only).
 
-The planner's search (:mod:`ldpplan.solvers.shuffle`) and the runtime gate (``load()``) both call
-this one module, so a plan's ``guarantee.shuffled`` and its recheck come from the same arithmetic,
-rounded toward the safe side at every step.
+The computation lives here, in the numpy-only runtime, and nowhere else: the planner
+(:func:`ldpplan.planner.shuffle.confirmable_guarantee`) searches ``epsilon`` with
+:func:`blanket_epsilon_upper`, ``verify`` and the runtime gate ``load()``
+(:mod:`ldpplan.mechanisms._shuffle_gate`) evaluate :func:`blanket_delta_upper` at the claimed
+``epsilon``, so a plan's ``guarantee.shuffled`` and its rechecks come from the same arithmetic, rounded
+toward the safe side at every step (the soundness tests compare it with exact enumerations and
+scipy's independent pmfs, ``tests/test_amplification.py``).
 
 The bound (the privacy blanket, [BBGN19] Sec. 3)
 ------------------------------------------------
@@ -45,7 +49,7 @@ a bracket at which the computed bound is at most ``delta``.
 References
 ----------
 .. [BBGN19] B. Balle, J. Bell, A. Gascon, K. Nissim, "The privacy blanket of the shuffle model",
-   CRYPTO 2019, Section 3 (Lemma 3.1: the blanket decomposition of a local randomizer; Theorem 3.1).
+   CRYPTO 2019, Section 3 (the blanket decomposition of a local randomizer; Lemma 3.1 for k-RR).
 .. [FMT21] V. Feldman, A. McMillan, K. Talwar, "Hiding among the clones", FOCS 2021, Theorem 3.2.
 .. [FMT23] V. Feldman, A. McMillan, K. Talwar, "Stronger privacy amplification by shuffling for
    Renyi and approximate differential privacy", SODA 2023 (with its erratum: the stronger reduction
@@ -198,7 +202,10 @@ def unary_pairs(keep, flip) -> tuple[BlanketPair, ...]:
     of the longitudinal unary protocols). Blanket: the product of ``Bernoulli(flip_j)``, ``gamma =
     min_j (1 - keep_j)/(1 - flip_j)``; ``R(x)/omega`` is ``(1 - keep_x)/(1 - flip_x)`` or ``keep_x/flip_x``
     by bit ``x`` alone, and bits ``x != x'`` are independent. Every ordered pair of levels (a level
-    with itself included) is returned.
+    with itself included) is returned. Item sets (padding and sampling, IDUE-PS) report a mixture of
+    these encodings; by joint convexity of the hockey-stick divergence (couple the two users' atom
+    choices) the largest pair of atoms bounds every pair of sets, and other users' mixtures keep
+    the same blanket.
 
     References
     ----------
@@ -259,7 +266,7 @@ def blanket_delta_upper(epsilon: float, n: int, pairs, delta: float) -> float:
 
     References
     ----------
-    Balle et al., CRYPTO 2019, Sec. 3 (Lemma 3.1, Theorem 3.1); Feldman, McMillan, Talwar, FOCS 2021,
+    Balle et al., CRYPTO 2019, Sec. 3 (the blanket decomposition); Feldman, McMillan, Talwar, FOCS 2021,
     Theorem 3.2 (the clone pair); module docstring for the rounding.
     """
     worst = 0.0
@@ -315,8 +322,8 @@ def blanket_epsilon_upper(n: int, delta: float, pairs, epsilon_max: float, *, to
 
 #: ``guarantee.shuffled.source`` of this bound (the upper bound's part; the lower bound's follows ``"; lower: "``)
 SOURCE_TWO_LEVEL = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shuffle model (CRYPTO 2019), Sec. 3 "
-                    "(Lemma 3.1, Theorem 3.1): the randomizer's own blanket, two-level likelihood ratio, summed over "
-                    "the blanket size")
+                    "(blanket decomposition, Lemma 3.1), optimal by Su, Cheng, Wang (arXiv 2504.07414): the "
+                    "randomizer's own blanket, two-level likelihood ratio, summed over the blanket size")
 #: randomizer kinds with a two-level description (``PlanFields.shuffle`` of their runtime classes)
 TWO_LEVEL_KINDS = ("krr", "hash", "sylvester", "unary")
 #: the kinds ``randomizer_of_plan`` reads: ``"unary-rounds"`` is one round of a memoized unary encoding
