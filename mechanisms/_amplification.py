@@ -324,6 +324,8 @@ def blanket_epsilon_upper(n: int, delta: float, pairs, epsilon_max: float, *, to
 SOURCE_TWO_LEVEL = ("Balle, Bell, Gascon, Nissim, The privacy blanket of the shuffle model (CRYPTO 2019), Sec. 3 "
                     "(blanket decomposition, Lemma 3.1), optimal by Su, Cheng, Wang (arXiv 2504.07414): the "
                     "randomizer's own blanket, two-level likelihood ratio, summed over the blanket size")
+#: largest batch the bound is computed for (its work grows as sqrt(n): about 10 s at 10^8 on one core)
+MAX_N = 10**9
 #: randomizer kinds with a two-level description (``PlanFields.shuffle`` of their runtime classes)
 TWO_LEVEL_KINDS = ("krr", "hash", "sylvester", "unary")
 #: the kinds ``randomizer_of_plan`` reads: ``"unary-rounds"`` is one round of a memoized unary encoding
@@ -423,5 +425,10 @@ def randomizer_of_plan(plan, kind: str) -> dict:
 
 
 def two_level_delta(epsilon: float, epsilon0: float, n: int, randomizer) -> float:
-    """:func:`blanket_delta_upper` for a randomizer description (with its ``"delta"``): the gate's check."""
+    """:func:`blanket_delta_upper` for a randomizer description (with its ``"delta"``): the gate's check.
+
+    ``inf`` (nothing confirmed) above :data:`MAX_N` users.
+    """
+    if n > MAX_N:
+        return math.inf
     return blanket_delta_upper(epsilon, n, pairs_of(randomizer, epsilon0), float(randomizer["delta"]))

@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ._amplification import PLAN_KINDS, SOURCE_TWO_LEVEL, TWO_LEVEL_KINDS, randomizer_of_plan, two_level_delta
+from ._amplification import MAX_N, PLAN_KINDS, SOURCE_TWO_LEVEL, TWO_LEVEL_KINDS, randomizer_of_plan, two_level_delta
 
 __all__ = ["check_shuffled_claim", "check_plan_shuffled", "upper_epsilon", "SOURCE_FMT_CLOSED",
            "SOURCE_FMT_NUMERICAL", "SOURCE_BLANKET", "SHUFFLED_FIELDS", "MAX_SHUFFLE_N"]
@@ -214,7 +214,8 @@ _CHECKS: dict[str, tuple[Callable[..., float], tuple[str, ...]]] = {
     SOURCE_FMT_NUMERICAL: (clone_delta, ("generic",) + TWO_LEVEL_KINDS),
     # k-RR's blanket: the same theorem summed by mechanisms/_amplification.py (finer blanket blocks, so never
     # above blanket_delta's value by more than its rounding margins; path recursions instead of a sum per t)
-    SOURCE_BLANKET: (two_level_delta, ("krr",)),
+    SOURCE_BLANKET: (lambda epsilon, epsilon0, n, randomizer: (two_level_delta if n <= MAX_N else blanket_delta)(
+        epsilon, epsilon0, n, randomizer), ("krr",)),
     # the randomizer's own blanket (mechanisms/_amplification.py): GLH, Hadamard response, unary encodings
     SOURCE_TWO_LEVEL: (two_level_delta, tuple(kind for kind in TWO_LEVEL_KINDS if kind != "krr")),
 }

@@ -186,7 +186,8 @@ def _two_level_claim(claim: Mapping[str, Any], epsilon0: float, gate: Mapping[st
     """
     from ..mechanisms import _amplification as amplification
 
-    if gate.get("kind") not in amplification.TWO_LEVEL_KINDS or gate.get("kind") == "krr":
+    if gate.get("kind") not in amplification.TWO_LEVEL_KINDS or gate.get("kind") == "krr" \
+            or int(claim["n"]) > amplification.MAX_N:
         return None
     n, delta = int(claim["n"]), float(claim["delta"])
     pairs = amplification.pairs_of(gate, epsilon0)
