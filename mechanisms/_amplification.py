@@ -375,7 +375,7 @@ def randomizer_of_plan(plan, kind: str) -> dict:
     """The randomizer description ``load()`` reads from a plan for its runtime's kind.
 
     ``"krr"``: ``domain.size``; ``"hash"``: ``params.g`` and the runtime hash family's collision
-    probability; ``"sylvester"``: ``domain.size`` and ``params.blocks``; ``"unary"``: every level's
+    probability (over the prime the runtime hashes with for ``domain.size`` and ``g``); ``"sylvester"``: ``domain.size`` and ``params.blocks``; ``"unary"``: every level's
     ``params.levels[i].a`` / ``.b`` plus ``params.dummy`` (IDUE-PS's padding items) when present;
     ``"unary-rounds"``: one round of a memoized unary encoding, bit by bit ``keep = p1 p2 + (1 - p1) q2``
     and ``flip = q1 p2 + (1 - q1) q2`` (the permanent response is drawn once per user and value, so one
@@ -394,12 +394,14 @@ def randomizer_of_plan(plan, kind: str) -> dict:
             out["blocks"] = params.get("blocks")
         return out
     if kind == "hash":
-        from .pie._channel import collision_probability
+        from .pie._channel import collision_probability, hash_prime
 
         g = params.get("g")
         if isinstance(g, bool) or not isinstance(g, int) or g < 2:
             raise ValueError(f"params.g: must be an integer >= 2, got {g!r:.40}")
-        return {"kind": kind, "hash_range": g, "collision": collision_probability(g)}
+        if isinstance(size, bool) or not isinstance(size, int) or size < 2:
+            raise ValueError(f"domain.size: must be an integer >= 2, got {size!r:.40}")
+        return {"kind": kind, "hash_range": g, "collision": collision_probability(g, hash_prime(size, g))}
     if kind == "unary-rounds":  # permanent (p1, q1) then instantaneous (p2, q2) per bit: one round's channel
         numbers = [params.get(key) for key in ("p1", "q1", "p2", "q2")]
         if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1 for v in numbers):

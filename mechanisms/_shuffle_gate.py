@@ -22,10 +22,11 @@ and the planner only claims what this module confirms (:func:`upper_epsilon` is 
 falls back to). A new bound is one entry in :data:`_CHECKS` (a function ``(epsilon, epsilon0, n,
 randomizer) -> delta``, an upper bound of the divergence at ``epsilon``) and its source string.
 
-Rounding: the pmfs come from ``math.lgamma`` anchors and exact log ratios (relative error below
-1e-11 over the windows used); binomial mass outside a window is bounded by the Chernoff bound
-``exp(-n KL(a/n || p))`` and added in full; every divergence is multiplied by ``1 +``
-:data:`RELATIVE_SLACK` and increased by :data:`ABSOLUTE_SLACK`.
+Rounding (:mod:`ldpplan.mechanisms._binomial`): pmfs by Loader's saddle-point formula (relative
+error ~1e-15 at any n), binomial tails by exact windowed sums every 4096 points and an exact
+recursion in between, each with an error bound added toward the safe side; binomial mass outside
+a window is bounded by the Chernoff bound ``exp(-n KL(a/n || p))`` and added in full; every
+divergence is multiplied by ``1 +`` :data:`RELATIVE_SLACK` and increased by :data:`ABSOLUTE_SLACK`.
 
 References
 ----------
@@ -42,6 +43,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ._amplification import MAX_N, PLAN_KINDS, SOURCE_TWO_LEVEL, TWO_LEVEL_KINDS, randomizer_of_plan, two_level_delta
+from ._binomial import binom_pmf, chernoff_outside, positive_part_half, window
 
 __all__ = ["check_shuffled_claim", "check_plan_shuffled", "upper_epsilon", "SOURCE_FMT_CLOSED",
            "SOURCE_FMT_NUMERICAL", "SOURCE_BLANKET", "SHUFFLED_FIELDS", "MAX_SHUFFLE_N"]
@@ -52,85 +54,13 @@ SOURCE_BLANKET = ("Balle et al., The privacy blanket (CRYPTO 2019), Sec. 3 blank
                   "optimal by Su, Cheng, Wang (arXiv 2504.07414); summed exactly over the blanket size")
 #: the fields of ``guarantee.shuffled`` (exactly these)
 SHUFFLED_FIELDS = ("n", "delta", "epsilon", "epsilon_lower", "source")
-#: the largest shuffled batch the runtime confirms a claim for
-MAX_SHUFFLE_N = 10**12
-#: relative safety margin on every divergence computed here (far above its ~1e-11 rounding error)
+#: the largest shuffled batch the runtime confirms a claim for (its windows stay under ~2 million points)
+MAX_SHUFFLE_N = 10**10
+#: relative safety margin on every divergence computed here (the tails carry their own error bounds;
+#: this covers the pmf weights, ~1e-15 each, and the sums over them)
 RELATIVE_SLACK = 1e-9
 #: absolute safety margin on every divergence computed here
 ABSOLUTE_SLACK = 1e-15
-#: at most this many blanket sizes / clone counts are evaluated (blocks beyond: bounded by their lowest point)
-MAX_POINTS = 4000
-_Z = 12.0  # window half-width in standard deviations (plus 20)
-
-
-def _kl(a: float, p: float) -> float:
-    """Kullback-Leibler divergence of Bernoulli(a) from Bernoulli(p) (natural log)."""
-    out = 0.0
-    if a > 0:
-        out += a * math.log(a / p)
-    if a < 1:
-        out += (1.0 - a) * math.log((1.0 - a) / (1.0 - p))
-    return max(out, 0.0)
-
-
-def _outside(n: int, p: float, lo: int, hi: int) -> float:
-    """Upper bound of ``P(X < lo) + P(X > hi)`` for ``X ~ Bin(n, p)`` (Chernoff; ``lo <= np <= hi``)."""
-    total = 0.0
-    if lo > 0:
-        total += math.exp(-n * _kl((lo - 1) / n, p)) if (lo - 1) < n * p else 1.0
-    if hi < n:
-        total += math.exp(-n * _kl((hi + 1) / n, p)) if (hi + 1) > n * p else 1.0
-    return min(total, 1.0)
-
-
-def _window(n: int, p: float) -> tuple[int, int]:
-    mean, sd = n * p, math.sqrt(n * p * (1.0 - p))
-    return int(max(0, math.floor(mean - _Z * sd - 20))), int(min(n, math.ceil(mean + _Z * sd + 20)))
-
-
-def _pmf(n: int, p: float, lo: int, hi: int) -> np.ndarray:
-    """``Bin(x; n, p)`` for ``x = lo..hi``: ``lgamma`` at an anchor near the mode, exact log ratios elsewhere."""
-    x = np.arange(lo, hi + 1, dtype=float)
-    if p <= 0.0 or p >= 1.0:
-        return (x == (0.0 if p <= 0 else float(n))).astype(float)
-    anchor = int(min(max(math.floor((n + 1) * p), lo), hi))
-    log_anchor = (math.lgamma(n + 1) - math.lgamma(anchor + 1) - math.lgamma(n - anchor + 1)
-                  + anchor * math.log(p) + (n - anchor) * math.log1p(-p))
-    logit = math.log(p) - math.log1p(-p)
-    up = np.log((n - x[:-1]) / (x[:-1] + 1.0)) + logit  # log pmf(x + 1) - log pmf(x)
-    logs = np.empty_like(x)
-    i = anchor - lo
-    logs[i] = log_anchor
-    logs[i + 1:] = log_anchor + np.cumsum(up[i:])
-    logs[:i] = log_anchor - np.cumsum(up[:i][::-1])[::-1]
-    return np.exp(logs)
-
-
-def _positive_part_half(m: int, slope: float, offset: float) -> float:
-    """Upper bound of ``E[(slope X - offset)_+]``, ``X ~ Bin(m, 1/2)``, ``slope > 0`` (window + Chernoff tails)."""
-    if m <= 0:
-        return max(-offset, 0.0)
-    lo, hi = _window(m, 0.5)
-    x = np.arange(lo, hi + 1, dtype=float)
-    terms = np.maximum(slope * x - offset, 0.0)
-    value = float(np.dot(_pmf(m, 0.5, lo, hi), terms))
-    return value + _outside(m, 0.5, lo, hi) * (slope * m + abs(offset))
-
-
-def _points(n: int, p: float) -> tuple[np.ndarray, np.ndarray, float]:
-    """Evaluation points of ``X ~ Bin(n, p)`` (every value of the window, or block starts) and an
-    upper bound of each block's mass; the third value bounds the mass below the first point."""
-    lo, hi = _window(n, p)
-    pmf = _pmf(n, p, lo, hi)
-    below = _outside(n, p, lo, n)  # P(X < lo) (the upper tail is inside the window up to hi)
-    above = _outside(n, p, 0, hi)
-    if hi - lo + 1 <= MAX_POINTS:
-        return np.arange(lo, hi + 1), pmf, below + above
-    step = -(-(hi - lo + 1) // MAX_POINTS)
-    starts = np.arange(lo, hi + 1, step)
-    mass = np.add.reduceat(pmf, starts - lo)
-    mass[-1] += above  # the upper tail belongs to the last block (bounded by its lowest point)
-    return starts, mass, below
 
 
 def _safe(value: float) -> float:
@@ -142,58 +72,60 @@ def clone_delta(epsilon: float, epsilon0: float, n: int, randomizer: Mapping[str
 
     Given ``C = c`` clones the first coordinate ``J ~ Bin(c + 1, 1/2)`` reweighted gives
     ``P - e^epsilon Q = Bin(j; c+1, 1/2) 2 / (c + 1) (a j - b)`` with ``a = (2p - 1)(1 + e^epsilon)``,
-    ``b = (p e^epsilon - (1 - p))(c + 1)``, ``p = e^epsilon0 / (e^epsilon0 + 1)``, ``C ~ Bin(n - 1, e^-epsilon0)``.
-    The divergence given ``c`` is non-increasing in ``c`` (one more clone is the same Markov kernel
-    on both sides), so a block of ``c`` is bounded by its lowest value.
+    ``b = (p e^epsilon - (1 - p))(c + 1)``, ``p = e^epsilon0 / (e^epsilon0 + 1)``, ``C ~ Bin(n - 1, e^-epsilon0)``
+    (summed over a window of ``C``; the mass outside it counts in full).
     """
     if epsilon >= epsilon0:
         return 0.0
     p = math.exp(epsilon0) / (math.exp(epsilon0) + 1.0)
     e = math.exp(epsilon)
     slope = (2.0 * p - 1.0) * (1.0 + e)
-    points, mass, below = _points(n - 1, math.exp(-epsilon0))
-    total = below
-    for c, w in zip(points.tolist(), mass.tolist()):
-        inner = 2.0 / (c + 1.0) * _positive_part_half(c + 1, slope, (p * e - (1.0 - p)) * (c + 1.0))
-        total += w * min(inner, 1.0)
-    return _safe(total)
+    lo, hi = window(n - 1, math.exp(-epsilon0))
+    c = np.arange(lo, hi + 1, dtype=float)
+    weights = binom_pmf(c, n - 1, math.exp(-epsilon0))
+    inner = 2.0 / (c + 1.0) * positive_part_half(c + 1.0, slope, (p * e - (1.0 - p)) * (c + 1.0))
+    return _safe(float(np.dot(weights, np.minimum(inner, 1.0))) + chernoff_outside(n - 1, math.exp(-epsilon0), lo, hi))
 
 
 def _blanket_given_m(epsilon: float, epsilon0: float, k: int, m: int) -> float:
-    """Divergence of k-RR given ``m`` blanket reports besides the differing user's (BBGN19 Sec. 3)."""
+    """Divergence of k-RR given ``m`` blanket reports besides the differing user's (BBGN19 Sec. 3).
+
+    With ``s = m + 1`` and the counts ``(h_x, h_x')``: ``P - e^epsilon Q = Mult_s(h) gamma / s ((e^epsilon0 - 1)
+    (h_x - e^epsilon h_x') - (e^epsilon - 1) s)``, summed over ``t = h_x + h_x' ~ Bin(s, 2/k)`` and
+    ``h_x | t ~ Bin(t, 1/2)``; ``gamma = k / (e^epsilon0 + k - 1)``.
+    """
     e, e0 = math.exp(epsilon), math.exp(epsilon0)
     gamma = k / (e0 + k - 1.0)
     s = m + 1
     slope = (e0 - 1.0) * (1.0 + e)
     if k == 2:
-        return gamma / s * _positive_part_half(s, slope, (e0 - 1.0) * e * s + (e - 1.0) * s)
-    lo, hi = _window(s, 2.0 / k)
-    weights = _pmf(s, 2.0 / k, lo, hi)
-    total = _outside(m, 2.0 / k, lo, max(hi - 1, 0))  # truncated t: at most their mass under P
-    for t, w in zip(range(lo, hi + 1), weights.tolist()):
-        total += w * gamma / s * _positive_part_half(t, slope, (e0 - 1.0) * e * t + (e - 1.0) * s)
-    return total
+        return float(gamma / s * positive_part_half(float(s), slope, (e0 - 1.0) * e * s + (e - 1.0) * s)[0])
+    lo, hi = window(s, 2.0 / k)
+    t = np.arange(lo, hi + 1, dtype=float)
+    inner = gamma / s * positive_part_half(t, slope, (e0 - 1.0) * e * t + (e - 1.0) * s)
+    # the truncated t: their terms are at most their mass under P (the x/x' count is Bin(m, 2/k) plus at most one)
+    return float(np.dot(binom_pmf(t, s, 2.0 / k), inner)) + chernoff_outside(m, 2.0 / k, lo, max(hi - 1, 0))
 
 
 def blanket_delta(epsilon: float, epsilon0: float, n: int, randomizer: Mapping[str, Any]) -> float:
     """Balle et al.'s blanket of k-RR summed over the blanket size ``M ~ Bin(n - 1, gamma)`` (upper bound).
 
-    ``delta_m`` is non-increasing in ``m``; the blanket sizes are evaluated at the quantiles the
-    planner uses (levels ``1e-18 .. 0.9``), each block ``[m_i, m_{i+1})`` bounded by ``delta_{m_i}``
-    and the mass below the first point by 1.
+    ``delta_m`` is non-increasing in ``m`` (one more uniform report is post-processing); the
+    blanket sizes are evaluated at the quantiles the planner uses (levels ``1e-18 .. 0.9``), each
+    block ``[m_i, m_{i+1})`` bounded by ``delta_{m_i}`` and the mass below the first point by 1.
     """
     if epsilon >= epsilon0:
         return 0.0
     k = int(randomizer["domain_size"])
     gamma = k / (math.exp(epsilon0) + k - 1.0)
-    lo, hi = _window(n - 1, gamma)
-    cdf = np.cumsum(_pmf(n - 1, gamma, lo, hi))
-    left = _outside(n - 1, gamma, lo, n - 1)
+    lo, hi = window(n - 1, gamma)
+    cdf = np.cumsum(binom_pmf(np.arange(lo, hi + 1), n - 1, gamma))
+    left = chernoff_outside(n - 1, gamma, lo, n - 1)  # P(M < lo)
     levels = np.array([1e-18, 1e-12, 1e-8, 1e-5, 1e-3, 0.02, 0.1, 0.3, 0.5, 0.7, 0.9])
     points = np.unique(lo + np.minimum(np.searchsorted(cdf, levels - left), hi - lo))
     cdf_before = np.where(points > lo, cdf[np.maximum(points - lo - 1, 0)], 0.0)
     total = left + float(cdf_before[0])  # below the first point: bound 1
-    mass = np.diff(np.append(cdf_before, 1.0))
+    mass = np.diff(np.append(cdf_before, 1.0))  # the last block takes the rest (its bound is the smallest)
     for m, w in zip(points.tolist(), mass.tolist()):
         if w > 0:
             total += w * min(1.0, _blanket_given_m(epsilon, epsilon0, k, int(m)))
@@ -311,7 +243,7 @@ def upper_epsilon(epsilon0: float, n: int, delta: float, randomizer: Mapping[str
     """
     randomizer = {**dict(randomizer or {"kind": "generic"}), "delta": delta}
     kind = randomizer.get("kind", "generic")
-    best = (float(epsilon0), SOURCE_FMT_CLOSED)
+    best = (float(epsilon0), SOURCE_FMT_NUMERICAL)  # epsilon0 itself: every divergence check accepts it
     closed = fmt21_closed_form(epsilon0, n, delta)
     if closed < best[0]:
         best = (closed, SOURCE_FMT_CLOSED)

@@ -138,7 +138,7 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
            "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
-           "central_guarantee", "confirmable_guarantee", "lifetime_guarantee"]
+           "central_guarantee", "confirmable_guarantee", "lifetime_guarantee", "central_tables"]
 
 
 def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
@@ -348,6 +348,12 @@ def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any],
     ``randomizer``: keyword arguments of the randomizer-specific bound, from the plan's family
     (``Family.shuffle_randomizer``); empty or None: the generic bounds for epsilon0-LDP randomizers.
     """
+    from ..mechanisms._shuffle_gate import MAX_SHUFFLE_N
+    from .errors import SpecError
+
+    if int(block["n"]) > MAX_SHUFFLE_N:
+        raise SpecError("shuffle.n", f"must be at most {MAX_SHUFFLE_N:.0e} (the largest batch the runtime's load() "
+                        "confirms a central claim for)", block["n"])
     plan["guarantee"]["shuffled"] = confirmable_guarantee(local_epsilon_of_plan(plan), int(block["n"]),
                                                           float(block["delta"]), randomizer)
     if "epsilon_lifetime" in plan["guarantee"]:  # several reports per user: also the claim over all rounds
@@ -471,3 +477,35 @@ def central_guarantee(plan: Mapping[str, Any], n: int, delta: float,
         raise SpecError("PLAN", str(exc), plan.get("mechanism")) from None
     return {"mechanism": plan.get("mechanism"), "local_epsilon": epsilon0,
             **confirmable_guarantee(epsilon0, n, float(delta), randomizer)}
+
+
+def central_tables(plan: Mapping[str, Any]) -> list:
+    """The plan's central guarantees as tables (``ldpplan plan``, ``verify`` and ``simulate`` print them).
+
+    One table per claim: ``guarantee.shuffled`` (the batch of ``n`` shuffled reports; one round's
+    batch when the plan also has ``shuffled_lifetime``) and ``guarantee.shuffled_lifetime`` (all
+    rounds); each row gives epsilon (sound upper bound), delta, n, the lower bound, the local
+    epsilon0 it is computed from, and the sources. ``[]`` for a plan without a central claim.
+    """
+    from ._report import Table
+
+    guarantee = plan.get("guarantee") or {}
+    out = []
+    several = "shuffled_lifetime" in guarantee
+    for key, covers, local in (("shuffled", "one round's batch (one report per user)" if several else
+                                "one report per user", "epsilon"),
+                               ("shuffled_lifetime", f"all {guarantee.get('rounds')} rounds (whole histories)",
+                                "epsilon_lifetime")):
+        claim = guarantee.get(key)
+        if not isinstance(claim, Mapping):
+            continue
+        epsilon0 = guarantee.get("ldp_epsilon") if guarantee.get("notion") == "MinID-LDP" else guarantee.get(local)
+        upper, _, lower_source = str(claim.get("source", "")).partition("; lower: ")
+        out.append(Table(f"Central guarantee through a shuffler (guarantee.{key}): {covers}", ["key", "value"], [
+            ["central epsilon (nats, sound upper bound)", float(claim["epsilon"])],
+            ["delta", float(claim["delta"])],
+            ["n users shuffled", int(claim["n"])],
+            ["lower bound (a concrete pair needs)", float(claim["epsilon_lower"])],
+            ["from local epsilon0 (nats)", float(epsilon0) if isinstance(epsilon0, (int, float)) else "-"],
+            ["covers", covers]], note=f"upper bound: {upper}; lower bound: {lower_source}"))
+    return out

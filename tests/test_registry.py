@@ -262,6 +262,7 @@ ALLOWED_IN_CROSS_FAMILY_TESTS = {
     "test_shuffle.py": {"glh", "rr"},
     "test_shuffle_plan.py": {"glh", "rr", "uldp"},
     "test_shuffle_gate.py": {"glh", "rr", "uldp"},
+    "test_central_console.py": {"glh", "rr"},
     "test_unary_mle.py": {"urap"},
     # the wheel without the planner: a client loads one plan of each of four families (not a coverage table)
     "test_packaging.py": {"glh", "idue", "pckv-ue", "urap"},

@@ -15,24 +15,18 @@ import math
 import pytest
 
 import ldpplan
-from ldpplan.mechanisms import PlanError
 from ldpplan.mechanisms import _shuffle_gate as gate
 from ldpplan.planner import example_spec, make_plan, verify_plan
 from ldpplan.planner.families import all_examples
 from ldpplan.solvers import _shuffle_curves as curves
 from ldpplan.solvers import shuffle as solver
+from test_plan_gate import refused_by_load as _refused  # load()'s one-line PlanError
 
 BLOCK = {"n": 20_000, "delta": 1e-7}
 SHUFFLABLE = sorted(name for name, (family, _) in all_examples().items() if family.name != "uldp")
 FAST = ["pie-rr", "hadamard-synthetic"]
 
 
-def _refused(plan) -> str:
-    with pytest.raises(PlanError) as info:
-        ldpplan.load(plan)
-    message = str(info.value)
-    assert "\n" not in message
-    return message
 
 
 def _set(path, value):
@@ -320,3 +314,53 @@ def test_longitudinal_plans_state_one_round_and_all_rounds(name):
     tampered["guarantee"]["shuffled_lifetime"] = copy.deepcopy(one)  # the one-round claim for all rounds
     assert not verify_plan(tampered).holds
     assert _refused(tampered).startswith("guarantee.shuffled_lifetime")
+
+
+@pytest.mark.parametrize("n,p", [(10, 0.3), (1000, 0.5), (10**7, 0.5), (10**9, 0.37), (50, 0.01)])
+def test_runtime_binomial_pmf_is_exact_to_1e_13(n, p):
+    """The runtime's numpy pmf (Loader's saddle point) against exact big-float binomials (mpmath)."""
+    import mpmath
+    import numpy as np
+
+    from ldpplan.mechanisms._binomial import binom_pmf
+
+    mpmath.mp.dps = 40
+    x = np.unique(np.clip(np.round(n * p + np.linspace(-6, 6, 9) * math.sqrt(n * p * (1 - p))), 0, n))
+    exact = np.array([float(mpmath.binomial(n, int(k)) * mpmath.mpf(p) ** int(k) * (1 - mpmath.mpf(p)) ** (n - int(k)))
+                      for k in x])
+    assert np.max(np.abs(binom_pmf(x, n, p) / exact - 1)) < 1e-11
+
+
+@pytest.mark.parametrize("m,slope,offset", [(40, 1.0, 25.3), (1001, 2.5, 1300.0), (10**6, 1.0, 500_800.0)])
+def test_runtime_positive_part_is_an_upper_bound(m, slope, offset):
+    """``E[(slope X - offset)_+]``, ``X ~ Bin(m, 1/2)``: the runtime's bound against an exact mpmath sum
+    (40 digits, terms by the exact pmf recursion until negligible): never below, within 1e-6 relative."""
+    import mpmath
+
+    from ldpplan.mechanisms._binomial import positive_part_half
+
+    mpmath.mp.dps = 40
+    x = int(math.floor(offset / slope)) + 1
+    pmf = mpmath.binomial(m, x) / mpmath.mpf(2) ** m
+    exact = mpmath.mpf(0)
+    while x <= m:
+        term = pmf * (slope * x - offset)
+        exact += term
+        if term < exact * mpmath.mpf(10) ** -30:
+            break
+        pmf, x = pmf * (m - x) / (x + 1), x + 1
+    mine = float(positive_part_half(float(m), slope, offset)[0])
+    assert float(exact) <= mine <= float(exact) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("epsilon0,n,randomizer", [(2.0, 1000, {"kind": "generic"}), (12.0, 100, {"kind": "generic"}),
+                                                   (3.0, 5000, {"kind": "krr", "domain_size": 2}),
+                                                   (5.0, 2000, {"kind": "krr", "domain_size": 10})])
+def test_the_runtimes_own_bound_is_confirmed_by_the_runtime(epsilon0, n, randomizer):
+    """What the planner falls back to (``upper_epsilon``) passes the gate, also where no bound
+    amplifies (epsilon0 = 12 at n = 100: the claim is epsilon0 itself)."""
+    epsilon, source = gate.upper_epsilon(epsilon0, n, 1e-6, randomizer)
+    claim = {"n": n, "delta": 1e-6, "epsilon": epsilon, "epsilon_lower": 0.0, "source": f"{source}; lower: none"}
+    assert 0 < epsilon <= epsilon0
+    assert gate.check_shuffled_claim(claim, epsilon0, randomizer) is None
+    assert gate.check_shuffled_claim(dict(claim, epsilon=epsilon * 0.98), epsilon0, randomizer) is not None
