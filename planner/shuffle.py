@@ -21,6 +21,10 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from ._shuffle_blanket import solver_keywords as _solver_keywords
+from ._shuffle_blanket import two_level_claim as _two_level_claim
+from ._shuffle_blanket import two_level_source as _two_level_source
+
 
 def __getattr__(name: str):  # ShuffleBound without importing scipy when the planner package loads
     if name == "ShuffleBound":
@@ -174,31 +178,6 @@ def _gate_randomizer(randomizer: Mapping[str, Any]) -> dict[str, Any]:
     return {"kind": "generic"}
 
 
-def _solver_keywords(randomizer: Mapping[str, Any]) -> dict[str, Any]:
-    """The solver's keywords of a family's randomizer (a two-level-only description: none, the generic bounds)."""
-    return {key: value for key, value in randomizer.items() if key != "blanket"}
-
-
-def _two_level_claim(claim: Mapping[str, Any], epsilon0: float, gate: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The randomizer's own blanket (mechanisms/_amplification.py) when it beats ``claim``; else None.
-
-    GLH, Hadamard response and unary encodings only (k-RR keeps the solver's blanket, the same theorem).
-    """
-    from ..mechanisms import _amplification as amplification
-
-    if gate.get("kind") not in amplification.TWO_LEVEL_KINDS or gate.get("kind") == "krr" \
-            or int(claim["n"]) > amplification.MAX_N:
-        return None
-    n, delta = int(claim["n"]), float(claim["delta"])
-    pairs = amplification.pairs_of(gate, epsilon0)
-    epsilon = amplification.blanket_epsilon_upper(n, delta, pairs, float(epsilon0), guess=0.5 * claim["epsilon"])
-    if not epsilon < claim["epsilon"]:
-        return None
-    lower = claim["source"].partition("; lower: ")[2]
-    return {**claim, "epsilon": epsilon, "epsilon_lower": min(claim["epsilon_lower"], epsilon),
-            "source": f"{amplification.SOURCE_TWO_LEVEL}; lower: {lower}"}
-
-
 def confirmable_guarantee(epsilon0: float, n: int, delta: float,
                           randomizer: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``guarantee.shuffled`` as a plan states it: the tightest bound the runtime's ``load()`` confirms.
@@ -310,12 +289,6 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
         return (f"guarantee.shuffled.epsilon: at the claimed {epsilon!r} the divergence recomputed independently is "
                 f"{value:.6g} > delta = {delta!r}")
     return None
-
-
-def _two_level_source() -> str:
-    from ..mechanisms._amplification import SOURCE_TWO_LEVEL
-
-    return SOURCE_TWO_LEVEL
 
 
 def local_epsilon_of_plan(plan: Mapping[str, Any]) -> float:
