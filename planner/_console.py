@@ -3,8 +3,12 @@
 On a terminal (its width from ``COLUMNS`` or the terminal), a table too wide for the width is
 laid out by :mod:`._layout`: stacked tables repeating the key column, or transposed
 ``column | value`` tables; numbers never wrap and are never cut. When the stream is not a
-terminal (a pipe, a file, a test), output is plain: no colours, no control codes, and the
-console is wide enough that every table is drawn whole.
+terminal (a pipe, a file, a test), output is plain: no colours, no control codes; its width is
+``COLUMNS`` when that is set (tables are laid out and notes wrapped to it, as on a terminal), else
+wide enough that every table is drawn whole on one line per row.
+
+Tables longer than :data:`ldpplan.planner._summary.ROW_LIMIT` rows are summarized (the binding rows,
+the extremes, a count of the rest) unless ``full`` is asked for (``--full``).
 """
 from __future__ import annotations
 
@@ -38,8 +42,17 @@ def console(stderr: bool = False):
     stream = sys.stderr if stderr else sys.stdout
     if _is_tty(stream):
         return Console(file=stream, highlight=False, soft_wrap=False)
-    return Console(file=stream, highlight=False, soft_wrap=True, width=PLAIN_WIDTH, color_system=None,
-                   force_terminal=False, emoji=False)
+    width = _columns()
+    return Console(file=stream, highlight=False, soft_wrap=width is None, width=width or PLAIN_WIDTH,
+                   color_system=None, force_terminal=False, emoji=False)
+
+
+def _columns() -> int | None:
+    """``COLUMNS`` as a width (at least 20) when it is set to a number, else None."""
+    import os
+
+    text = os.environ.get("COLUMNS", "").strip()
+    return max(20, int(text)) if text.isdigit() and int(text) > 0 else None
 
 
 def fmt_cell(cell) -> str:
@@ -71,18 +84,21 @@ def _rich_table(title: str, headers, rows, columns, fixed: bool):
     return rt
 
 
-def print_tables(tables: Iterable, con=None) -> None:
+def print_tables(tables: Iterable, con=None, *, full: bool = False) -> None:
     """Render planner ``Table`` objects so that every figure is shown in full at the console's width.
 
     A table that fits is drawn as it is; a wider one is split into stacked tables repeating the
     first column (titles ``(columns 1/3)`` ...), or, when even that does not fit, drawn as one
     ``column | value`` table per row (``(row 1/4)`` ...). Numbers never wrap or get cut; text
-    wraps between words. See :func:`ldpplan.planner._layout.layout`.
+    wraps between words. See :func:`ldpplan.planner._layout.layout`. Unless ``full``, a long table
+    is drawn as its summary (:func:`ldpplan.planner._summary.summary_table`).
     """
     from ._layout import layout
+    from ._summary import summary_table
 
     con = con or console()
     for t in tables:
+        t = t if full else summary_table(t)
         headers = [str(c) for c in t.columns]
         cells = [[fmt_cell(c) for c in row] for row in t.rows]
         blocks = layout(headers, cells, con.width)
@@ -109,4 +125,4 @@ def print_message(text: str, *, prefix: str = "", style: str = "", stderr: bool 
         line.append(prefix, style=style or None)
         line.append(" ")
     line.append(text)
-    con.print(line, soft_wrap=True, highlight=False)
+    con.print(line, highlight=False)  # wrapped between words only where the console has a width

@@ -85,7 +85,8 @@ def main() -> None:
               help="Write the verified plan JSON here (atomically; never a plan that fails verification).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan JSON to stdout instead of tables.")
 @click.option("--list-examples", is_flag=True, help="List the embedded example names and exit.")
-def plan_cmd(spec, example, output, as_json, list_examples):
+@click.option("--full", is_flag=True, help="Print every row of long tables (default: a summary of each).")
+def plan_cmd(spec, example, output, as_json, list_examples, full):
     """Solve SPEC (TOML or JSON) into a verified plan.
 
     \b
@@ -115,7 +116,7 @@ def plan_cmd(spec, example, output, as_json, list_examples):
     if as_json:  # exactly the plan (pipe it to a file); `ldpplan verify --json` gives its fingerprint
         _echo_json(plan)
         return
-    print_tables(api.summarize(plan))
+    print_tables(api.summarize(plan), full=full)
     ver = plan.get("verification", {})
     print_message(str(ver.get("message", "holds")), prefix="verified:", style="green")
     print_message(api.fingerprint(plan), prefix="fingerprint:")
@@ -186,7 +187,8 @@ def _parse_options(pairs) -> dict[str, str]:
               help="Drop --data rows whose item (key) is empty and say how many. Without it such rows are an error.")
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
               help="Longitudinal plans: collection rounds to simulate (default: the plan's; same as -O rounds=T).")
-def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, skip_empty, rounds):
+@click.option("--full", is_flag=True, help="Print every row of long tables (default: a summary of each).")
+def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, skip_empty, rounds, full):
     """Run PLAN_FILE over real records and compare empirical error with theory.
 
     \b
@@ -233,7 +235,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
     if as_json:
         _echo_json(payload)
         return
-    print_tables(report.tables)
+    print_tables(report.tables, full=full)
     console().print(f"seed={seed} trials={trials} mode={mode}" + (f"; figure written to {plot}" if plot else ""),
                     style="dim", markup=False, soft_wrap=True)
 
@@ -254,7 +256,8 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
               help="Audit an external program instead of the numpy runtime: it is run as CMD ... PLAN SEED INPUT "
                    "OUTPUT (JSON lines in and out; protocol in docs/AUDIT.md).")
 @click.option("--json", "as_json", is_flag=True, help="Print the audit result as JSON.")
-def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
+@click.option("--full", is_flag=True, help="Print every tested pair (default: a summary of long tables).")
+def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json, full):
     """Run PLAN_FILE's runtime on tight input pairs and bound its epsilon from below.
 
     First every input is screened (every report column, so a column that depends on the input
@@ -302,7 +305,7 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
     if as_json:
         _echo_json(dict(result.to_dict(), seed=seed))
     else:
-        print_tables([result.table()])
+        print_tables([result.table()], full=full)
     if not result.consistent:
         raise click.exceptions.Exit(EXIT_VIOLATED)
 
@@ -330,7 +333,7 @@ def options_cmd(mechanism, as_json):
         _echo_json({"family": family.name, "options": api.options_json(family), "input_doc": family.input_doc})
         return
     print_tables([Table(title=f"{family.name}: simulate options (-O KEY=VALUE)",
-                        columns=["option", "default", "description"], rows=rows or [["(none)", "", ""]])])
+                        columns=["option", "default", "description"], rows=rows or [["(none)", "", ""]])], full=True)
     console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False)
 
 

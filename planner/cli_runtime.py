@@ -148,7 +148,9 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
               help="Add confidence intervals at LEVEL in (0, 1), e.g. 0.95 (ci_low/ci_high; PCKV means too).")
 @click.option("--round", "round_", type=click.IntRange(min=0), default=None,
               help="Longitudinal plans: the collection round to estimate (default: the last one in INPUTS).")
-def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_):
+@click.option("--full", is_flag=True, help="Print every entry (default: a summary of long tables; -o and --json "
+                                           "always hold every entry).")
+def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_, full):
     """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
 
     INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
@@ -174,7 +176,7 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_)
         console().print(f"estimates of {counted(len(result.labels), 'entry', 'entries')} written to {output}", markup=False,
                         highlight=False, soft_wrap=True)
     else:
-        print_tables([estimate_table(result, level)])
+        print_tables([estimate_table(result, level)], full=full)
 
 
 #: The commands this module adds to the ``ldpplan`` group.
