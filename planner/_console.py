@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Iterable, TextIO
 
-__all__ = ["interactive", "console", "print_tables", "fmt_cell", "print_message"]
+__all__ = ["interactive", "console", "print_tables", "fmt_cell", "print_message", "progress_bar"]
 
 #: Width of the console when the stream is not a terminal (tables never need more).
 PLAIN_WIDTH = 10_000
@@ -90,17 +90,18 @@ def print_tables(tables: Iterable, con=None, *, full: bool = False) -> None:
     A table that fits is drawn as it is; a wider one is split into stacked tables repeating the
     first column (titles ``(columns 1/3)`` ...), or, when even that does not fit, drawn as one
     ``column | value`` table per row (``(row 1/4)`` ...). Numbers never wrap or get cut; text
-    wraps between words. See :func:`ldpplan.planner._layout.layout`. Unless ``full``, a long table
+    wraps between words, and a text cell that would take more than two lines is printed below the
+    table as a footnote ``[k]`` (:func:`ldpplan.planner._layout.footnote_tall_cells`). See :func:`ldpplan.planner._layout.layout`. Unless ``full``, a long table
     is drawn as its summary (:func:`ldpplan.planner._summary.summary_table`).
     """
-    from ._layout import layout
+    from ._layout import footnote_tall_cells, layout
     from ._summary import summary_table
 
     con = con or console()
     for t in tables:
         t = t if full else summary_table(t)
         headers = [str(c) for c in t.columns]
-        cells = [[fmt_cell(c) for c in row] for row in t.rows]
+        cells, footnotes = footnote_tall_cells(headers, [[fmt_cell(c) for c in row] for row in t.rows], con.width)
         blocks = layout(headers, cells, con.width)
         for block in blocks:
             if block.row is not None:
@@ -111,6 +112,8 @@ def print_tables(tables: Iterable, con=None, *, full: bool = False) -> None:
             title = t.title if block.parts == 1 else f"{t.title} (columns {block.part}/{block.parts})"
             rows = [[r[c.index] for c in block.columns] for r in cells]
             con.print(_rich_table(title, headers, rows, block.columns, fixed=not block.natural))
+        for k, text in enumerate(footnotes, 1):  # tall text cells, moved out of the table
+            con.print(f"[{k}] {text}", markup=False, highlight=False)
         if t.note:
             con.print(t.note, style="dim", markup=False)
 
@@ -126,3 +129,34 @@ def print_message(text: str, *, prefix: str = "", style: str = "", stderr: bool 
         line.append(" ")
     line.append(text)
     con.print(line, highlight=False)  # wrapped between words only where the console has a width
+
+
+class progress_bar:
+    """A progress bar of counted steps on stderr: ``with progress_bar("auditing") as progress: ...``.
+
+    ``progress(advance, total)`` moves it; the count ``done/total`` is shown once a total is known
+    (never ``0/None``: until then the bar pulses with no count). The callers report their total
+    first (``progress(0, total)``) where they know it before working.
+    """
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                            TextColumn("{task.fields[count]}"), TimeElapsedColumn(), console=console(stderr=True),
+                            transient=True)
+        self.bar.__enter__()
+        task = self.bar.add_task(self.what, total=None, count="")
+
+        def progress(advance: int, total: int) -> None:
+            self.bar.update(task, advance=advance, total=total)
+            done = self.bar.tasks[0].completed
+            self.bar.update(task, count=f"{int(done):,}/{int(total):,}" if total else "")
+
+        return progress
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)

@@ -200,7 +200,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
     import numpy as np
 
     from . import api
-    from ._console import console, interactive, print_tables
+    from ._console import console, interactive, print_tables, progress_bar
     from ._report import SimulateOptions
 
     if seed is None:
@@ -211,16 +211,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
     if as_json or not interactive(stderr=True):
         report = api.simulate(plan, opts)
     else:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                      console=console(stderr=True), transient=True) as bar:
-            task = bar.add_task("simulating", total=None)
-
-            def progress(advance: int, total: int) -> None:
-                bar.update(task, advance=advance, total=total)
-
+        with progress_bar("simulating") as progress:
             report = api.simulate(plan, opts, progress=progress)
     _say_skipped(int(report.data.get("skipped_empty") or 0), data)
     if plot:
@@ -276,7 +267,7 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json, full):
 
     import numpy as np
 
-    from ._console import console, interactive, print_tables
+    from ._console import interactive, print_tables, progress_bar
     from .auditing import audit
 
     rng = np.random.default_rng(seed)
@@ -290,16 +281,7 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json, full):
     if as_json or not interactive(stderr=True):
         result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
     else:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                      console=console(stderr=True), transient=True) as bar:
-            task = bar.add_task("auditing", total=None)
-
-            def progress(advance: int, total: int) -> None:
-                bar.update(task, advance=advance, total=total)
-
+        with progress_bar("auditing") as progress:
             result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng,
                            progress=progress)
     if as_json:

@@ -271,6 +271,8 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
         explored = explore_module.screened_count(domain, runs)
     total = explored * runs + 2 * trials * (len(pairs) + (explore_module.TOP if explore else 0))
     done = [0]
+    if progress is not None:
+        progress(0, total)  # the bar shows its total from the start
 
     def step(advance: int, _total: int) -> None:
         done[0] += advance
