@@ -164,8 +164,9 @@ def footnote_tall_cells(headers: Sequence[str], rows: Sequence[Sequence[str]], w
                         max_lines: int = MAX_CELL_LINES) -> tuple[list[list[str]], list[str]]:
     """Move text cells that :func:`layout` would wrap into more than ``max_lines`` lines to footnotes.
 
-    Such a cell (never in the key column 0, never a figure) becomes ``[k]``; equal texts share one
-    footnote. Transposed layouts are left as they are (their value column is wide).
+    Such a cell (never in the key column 0, never a figure) becomes ``[k]``, one footnote per cell
+    (a text repeated in two rows is printed twice, as the wide table shows it twice). Transposed
+    layouts are left as they are (their value column is wide).
 
     Returns
     -------
@@ -181,10 +182,12 @@ def footnote_tall_cells(headers: Sequence[str], rows: Sequence[Sequence[str]], w
         for col in block.columns:
             if col.index > 0 and col.wraps:
                 widths[col.index] = min(widths.get(col.index, col.width), col.width)
-    notes: dict[str, int] = {}
+    notes: list[str] = []
     out = []
     for row in rows:
-        out.append([f"[{notes.setdefault(cell, len(notes) + 1)}]"
-                    if i in widths and breakable(cell) and _wrapped_lines(cell, widths[i]) > max_lines else cell
-                    for i, cell in enumerate(row)])
-    return out, list(notes)
+        out.append(list(row))
+        for i, cell in enumerate(row):
+            if i in widths and breakable(cell) and _wrapped_lines(cell, widths[i]) > max_lines:
+                notes.append(cell)
+                out[-1][i] = f"[{len(notes)}]"
+    return out, notes
