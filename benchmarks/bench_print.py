@@ -4,6 +4,7 @@ Run::
 
     python benchmarks/bench_print.py                       # 10, 100, 1,000 and 10,000 levels, 3 runs
     python benchmarks/bench_print.py --sizes 10 100 1000   # skip the 10,000-level spec (minutes)
+    python benchmarks/bench_print.py --in-process          # solve each spec once, time only the output
 
 Each size is an IDUE spec (MinID, opt0) with that many levels of one item each, budgets evenly
 spaced in [0.5, 2.5] nats: the looser levels collapse onto a stricter level's (a, b), so the
@@ -57,11 +58,54 @@ def run(args: list[str], out: Path) -> tuple[float, float, int]:
     return wall, cpu, sum(1 for _ in out.open())
 
 
+def in_process(sizes: list[int], runs: int) -> None:
+    """Plan each size once in this process, then time printing it: ``--json`` against the tables.
+
+    What the two commands share (reading the spec, solving, verifying) is timed once; the rows
+    then compare only what differs (serialising the plan vs summarizing and drawing the tables),
+    medians of ``runs`` (CPU time of this process, ``time.process_time``).
+    """
+    import io
+
+    from ldpplan.planner import api
+    from ldpplan.planner._console import console, print_tables
+
+    print("| levels | active pairs | plan (solve + verify) cpu | --json output cpu | tables cpu | "
+          "plan --json total | plan total | ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="bench-print-") as tmp:
+        for levels in sizes:
+            spec = write_spec(Path(tmp), levels)
+            start = time.process_time()
+            plan = api.make_plan(str(spec))
+            solve = time.process_time() - start
+            as_json, tables = [], []
+            for _ in range(runs):
+                start = time.process_time()
+                io.StringIO().write(json.dumps(plan, indent=2))
+                as_json.append(time.process_time() - start)
+                start = time.process_time()
+                con = console()
+                con.file = io.StringIO()
+                print_tables(api.summarize(plan), con)
+                tables.append(time.process_time() - start)
+            j, t = statistics.median(as_json), statistics.median(tables)
+            print(f"| {levels:,} | {len(ActiveRows(plan)):,} | {solve:.2f} s | {j:.3f} s | {t:.3f} s | "
+                  f"{solve + j:.2f} s | {solve + t:.2f} s | {(solve + t) / (solve + j):.2f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1_000, 10_000])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--in-process", action="store_true",
+                    help="plan once per size in this process and time only the output (json vs tables)")
     args = ap.parse_args()
+    if args.in_process:
+        print(f"# printing a plan in process (python {platform.python_version()}, load {os.getloadavg()[0]:.1f}, "
+              f"medians of {args.runs} runs)\n")
+        in_process(args.sizes, args.runs)
+        return
     print(f"# ldpplan plan vs plan --json (python {platform.python_version()}, {platform.machine()}, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}, medians of {args.runs} runs)\n")
     print("| levels | active pairs | plan --json wall (cpu) | plan wall (cpu) | ratio wall (cpu) | lines printed |")
