@@ -119,7 +119,11 @@ def print_tables(tables: Iterable, con=None, *, full: bool = False) -> None:
 
 
 def print_message(text: str, *, prefix: str = "", style: str = "", stderr: bool = False) -> None:
-    """Print one line (``prefix`` in ``style``, the text verbatim, never interpreted as markup)."""
+    """Print one line (``prefix`` in ``style``, the text verbatim, never interpreted as markup).
+
+    On stderr the line is never wrapped (an error is one line); on stdout it wraps between words
+    at the console's width when it has one.
+    """
     from rich.text import Text
 
     con = console(stderr=stderr)
@@ -128,7 +132,9 @@ def print_message(text: str, *, prefix: str = "", style: str = "", stderr: bool 
         line.append(prefix, style=style or None)
         line.append(" ")
     line.append(text)
-    con.print(line, highlight=False)  # wrapped between words only where the console has a width
+    # stderr (errors, warnings, notes): always one line, the exit-code contract; stdout (holds:, verified:,
+    # fingerprint:): wrapped between words where the console has a width (a terminal, or COLUMNS on a pipe)
+    con.print(line, soft_wrap=True if stderr else None, highlight=False)
 
 
 class progress_bar:

@@ -134,3 +134,13 @@ def test_audit_and_simulate_report_their_total_before_working(tmp_path):
         run(lambda advance, total: calls.append((advance, total)))
         assert calls[0][0] == 0 and calls[0][1] > 0           # the first call states the total
         assert sum(a for a, _ in calls) == calls[0][1]        # and the advances reach it
+
+
+def test_errors_stay_one_line_when_columns_is_set(tmp_path):
+    spec = tmp_path / "bad.json"
+    spec.write_text('{"mechanism": "pie", "domain": [" a very long label that starts with a space", "b"], '
+                    '"n": 1000, "target": {"bayes_error": 0.5}}')
+    result = CliRunner().invoke(main, ["plan", str(spec)], env={"COLUMNS": "40"})
+    assert result.exit_code == 2
+    lines = result.output.strip().split("\n")
+    assert len(lines) == 1 and len(lines[0]) > 40 and "domain[0]: a label must not start" in lines[0]
