@@ -132,3 +132,16 @@ def test_short_tables_are_shown_whole_and_long_ones_keep_binding_rows():
     xs = [r[1] for r in rows]
     assert {"r0", "r999", "r500", "r501", f"r{xs.index(min(xs))}", f"r{xs.index(max(xs))}"} == set(names)
     assert shown.note.startswith(f"{len(names)} of 1,000 rows shown") and len(names) == len(set(names))
+
+
+def test_an_audit_summary_never_hides_a_pair_that_does_not_hold():
+    from ldpplan.planner.auditing import AuditPair, AuditResult
+
+    pairs = [AuditPair((f"{k}", f"{k + 1}"), f"y = {k}", (900, 100), 1000, 1.5 if k % 2 else 2.0, 1.0 + (k % 5) / 10)
+             for k in range(300)]
+    pairs[150] = AuditPair(("150", "151"), "y = 150", (990, 10), 1000, 2.0, 2.5)     # the largest bound
+    pairs[201] = AuditPair(("201", "202"), "y = 201", (950, 50), 1000, 1.5, 1.55)    # no column's extreme
+    result = AuditResult("rr", 2.0, 2.5, 0.95, 1000, False, tuple(pairs), 1.0)
+    shown = summary_table(result.table())
+    assert len(shown.rows) <= _bound(shown) and len(result.table().rows) == 300
+    assert [r[0] for r in shown.rows if r[-1] == "NO"] == ["150 vs 151", "201 vs 202"]
