@@ -141,7 +141,7 @@ def test_an_audit_summary_never_hides_a_pair_that_does_not_hold():
              for k in range(300)]
     pairs[150] = AuditPair(("150", "151"), "y = 150", (990, 10), 1000, 2.0, 2.5)     # the largest bound
     pairs[201] = AuditPair(("201", "202"), "y = 201", (950, 50), 1000, 1.5, 1.55)    # no column's extreme
-    result = AuditResult("rr", 2.0, 2.5, 0.95, 1000, False, tuple(pairs), 1.0)
+    result = AuditResult("m", 2.0, 2.5, 0.95, 1000, False, tuple(pairs), 1.0)
     shown = summary_table(result.table())
     assert len(shown.rows) <= _bound(shown) and len(result.table().rows) == 300
     assert [r[0] for r in shown.rows if r[-1] == "NO"] == ["150 vs 151", "201 vs 202"]
