@@ -16,7 +16,8 @@ Convention
   command must match exactly.
 * Run times are never compared (issue 27: a busy machine is not a wrong answer): a number with a
   unit of time (``3.6 s``, ``12 ms``, ``0.512 s.``; :data:`_DURATION`) matches any other run
-  time, in every command, whether the README shows it or writes ``...``.
+  time, in every command, whether the README shows it or writes ``... s``; a line whose only
+  ellipsis is its run time keeps its figures checked.
 * A command whose line ends with the comment ``# skip`` is not run.
 * Commands that start with ``ldpplan`` (and use no shell operators) run in-process through click's
   ``CliRunner``; other commands run with ``bash -c``. Every block of a README runs in order in ONE
@@ -102,7 +103,7 @@ _PADDING = re.compile(r"([ ━─═]){2,}")
 
 
 #: A run time: a number followed by a unit of time. Replaced by :data:`_ANY_TIME` on both sides before comparing.
-_DURATION = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)? ?(?:ms|s|sec|seconds)(?![\w])")
+_DURATION = re.compile(r"(?:(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|\.\.\.) ?(?:ms|s|sec|seconds)(?![\w])")
 _ANY_TIME = "<time>"
 
 
