@@ -344,7 +344,8 @@ def schema_cmd(mechanism):
               help="Users whose reports a shuffler mixes: print the central (epsilon, delta) for N.")
 @click.option("--delta", type=float, metavar="D", help="delta of the central guarantee (with --shuffle-n).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
-def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
+@click.option("--full", is_flag=True, help="Print every row of long tables (default: a summary of each).")
+def explain_cmd(plan_file, items, shuffle_n, delta, as_json, full):
     """Explain what PLAN_FILE guarantees a user holding the item set ITEMS, or behind a shuffler.
 
     --items: IDUE-PS plans, eq. (16) of ID-LDP, epsilon_x = ln[eta sum_i e^eps_i / |x| + (1 - eta) e^eps*]
@@ -378,7 +379,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
         rows = [["upper bound (sound)", out["epsilon"]], ["lower bound (a concrete pair)", out["epsilon_lower"]]]
         print_tables([Table(f"{str(out['mechanism']).upper()} (local epsilon {out['local_epsilon']:.6g} nats): central "
                             f"guarantee of n = {out['n']} shuffled reports at delta = {out['delta']:.3g}",
-                            ["bound", "central epsilon (nats)"], rows, note=out["source"])])
+                            ["bound", "central epsilon (nats)"], rows, note=out["source"])], full=full)
         return
     if delta is not None:
         raise SpecError("--delta", "goes with --shuffle-n", delta)
@@ -391,7 +392,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
             + (f", L = {out['padding_length']}, dummy epsilon* = {out['dummy_epsilon']:.6g}"
                if out["padding_length"] else ""))
     print_tables([Table(f"{out['mechanism'].upper()}: budget of the item set {{{', '.join(map(str, out['items']))}}}",
-                        ["item", "level epsilon (nats)"], rows, note=note)])
+                        ["item", "level epsilon (nats)"], rows, note=note)], full=full)
 
 
 for _command in RUNTIME_COMMANDS:  # perturb, aggregate, estimate (planner/cli_runtime.py)
