@@ -91,8 +91,9 @@ def print_tables(tables: Iterable, con=None, *, full: bool = False) -> None:
     first column (titles ``(columns 1/3)`` ...), or, when even that does not fit, drawn as one
     ``column | value`` table per row (``(row 1/4)`` ...). Numbers never wrap or get cut; text
     wraps between words, and a text cell that would take more than two lines is printed below the
-    table as a footnote ``[k]`` (:func:`ldpplan.planner._layout.footnote_tall_cells`). See :func:`ldpplan.planner._layout.layout`. Unless ``full``, a long table
-    is drawn as its summary (:func:`ldpplan.planner._summary.summary_table`).
+    table as a footnote ``[k]`` (:func:`ldpplan.planner._layout.footnote_tall_cells`). See
+    :func:`ldpplan.planner._layout.layout`. Unless ``full``, a long table is drawn as its summary
+    (:func:`ldpplan.planner._summary.summary_table`).
     """
     from ._layout import footnote_tall_cells, layout
     from ._summary import summary_table
