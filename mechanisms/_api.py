@@ -70,7 +70,8 @@ class PrivacyMap(TypedDict, total=False):
     USENIX Sec. 2019) Def. 2, Props. 9-10: ``sensitive``, ``protected_outputs``,
     ``invertible_outputs``, ``intermediate_sensitive``, ``user_sensitive``,
     ``user_indistinguishability_epsilon``. Longitudinal (Erlingsson et al. CCS 2014; Arcolezi et al. 2022):
-    ``epsilon_perm``, ``epsilon_1``, ``rounds``, ``max_changes``, ``epsilon_lifetime``.
+    ``epsilon_perm``, ``epsilon_1``, ``rounds``, ``max_values``, ``epsilon_2``, ``epsilon_lifetime``,
+    ``epsilon_lifetime_one_value``.
     """
 
     notion: str                       # "LDP", "MinID-LDP", "AvgID-LDP", "LDP+PIE", "ULDP", ...
@@ -96,8 +97,10 @@ class PrivacyMap(TypedDict, total=False):
     epsilon_perm: float               # longitudinal: any number of reports of one value (nats)
     epsilon_1: float                  # longitudinal: one report, the composed channel (nats)
     rounds: int                       # longitudinal: planned collections
-    max_changes: int                  # longitudinal: distinct values a user may hold
-    epsilon_lifetime: float           # longitudinal: max_changes x epsilon_perm (nats)
+    max_values: int                   # longitudinal: distinct values a user may hold
+    epsilon_2: float                  # longitudinal: second round on the permanent response (nats)
+    epsilon_lifetime: float           # longitudinal: sound bound over histories (nats)
+    epsilon_lifetime_one_value: float  # longitudinal: an unchanging value, any rounds (nats)
 
 
 #: key -> (Python type of the value, type of list items / dict values or None).
@@ -108,8 +111,8 @@ PRIVACY_MAP_TYPES: dict[str, tuple[type, type | None]] = {
     "n": (int, None), "releases": (int, None), "max_prior": (float, None), "sensitive": (list, int),
     "intermediate_sensitive": (list, int), "protected_outputs": (str, None), "invertible_outputs": (str, None),
     "user_sensitive": (str, None), "user_indistinguishability_epsilon": (float, None),
-    "epsilon_perm": (float, None), "epsilon_1": (float, None), "rounds": (int, None), "max_changes": (int, None),
-    "epsilon_lifetime": (float, None),
+    "epsilon_perm": (float, None), "epsilon_1": (float, None), "rounds": (int, None), "max_values": (int, None),
+    "epsilon_2": (float, None), "epsilon_lifetime": (float, None), "epsilon_lifetime_one_value": (float, None),
 }
 assert set(PRIVACY_MAP_TYPES) == set(PrivacyMap.__annotations__)
 

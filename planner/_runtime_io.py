@@ -20,7 +20,7 @@ from ._report import Table
 from .errors import InputDataError, PrivacyViolation, SpecError
 from .families import family_of_plan
 
-__all__ = ["PERTURB_CHUNK", "MAX_WHOLE_REPORT_BYTES",
+__all__ = ["PERTURB_CHUNK", "MAX_WHOLE_REPORT_BYTES", "MIN_ROUND_REPORTS",
            "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file",
            "estimate_table", "estimate_csv", "estimate_json", "write_estimate_csv"]
 
@@ -28,7 +28,9 @@ __all__ = ["PERTURB_CHUNK", "MAX_WHOLE_REPORT_BYTES",
 @dataclasses.dataclass(frozen=True)
 class PerturbResult:
     """What ``perturb_file`` wrote: ``n`` reports of ``mechanism`` to ``output``; ``seed`` None = secure RNG;
-    ``rows`` data rows read, ``skipped_empty`` of them dropped for an empty item (``skip_empty=True``)."""
+    ``rows`` data rows read, ``skipped_empty`` of them dropped for an empty item (``skip_empty=True``);
+    memoized plans: ``skipped_over_limit`` users dropped (``skip_over_limit=True``), ``memo_started`` (a new
+    memo, ``new_memo=True``) and the ``round``."""
 
     n: int
     mechanism: str
@@ -36,15 +38,20 @@ class PerturbResult:
     seed: int | None
     rows: int = 0
     skipped_empty: int = 0
+    skipped_over_limit: int = 0
+    memo_started: bool = False
+    round: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class EstimateResult:
-    """An estimate with the labels of its domain (``labels[i]`` names ``estimate.frequency[i]``)."""
+    """An estimate with the labels of its domain (``labels[i]`` names ``estimate.frequency[i]``); ``round``: the
+    collection round estimated (plans that count per round), else None."""
 
     estimate: Any
     labels: list[str]
     mechanism: str
+    round: int | None = None
 
 
 def verified_plan(path: str | os.PathLike) -> dict[str, Any]:
@@ -74,7 +81,7 @@ PERTURB_CHUNK_BYTES = 32 << 20
 def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike,
                  seed: int | None = None, chunk_rows: int = PERTURB_CHUNK, *, skip_empty: bool = False,
                  progress: Callable[[int, int], None] | None = None, memo: str | os.PathLike | None = None,
-                 round: int | None = None) -> PerturbResult:
+                 round: int | None = None, new_memo: bool = False, skip_over_limit: bool = False) -> PerturbResult:
     """Verify a plan, stream users' inputs, perturb them with the runtime and write a Parquet reports file.
 
     The input (CSV or Parquet) is read through the family's chunked reader
@@ -95,9 +102,15 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
         ``progress(advance, total)``: bytes of the input read since the last call, and the file size.
     memo, round : path-like, int, optional
         Runtimes with client state (``memoized``, the longitudinal family) only, and required there:
-        the clients' memo file (read when it exists, else started empty; rewritten atomically after
-        the reports) and the collection round. Their input has a column ``user`` of integer ids (one
-        row per user) beside ``item``.
+        the clients' memo file (checked, then rewritten atomically before the reports are renamed into
+        place; :mod:`ldpplan.planner._memoized_io`) and the collection round. Their input has a column
+        ``user`` of integer ids (canonical ASCII digits, one row per user) beside ``item``.
+    new_memo : bool
+        Memoized plans: start a new memo file (refused when it exists; without it an absent memo is
+        refused: a new memo redraws the permanent responses of users who reported before).
+    skip_over_limit : bool
+        Memoized plans: drop (and count) users whose values would exceed the plan's limit instead of
+        refusing the file.
 
     Raises
     ------
@@ -112,14 +125,21 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
 
     plan = verified_plan(plan_path)
     family = family_of_plan(plan)
-    width = -(-int(plan["domain"]["size"]) // 8)
-    rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
     mech = mechanisms.load(plan)
+    # bytes of one report: the runtime's own figure where it has one (k-RR, GLH: a few int64 whatever |X|),
+    # else one bit per item (unary reports)
+    width = getattr(mech, "report_bytes", None) or -(-int(plan["domain"]["size"]) // 8)
+    rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
     if getattr(mech, "memoized", False):
-        return _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo, round)
-    if memo is not None or round is not None:
-        raise SpecError("--memo/--round", f"only for plans with client state (memoized); {plan['mechanism']} has none",
-                        str(memo) if memo is not None else round)
+        from ._memoized_io import perturb_memoized
+
+        return PerturbResult(**perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress,
+                                                memo, round, new_memo=new_memo, skip_over_limit=skip_over_limit))
+    given = [flag for flag, on in (("--memo", memo is not None), ("--round", round is not None),
+                                   ("--new-memo", new_memo), ("--skip-over-limit", skip_over_limit)) if on]
+    if given:
+        raise SpecError(given[0], f"only for plans with client state (memoized); {plan['mechanism']} has none",
+                        str(memo) if memo is not None else round if round is not None else True)
     stream = family.iter_inputs(plan, input_path, skip_empty=skip_empty, chunk_rows=rows)
     rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
     done = 0
@@ -138,45 +158,32 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
                          skipped_empty=stream.skipped_empty)
 
 
-def _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_):
-    """:func:`perturb_file` for a runtime with client state: users' ids, the memo file, the round."""
-    from .. import mechanisms
+#: Fewest reports of the round ``estimate`` takes for plans that count per round (``--min-reports``).
+MIN_ROUND_REPORTS = 100
 
-    from ._plan_format import plan_fingerprint, tool_version
-    from ._reports_file import ReportsWriter
-    from .data import item_stream
 
-    if memo_path is None or round_ is None:
-        raise SpecError("--memo", f"a {plan['mechanism']} plan keeps client state: give --memo FILE (the clients' "
-                        "permanent responses, started when absent) and --round T", None)
-    fingerprint = plan_fingerprint(plan)
+def _estimate_round(plan, mech, aggregate, method, round_, min_reports) -> EstimateResult:
+    """One round of a plan that counts per round, refused under ``min_reports`` reports (see estimate_file)."""
+    counts = aggregate.counts["reports"]
+    present = [int(t) for t in np.flatnonzero(counts)]
+    if round_ is None:
+        round_ = present[-1] if present else 0
+    if not 0 <= round_ < counts.size:
+        raise SpecError("--round", f"must be below guarantee.rounds = {counts.size}", round_)
+    least = MIN_ROUND_REPORTS if min_reports is None else int(min_reports)
+    n = int(counts[round_])
+    if n < max(least, 1):
+        shown = ", ".join(f"{t}: {int(counts[t]):,}" for t in present[-5:]) or "none"
+        raise SpecError("--min-reports", f"round {round_} has {n:,} reports, fewer than the minimum {least:,} (reports "
+                        f"per round, last rounds: {shown}); pick a round with --round or accept it with "
+                        "--min-reports N", n)
     try:
-        if os.path.exists(memo_path):
-            with open(memo_path, "rb") as fh:
-                memo = mechanisms.Memo.from_bytes(fh.read(), binding=fingerprint)
-        else:
-            memo = mech.new_memo()
+        estimate = mech.estimate(aggregate, method=method, round=round_)
     except ValueError as exc:
-        raise InputDataError(f"--memo: {memo_path}: {exc}") from None
-    stream = item_stream(input_path, plan["domain"]["labels"], int(plan["domain"]["size"]), extra=("user",),
-                         skip_empty=skip_empty, chunk_rows=rows)
-    rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
-    done = 0
-    with ReportsWriter(output, mechanism=plan["mechanism"], plan_fingerprint=fingerprint,
-                       ldpplan_version=tool_version(), seed=seed) as writer:
-        for chunk in stream:
-            cells = chunk["user"]
-            if not all(c.isdigit() for c in cells):
-                bad = next(c for c in cells if not c.isdigit())
-                raise InputDataError(f"--input: {input_path}: column 'user' must hold integer ids >= 0 (got {bad[:40]!r})")
-            users = np.array([int(c) for c in cells], dtype=np.int64) if cells.size else np.zeros(0, dtype=np.int64)
-            writer.write(mech.perturb(chunk["item"], rng=rng, memo=memo, users=users, round=round_).to_arrays())
-            if progress is not None:
-                progress(stream.bytes_read - done, stream.total_bytes)
-                done = stream.bytes_read
-    write_bytes_atomic(memo_path, memo.to_bytes())
-    return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed, rows=stream.rows,
-                         skipped_empty=stream.skipped_empty)
+        raise SpecError("--round", str(exc), round_) from None
+    labels = mech.labels if mech.labels is not None else [str(i) for i in range(mech.domain_size)]
+    return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"],
+                          round=int(round_))
 
 
 #: Most decoded bytes of reports :func:`estimate_file` reads whole, for a method that needs each
@@ -204,8 +211,52 @@ def _whole_reports(plan: dict[str, Any], sources: list, method: str | None, why:
     return mechanisms.Reports(plan["mechanism"], arrays)
 
 
+def _item_indices(plan: dict[str, Any], items: Any) -> tuple[np.ndarray, list[str]]:
+    """``--items``: a list (or comma-separated string) of labels of ``domain.labels`` or 0-based indices."""
+    parts = [str(v).strip() for v in (items.split(",") if isinstance(items, str) else items)]
+    labels, size = plan["domain"]["labels"], int(plan["domain"]["size"])
+    where = {label: i for i, label in enumerate(labels)} if labels is not None else {}
+    out = []
+    for part in parts:
+        if part in where:
+            out.append(where[part])
+        elif part.isdigit() and int(part) < size:
+            out.append(int(part))
+        else:
+            raise SpecError("--items", f"must be labels of domain.labels or indices in [0, {size})", part)
+    if not out:
+        raise SpecError("--items", "give at least one item", items)
+    idx = np.array(out, dtype=np.int64)
+    return idx, [labels[i] if labels is not None else str(i) for i in out]
+
+
+def _estimate_items(plan: dict[str, Any], mech: Any, sources: list, items: Any, method: str | None) -> EstimateResult:
+    """``--items`` of a runtime with ``estimate_items`` (k-RR, GLH): report files a batch at a time."""
+    from .. import mechanisms
+
+    from .aggregate import BATCH_ROWS
+    from ._reports_file import iter_report_batches
+
+    idx, names = _item_indices(plan, items)
+
+    def batches():
+        for src in sources:
+            if src.kind == "aggregate":
+                yield src.aggregate
+                continue
+            for arrays in iter_report_batches(src.file, BATCH_ROWS):
+                yield mechanisms.Reports(plan["mechanism"], arrays)
+    try:
+        estimate = mech.estimate_items(batches(), idx, method=method)
+    except ValueError as exc:
+        raise InputDataError(f"{[s.file for s in sources][:5]}: {exc}") from None
+    return EstimateResult(estimate=estimate, labels=names, mechanism=plan["mechanism"])
+
+
 def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list,
-                  method: str | None = None, round: int | None = None) -> EstimateResult:
+                  method: str | None = None, round: int | None = None,
+                  min_reports: int | None = None, *, max_memory: int | None = None,
+                  items: Any = None) -> EstimateResult:
     """Verify a plan, check its inputs belong to it (each batch counted once), and estimate.
 
     Parameters
@@ -218,7 +269,20 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
         whole, only when every input is a report file and they decode to at most
         :data:`MAX_WHOLE_REPORT_BYTES`.
     round : int, optional
-        Plans that count per round (``memoized`` runtimes): the round to estimate (default: the last).
+        Plans that count per round (``memoized`` runtimes): the round to estimate (default: the last
+        round with reports); the result names it (``EstimateResult.round``).
+    min_reports : int, optional
+        Plans that count per round: the fewest reports the round must have (default
+        :data:`MIN_ROUND_REPORTS`); a round with fewer is refused, so that a few forged reports of a
+        later round never become the default estimate.
+    max_memory : int, optional
+        Budget in bytes (default :data:`~._memory.DEFAULT_MAX_MEMORY`, 1 GiB) for an estimate of the
+        full domain: refused before it allocates when the predicted peak is larger (SpecError naming
+        ``--max-memory`` and the memory the full domain would need).
+    items : str or list, optional
+        Estimate only these items (labels or 0-based indices): for k-RR and GLH plans, from the
+        report files a batch at a time, in memory independent of ``|X|`` (``estimate_items`` of the
+        runtime; methods ``empirical`` and ``threshold``), equal to the full estimate at those items.
 
     Raises
     ------
@@ -238,17 +302,23 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
     if method is not None and method not in mech.methods:
         raise SpecError("--method", f"must be one of {list(mech.methods)} for {plan['mechanism']}", method)
     paths = expand_inputs(inputs if isinstance(inputs, (list, tuple)) else [inputs])
+    if items is not None and hasattr(mech, "estimate_items") and round is None:
+        return _estimate_items(plan, mech, open_sources(plan, paths), items, method)
+    from ._memory import DEFAULT_MAX_MEMORY, check_budget
+
+    hint = " or estimate chosen items with --items" if hasattr(mech, "estimate_items") else ""
+    if items is not None and not hasattr(mech, "estimate_items"):
+        raise SpecError("--items", f"is for runtimes that estimate chosen items (k-RR, GLH); a {plan['mechanism']} "
+                        "estimate needs the full domain", items)
+    check_budget(plan, "estimate", DEFAULT_MAX_MEMORY if max_memory is None else max_memory, hint=hint)
     sources = open_sources(plan, paths)
     aggregate = aggregate_sources(plan, sources).aggregate   # validates every column a batch at a time
-    if round is not None:
-        if not getattr(mech, "memoized", False):
-            raise SpecError("--round", f"only for plans that count per round; {plan['mechanism']} does not", round)
-        try:
-            estimate = mech.estimate(aggregate, method=method, round=round)
-        except ValueError as exc:
-            raise SpecError("--round", str(exc), round) from None
-        labels = mech.labels if mech.labels is not None else [str(i) for i in range(mech.domain_size)]
-        return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"])
+    if getattr(mech, "memoized", False):
+        return _estimate_round(plan, mech, aggregate, method, round, min_reports)
+    if round is not None or min_reports is not None:
+        raise SpecError("--round" if round is not None else "--min-reports",
+                        f"only for plans that count per round; {plan['mechanism']} does not",
+                        round if round is not None else min_reports)
     try:
         estimate = mech.estimate(aggregate, method=method)
     except ValueError as exc:   # a method that needs each report (uRAP em) when every input is a report file
@@ -298,7 +368,8 @@ def estimate_table(result: EstimateResult, confidence: float | None = None) -> T
     note = "frequency = fraction of users; count = n x frequency"
     if confidence is not None:
         note += f"; {confidence:g} confidence intervals: {est.interval_method}"
-    return Table(title=f"{result.mechanism} estimate ({est.method}), n = {est.n:,}", columns=cols, rows=rows,
+    which = "" if result.round is None else f" of round {result.round}"
+    return Table(title=f"{result.mechanism} estimate{which} ({est.method}), n = {est.n:,}", columns=cols, rows=rows,
                  note=note)
 
 
@@ -316,9 +387,13 @@ def estimate_json(result: EstimateResult, confidence: float | None = None) -> di
     """``{"frequency", "mean", "n", "method", "std_error", "labels", ...}`` in domain order.
 
     With ``confidence``: ``confidence``, ``interval_method``, ``ci_low``, ``ci_high`` (and
-    ``mean_ci_low``, ``mean_ci_high``, ``mean_interval_method`` for key-value plans).
+    ``mean_ci_low``, ``mean_ci_high``, ``mean_interval_method`` for key-value plans); ``round`` for
+    plans that count per round (the round estimated).
     """
-    return result.estimate.to_dict(labels=result.labels, confidence=confidence)
+    out = result.estimate.to_dict(labels=result.labels, confidence=confidence)
+    if result.round is not None:
+        out["round"] = result.round
+    return out
 
 
 def write_estimate_csv(result: EstimateResult, path: str | os.PathLike, confidence: float | None = None) -> None:

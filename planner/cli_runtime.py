@@ -42,11 +42,17 @@ def _echo_json(obj) -> None:
 @click.option("--skip-empty", is_flag=True,
               help="Drop rows whose item (key) is empty and say how many. Without it such rows are an error.")
 @click.option("--memo", type=click.Path(dir_okay=False), default=None,
-              help="Longitudinal (memoized) plans: the clients' memo file of permanent responses (started when absent, "
-                   "rewritten after the reports); the input then has columns user (integer ids), item.")
+              help="Longitudinal (memoized) plans: the clients' memo file of permanent responses (checked, and "
+                   "rewritten before the reports are written); the input then has columns user (integer ids), item.")
 @click.option("--round", "round_", type=click.IntRange(min=0), default=None,
-              help="Longitudinal plans: the collection round (0-based) the reports carry.")
-def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_):
+              help="Longitudinal plans: the collection round (0-based) the reports carry; rounds go forward only.")
+@click.option("--new-memo", is_flag=True,
+              help="Longitudinal plans: start the --memo file (refused when it exists). Users who reported before "
+                   "lose the memo's protection: their values already reported are exposed again.")
+@click.option("--skip-over-limit", is_flag=True,
+              help="Longitudinal plans: drop and count users whose values would exceed the plan's limit, "
+                   "instead of refusing the file.")
+def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_, new_memo, skip_over_limit):
     """Verify PLAN_FILE, perturb every user's input with the client runtime, write the reports.
 
     The input is streamed (CSV or Parquet, a chunk of rows at a time); on a terminal a progress
@@ -64,8 +70,9 @@ def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_):
 
     with _bytes_progress("perturbing") as progress:
         result = perturb_file(plan_file, input_path, output, seed=seed, skip_empty=skip_empty, progress=progress,
-                              memo=memo, round=round_)
+                              memo=memo, round=round_, new_memo=new_memo, skip_over_limit=skip_over_limit)
     _say_skipped(result.skipped_empty, input_path)
+    _say_memo(result, memo)
     how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
     console().print(f"wrote {counted(result.n, 'report')} of {result.mechanism} to {output} ({how})", markup=False,
                     highlight=False, soft_wrap=True)
@@ -78,6 +85,20 @@ def _say_skipped(count: int, path) -> None:
 
         print_message(f"skipped {count:,} row{'s' if count != 1 else ''} of {path} with an empty item "
                       "(--skip-empty)", prefix="note:", style="yellow", stderr=True)
+
+
+def _say_memo(result, memo) -> None:
+    """Memoized plans: the users dropped over the limit, and what a memo started after round 0 costs."""
+    from ._console import print_message
+    from ._memoized_io import NEW_MEMO_COST
+
+    if result.skipped_over_limit:
+        print_message(f"skipped {result.skipped_over_limit:,} user{'s' if result.skipped_over_limit != 1 else ''} whose "
+                      "values would exceed the plan's limit (--skip-over-limit)", prefix="note:", style="yellow",
+                      stderr=True)
+    if result.memo_started:
+        cost = f"; if any of these users reported before round {result.round}, {NEW_MEMO_COST}" if result.round else ""
+        print_message(f"started a new memo {memo}{cost}", prefix="note:", style="yellow", stderr=True)
 
 
 class _bytes_progress:
@@ -108,6 +129,11 @@ class _bytes_progress:
             self.bar.__exit__(*exc)
 
 
+#: ``--max-memory`` of aggregate and estimate (planner/_memory.py predicts the peak from the plan).
+_MAX_MEMORY_HELP = ("Memory budget (e.g. 1GiB, 512MiB, 4GB): an operation over the full domain whose predicted peak "
+                    "is larger is refused before it allocates, naming the memory it would need.")
+
+
 @click.command("aggregate", short_help="Merge report files (and aggregates) into an aggregate file.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.argument("inputs", nargs=-1, required=True)
@@ -117,7 +143,9 @@ class _bytes_progress:
               help="local: this process; dask: one task per row group on a Dask cluster (ldpplan[dask]).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler (tcp://host:port); without it --engine dask starts a LocalCluster.")
-def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
+@click.option("--max-memory", "max_memory", default="1GiB", show_default=True, metavar="SIZE",
+              help=_MAX_MEMORY_HELP)
+def aggregate_cmd(plan_file, inputs, output, engine, scheduler, max_memory):
     """Aggregate INPUTS (Parquet report files, globs, earlier aggregate files) of PLAN_FILE.
 
     \b
@@ -129,9 +157,12 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
     from ._console import console
     from ._runtime_io import verified_plan
     from ._report import counted
+    from ._memory import parse_memory
     from .aggregate import aggregate_files, write_aggregate_file
 
-    result = aggregate_files(verified_plan(plan_file), list(inputs), engine=engine, scheduler=scheduler)
+    budget = parse_memory(max_memory)
+    result = aggregate_files(verified_plan(plan_file), list(inputs), engine=engine, scheduler=scheduler,
+                             max_memory=budget)
     write_aggregate_file(output, result)
     console().print(f"wrote the aggregate of {counted(result.n, 'report')} from {counted(len(result.sources), 'file')} "
                     f"({engine} engine) to {output}", markup=False, highlight=False, soft_wrap=True)
@@ -147,10 +178,19 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
 @click.option("--confidence", default=None, metavar="LEVEL",
               help="Add confidence intervals at LEVEL in (0, 1), e.g. 0.95 (ci_low/ci_high; PCKV means too).")
 @click.option("--round", "round_", type=click.IntRange(min=0), default=None,
-              help="Longitudinal plans: the collection round to estimate (default: the last one in INPUTS).")
+              help="Longitudinal plans: the collection round to estimate (default: the last one in INPUTS; the "
+                   "output names it).")
+@click.option("--min-reports", type=click.IntRange(min=1), default=None,
+              help="Longitudinal plans: the fewest reports the round must have (default 100); fewer is refused.")
+@click.option("--max-memory", "max_memory", default="1GiB", show_default=True, metavar="SIZE",
+              help=_MAX_MEMORY_HELP)
+@click.option("--items", default=None, metavar="A,B,...",
+              help="k-RR and GLH plans: estimate only these items (labels or 0-based indices), from the reports "
+                   "a batch at a time, in memory independent of the domain's size.")
 @click.option("--full", is_flag=True, help="Print every entry (default: a summary of long tables; -o and --json "
                                            "always hold every entry).")
-def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_, full):
+def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_, min_reports, max_memory, items,
+                 full):
     """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
 
     INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
@@ -161,20 +201,25 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_,
       ldpplan estimate health.json 'reports/*.parquet' --method empirical --json
       ldpplan estimate health.json agg.json -o estimates.csv
       ldpplan estimate health.json agg.json --json --confidence 0.95
+      ldpplan estimate big-rr.json reports.parquet --items 17,42   # a domain too large to estimate whole
     """
     from ._console import console, print_tables
     from ._report import counted
     from ._runtime_io import check_confidence, estimate_file, estimate_json, estimate_table, write_estimate_csv
 
+    from ._memory import parse_memory
+
     level = check_confidence(confidence)
-    result = estimate_file(plan_file, list(inputs), method=method, round=round_)
+    result = estimate_file(plan_file, list(inputs), method=method, round=round_, min_reports=min_reports,
+                           max_memory=parse_memory(max_memory), items=items)
     if output:
         write_estimate_csv(result, output, level)
     if as_json:
         _echo_json(estimate_json(result, level))
     elif output:
-        console().print(f"estimates of {counted(len(result.labels), 'entry', 'entries')} written to {output}", markup=False,
-                        highlight=False, soft_wrap=True)
+        which = "" if result.round is None else f" of round {result.round}"
+        console().print(f"estimates{which} of {counted(len(result.labels), 'entry', 'entries')} written to {output}",
+                        markup=False, highlight=False, soft_wrap=True)
     else:
         print_tables([estimate_table(result, level)], full=full)
 

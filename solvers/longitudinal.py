@@ -51,7 +51,7 @@ from ._result import SolverError
 __all__ = [
     "MECHANISMS", "LongitudinalParameters", "ComposedChannel", "ExactLGRR",
     "l_grr", "l_sue", "l_oue", "l_osue", "l_soue", "longitudinal_parameters",
-    "composed_channel_epsilon", "l_grr_composed_epsilon", "l_grr_exact",
+    "composed_channel_epsilon", "l_grr_composed_epsilon", "l_grr_exact", "first_round", "second_round",
 ]
 
 #: Mechanism names as in Arcolezi et al. (2022).
@@ -349,6 +349,45 @@ def l_soue(epsilon_perm: float, epsilon_1: float, k: int) -> LongitudinalParamet
     Arcolezi et al. (2022), L-SOUE.
     """
     return _unary("L-SOUE", _sue_round, False, epsilon_perm, epsilon_1, k)
+
+
+def first_round(mechanism: str, epsilon_perm: float) -> tuple[float, float]:
+    """``(p1, q1)`` of a unary-encoding protocol's first round: SUE for L-SUE / L-SOUE, OUE for L-OUE / L-OSUE.
+
+    Raises
+    ------
+    ValueError
+        ``mechanism`` not a unary encoding of :data:`MECHANISMS`.
+
+    References
+    ----------
+    Arcolezi et al. (2022), the four unary-encoding protocols.
+    """
+    if mechanism in ("L-SUE", "L-SOUE"):
+        return _sue_round(epsilon_perm)
+    if mechanism in ("L-OUE", "L-OSUE"):
+        return _oue_round(epsilon_perm)
+    raise ValueError(f"mechanism: must be a unary encoding (L-SUE, L-OUE, L-OSUE, L-SOUE), got {mechanism!r}")
+
+
+def second_round(mechanism: str, p1: float, q1: float, epsilon_1: float) -> tuple[float, float]:
+    """``(p2, q2)`` of a unary-encoding protocol's second round after the given first round.
+
+    SUE-shaped (``q2 = 1 - p2``) for L-SUE / L-OSUE, OUE-shaped (``p2 = 1/2``) for L-OUE / L-SOUE: the root of
+    ``P(1-Q) = e^epsilon_1 (1-P) Q`` (see :func:`l_sue`). Solving on the first round as it will be used (e.g.
+    rounded to a grid) keeps the composed channel at ``epsilon_1`` up to float error.
+
+    Raises
+    ------
+    SolverError
+        No second round of that shape reaches ``epsilon_1``.
+
+    References
+    ----------
+    Arcolezi et al. (2022), the second-round closed forms.
+    """
+    first_round(mechanism, 1.0)  # validates the name
+    return _solve_unary_second(p1, q1, epsilon_1, mechanism in ("L-SUE", "L-OSUE"))
 
 
 _BY_NAME = {"L-GRR": l_grr, "L-SUE": l_sue, "L-OUE": l_oue, "L-OSUE": l_osue, "L-SOUE": l_soue}

@@ -196,7 +196,9 @@ def test_estimate_from_an_aggregate_file_matches_the_reports(fam, name, request,
     assert record["plan_fingerprint"] == plan_fingerprint(plan) and [b["rows"] for b in record["batches"]] == [300]
     on_agg = json.loads(run("estimate", plan_path, agg, "--json", "--method", "empirical").stdout)
     on_reports = json.loads(run("estimate", plan_path, path, "--json", "--method", "empirical").stdout)
-    assert on_agg == on_reports == mech.estimate(reports, method="empirical").to_dict(labels=on_agg["labels"])
+    assert on_agg == on_reports
+    assert on_agg.pop("round", None) == (0 if getattr(mech, "memoized", False) else None)  # the round estimated
+    assert on_agg == mech.estimate(reports, method="empirical").to_dict(labels=on_agg["labels"])
     for method in [m for m in mech.methods if m == "em"]:   # (em-bits is slow and works on aggregates)
         try:
             mech.estimate(mech.aggregate(reports), method=method)

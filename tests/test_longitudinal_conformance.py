@@ -45,11 +45,7 @@ EPSILON_FIELD = "epsilon_perm"
 
 
 def epsilon_spec(epsilon) -> dict:
-    """A spec whose permanent-response epsilon is ``epsilon`` (one report: half of it).
-
-    L-OUE: L-GRR at ``epsilon_perm = 100`` stops with a ZeroDivisionError in
-    ``solvers/longitudinal._conservative_first_round`` (reported to the family's owner).
-    """
+    """A spec whose permanent-response epsilon is ``epsilon`` (one report: half of it), L-OUE."""
     number = isinstance(epsilon, (int, float)) and not isinstance(epsilon, bool)
     return {"mechanism": "l-oue", "domain": 6, "users": 1000, "epsilon_perm": epsilon,
             "epsilon_1": epsilon / 2 if number else 0.5, "rounds": 4}

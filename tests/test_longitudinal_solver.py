@@ -279,11 +279,12 @@ def test_properties(epsilon_perm, share, k):
 _MFL = {"L-GRR": "L_GRR", "L-SUE": "L_SUE", "L-OUE": "L_OUE", "L-OSUE": "L_OSUE", "L-SOUE": "L_SOUE"}
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("name", list(_MFL))
 def test_probabilities_equal_multi_freq_ldpy(name, monkeypatch):
     """multi-freq-ldpy (Arcolezi's own package, bench extra) computes (p1, q1, p2, q2) inside its
     aggregators and hands them to ``MI_long``; we record them there."""
-    pytest.importorskip("multi_freq_ldpy", reason="multi-freq-ldpy is in the bench extra")
+    pytest.importorskip("multi_freq_ldpy", reason="multi-freq-ldpy is in the oracle extra")
     import importlib
 
     module = importlib.import_module(f"multi_freq_ldpy.long_freq_est.{_MFL[name]}")
@@ -305,9 +306,10 @@ def test_probabilities_equal_multi_freq_ldpy(name, monkeypatch):
             assert np.allclose([ours.p1, ours.q1, ours.p2, ours.q2], theirs, rtol=1e-9, atol=1e-12), (k, epsilon_perm)
 
 
+@pytest.mark.oracle
 def test_variance_equals_multi_freq_ldpy():
     mfl = pytest.importorskip("multi_freq_ldpy.long_freq_est.Variance_LONG_PURE",
-                              reason="multi-freq-ldpy is in the bench extra")
+                              reason="multi-freq-ldpy is in the oracle extra")
     for name in ("L-GRR", "L-OSUE", "L-SUE"):
         r = longitudinal_parameters(name, 4.0, 1.0, 10)
         assert r.approximate_variance(5000) == pytest.approx(

@@ -1,7 +1,7 @@
 """The part of the longitudinal runtimes both report shapes share (numpy + stdlib only).
 
 Plan reading (:meth:`_Longitudinal.from_plan`), the privacy map, the client's memo handling
-(``perturb``: lookups, fresh permanent responses, the ``max_changes`` rule) and the per-round
+(``perturb``: lookups, fresh permanent responses, the ``max_values`` rule) and the per-round
 aggregate and estimator of :class:`ldpplan.mechanisms.longitudinal.LongitudinalGRR` and
 :class:`ldpplan.mechanisms.longitudinal.LongitudinalUE`. See :mod:`.runtime` for the protocol.
 """
@@ -21,7 +21,7 @@ from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, plan_fingerprint, require
 from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method
 from .._sampling import check_rng, on_grid
-from ._memo import MAX_USER, Memo
+from ._memo import MAX_MEMO_DOMAIN, MAX_USER, Memo
 from ._numbers import Rounds, lifetime_upper
 from ._promises import longitudinal_promises
 
@@ -30,7 +30,9 @@ __all__ = ["NOTION", "GUARANTEE_FIELDS", "MAX_ROUNDS"]
 #: ``guarantee.notion`` of longitudinal plans.
 NOTION = "longitudinal-LDP"
 #: The claims of a longitudinal plan besides notion and epsilon (= epsilon_1).
-GUARANTEE_FIELDS = ("epsilon_perm", "epsilon_1", "rounds", "max_changes", "epsilon_lifetime", "sources")
+GUARANTEE_FIELDS = ("epsilon_perm", "epsilon_1", "rounds", "max_values", "epsilon_2", "epsilon_lifetime",
+                    "epsilon_lifetime_lower", "epsilon_lifetime_one_value", "sources",
+                    "max_changes")  # read only to refuse plans of the earlier format in one line
 #: Most rounds (and changes) a plan covers.
 MAX_ROUNDS = 1 << 20
 _MAX_ROUNDS = MAX_ROUNDS
@@ -43,6 +45,13 @@ def _probability(value: Any, field: str) -> float:
     return p
 
 
+def _values(max_values: Any, max_changes: Any) -> Any:
+    """``max_values``, or its deprecated keyword ``max_changes`` (not both); default 1."""
+    if max_values is not None and max_changes is not None:
+        raise ValueError("max_changes: deprecated spelling of max_values; give only max_values")
+    return max_values if max_values is not None else (1 if max_changes is None else max_changes)
+
+
 class _Longitudinal(Frozen):
     """State and methods shared by both classes (subclasses draw and count)."""
 
@@ -53,17 +62,18 @@ class _Longitudinal(Frozen):
     count_rule = CountRule(sums_to_n=(("reports",),), at_most_n=(("support",),))
 
     def _init(self, rounds_numbers: Rounds, domain, rounds, max_changes, plan_fingerprint) -> None:
+        # ``max_changes`` here is the number of distinct values (``max_values``; both attributes are set)
         if isinstance(domain, (list, tuple)):
             labels = [str(x) for x in domain]
             if len(set(labels)) != len(labels):
                 raise ValueError("domain: labels must be distinct")
         else:
             labels = None
-        for name, value, high in (("rounds", rounds, _MAX_ROUNDS), ("max_changes", max_changes, _MAX_ROUNDS)):
+        for name, value, high in (("rounds", rounds, _MAX_ROUNDS), ("max_values", max_changes, _MAX_ROUNDS)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= high:
                 raise ValueError(f"{name}: must be an integer in 1..{high} (got {value!r})")
         if max_changes > rounds:
-            raise ValueError(f"max_changes: at most rounds = {rounds} distinct values fit in the rounds "
+            raise ValueError(f"max_values: at most rounds = {rounds} distinct values fit in the rounds "
                              f"(got {max_changes})")
         if rounds_numbers.ratio_perm <= 1 or rounds_numbers.ratio_1 <= 1:
             raise ValueError("p1, p2: each round must favour the true value (p > q), else the estimator is undefined")
@@ -73,7 +83,7 @@ class _Longitudinal(Frozen):
                          str(rounds_numbers.q2)]}
             plan_fingerprint = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
         self._set(numbers=rounds_numbers, domain_size=rounds_numbers.k, labels=labels, rounds=int(rounds),
-                  max_changes=int(max_changes), plan_fingerprint=str(plan_fingerprint),
+                  max_changes=int(max_changes), max_values=int(max_changes), plan_fingerprint=str(plan_fingerprint),
                   _variance=rounds_numbers.variance_line())
 
     # ------------------------------------------------------------------ privacy
@@ -84,18 +94,23 @@ class _Longitudinal(Frozen):
         -------
         dict
             ``notion`` (``"longitudinal-LDP"``), ``epsilon`` (= ``epsilon_1``), ``epsilon_perm``
-            (any number of reports of one value), ``epsilon_1`` (one report), ``rounds``,
-            ``max_changes``, ``epsilon_lifetime = max_changes x epsilon_perm`` (nats).
+            (any number of reports of one value; also ``epsilon_lifetime_one_value``), ``epsilon_1``
+            (one report), ``rounds``, ``max_values``, ``epsilon_2`` (the second round on the permanent
+            response), ``epsilon_lifetime = min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2)`` (nats; sound
+            over every pair of histories of at most ``T`` rounds and ``V`` distinct values).
 
         References
         ----------
-        Erlingsson et al. (CCS 2014), epsilon-infinity and epsilon_1 of memoized RAPPOR;
-        Arcolezi et al. (2022); Dwork & Roth (2014), Thm. 3.16 (sequential composition).
+        Erlingsson et al. (CCS 2014), Sec. 3: epsilon-infinity and epsilon_1 of memoized RAPPOR;
+        Arcolezi et al. (2022); Ding, Kulkarni, Yekhanin (NeurIPS 2017), Sec. 3: memoization leaks
+        value changes (why ``V x epsilon_perm`` is false); the bound's proof in
+        ``ldpplan.planner.longitudinal._lifetime``.
         """
         f = self.numbers.floats()
         return {"notion": NOTION, "epsilon": f["epsilon_1"], "epsilon_perm": f["epsilon_perm"],
-                "epsilon_1": f["epsilon_1"], "rounds": self.rounds, "max_changes": self.max_changes,
-                "epsilon_lifetime": self.max_changes * f["epsilon_perm"]}
+                "epsilon_1": f["epsilon_1"], "rounds": self.rounds, "max_values": self.max_values,
+                "epsilon_2": f["epsilon_2"], "epsilon_lifetime_one_value": f["epsilon_perm"],
+                "epsilon_lifetime": lifetime_upper(self.max_values, self.rounds, f["epsilon_perm"], f["epsilon_2"])}
 
     @classmethod
     def from_plan(cls, plan: Any):
@@ -105,11 +120,16 @@ class _Longitudinal(Frozen):
         ------
         PlanError
             Unreadable or unverified plan, another mechanism, a number off the 2^-48 grid or out
-            of range, a plan that contradicts its embedded spec, or a claim (``epsilon``,
-            ``epsilon_perm``, ``epsilon_1``, ``epsilon_lifetime``) below what the numbers give.
+            of range, a plan that contradicts its embedded spec, a claim (``epsilon``,
+            ``epsilon_perm``, ``epsilon_1``, ``epsilon_2``, ``epsilon_lifetime``,
+            ``epsilon_lifetime_one_value``) below what the numbers give, or a plan of the earlier
+            format (``guarantee.max_changes``: its lifetime claim ``max_changes x epsilon_perm`` was false).
         """
         data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
-        size, labels = read_domain(data, low=2)
+        if "max_changes" in (data.get("guarantee") or {}):
+            raise PlanError("guarantee.max_changes: a plan of the earlier format claims max_changes x epsilon_perm "
+                            "over a lifetime, which is false once values change; re-plan the spec")
+        size, labels = read_domain(data, low=2, high=MAX_MEMO_DOMAIN)  # the family's cap, as verify
         k = integer(require(data, "params.domain_size"), "params.domain_size", low=2)
         if k != size:
             raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
@@ -117,7 +137,7 @@ class _Longitudinal(Frozen):
         if gu.get("notion") != NOTION:
             raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {gu.get('notion')!r:.40})")
         rounds = integer(require(data, "guarantee.rounds"), "guarantee.rounds", low=1, high=_MAX_ROUNDS)
-        changes = integer(require(data, "guarantee.max_changes"), "guarantee.max_changes", low=1, high=rounds)
+        changes = integer(require(data, "guarantee.max_values"), "guarantee.max_values", low=1, high=rounds)
         longitudinal_promises(data)
         try:
             mech = cls._from_params(data, require(data, "params"), labels if labels is not None else k, rounds,
@@ -127,20 +147,27 @@ class _Longitudinal(Frozen):
                 raise
             raise PlanError(f"params: {exc}") from None
         pm, ex = mech.privacy_map(), mech.numbers.exact()
-        for key in ("epsilon", "epsilon_perm", "epsilon_1"):
-            exact_key = "epsilon_1" if key == "epsilon" else key
+        exact_of = {"epsilon": "epsilon_1", "epsilon_lifetime_one_value": "epsilon_perm"}
+        for key in ("epsilon", "epsilon_perm", "epsilon_1", "epsilon_2", "epsilon_lifetime_one_value"):
+            exact_key = exact_of.get(key, key)
             check_claim(pm[key], gu.get(key), f"guarantee.{key}", exact=lambda e=exact_key: ex[e])
-        lifetime = lifetime_upper(changes, number(gu["epsilon_perm"], "guarantee.epsilon_perm", low=0.0))
-        if number(gu.get("epsilon_lifetime"), "guarantee.epsilon_lifetime", low=0.0) < lifetime:
-            raise PlanError(f"guarantee.epsilon_lifetime: claims {gu.get('epsilon_lifetime')!r} but max_changes x "
-                            f"epsilon_perm = {lifetime!r}; the runtime refuses a plan that claims more privacy "
-                            "than its numbers give")
+        # the claims above bound the exact values; the bound of the claims is then at least the exact bound
+        lifetime = lifetime_upper(changes, rounds, number(gu["epsilon_perm"], "guarantee.epsilon_perm", low=0.0),
+                                  number(gu["epsilon_2"], "guarantee.epsilon_2", low=0.0))
+        claimed = number(gu.get("epsilon_lifetime"), "guarantee.epsilon_lifetime", low=0.0)
+        if claimed < lifetime:
+            raise PlanError(f"guarantee.epsilon_lifetime: claims {gu.get('epsilon_lifetime')!r} but the sound bound "
+                            f"min(rounds x epsilon_2, max_values x epsilon_perm + floor(rounds (max_values-1)/max_values) "
+                            f"x epsilon_2) = {lifetime!r}; the runtime refuses a plan that claims more privacy than its "
+                            "numbers give")
+        if number(gu.get("epsilon_lifetime_lower"), "guarantee.epsilon_lifetime_lower", low=0.0) > claimed:
+            raise PlanError("guarantee.epsilon_lifetime_lower: a lower bound above the plan's epsilon_lifetime")
         return mech
 
     # ------------------------------------------------------------------ client
     def new_memo(self) -> Memo:
         """An empty memo bound to this runtime's plan (its fingerprint)."""
-        return Memo(self.plan_fingerprint, self.mechanism, self.domain_size, self._memo_kind)
+        return Memo(self.plan_fingerprint, self.mechanism, self.domain_size, self._memo_kind, self.max_changes)
 
     def _check_call(self, data, memo, users, round) -> tuple[np.ndarray, np.ndarray, int]:
         if memo is None:
@@ -149,7 +176,7 @@ class _Longitudinal(Frozen):
         if not isinstance(memo, Memo):
             raise ValueError(f"memo: must be a Memo (got {type(memo).__name__})")
         if memo.binding != self.plan_fingerprint or memo.mechanism != self.mechanism \
-                or memo.domain_size != self.domain_size:
+                or memo.domain_size != self.domain_size or memo.max_values != self.max_changes:
             raise ValueError(f"memo: belongs to another plan ({memo.mechanism}, {memo.binding[:16]}...), not to this "
                              f"{self.mechanism} plan ({self.plan_fingerprint[:16]}...)")
         if isinstance(round, bool) or not isinstance(round, (int, np.integer)) or not 0 <= round < self.rounds:
@@ -181,11 +208,13 @@ class _Longitudinal(Frozen):
         rng : numpy.random.Generator
         memo : Memo
             Required (``ValueError`` without). Pairs (user, value) not yet in it get a permanent
-            response drawn now and added (append-only); nothing is added when the call refuses.
+            response drawn now and added (append-only), and each user's round is recorded;
+            nothing changes when the call refuses.
         users : array_like of int, shape (n,)
-            User ids in ``[0, 2^40)``.
+            User ids in ``[0, 2^40)``, distinct (one report per user and round).
         round : int
-            The collection round, ``0 .. rounds - 1`` (reports carry it).
+            The collection round, ``0 .. rounds - 1`` (reports carry it); never before the memo's
+            ``last_round`` (rounds go forward only), and never a round a user already reported in.
 
         Returns
         -------
@@ -195,27 +224,59 @@ class _Longitudinal(Frozen):
         Raises
         ------
         ValueError
-            No memo, another plan's memo, bad data, users or round, or a user whose distinct
-            values would exceed ``max_changes`` (the lifetime guarantee would not hold).
+            No memo, another plan's memo, bad data, users or round, a round before the memo's
+            last round, a user twice in the call or already reported in this round, or a user
+            whose distinct values would exceed ``max_values`` (the lifetime guarantee would
+            not hold).
         """
         check_rng(rng)
         x, u, r = self._check_call(data, memo, users, round)
+        memo.check_round(u, r)
         keys = memo.keys_of(u, x)
-        found, index = memo.lookup(keys)
-        fresh = np.unique(keys[~found])
-        fresh_users = fresh // self.domain_size
-        if fresh.size:
-            starts = np.flatnonzero(np.r_[True, fresh_users[1:] != fresh_users[:-1]])  # fresh is sorted
-            cand, extra = fresh_users[starts], np.diff(np.r_[starts, fresh_users.size])
-            over = memo.values_per_user(cand) + extra > self.max_changes
-            if over.any():
-                bad = int(cand[np.argmax(over)])
-                raise ValueError(f"users: user {bad} would hold more than max_changes = {self.max_changes} distinct "
-                                 "values; the plan's lifetime guarantee does not cover it (nothing was reported)")
-        responses = self._permanent(fresh % self.domain_size, rng)
-        memo._add(fresh, responses)
+        fresh, over = self._over_limit(memo, keys)
+        if over.size:
+            raise ValueError(f"users: user {int(over[0])} would hold more than max_values = {self.max_changes} "
+                             "distinct values; the plan's lifetime guarantee does not cover it (nothing was reported)")
+        memo._add(fresh, self._permanent(fresh % self.domain_size, rng))
+        memo._served(u, r)
         _, index = memo.lookup(keys)
         return self._instantaneous(memo.responses_at(index), r, rng)
+
+    def _over_limit(self, memo: Memo, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The fresh keys (sorted, distinct) and the users they would take over ``max_values`` (sorted)."""
+        found, _ = memo.lookup(keys)
+        fresh = np.unique(keys[~found])
+        fresh_users = fresh // self.domain_size
+        if not fresh.size:
+            return fresh, fresh_users
+        starts = np.flatnonzero(np.r_[True, fresh_users[1:] != fresh_users[:-1]])  # fresh is sorted
+        cand, extra = fresh_users[starts], np.diff(np.r_[starts, fresh_users.size])
+        return fresh, cand[memo.values_per_user(cand) + extra > self.max_changes]
+
+    def over_limit(self, data, *, memo: Memo, users) -> np.ndarray:
+        """Which rows' users a ``perturb`` with ``memo`` would refuse for holding over ``max_values`` values.
+
+        For dropping such users (``ldpplan perturb --skip-over-limit``) instead of refusing the
+        whole batch: ``keep = ~mech.over_limit(x, memo=memo, users=u)``. Changes nothing.
+
+        Parameters
+        ----------
+        data, users : array_like of int, shape (n,)
+            As :meth:`perturb`.
+        memo : Memo
+
+        Returns
+        -------
+        numpy.ndarray of bool, shape (n,)
+
+        Raises
+        ------
+        ValueError
+            What :meth:`perturb` refuses about the memo, data and users.
+        """
+        x, u, _ = self._check_call(data, memo, users, 0)
+        _, over = self._over_limit(memo, memo.keys_of(u, x))
+        return np.isin(u, over)
 
     # ------------------------------------------------------------------ server
     def _columns(self, reports, data_column: str) -> tuple[np.ndarray, np.ndarray]:
@@ -307,4 +368,4 @@ class _Longitudinal(Frozen):
         nb = self.numbers
         return (f"{type(self).__name__}(mechanism={self.mechanism!r}, domain_size={self.domain_size}, "
                 f"p1={float(nb.p1)!r}, q1={float(nb.q1)!r}, p2={float(nb.p2)!r}, q2={float(nb.q2)!r}, "
-                f"rounds={self.rounds}, max_changes={self.max_changes})")
+                f"rounds={self.rounds}, max_values={self.max_values})")

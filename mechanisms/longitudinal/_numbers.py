@@ -10,6 +10,14 @@ between two inputs and one report's epsilon is ``ln(P(1-Q) / ((1-P) Q))``; the f
 (``epsilon_perm``, which bounds any number of reports of one value, since they are
 post-processing of the one permanent response) is ``ln(p1/q1)`` (GRR) or
 ``ln(p1 (1-q1) / ((1-p1) q1))`` (unary encoding).
+
+Over a history of at most ``T`` rounds and ``V`` distinct values the plan claims (the planner's
+``ldpplan.planner.longitudinal._lifetime`` has the proof; this is the runtime's own recomputation)
+``epsilon_lifetime = min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2)`` (``V >= 2``;
+``epsilon_perm`` for ``V = 1``), with ``epsilon_2`` the second
+round's epsilon on its input, the permanent response: ``ln(p2/q2)`` (GRR) or
+``k ln max(p2/q2, (1-q2)/(1-p2))`` (unary encoding, k bits). ``V x epsilon_perm`` alone is false once
+values change (the reports of one permanent response reveal when it changed).
 """
 from __future__ import annotations
 
@@ -31,10 +39,15 @@ def exact_ln(r: Fraction) -> Decimal:
         return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
 
 
-def lifetime_upper(max_changes: int, epsilon_perm: float) -> float:
-    """The smallest float ``>= max_changes * epsilon_perm`` (exact product of the float claim)."""
-    value = float(max_changes) * float(epsilon_perm)
-    while Fraction(value) < int(max_changes) * Fraction(epsilon_perm):
+def lifetime_upper(max_values: int, rounds: int, epsilon_perm: float, epsilon_2: float) -> float:
+    """The smallest float ``>= min(T epsilon_2, V epsilon_perm + floor(T (V-1)/V) epsilon_2)`` (``V >= 2``;
+    ``epsilon_perm`` for ``V = 1``), exact, of the float claims."""
+    v, t = int(max_values), int(rounds)
+    want = v * Fraction(float(epsilon_perm)) + (t * (v - 1) // v) * Fraction(float(epsilon_2))
+    if v >= 2:
+        want = min(want, t * Fraction(float(epsilon_2)))
+    value = float(want)
+    while Fraction(value) < want:
         value = math.nextafter(value, math.inf)
     return value
 
@@ -93,13 +106,27 @@ class Rounds:
             return big_p / big_q
         return big_p * (1 - big_q) / ((1 - big_p) * big_q)
 
+    @property
+    def ratio_2(self) -> Fraction:
+        """``e^epsilon_2`` of the second round on its input per position (GRR: one; unary: each of k bits)."""
+        if self.kind == "grr":
+            return self.p2 / self.q2
+        return max(self.p2 / self.q2, (1 - self.q2) / (1 - self.p2))
+
+    @property
+    def positions(self) -> int:
+        """Positions the second round randomizes independently: 1 (GRR) or k (unary bits)."""
+        return 1 if self.kind == "grr" else self.k
+
     def exact(self) -> dict[str, Decimal]:
-        """``epsilon_perm`` and ``epsilon_1`` in nats, exact to about 10^-55."""
-        return {"epsilon_perm": exact_ln(self.ratio_perm), "epsilon_1": exact_ln(self.ratio_1)}
+        """``epsilon_perm``, ``epsilon_1`` and ``epsilon_2`` in nats, exact to about 10^-55."""
+        return {"epsilon_perm": exact_ln(self.ratio_perm), "epsilon_1": exact_ln(self.ratio_1),
+                "epsilon_2": self.positions * exact_ln(self.ratio_2)}
 
     def floats(self) -> dict[str, float]:
-        """``epsilon_perm``, ``epsilon_1`` (float64, a few ulps from the exact values)."""
-        return {"epsilon_perm": float(math.log(self.ratio_perm)), "epsilon_1": float(math.log(self.ratio_1))}
+        """``epsilon_perm``, ``epsilon_1``, ``epsilon_2`` (float64, a few ulps from the exact values)."""
+        return {"epsilon_perm": float(math.log(self.ratio_perm)), "epsilon_1": float(math.log(self.ratio_1)),
+                "epsilon_2": self.positions * float(math.log(self.ratio_2))}
 
     def variance_line(self) -> tuple[float, float]:
         """``n Var(f_hat) = c0 + c1 f`` of the unbiased estimator (frequency^2 x users).

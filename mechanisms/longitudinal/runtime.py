@@ -5,9 +5,10 @@ Arcolezi et al. 2022, L-GRR / L-SUE / L-OUE / L-OSUE / L-SOUE): a permanent resp
 (user, value) is drawn once and kept in a :class:`Memo`; every report re-randomizes it afresh.
 Any number of reports of one value reveal at most ``epsilon_perm`` (they are post-processing
 of one permanent response); one report reveals ``epsilon_1`` (the composed channel); a user
-holding at most ``max_changes`` distinct values over the rounds spends at most
-``max_changes x epsilon_perm`` (basic sequential composition over the distinct values'
-permanent responses, Dwork & Roth 2014, Thm. 3.16).
+holding at most ``max_values`` distinct values over ``T`` rounds spends at most
+``min(T epsilon_2, max_values x epsilon_perm + floor(T (max_values-1)/max_values) x epsilon_2)`` (``epsilon_2``: the
+second round on the permanent response). ``max_values x epsilon_perm`` alone is false once values
+change: the reports reveal when the permanent response changed (Ding, Kulkarni, Yekhanin 2017, Sec. 3).
 
 Classes (one per report shape; the choice is written down here): :class:`LongitudinalGRR`
 (plan mechanism ``"l-grr"``, reports a value) and :class:`LongitudinalUE` (``"l-sue"``,
@@ -32,9 +33,9 @@ from .._bitkernels import bernoulli_rows, grid_split
 from .._envelope import PlanFields
 from .._plan import PlanError
 from .._protocol import Aggregate, Reports
-from .._sampling import bernoulli_iid
-from ._base import GUARANTEE_FIELDS, NOTION, _Longitudinal, _probability
-from ._memo import Memo
+from .._sampling import bernoulli_iid, uniform_below
+from ._base import GUARANTEE_FIELDS, NOTION, _Longitudinal, _probability, _values
+from ._memo import MAX_MEMO_DOMAIN, Memo
 from ._numbers import Rounds
 
 __all__ = ["LongitudinalGRR", "LongitudinalUE", "Memo", "NOTION", "GUARANTEE_FIELDS", "UNARY_VARIANTS",
@@ -49,7 +50,7 @@ CHANNEL_MAX_ENTRIES = 1 << 22
 def _grr_step(values: np.ndarray, k: int, keep: float, rng: np.random.Generator) -> np.ndarray:
     """Keep each value with probability ``keep`` (grid), else a uniform other value of ``[0, k)``."""
     kept = bernoulli_iid(rng, keep, values.shape[0])
-    other = rng.integers(0, k - 1, size=values.shape[0], dtype=np.int64)
+    other = uniform_below(rng, k - 1, values.shape[0])
     other += other >= values
     return np.where(kept, values, other)
 
@@ -64,8 +65,10 @@ class LongitudinalGRR(_Longitudinal):
     p1, p2 : float
         Keep probabilities of the permanent and the instantaneous round (multiples of 2^-48 in
         ``(1/k, 1)``); the others are ``q = (1 - p)/(k - 1)``.
-    rounds, max_changes : int
-        Planned collections and distinct values a user may hold (``max_changes <= rounds``).
+    rounds, max_values : int
+        Planned collections and distinct values a user may hold (``max_values <= rounds``).
+    max_changes : int, optional
+        Deprecated spelling of ``max_values``.
     plan_fingerprint : str, optional
         The plan's fingerprint (``from_plan`` sets it; memos are bound to it).
 
@@ -79,20 +82,20 @@ class LongitudinalGRR(_Longitudinal):
     PLAN_FIELDS = PlanFields(("l-grr",), GUARANTEE_FIELDS)
     _memo_kind = "value"
 
-    def __init__(self, *, domain, p1: float, p2: float, rounds: int = 1, max_changes: int = 1,
-                 plan_fingerprint: str | None = None) -> None:
+    def __init__(self, *, domain, p1: float, p2: float, rounds: int = 1, max_values: int | None = None,
+                 max_changes: int | None = None, plan_fingerprint: str | None = None) -> None:
         k = len(domain) if isinstance(domain, (list, tuple)) else domain
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 2**24:
-            raise ValueError(f"domain: must be a size in 2..2^24 or a list of labels (got {domain!r:.40})")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_MEMO_DOMAIN:
+            raise ValueError(f"domain: must be a size in 2..2^16 or a list of labels (got {domain!r:.40})")
         p1, p2 = _probability(p1, "p1"), _probability(p2, "p2")
-        self._init(Rounds.grr(p1, p2, int(k)), domain, rounds, max_changes, plan_fingerprint)
+        self._init(Rounds.grr(p1, p2, int(k)), domain, rounds, _values(max_values, max_changes), plan_fingerprint)
         self._set(variant="l-grr", p1=p1, p2=p2)
 
     @classmethod
     def _from_params(cls, data, params: Mapping[str, Any], domain, rounds, changes, fingerprint):
         if set(params) != {"domain_size", "p1", "p2", "second_round"}:
             raise PlanError(f"params: must hold exactly domain_size, p1, p2, second_round (got {sorted(params)})")
-        return cls(domain=domain, p1=params["p1"], p2=params["p2"], rounds=rounds, max_changes=changes,
+        return cls(domain=domain, p1=params["p1"], p2=params["p2"], rounds=rounds, max_values=changes,
                    plan_fingerprint=fingerprint)
 
     def _permanent(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -130,7 +133,7 @@ class LongitudinalUE(_Longitudinal):
     domain : int or list of str
     p1, q1, p2, q2 : float
         Multiples of 2^-48 in (0, 1) with ``p > q`` in each round.
-    rounds, max_changes, plan_fingerprint
+    rounds, max_values, max_changes, plan_fingerprint
         As :class:`LongitudinalGRR`.
 
     References
@@ -143,16 +146,17 @@ class LongitudinalUE(_Longitudinal):
     _memo_kind = "bits"
 
     def __init__(self, *, variant: str, domain, p1: float, q1: float, p2: float, q2: float, rounds: int = 1,
-                 max_changes: int = 1, plan_fingerprint: str | None = None) -> None:
+                 max_values: int | None = None, max_changes: int | None = None,
+                 plan_fingerprint: str | None = None) -> None:
         if variant not in UNARY_VARIANTS:
             raise ValueError(f"variant: must be one of {list(UNARY_VARIANTS)} (got {variant!r:.40})")
         k = len(domain) if isinstance(domain, (list, tuple)) else domain
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= 2**24:
-            raise ValueError(f"domain: must be a size in 2..2^24 or a list of labels (got {domain!r:.40})")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_MEMO_DOMAIN:
+            raise ValueError(f"domain: must be a size in 2..2^16 or a list of labels (got {domain!r:.40})")
         probs = {name: _probability(v, name) for name, v in (("p1", p1), ("q1", q1), ("p2", p2), ("q2", q2))}
         self._set(mechanism=variant, variant=variant)
         self._init(Rounds.unary(probs["p1"], probs["q1"], probs["p2"], probs["q2"], int(k)), domain, rounds,
-                   max_changes, plan_fingerprint)
+                   _values(max_values, max_changes), plan_fingerprint)
         self._set(**probs)
 
     @classmethod
@@ -160,7 +164,7 @@ class LongitudinalUE(_Longitudinal):
         if set(params) != {"domain_size", "p1", "q1", "p2", "q2"}:
             raise PlanError(f"params: must hold exactly domain_size, p1, q1, p2, q2 (got {sorted(params)})")
         return cls(variant=data["mechanism"], domain=domain, p1=params["p1"], q1=params["q1"], p2=params["p2"],
-                   q2=params["q2"], rounds=rounds, max_changes=changes, plan_fingerprint=fingerprint)
+                   q2=params["q2"], rounds=rounds, max_values=changes, plan_fingerprint=fingerprint)
 
     def _bits(self, ones: np.ndarray, p: float, q: float, rng: np.random.Generator) -> np.ndarray:
         """Bit ``j`` of row ``i`` is Bernoulli(p) where ``ones[i, j]`` else Bernoulli(q) (exact on the grid;

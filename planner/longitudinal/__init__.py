@@ -16,13 +16,14 @@ __all__ = ["FAMILY", "EXAMPLES"]
 EXAMPLES: dict[str, dict] = {
     "longitudinal-daily": {
         "mechanism": "auto", "domain": 10, "users": 200000, "epsilon_perm": 4.0, "epsilon_1": 1.0, "rounds": 20,
-        "max_changes": 2,
+        "max_values": 2,
         "description": "20 daily reports of one of 10 values by 200,000 users, each value memoized (epsilon_perm = 4) "
-                       "and every report 1-LDP; users change value at most once (lifetime 8 nats)",
+                       "and every report 1-LDP; users hold at most two values (an unchanging value: 4 nats; "
+                       "values that change: the plan's sound epsilon_lifetime)",
     },
     "longitudinal-rappor": {
         "mechanism": "l-sue", "domain": ["a", "b", "c", "d", "e", "f", "g", "h"], "users": 10000,
-        "epsilon_perm": 2.0, "epsilon_1": 0.5, "rounds": 30, "max_changes": 1,
+        "epsilon_perm": 2.0, "epsilon_1": 0.5, "rounds": 30, "max_values": 1,
         "description": "basic one-time RAPPOR (L-SUE) over 8 labels, 30 weekly reports of an unchanging value",
     },
 }

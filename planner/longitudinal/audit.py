@@ -15,6 +15,9 @@ permanent response), as the definition of epsilon_1 requires.
   either input is at most what the permanent response allows (the event is post-processing
   of it), so the ratio stays below ``e^epsilon_perm``; a runtime that re-draws the permanent
   response each round has a ratio growing with ``reports`` (the averaging attack), flagged.
+* **epsilon_lifetime (a value that changes):** with ``max_values >= 2``, a third pair runs each trial
+  as one user over the plan's rounds (at most 32) whose value changes halfway, against one whose value
+  never changes (:mod:`._audit_lifetime`), bounded by the plan's sound ``epsilon_lifetime``.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..auditing.events import Domain, InputPair, Test, item_label, repeat
+from ._audit_lifetime import lifetime_pair
 
 __all__ = ["pairs", "domain", "many_reports", "ManyReports", "plurality_probabilities", "MANY"]
 
@@ -60,16 +64,20 @@ def _test(plan: Mapping[str, Any], i: int, j: int) -> Test:
 
 
 def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
-    """Values 0 and 1: one report (the event attaining ``e^epsilon_1``) and :data:`MANY` reports of
-    one unchanged value per user (the plurality event, bounded by ``e^epsilon_perm``)."""
+    """Values 0 and 1: one report (the event attaining ``e^epsilon_1``), :data:`MANY` reports of
+    one unchanged value per user (the plurality event, bounded by ``e^epsilon_perm``: flags a runtime
+    that drops or ignores its memo), and, with ``max_values >= 2``, a history that changes value
+    against one that does not (bounded by ``epsilon_lifetime``, :mod:`._audit_lifetime`)."""
     width = 1.0 if plan["mechanism"] == "l-grr" else float(plan["domain"]["size"])
     x0, x1 = item_label(plan, 0), item_label(plan, 1)
     p_first, p_second = plurality_probabilities(plan, MANY)
     many = Test(f"{x0} most reported in {MANY} reports", lambda r: np.asarray(r["zero_wins"]),
                 float(plan["guarantee"]["epsilon_perm"]), p_first, p_second, source=_MANY_SOURCE)
-    return [InputPair(x0, x1, lambda which, n: repeat(which, n), (_test(plan, 0, 1),), cost=width),
-            InputPair(x0, x1, lambda which, n: repeat(which, n), (many,), cost=width * MANY,
-                      run=_many_runner(plan, MANY))]
+    out = [InputPair(x0, x1, lambda which, n: repeat(which, n), (_test(plan, 0, 1),), cost=width),
+           InputPair(x0, x1, lambda which, n: repeat(which, n), (many,), cost=width * MANY,
+                     run=_many_runner(plan, MANY))]
+    life = lifetime_pair(plan)
+    return out + ([life] if life is not None else [])
 
 
 def _many_runner(plan: Mapping[str, Any], reports: int):
@@ -83,6 +91,8 @@ def _many_runner(plan: Mapping[str, Any], reports: int):
         memo, ids, values = mechanism.new_memo(), np.arange(n, dtype=np.int64), np.full(n, which, dtype=np.int64)
         tally = np.zeros((n, k), dtype=np.int64)
         for t in range(reports):
+            if t and t % rounds == 0 and hasattr(memo, "replayed"):  # past the plan's rounds: same responses
+                memo = memo.replayed()
             rep = mechanism.perturb(values, rng=rng, memo=memo, users=ids, round=t % rounds)
             if grr:
                 tally[ids, np.asarray(rep["y"])] += 1

@@ -15,9 +15,11 @@ from ..errors import InputDataError
 
 __all__ = ["INPUT_DOC", "read_inputs", "iter_inputs", "read_panel"]
 
-INPUT_DOC = ("CSV with a header and columns 'user' (integer ids) and 'item', one row per user of one round: a "
+INPUT_DOC = ("CSV with a header and columns 'user' (integer ids: ASCII digits without leading zeros, 0..2^40-1) "
+             "and 'item', one row per user of one round: a "
              "label of the plan's domain.labels, or a 0-based index in [0, domain.size) when domain.labels is "
-             "null. `ldpplan perturb` needs the clients' memo file and the round (--memo FILE --round T); "
+             "null. `ldpplan perturb` needs the clients' memo file and the round (--memo FILE --round T; "
+             "--new-memo to start the file); "
              "`ldpplan simulate --data` reads the panel layout user,round,item (one row per user and round).")
 
 

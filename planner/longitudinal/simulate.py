@@ -4,12 +4,13 @@ Every round, each user reports through the client runtime with one shared :class
 permanent responses persist across rounds, as on devices). Values come from a panel CSV
 (``--data``: ``user,round,item``) or from a synthetic drift: round 0 draws each user's value
 from a Zipf(1.1) law over the domain; each later round a user moves to a fresh draw with
-probability ``drift`` while holding fewer than ``max_changes`` distinct values. Reported per
+probability ``drift`` while holding fewer than ``max_values`` distinct values. Reported per
 round: the total squared error ``sum_v (f_hat(v) - f(v))^2`` averaged over trials, its
 prediction ``sum_v Var(f_hat(v))`` (exact variance of the plan's numbers), and the same for
 the baseline without memoization at the same lifetime budget (fresh one-shot GRR/OUE reports
 at ``epsilon_lifetime / rounds``, counts sampled exactly in distribution); and the lifetime
-budget actually spent (``distinct values x epsilon_perm``, the largest over users).
+budget actually spent: the sound bound (:mod:`._lifetime`) at the largest number ``V`` of distinct
+values a user held (``epsilon_perm`` for ``V = 1``).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from .._report import SimulateOptions as RunOptions
 from .._report import SimulationReport, Table
 from .._common import parse_options
 from ..errors import InputDataError
+from ._lifetime import lifetime_upper_exact
 from .claims import one_shot_variance, variance_line
 
 __all__ = ["SimulateOptions", "simulate", "synthetic_panel"]
@@ -35,10 +37,10 @@ class SimulateOptions(BaseModel):
     users: int = Field(20000, ge=10, le=10**7, description="synthetic users (ignored with --data)")
     rounds: int = Field(0, ge=0, le=1 << 20, description="rounds to simulate (0: the plan's rounds; at most those)")
     drift: float = Field(0.05, ge=0.0, le=1.0, description="synthetic: probability a user's value changes per round "
-                         "(while under max_changes distinct values)")
+                         "(while under max_values distinct values)")
 
 
-def synthetic_panel(k: int, users: int, rounds: int, drift: float, max_changes: int,
+def synthetic_panel(k: int, users: int, rounds: int, drift: float, max_values: int,
                     rng: np.random.Generator) -> np.ndarray:
     """Values of ``users`` over ``rounds`` (int64, shape ``(rounds, users)``): Zipf(1.1) draws with drift."""
     weights = 1.0 / np.arange(1, k + 1) ** 1.1
@@ -48,7 +50,7 @@ def synthetic_panel(k: int, users: int, rounds: int, drift: float, max_changes: 
     distinct = np.ones(users, dtype=np.int64)
     for t in range(1, rounds):
         out[t] = out[t - 1]
-        move = (rng.random(users) < drift) & (distinct < max_changes)
+        move = (rng.random(users) < drift) & (distinct < max_values)
         fresh = rng.choice(k, size=int(move.sum()), p=weights)
         changed = fresh != out[t, move]
         idx = np.flatnonzero(move)[changed]
@@ -85,7 +87,7 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     SpecError
         A bad ``-O`` option or more rounds than the plan covers.
     InputDataError
-        A bad panel file, or a user with more distinct values than ``max_changes``.
+        A bad panel file, or a user with more distinct values than ``max_values``.
     """
     from ...mechanisms import load
 
@@ -113,7 +115,7 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
         if options.data:
             users, rv = _panel_from_file(plan, options.data, rounds)
         else:
-            values = synthetic_panel(k, opts.users, rounds, opts.drift, int(gu["max_changes"]), rng)
+            values = synthetic_panel(k, opts.users, rounds, opts.drift, int(gu["max_values"]), rng)
             users = np.tile(np.arange(opts.users, dtype=np.int64), rounds)
             rv = np.stack([np.repeat(np.arange(rounds), opts.users), values.reshape(-1)])
         memo = mech.new_memo()
@@ -133,15 +135,16 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
             if progress is not None:
                 progress(1, options.trials * rounds)
         distinct = np.bincount(np.unique(memo.keys_of(users, rv[1])) // k) if users.size else np.zeros(1)
-        spent = max(spent, float(distinct.max()) * perm)
+        held = int(distinct.max())
+        spent = max(spent, float(lifetime_upper_exact(held, rounds, perm, float(gu["epsilon_2"]))))
     base_pred = k * base_var / max(1, int(np.median(np.bincount(rv[0])))) if rounds else 0.0
     rows = [[t, float(err[t]), float(pred[t]), float(base[t])] for t in range(rounds)]
     table = Table(f"Per-round total squared error ({plan['mechanism']}, {options.trials} trials)",
                   ["round", "memoized", "predicted", f"no memo ({base_name} at {per_report:.3g})"], rows,
                   note=f"no-memo prediction {base_pred:.4g}; both spend epsilon_lifetime = {lifetime:.4g} nats")
     life = Table("Lifetime budget", ["key", "value"], [
-        ["planned epsilon_lifetime (max_changes x epsilon_perm)", lifetime],
-        ["spent (largest distinct values x epsilon_perm)", spent],
+        ["planned epsilon_lifetime (sound bound, max_values values)", lifetime],
+        ["spent (sound bound at the most distinct values held)", spent],
         ["no memo, same per-report epsilon_1: rounds x epsilon_1", rounds * float(gu["epsilon_1"])]])
     data = {"rounds": rounds, "error": err.tolist(), "predicted": pred.tolist(), "baseline_error": base.tolist(),
             "baseline_predicted": base_pred, "baseline_mechanism": base_name, "baseline_epsilon_per_report": per_report,

@@ -8,7 +8,15 @@ Spec (TOML/JSON)::
     epsilon_perm = 4.0        # nats: what any number of reports of one value reveal (epsilon-infinity)
     epsilon_1 = 1.0           # nats: what one report reveals (the composed channel); < epsilon_perm
     rounds = 20               # planned collections
-    max_changes = 2           # distinct values a user may hold over the rounds (<= rounds)
+    max_values = 2            # distinct values a user may hold over the rounds (<= rounds; default 1)
+    [target]                  # optional
+    epsilon_lifetime = 12.0   # nats: plan budgets whose SOUND lifetime bound meets this
+
+``max_changes`` is the deprecated spelling of ``max_values`` (accepted, with a one-line note in the plan's
+``solver.notes``; both together are refused). With ``[target] epsilon_lifetime = X``, ``epsilon_perm`` and
+``epsilon_1`` are upper limits; ``mechanism``, ``domain``, ``rounds`` and ``max_values`` are held fixed, and
+the planner picks the budgets of lowest per-round variance whose sound ``guarantee.epsilon_lifetime`` is at
+most ``X`` (:mod:`ldpplan.planner.longitudinal._target`).
 
 References: Erlingsson et al. (CCS 2014); Arcolezi et al. (2022, arXiv:2111.04636).
 """
@@ -17,12 +25,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal, Mapping, Union
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
 
-__all__ = ["LongitudinalSpec", "ParsedSpec", "parse_spec", "SPEC_MECHANISMS", "PLAN_MECHANISMS", "MAX_ROUNDS"]
+__all__ = ["LongitudinalSpec", "LifetimeTarget", "ParsedSpec", "parse_spec", "SPEC_MECHANISMS", "PLAN_MECHANISMS", "MAX_ROUNDS"]
 
 #: Plan mechanisms (the runtime's names) and what the spec may ask for.
 PLAN_MECHANISMS = ("l-grr", "l-sue", "l-oue", "l-osue", "l-soue")
@@ -31,6 +39,13 @@ SPEC_MECHANISMS = ("auto",) + PLAN_MECHANISMS
 MAX_ROUNDS = 1 << 20
 #: Largest domain of a unary-encoding plan (k bits per report) and of L-GRR.
 MAX_DOMAIN = 1 << 16
+
+
+class LifetimeTarget(BaseModel):
+    """``[target]``: the sound lifetime bound to meet (nats)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    epsilon_lifetime: float = Field(gt=0, le=10**6, description="nats: the plan's sound epsilon_lifetime at most this")
 
 
 class LongitudinalSpec(SpecBase):
@@ -42,16 +57,33 @@ class LongitudinalSpec(SpecBase):
     epsilon_perm: Epsilon = Field(description="epsilon-infinity: any number of reports of one value, nats")
     epsilon_1: Epsilon = Field(description="one report (the composed channel of both rounds), nats")
     rounds: int = Field(ge=1, le=MAX_ROUNDS, description="planned collections")
-    max_changes: int = Field(1, ge=1, le=MAX_ROUNDS, description="distinct values a user may hold over the rounds")
+    max_values: int | None = Field(None, ge=1, le=MAX_ROUNDS, description="distinct values a user may hold over the rounds")
+    max_changes: int | None = Field(None, ge=1, le=MAX_ROUNDS, description="deprecated spelling of max_values")
+    target: LifetimeTarget | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> "LongitudinalSpec":
         if not self.epsilon_1 < self.epsilon_perm:
             raise ValueError(f"epsilon_1 must be below epsilon_perm = {self.epsilon_perm!r} (one report reveals less "
                              f"than the permanent response; got {self.epsilon_1!r})")
-        if self.max_changes > self.rounds:
-            raise ValueError(f"max_changes must be at most rounds = {self.rounds} (got {self.max_changes})")
+        if self.max_values is not None and self.max_changes is not None:
+            raise ValueError("max_changes is the deprecated spelling of max_values: give only max_values")
+        if self.values > self.rounds:
+            key = "max_values" if self.max_changes is None else "max_changes"
+            raise ValueError(f"{key} must be at most rounds = {self.rounds} (got {self.values})")
         return self
+
+    @property
+    def values(self) -> int:
+        """``max_values`` (or its deprecated spelling ``max_changes``; default 1)."""
+        return self.max_values if self.max_values is not None else (self.max_changes or 1)
+
+    @property
+    def notes(self) -> list[str]:
+        """One-line notes for the plan (deprecated keys)."""
+        if self.max_changes is None:
+            return []
+        return [f"spec.max_changes is deprecated: it counts distinct values; write max_values = {self.max_changes}"]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,8 +29,13 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     t2 = Table("Guarantee (longitudinal-LDP)", ["key", "value"], [
         ["epsilon_perm (any reports of one value)", float(gu["epsilon_perm"])],
         ["epsilon_1 (one report)", float(gu["epsilon_1"])], ["rounds", int(gu["rounds"])],
-        ["max_changes (distinct values)", int(gu["max_changes"])],
-        ["epsilon_lifetime (max_changes x epsilon_perm)", float(gu["epsilon_lifetime"])]])
+        ["max_values (distinct values a user may hold)", int(gu["max_values"])],
+        ["epsilon_lifetime_one_value (value never changes)", float(gu["epsilon_lifetime_one_value"])],
+        ["epsilon_2 (second round on the permanent response)", float(gu["epsilon_2"])],
+        ["epsilon_lifetime (sound bound, values may change)", float(gu["epsilon_lifetime"])],
+        ["epsilon_lifetime_lower (exact loss of a concrete pair)", float(gu["epsilon_lifetime_lower"])]],
+        note="; ".join(["epsilon_lifetime = min(rounds x epsilon_2, max_values x epsilon_perm + "
+                        "floor(rounds (max_values-1)/max_values) x epsilon_2) for max_values >= 2"] + list(plan["solver"].get("notes", []))))
     t3 = Table("Predicted error per round", ["key", "value"], [
         ["variance per value (f = 0)", float(pr["variance_per_round"]["value"])],
         ["total squared error (sum over values)", float(pr["mse_total_per_round"]["value"])]],

@@ -6,10 +6,16 @@ From the grid numbers (exact dyadic rationals; for L-GRR ``q = (1 - p)/(k - 1)``
   (:func:`.claims.exact_ratios`): ``guarantee.epsilon_perm``, ``guarantee.epsilon_1`` and
   ``guarantee.epsilon`` must bound them (:func:`~ldpplan.planner._exact.ratio_within`, 50 digits);
 * every claim equals what the numbers give (:func:`.claims.claims`, recomputed, never read),
-  ``epsilon_lifetime`` included;
-* against the spec: the claims at most the spec's budgets, the mechanism (``auto``: the lowest
-  predicted variance), the domain, ``rounds``, ``max_changes``, and ``params`` the spec's
-  solution; ``predicted`` is recomputed.
+  ``epsilon_2``, the sound ``epsilon_lifetime`` (exact sum of the rounded-up claims, rounded up),
+  ``epsilon_lifetime_lower`` and ``epsilon_lifetime_one_value`` included;
+* against the spec: the claims at most the spec's budgets (and ``epsilon_lifetime`` at most a
+  ``[target]``), the mechanism (``auto``: the lowest predicted variance), the domain, ``rounds``,
+  ``max_values``, and ``params`` the spec's solution; ``predicted`` is recomputed.
+
+Plans of the earlier format (``guarantee.max_changes``, claiming ``max_changes x epsilon_perm``) are
+refused in one line: with ``max_changes >= 2`` that lifetime claim is false once a user's value changes
+(``holds`` False: exit 1); with ``max_changes = 1`` it held but the format is outdated (``PlanFormatError``:
+exit 2). Either way: re-plan the spec. The runtime's ``load()`` refuses both.
 """
 from __future__ import annotations
 
@@ -21,7 +27,7 @@ from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
 from .claims import NOTION, claims, exact_ratios, predictions
-from .plan import choose
+from .plan import plan_budgets
 from .spec import parse_spec
 
 __all__ = ["verify"]
@@ -59,13 +65,16 @@ def _spec_checks(plan: Mapping[str, Any], failures: list[str]) -> None:
         if float(gu[key]) > cap:
             spec_key = "epsilon_1" if key == "epsilon" else key
             failures.append(f"guarantee.{key}: {gu[key]!r} exceeds the spec's {spec_key} = {cap!r}")
-    for key, want in (("rounds", m.rounds), ("max_changes", m.max_changes)):
+    for key, want in (("rounds", m.rounds), ("max_values", m.values)):
         if gu[key] != want:
             failures.append(f"guarantee.{key}: the spec gives {want}, the plan says {gu[key]!r}")
     if plan["domain"]["size"] != spec.k or plan["domain"]["labels"] != spec.labels:
         failures.append(f"domain: differs from the spec's domain (size {spec.k})")
+    if m.target is not None and float(gu["epsilon_lifetime"]) > m.target.epsilon_lifetime:
+        failures.append(f"guarantee.epsilon_lifetime: {gu['epsilon_lifetime']!r} exceeds the spec's "
+                        f"target.epsilon_lifetime = {m.target.epsilon_lifetime!r}")
     try:
-        chosen, params, _, _ = choose(spec)
+        chosen, params, _, _ = plan_budgets(spec)
     except SpecError as exc:
         failures.append(f"spec: cannot be solved ({exc})")
         return
@@ -95,6 +104,13 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     PlanFormatError
         Schema violation or unusable numbers (off the grid, ``p <= q``, sizes).
     """
+    old = plan.get("guarantee") if isinstance(plan, Mapping) else None
+    if isinstance(old, Mapping) and "max_changes" in old:
+        reason = ("guarantee.max_changes: a plan of the earlier format claims max_changes x epsilon_perm over a "
+                  "lifetime, which is false once values change; re-plan the spec")
+        if old.get("max_changes") != 1:  # the lifetime claim does not hold (exit 1)
+            return Verification(False, reason, {})
+        raise PlanFormatError(reason)  # one value: the claim held, the format is outdated (exit 2)
     validate_plan(plan)
     _structure(plan)
     mech, p, gu = plan["mechanism"], plan["params"], plan["guarantee"]
@@ -105,7 +121,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     for field, ratio in (("epsilon_perm", ratios["perm"]), ("epsilon_1", ratios["one"]), ("epsilon", ratios["one"])):
         if not ratio_within(ratio, float(gu[field])):
             failures.append(f"guarantee.{field}: the numbers give {math.log(ratio)!r} nats > the claim {gu[field]!r}")
-    for key, value in claims(mech, p, int(gu["rounds"]), int(gu["max_changes"])).items():
+    for key, value in claims(mech, p, int(gu["rounds"]), int(gu["max_values"])).items():
         if gu.get(key) != value:
             failures.append(f"guarantee.{key}: the numbers give {value!r}, the plan says {gu.get(key)!r} "
                             "(claims are recomputed, never read)")
@@ -114,6 +130,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     if failures:
         return Verification(False, "; ".join(failures), details)
     msg = (f"{mech.upper()}: one report is {float(gu['epsilon_1']):.6g}-LDP, any number of reports of one value "
-           f"{float(gu['epsilon_perm']):.6g}-LDP, {gu['rounds']} rounds with at most {gu['max_changes']} distinct "
-           f"values {float(gu['epsilon_lifetime']):.6g}-LDP (Dwork & Roth Thm. 3.16); checked exactly and against the spec")
+           f"{float(gu['epsilon_perm']):.6g}-LDP, {gu['rounds']} rounds with at most {gu['max_values']} distinct "
+           f"values {float(gu['epsilon_lifetime']):.6g}-LDP (sound bound; a concrete pair of histories loses "
+           f"{float(gu['epsilon_lifetime_lower']):.6g}); checked exactly and against the spec")
     return Verification(True, msg, details)

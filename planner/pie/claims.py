@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from ...mechanisms.pie import collision_probability
+from ...mechanisms.pie import HASH_PRIME, HASH_PRIME_LARGE, collision_probability, hash_prime
 
 from .._plan_format import predicted
 from ._exact import claimed_numbers, exact_guarantee
@@ -109,7 +109,8 @@ def shuffle_randomizer(plan: Mapping[str, Any]) -> dict[str, Any]:
         g = (plan.get("params") or {}).get("g")
         if isinstance(g, bool) or not isinstance(g, int) or g < 2:
             return {}
-        return {"mechanism": "glh", "hash_range": g, "collision": collision_probability(g)}
+        prime = hash_prime(size, g) if isinstance(size, int) and 2 <= size <= HASH_PRIME_LARGE else HASH_PRIME
+        return {"mechanism": "glh", "hash_range": g, "collision": collision_probability(g, prime)}
     if plan.get("mechanism") == "rr" and isinstance(size, int) and not isinstance(size, bool) and size >= 2:
         return krr_randomizer(size)
     return {}
