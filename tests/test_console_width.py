@@ -23,9 +23,10 @@ FAST = ["health"]
 
 
 def _run(args, columns):
+    """stdout of the command (stderr's warnings and errors are one line whatever the width: the exit-code contract)."""
     result = CliRunner().invoke(main, args, env={"COLUMNS": None if columns is None else str(columns)})
     assert result.exit_code == 0, result.output
-    return result.output
+    return result.stdout
 
 
 def _body(text: str) -> list[str]:
