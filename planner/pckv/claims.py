@@ -130,14 +130,17 @@ def _worst_corrected_mean(q: Mapping[str, float], L: int, model) -> dict[str, An
     every key the spec allows (:func:`~ldpplan.solvers.pckv.worst_case_corrected_mean_mse`)."""
     from ...solvers.pckv import truncation_factor, worst_case_corrected_mean_mse
 
-    rho = 1.0 if model.set_sizes is None else truncation_factor(model.set_sizes, model.set_size_weights, L)
+    # the least share of a key's holders that sample it: L / (largest set size), not the average rho, so that
+    # the sampled frequency f_s >= rho_low f of every key (held by heavy users or not) is covered
+    rho = 1.0 if model.set_sizes is None else min(float(L) / max(float(np.max(model.set_sizes[model.set_size_weights > 0])), float(L)),
+                                                  truncation_factor(model.set_sizes, model.set_size_weights, L))
     floor = model.allowed_min_frequency
     worst = worst_case_corrected_mean_mse(q["a"], q["b"], q["p"], L, model.n, floor, model.max_abs_mean, rho)
     means = "any means in [-1, 1]" if model.max_abs_mean == 1.0 else f"|m| <= {model.max_abs_mean:g}"
     return predicted(worst.mse, _MSE_M_WORST_UNIT,
                      "corrected mean, Algorithm 4 / ldpplan.mechanisms default: its MSE integrated over the counts' "
                      "normal model (Theorem 4's count law), largest over f >= min_key_frequency and "
-                     f"{means} (coarse grid plus refinement)", estimator=ESTIMATOR_CORRECTED, users=int(model.n),
+                     f"{means} (coarse grid plus refinement; sampled frequency L f / largest set size)", estimator=ESTIMATOR_CORRECTED, users=int(model.n),
                      case="worst", at=f"every key with frequency >= {floor:.6g} (the smallest the spec allows: "
                      f"its min_key_frequency, else 1/n), {means}", min_key_frequency=floor,
                      worst_key={"frequency": worst.frequency, "abs_mean": worst.mean})
