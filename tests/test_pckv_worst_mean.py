@@ -66,10 +66,10 @@ def test_a_spec_floor_bounds_the_worst_case_and_verify_recomputes_it():
     q = plan["params"]
     assert pred["min_key_frequency"] == 0.02 and pred["worst_key"]["frequency"] >= 0.02
     # the headline is the largest corrected MSE over a dense (f, m) grid of allowed keys, to the rule's accuracy
-    f = np.geomspace(0.02, 1.0, 40)
-    dense = max(corrected_mean_mse(q["a"], q["b"], q["p"], 1, 20_000, f, np.full_like(f, m), nodes=201).max()
-                for m in np.linspace(0, 1, 5))
-    assert pred["value"] >= 0.97 * dense
+    f = np.geomspace(0.02, 1.0, 24)
+    dense = max(corrected_mean_mse(q["a"], q["b"], q["p"], 1, 20_000, f, np.full_like(f, m), nodes=101).max()
+                for m in np.linspace(0, 1, 4))
+    assert pred["value"] >= 0.97 * dense  # the 101-node rule is within 2 % of the 401-node one
     assert pred["value"] < plan["predicted"]["mse_mean_theorem4"]["value"]  # Theorem 4 overstates it here
     for field, value in (("value", pred["value"] / 2), ("estimator", "eq. (8)"), ("min_key_frequency", 0.05)):
         bad = copy.deepcopy(plan)

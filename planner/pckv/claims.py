@@ -138,9 +138,8 @@ def _worst_corrected_mean(q: Mapping[str, float], L: int, model) -> dict[str, An
     worst = worst_case_corrected_mean_mse(q["a"], q["b"], q["p"], L, model.n, floor, model.max_abs_mean, rho)
     means = "any means in [-1, 1]" if model.max_abs_mean == 1.0 else f"|m| <= {model.max_abs_mean:g}"
     return predicted(worst.mse, _MSE_M_WORST_UNIT,
-                     "corrected mean, Algorithm 4 / ldpplan.mechanisms default: its MSE integrated over the counts' "
-                     "normal model (Theorem 4's count law), largest over f >= min_key_frequency and "
-                     f"{means} (coarse grid plus refinement; sampled frequency L f / largest set size)", estimator=ESTIMATOR_CORRECTED, users=int(model.n),
+                     "corrected mean, Algorithm 4 / ldpplan.mechanisms default: MSE over the counts' normal model, "
+                     f"largest over f >= min_key_frequency and {means}", estimator=ESTIMATOR_CORRECTED, users=int(model.n),
                      case="worst", at=f"every key with frequency >= {floor:.6g} (the smallest the spec allows: "
                      f"its min_key_frequency, else 1/n), {means}", min_key_frequency=floor,
                      worst_key={"frequency": worst.frequency, "abs_mean": worst.mean})
