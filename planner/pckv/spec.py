@@ -35,8 +35,10 @@ Keys
     the worst case of eq. (11)).
 ``min_key_frequency``
     Without ``prior_frequencies`` or ``data`` the key distribution is left open and the headline
-    ``predicted.mse_mean`` is the worst case over every key with frequency at least this floor
-    (and any means in [-1, 1]); default half the uniform frequency, ``min(1, E[set size]/d) / 2``.
+    ``predicted.mse_mean`` is the corrected (default) estimator's worst case over every key with
+    frequency at least this floor (default ``1/n``: every key a user holds) and any means in [-1, 1];
+    ``predicted.mse_mean_theorem4`` is Theorem 4's worst case over keys at or above it (default half
+    the uniform frequency, ``min(1, E[set size]/d) / 2``, as Theorem 4 is unbounded as ``f -> 0``).
     Refused when the frequencies are given (priors or data: the predictions are at them).
 ``set_size_distribution``
     Optional table ``{"1" = 0.5, "2" = 0.3, ...}`` (pairs per user -> probability or count).
