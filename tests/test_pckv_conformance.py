@@ -141,11 +141,13 @@ def test_pckv_headline_mean_error_bounds_skewed_data(mechanism):
     """
     plan, f, per_key = _skewed_mean_mse(mechanism, 0.6, 200, 50)
     pred = plan["predicted"]
-    floor = pred["mse_mean"]["min_key_frequency"]
+    floor = pred["mse_mean_theorem4"]["min_key_frequency"]  # the headline before issue 27 point 8
     assert floor == pytest.approx(0.05) and f.min() >= floor
     for method, err in per_key.items():
         measured = float(np.mean(err))
-        assert measured <= pred["mse_mean"]["value"], (method, measured, pred["mse_mean"]["value"])
+        assert measured <= pred["mse_mean_theorem4"]["value"], (method, measured, pred["mse_mean_theorem4"])
+    # the headline now: the corrected estimator's worst case over every key (f >= 1/n)
+    assert np.all(per_key["corrected"].mean(axis=0) <= pred["mse_mean"]["value"])
 
 
 @pytest.mark.slow
@@ -156,13 +158,15 @@ def test_pckv_headline_covers_each_key_above_the_floor(mechanism):
     headline's bound (stated in ``at``); every key at or above it measures below the headline."""
     plan, f, per_key = _skewed_mean_mse(mechanism, 1.2, 200, 60)
     assert float(np.mean(per_key["corrected"])) > 2 * plan["predicted"]["mse_mean_uniform"]["value"]
-    pred = plan["predicted"]["mse_mean"]
+    pred = plan["predicted"]["mse_mean_theorem4"]  # the headline before issue 27 point 8
     covered = f >= pred["min_key_frequency"]
     assert 0 < covered.sum() < f.size and "min_key_frequency" in pred["at"]
     for method, err in per_key.items():
         per = err.mean(axis=0)
         assert np.all(per[covered] <= pred["value"]), (method, per, f)
         assert float(per[covered].mean()) <= pred["value"]
+    # the headline now covers every key (f >= 1/n) for the estimator it names (the default, Algorithm 4)
+    assert np.all(per_key["corrected"].mean(axis=0) <= plan["predicted"]["mse_mean"]["value"])
 
 
 def test_pckv_worst_case_is_the_sup_of_theorem4():
@@ -170,7 +174,7 @@ def test_pckv_worst_case_is_the_sup_of_theorem4():
     from ldpplan.solvers.pckv import theorem4_mse
 
     plan = planner.make_plan(planner.example_spec("pckv-synthetic") | {"domain": 10, "users": 20_000, "epsilon": 2.0})
-    q, pred = plan["params"], plan["predicted"]["mse_mean"]
+    q, pred = plan["params"], plan["predicted"]["mse_mean_theorem4"]  # the headline before issue 27 point 8
     fgrid = np.linspace(pred["min_key_frequency"], 1.0, 20_001)
     values = [theorem4_mse(q["a"], q["b"], q["p"], 1, 20_000, fgrid, np.full_like(fgrid, m))[1].max()
               for m in np.linspace(-1, 1, 21)]
@@ -195,10 +199,11 @@ def test_pckv_min_key_frequency_spec_key_and_verify():
     base = planner.example_spec("pckv-synthetic") | {"domain": 10, "users": 20_000, "epsilon": 2.0}
     default = planner.make_plan(base)
     pred = default["predicted"]
-    assert pred["mse_mean"]["min_key_frequency"] == pytest.approx(0.05)  # half the uniform 1/d
+    assert pred["mse_mean_theorem4"]["min_key_frequency"] == pytest.approx(0.05)  # half the uniform 1/d
+    assert pred["mse_mean"]["min_key_frequency"] == pytest.approx(1 / 20_000)  # the corrected worst case: 1/n
     assert pred["mse_mean"]["case"] == "worst" and pred["mse_frequency"]["case"] == "assumption"
-    lower = planner.make_plan(base | {"min_key_frequency": 0.02})["predicted"]["mse_mean"]
-    assert lower["min_key_frequency"] == 0.02 and lower["value"] > 5 * pred["mse_mean"]["value"]  # ~ 1/f^2
+    lower = planner.make_plan(base | {"min_key_frequency": 0.02})["predicted"]["mse_mean_theorem4"]
+    assert lower["min_key_frequency"] == 0.02 and lower["value"] > 5 * pred["mse_mean_theorem4"]["value"]  # ~ 1/f^2
     # with prior frequencies the figures are at the priors: no worst case, and the floor is refused
     priors = planner.make_plan(base | {"prior_frequencies": [0.1] * 10})["predicted"]
     assert "mse_mean_uniform" not in priors and priors["mse_mean"]["case"] == "priors"

@@ -37,9 +37,12 @@ def test_issue_spec_plans_and_verifies(mechanism, allocation):
         assert g["epsilon"] < 1.0
     else:
         assert 1.0 - 1e-6 <= g["epsilon"] <= 1.0
-    for k in ("mse_frequency", "mse_mean"):
+    for k in ("mse_frequency", "mse_mean", "mse_mean_theorem4"):
         assert plan["predicted"][k]["value"] > 0 and "^2" in plan["predicted"][k]["unit"]
+    for k in ("mse_frequency", "mse_mean_theorem4"):
         assert "Theorem 4" in plan["predicted"][k]["source"]
+    # issue 27 point 8: the headline names the estimator it predicts (the runtime's default)
+    assert "Algorithm 4" in plan["predicted"]["mse_mean"]["source"] and "Algorithm 4" in plan["predicted"]["mse_mean"]["estimator"]
     assert plan["planning_inputs"] == []
     assert api.verify_plan(plan).holds and plan["verification"]["holds"] is True
     roles = [b["role"] for b in plan["baselines"]]

@@ -28,7 +28,9 @@ def open_assumptions(spec: PCKVSpec, d: int, mean_set_size: float) -> dict[str, 
 
     Without ``prior_frequencies`` the key distribution is open: the worst case covers keys with
     frequency at least ``min_key_frequency`` (default :data:`MIN_KEY_FREQUENCY_SHARE` of the uniform
-    frequency) and means up to ``max |prior_means|`` (1 when the means are open too).
+    frequency) and means up to ``max |prior_means|`` (1 when the means are open too); the corrected
+    estimator's worst case (the headline ``mse_mean``) covers every key the spec allows: frequency at
+    least the spec's ``min_key_frequency`` when given, else ``1/n`` (``allowed_min_frequency``).
 
     Raises
     ------
@@ -44,7 +46,9 @@ def open_assumptions(spec: PCKVSpec, d: int, mean_set_size: float) -> dict[str, 
     if floor is None:
         floor = MIN_KEY_FREQUENCY_SHARE * min(1.0, max(mean_set_size, 1e-12) / d)
     bound = 1.0 if spec.prior_means is None else max(abs(float(m)) for m in spec.prior_means)
-    return {"min_key_frequency": float(floor), "max_abs_mean": bound, "basis": "assumption"}
+    allowed = None if spec.min_key_frequency is None else float(spec.min_key_frequency)  # None: 1/n (KeyModel)
+    return {"min_key_frequency": float(floor), "max_abs_mean": bound, "basis": "assumption",
+            "allowed_min_frequency": allowed}
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,16 @@ The guarantee is the composed budget of Theorem 2 (PCKV-UE) / Theorem 3 (PCKV-GR
 are Theorem 4's MSEs at the key model (eq. (9)-(12)), their approximations (eq. (16)-(18)) and,
 when the key distribution is open, the worst case over keys; the auto-chooser ``choose`` picks the
 mechanism with the smaller objective. Source: Gu, Li, Cheng, Xiong, Cao, USENIX Security 2020.
+
+Which estimator a mean figure predicts is named in its ``estimator`` field. With the key distribution
+open, the headline ``mse_mean`` is the worst case of the runtime's default "corrected" mean estimator
+(Algorithm 4) over every key the spec allows (frequency from the spec's ``min_key_frequency``, else
+``1/n``, to 1; ``|m|`` up to the means' bound), integrated over the counts' normal model
+(:func:`~ldpplan.solvers.pckv.worst_case_corrected_mean_mse`); Theorem 4 is a first-order figure of
+eq. (8)'s plain estimator, which at low epsilon matches neither estimator (issue 27 point 8). Theorem 4's
+worst case over ``f >= min_key_frequency`` (the headline before) is kept as ``mse_mean_theorem4``, and
+Theorem 4 stays the planning objective. With the frequencies known (data, priors) ``mse_mean`` is
+Theorem 4's average at them, as before (``mse_mean_theorem4`` the same figure).
 """
 from __future__ import annotations
 
@@ -24,6 +34,10 @@ COMPOSITION = {"pckv-ue": "Theorem 2, eq. (3)", "pckv-grr": "Theorem 3, eq. (6)"
 _MSE_F_UNIT = "frequency^2 (frequency = fraction of users) per key, averaged over the objective keys"
 _MSE_M_UNIT = "value^2 (values in [-1, 1]) per key, averaged over the objective keys"
 _MSE_M_WORST_UNIT = "value^2 (values in [-1, 1]) per key, a bound for every key it covers (see at)"
+#: ``estimator`` of each mean figure: which estimator it predicts.
+ESTIMATOR_THEOREM4 = "eq. (8), first order (Theorem 4's delta method; not the runtime's default)"
+ESTIMATOR_CORRECTED = ("corrected mean, Algorithm 4 (the ldpplan.mechanisms runtime's default, "
+                       "estimate method \"corrected\")")
 
 
 def guarantee_of(mechanism: str, budgets: Mapping[str, float]) -> dict[str, Any]:
@@ -33,12 +47,17 @@ def guarantee_of(mechanism: str, budgets: Mapping[str, float]) -> dict[str, Any]
             "epsilon2": budgets["epsilon2"], "units": "nats", "composition": COMPOSITION[mechanism]}
 
 
-def predicted_of(q: Mapping[str, float], L: int, model, weights) -> dict[str, dict[str, Any]]:
+def predicted_of(q: Mapping[str, float], L: int, model, weights, *, corrected: bool = True) -> dict[str, dict[str, Any]]:
     """``predicted`` entries of a/b/p at ``L`` under ``model`` (Theorem 4 and eq. (17)-(18)).
+
+    With the key distribution open and ``corrected`` (the plan's own figures), ``mse_mean`` is the
+    corrected estimator's worst case over the keys the spec allows (:func:`_worst_corrected_mean`);
+    without ``corrected`` (baselines, the objective check) it is Theorem 4's worst case, the figure
+    ``mse_mean_theorem4`` always holds.
 
     References
     ----------
-    PCKV, Theorem 4 eq. (9)-(12); approximations eq. (16)-(18).
+    PCKV, Theorem 4 eq. (9)-(12); approximations eq. (16)-(18); Algorithm 4 (corrected estimator).
     """
     from ...solvers.pckv import approximate_mse, theorem4_mse
 
@@ -52,13 +71,17 @@ def predicted_of(q: Mapping[str, float], L: int, model, weights) -> dict[str, di
     out = {
         "mse_frequency": predicted(np.mean(mf), _MSE_F_UNIT, "PCKV Theorem 4, eq. (9) at f_s(L), plus the truncation "
                                    "bias (f_s(L) - f)^2 of eq. (7)", **extra, **at),
-        "mse_mean": predicted(np.mean(mm), _MSE_M_UNIT, "PCKV Theorem 4, eq. (10)^2 + (11)", **extra, **at),
+        "mse_mean": predicted(np.mean(mm), _MSE_M_UNIT, "PCKV Theorem 4, eq. (10)^2 + (11)",
+                              estimator=ESTIMATOR_THEOREM4, **extra, **at),
     }
     objective_unit = "w_f * mse_frequency + w_m * mse_mean"
     if model.min_key_frequency is not None:  # the key distribution is open: the headline is the worst case
         out["mse_mean_uniform"] = out["mse_mean"]
         out["mse_mean"] = _worst_mean(q, L, model)
         objective_unit = "w_f * mse_frequency + w_m * mse_mean_uniform"
+    out["mse_mean_theorem4"] = out["mse_mean"]
+    if model.min_key_frequency is not None and corrected:
+        out["mse_mean"] = _worst_corrected_mean(q, L, model)
     out.update({
         "approx_mse_frequency": predicted(np.mean(af), _MSE_F_UNIT, "PCKV eq. (17)", **extra, **at),
         "approx_mse_mean": predicted(np.mean(am), _MSE_M_UNIT, "PCKV eq. (18)", **extra, **at),
@@ -97,9 +120,29 @@ def _worst_mean(q: Mapping[str, float], L: int, model) -> dict[str, Any]:
     value = worst_case_mean_mse(q["a"], q["b"], q["p"], L, model.n, floor, model.max_abs_mean, rho)
     means = "any means in [-1, 1]" if model.max_abs_mean == 1.0 else f"|m| <= {model.max_abs_mean:g}"
     return predicted(value, _MSE_M_WORST_UNIT, "PCKV Theorem 4, eq. (10)^2 + (11), largest over f >= min_key_frequency "
-                     f"and {means}", users=int(model.n), case="worst",
+                     f"and {means}", estimator=ESTIMATOR_THEOREM4, users=int(model.n), case="worst",
                      at=f"every key with frequency >= {floor:.6g} (min_key_frequency), {means}; a rarer key's error "
                         "grows like (min_key_frequency / f)^2", min_key_frequency=floor)
+
+
+def _worst_corrected_mean(q: Mapping[str, float], L: int, model) -> dict[str, Any]:
+    """The headline ``mse_mean`` when the key distribution is open: the corrected estimator's worst case over
+    every key the spec allows (:func:`~ldpplan.solvers.pckv.worst_case_corrected_mean_mse`)."""
+    from ...solvers.pckv import truncation_factor, worst_case_corrected_mean_mse
+
+    # the least share of a key's holders that sample it: L / (largest set size), not the average rho, so that
+    # the sampled frequency f_s >= rho_low f of every key (held by heavy users or not) is covered
+    rho = 1.0 if model.set_sizes is None else min(float(L) / max(float(np.max(model.set_sizes[model.set_size_weights > 0])), float(L)),
+                                                  truncation_factor(model.set_sizes, model.set_size_weights, L))
+    floor = model.allowed_min_frequency
+    worst = worst_case_corrected_mean_mse(q["a"], q["b"], q["p"], L, model.n, floor, model.max_abs_mean, rho)
+    means = "any means in [-1, 1]" if model.max_abs_mean == 1.0 else f"|m| <= {model.max_abs_mean:g}"
+    return predicted(worst.mse, _MSE_M_WORST_UNIT,
+                     "corrected mean, Algorithm 4 / ldpplan.mechanisms default: MSE over the counts' normal model, "
+                     f"largest over f >= min_key_frequency and {means}", estimator=ESTIMATOR_CORRECTED, users=int(model.n),
+                     case="worst", at=f"every key with frequency >= {floor:.6g} (the smallest the spec allows: "
+                     f"its min_key_frequency, else 1/n), {means}", min_key_frequency=floor,
+                     worst_key={"frequency": worst.frequency, "abs_mean": worst.mean})
 
 
 def _finite(x: float) -> float:
@@ -116,7 +159,7 @@ def baseline_of(mech: str, method: str, L: int, alloc: GridAllocation, model, we
     """One ``baselines`` entry: ``mech`` with ``method``'s allocation on the grid at ``L``, its objective and
     predicted errors (Theorem 4), in the plan's ``role`` (plan, candidate or comparison)."""
     q = alloc.params
-    pred = predicted_of(q, L, model, weights)
+    pred = predicted_of(q, L, model, weights, corrected=False)  # Theorem 4's figures (their meaning before)
     return {"name": f"{mech} / {method}", "mechanism": mech, "allocation": method, "role": role,
             "padding_length": L, "a": q["a"], "b": q["b"], "p": q["p"], **alloc.budgets,
             "objective": pred["objective"]["value"],

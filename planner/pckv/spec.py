@@ -35,8 +35,10 @@ Keys
     the worst case of eq. (11)).
 ``min_key_frequency``
     Without ``prior_frequencies`` or ``data`` the key distribution is left open and the headline
-    ``predicted.mse_mean`` is the worst case over every key with frequency at least this floor
-    (and any means in [-1, 1]); default half the uniform frequency, ``min(1, E[set size]/d) / 2``.
+    ``predicted.mse_mean`` is the corrected (default) estimator's worst case over every key with
+    frequency at least this floor (default ``1/n``: every key a user holds) and any means in [-1, 1];
+    ``predicted.mse_mean_theorem4`` is Theorem 4's worst case over keys at or above it (default half
+    the uniform frequency, ``min(1, E[set size]/d) / 2``, as Theorem 4 is unbounded as ``f -> 0``).
     Refused when the frequencies are given (priors or data: the predictions are at them).
 ``set_size_distribution``
     Optional table ``{"1" = 0.5, "2" = 0.3, ...}`` (pairs per user -> probability or count).
@@ -58,7 +60,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._common import SpecBase, epsilon_at_most, spec_from_pydantic
+from .._common import SpecBase, check_labels, epsilon_at_most, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["PCKVSpec", "PrivatePhase", "PrivatePaddingLength", "private_phase",
@@ -161,7 +163,7 @@ def _check(spec: PCKVSpec, raw: Mapping[str, Any]) -> None:
     if isinstance(dv, bool) or (isinstance(dv, int) and not 2 <= dv <= 10_000_000):
         raise SpecError(field, "a count of keys must be an integer in 2..10,000,000", dv)
     if isinstance(dv, list):
-        labels = [str(k) for k in dv]
+        labels = check_labels(field, dv)
         if len(labels) < 2 or len(set(labels)) != len(labels):
             raise SpecError(field, "a list of keys must hold at least 2 distinct labels", dv)
     if dv == "data" and spec.data is None:

@@ -35,6 +35,10 @@ def _predicted(plan: Mapping[str, Any]) -> Table:
     if "mse_mean_uniform" in plan["predicted"]:
         note += ("; the key distribution is not given (no prior_frequencies, no data): mse_mean is the worst case, "
                  "mse_mean_uniform the figure under the assumption")
+    old = plan["predicted"].get("mse_mean_theorem4")
+    if old is not None and old.get("estimator") != plan["predicted"]["mse_mean"].get("estimator"):
+        note += (f"; mse_mean predicts the {plan['predicted']['mse_mean'].get('estimator')}; mse_mean_theorem4 is "
+                 f"Theorem 4 (eq. (8)'s first-order figure, the planning objective) at {old.get('at')}")
     return Table("Predicted error", ["metric", "value", "unit", "source"], rows, note=note)
 
 
@@ -46,7 +50,7 @@ def _baselines(plan: Mapping[str, Any]) -> Table:
     worst = plan["predicted"]["mse_mean"].get("case") == "worst"
     return Table("Candidates at the plan's epsilon and L (baselines)",
                  ["mechanism / allocation", "role", "L", "epsilon1", "epsilon2", "MSE frequency",
-                  "MSE mean (worst)" if worst else "MSE mean", "objective"], rows, note=choice["reason"] if choice else "")
+                  "MSE mean (Thm 4, worst)" if worst else "MSE mean", "objective"], rows, note=choice["reason"] if choice else "")
 
 
 def _padding(sel: Mapping[str, Any]) -> Table:

@@ -150,7 +150,7 @@ def _check_choice(plan: Mapping[str, Any], spec: PCKVSpec, mech: str, model, wei
     for r in rows:
         obj = float(r["objective"])
         if model is not None:
-            obj = predicted_of(r, int(r["padding_length"]), model, weights)["objective"]["value"]
+            obj = predicted_of(r, int(r["padding_length"]), model, weights, corrected=False)["objective"]["value"]
             if not math.isclose(obj, float(r["objective"]), rel_tol=CLAIM_RTOL):
                 raise _Fail(f"baselines[{r['name']}].objective: recomputed {obj!r} (got {r['objective']!r})")
         objectives[r["mechanism"]] = obj
@@ -164,7 +164,7 @@ def _check_predictions(plan: Mapping[str, Any], model, weights, q, L: int) -> No
         got = plan["predicted"].get(k, {}).get("value")
         if got is None or not math.isclose(entry["value"], float(got), rel_tol=CLAIM_RTOL, abs_tol=1e-300):
             raise _Fail(f"predicted.{k}: recomputed {entry['value']!r} from the spec's priors (got {got!r})")
-        for label in ("case", "at", "min_key_frequency"):  # what the figure is computed at is a claim too
+        for label in ("case", "at", "min_key_frequency", "estimator"):  # what the figure is computed at is a claim too
             if label in entry and plan["predicted"][k].get(label) != entry[label]:
                 raise _Fail(f"predicted.{k}.{label}: recomputed {entry[label]!r} from the spec "
                             f"(got {plan['predicted'][k].get(label)!r})")
