@@ -42,10 +42,15 @@ def _literal_ratio(x, x2, y, k, p1, p2) -> Fraction:
 @pytest.mark.parametrize("values", [1, 2])
 @pytest.mark.parametrize("p1, p2", [(0.7, 0.6), (0.9, 0.55), (0.45, 0.95)])
 def test_reduction_equals_brute_force_over_every_output(k, rounds, values, p1, p2):
-    if k == 10 and rounds == 4 and (p1, p2) != (0.9, 0.55):
-        pytest.skip("one k = 10, T = 4 brute force is enough (tens of seconds each)")
     exact = grr_exact_worst(rounds, k, p1, p2, max_values=values)
     assert exact.loss == pytest.approx(grr_worst_bruteforce(rounds, k, p1, p2, max_values=values), rel=1e-12)
+
+
+@pytest.mark.parametrize("k, rounds", [(3, 6), (4, 5)])  # k = 4: two new values in x' are possible
+@pytest.mark.parametrize("p1, p2", [(0.7, 0.6), (0.9, 0.55), (0.45, 0.95)])
+def test_reduction_equals_brute_force_more_rounds(k, rounds, p1, p2):
+    exact = grr_exact_worst(rounds, k, p1, p2)
+    assert exact.loss == pytest.approx(grr_worst_bruteforce(rounds, k, p1, p2), rel=1e-12)
 
 
 @pytest.mark.parametrize("rounds", [6, pytest.param(12, marks=pytest.mark.slow)])
