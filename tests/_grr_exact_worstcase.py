@@ -37,10 +37,11 @@ relabelling), and an output is one symbol per cell. A relabelling of the symbols
 values maps any four symbols into ``min(k, 8)`` symbols, so outputs over ``range(min(k, 8))``
 suffice (the other ``k - 8`` symbols have count 0 and contribute ``r^0 = 1`` each to ``Z``). Empty
 groups give ``F = p1 + (k - 1) q1 = 1``, so cell sizes 0 cover histories with one value (``V = 1``:
-the single configuration ``(T, 0, 0, 0)``). Everything is evaluated in float64 log space; every
+the single configuration ``(T, 0, 0, 0)``). Everything is screened in float64; every
 candidate within ``1e-7`` nats of the float maximum is re-evaluated exactly (``Fraction``, then a
 60-digit logarithm), so the returned value is the exact maximum to ~1e-40 (float64 log-space errors
-here are below 1e-11 nats).
+here are below 1e-11 nats). The reduction needs ``p2 > q2`` (every plan's second round); it holds for
+any number of values (every cell lies in one group of each history), the enumeration covers ``V <= 2``.
 
 References
 ----------
@@ -129,7 +130,8 @@ def _log_f(cfg, outs, cells, value, k, m, lam, p1, q1):
 
 
 def _float_losses(rounds, k, p1, p2, max_values):
-    """Float64 log-ratio of every (config, pattern, output, direction): yields ``(loss, cfg, pat, out, dir)``."""
+    """Per value pattern: ``(d, cfg, pat, outs)``, ``d[i, j] = ln P(y|x) - ln P(y|x')`` (float64) of
+    configuration ``cfg[i]`` and per-cell output ``outs[j]``."""
     q1, q2 = (1 - p1) / (k - 1), (1 - p2) / (k - 1)
     lam = np.log(p2) - np.log(q2)
     if not 0 < lam * rounds / 2 < 600:
