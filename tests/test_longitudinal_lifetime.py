@@ -21,6 +21,7 @@ from ldpplan.mechanisms import PlanError
 from ldpplan.planner.errors import PlanFormatError, SpecError
 from ldpplan.planner.longitudinal import EXAMPLES
 
+from _grr_exact_worstcase import grr_exact_worst
 from _longitudinal_exact import binary_worst, grr_worst_bruteforce, literal_loss
 
 UNARY = ("l-sue", "l-oue", "l-osue", "l-soue")
@@ -39,11 +40,11 @@ def _numbers(plan):
 
 
 def _exact_worst(plan):
-    """The independent exact worst case (binary channels by counts; L-GRR k > 2 by brute force, T <= 4)."""
+    """The independent exact worst case (binary channels by counts; L-GRR k > 2 by the per-cell reduction)."""
     gu, k = plan["guarantee"], plan["params"]["domain_size"]
     p1, q1, p2, q2 = _numbers(plan)
     if plan["mechanism"] == "l-grr" and k > 2:
-        return grr_worst_bruteforce(gu["rounds"], k, p1, p2, max_values=gu["max_values"])
+        return grr_exact_worst(gu["rounds"], k, p1, p2, max_values=gu["max_values"]).loss
     return binary_worst(gu["rounds"], k, p1, q1, p2, q2, unary=plan["mechanism"] != "l-grr",
                         max_values=gu["max_values"]).loss
 
@@ -101,8 +102,8 @@ def _check(plan):
 @pytest.mark.parametrize("rounds", [1, 2, 5, pytest.param(12, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("values", [1, 2])
 def test_lifetime_bound_covers_the_exact_worst_case(mechanism, k, rounds, values):
-    if values > rounds or (mechanism == "l-grr" and k > 2 and rounds > 3):
-        pytest.skip("more values than rounds / L-GRR k > 2 brute force only to 3 rounds here (4 in the slow tier)")
+    if values > rounds:
+        pytest.skip("more values than rounds")
     _check(_plan(mechanism, k, rounds, values))
 
 
@@ -111,8 +112,6 @@ def test_lifetime_bound_covers_the_exact_worst_case(mechanism, k, rounds, values
 @pytest.mark.parametrize("k", [2, 10])
 @pytest.mark.parametrize("rounds", [20, 30])
 def test_lifetime_bound_covers_the_exact_worst_case_long(mechanism, k, rounds):
-    if mechanism == "l-grr" and k > 2:
-        rounds = 4
     for values in (1, 2):
         _check(_plan(mechanism, k, rounds, values, epsilon_perm=1.0, epsilon_1=0.9))
 
