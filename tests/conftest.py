@@ -26,6 +26,14 @@ def pytest_collection_modifyitems(config, items) -> None:
             item.add_marker(pytest.mark.unit)
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_size_from_the_runner(monkeypatch):
+    """pytest-xdist workers inherit ``COLUMNS=80`` and ``LINES=24``; the CLI honours ``COLUMNS`` on a pipe,
+    so every test starts without them (tests of widths set them themselves): one output with or without -n."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture(scope="session")
 def shared_data_dir() -> Path:
     """Folder with the real data sets (``planner.data.default_data_dir()``: ``$LDPPLAN_DATA_DIR``
