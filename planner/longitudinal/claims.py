@@ -128,8 +128,10 @@ def _repair(mechanism: str, params: dict[str, Any], epsilon_perm: float, epsilon
     """
     from .._exact import ratio_within
 
-    margin_perm, margin_1 = shrink(epsilon_perm), shrink(epsilon_1)
-    if not ratio_within(exact_ratios(mechanism, params)["perm"], margin_perm):
+    margin_1 = shrink(epsilon_1)
+    # the first round aims at shrink(epsilon_perm); a float step above that target is still within the budget
+    # itself, which is what verify decides exactly (issue 26 red team: L-SUE at epsilon_perm = 0.05)
+    if not ratio_within(exact_ratios(mechanism, params)["perm"], float(epsilon_perm)):
         raise SpecError("epsilon_perm", "the first round overshoots it on the 2^-48 grid", epsilon_perm)
     # the second round's free number as a grid integer, and the uninformative end it moves toward
     key, sign = ("q2", 1) if mechanism in ("l-oue", "l-soue") else ("p2", -1)
