@@ -7,7 +7,7 @@ Sampling is the rule of :mod:`ldpplan.mechanisms._sampling`, exact on the 2^-48 
 every bit generator: for ``p = k / 2**48`` (``k < 2**48``) split ``k = hi * 2**40 + lo``;
 a uniform byte ``r`` (:func:`~ldpplan.mechanisms._sampling.uniform_bytes`) gives the bit
 ``r < hi`` unless ``r == hi`` (probability 2^-8), in which case a uniform 40-bit ``s``
-(``rng.integers(0, 2**40)``, exact) gives ``s < lo``. So ``Pr[1] = hi / 2**8 + lo / 2**48
+(:func:`~ldpplan.mechanisms._sampling.refine40`: a word's top 40 bits, exact) gives ``s < lo``. So ``Pr[1] = hi / 2**8 + lo / 2**48
 = p``. The kernels below only find the ties more cheaply (a word-level pre-scan: about
 3% of the 8-byte words hold a tie) and draw the refinements for a whole block at once,
 in row-major order of the ties.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._sampling import on_grid, uniform_bytes
+from ._sampling import on_grid, refine40, uniform_bytes
 
 __all__ = ["grid_split", "true_positions", "hi_tile", "bernoulli_rows", "bernoulli_entries", "column_sums", "count_bits",
            "LANE_ROWS"]
@@ -105,7 +105,7 @@ def bernoulli_rows(rng: np.random.Generator, hi: np.ndarray, lo: np.ndarray, n_r
     eq = np.empty((n_rows, m), dtype=bool) if scratch is None else scratch[: n_rows * m].reshape(n_rows, m)
     ties = true_positions(np.equal(r, h, out=eq))
     if ties.size:
-        refine = rng.integers(0, 1 << _HI_SHIFT, size=ties.size, dtype=np.uint64)
+        refine = refine40(rng, ties.size)
         out.reshape(-1)[ties] = refine < lo[ties % m]
     return out
 
@@ -123,7 +123,7 @@ def bernoulli_entries(rng: np.random.Generator, hi: np.ndarray, lo: np.ndarray) 
     out = r < hi
     ties = np.flatnonzero(r == hi)
     if ties.size:
-        out[ties] = rng.integers(0, 1 << _HI_SHIFT, size=ties.size, dtype=np.uint64) < lo[ties]
+        out[ties] = refine40(rng, ties.size) < lo[ties]
     return out
 
 

@@ -96,3 +96,45 @@ def test_grid_rounding_directions():
         with pytest.raises(TypeError, match="Generator"):
             draw(np.random.RandomState(0), 8)  # type: ignore[arg-type]
     assert S.bernoulli_columns(np.random.default_rng(0), np.array([1.0, 0.0]), 50).tolist() == [[True, False]] * 50
+
+
+@pytest.mark.parametrize("bitgen", [np.random.PCG64, np.random.Philox, np.random.MT19937])
+def test_word_primitives_match_numpy_where_numpy_is_exact(bitgen):
+    """refine40 is numpy's integers(0, 2**40) (so Bernoulli outputs did not move when it was
+    written on the word stream); uniform_unit is rng.random for 64-bit generators."""
+    a = S.refine40(np.random.Generator(bitgen(3)), 500)
+    b = np.random.Generator(bitgen(3)).integers(0, 1 << 40, size=500, dtype=np.uint64)
+    assert np.array_equal(a, b)
+    if bitgen is not np.random.MT19937:  # MT19937's random() is its own 53-bit construction
+        assert np.array_equal(S.uniform_unit(np.random.Generator(bitgen(4)), 500),
+                              np.random.Generator(bitgen(4)).random(500))
+
+
+@settings(max_examples=60, deadline=None)
+@given(bounds=st.lists(st.one_of(st.integers(1, 2**63 - 1), st.sampled_from([2**64 // 3 + 1, 5, 2**31 - 2])),
+                       min_size=1, max_size=20), seed=st.integers(0, 2**32 - 1))
+def test_uniform_below_is_the_documented_modulo_rejection(bounds, seed):
+    """Per entry: accept w < 2^64 - (2^64 mod m), return w mod m (re-derived with Python integers from
+    the same words); rejected entries redraw one word each, in index order. The bound 2^64 // 3 + 1
+    rejects a word with probability about 1/3, so the redraw order is exercised; the scalar and
+    per-entry paths agree."""
+    got = S.uniform_below(np.random.Generator(np.random.PCG64(seed)), np.array(bounds))
+    stream = iter(np.random.Generator(np.random.PCG64(seed)).integers(0, 2**64 - 1, size=10**4, dtype=np.uint64,
+                                                                      endpoint=True).tolist())
+    first = [next(stream) for _ in bounds]
+    want, pending = [None] * len(bounds), []
+    for i, (w, m) in enumerate(zip(first, bounds)):
+        if w < 2**64 - 2**64 % m:
+            want[i] = w % m
+        else:
+            pending.append(i)
+    while pending:
+        redo = [(i, next(stream)) for i in pending]
+        pending = [i for i, w in redo if w >= 2**64 - 2**64 % bounds[i]]
+        for i, w in redo:
+            if w < 2**64 - 2**64 % bounds[i]:
+                want[i] = w % bounds[i]
+    assert got.tolist() == want
+    scalar = S.uniform_below(np.random.Generator(np.random.PCG64(seed)), bounds[0], 5)
+    array = S.uniform_below(np.random.Generator(np.random.PCG64(seed)), np.full(5, bounds[0]))
+    assert scalar.tolist() == array.tolist()

@@ -39,7 +39,7 @@ from .._estimators import project_simplex
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, require
 from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method, readonly
-from .._sampling import bernoulli_iid, check_rng, on_grid
+from .._sampling import bernoulli_iid, check_rng, on_grid, uniform_below
 from .._api import domain_labels, report_columns
 from .._fit import TOL, MAX_ITER, check_options
 from ._channel import (block_size, check_items, exact_epsilon, in_set, keep_probability,
@@ -221,10 +221,10 @@ class HadamardResponse(Frozen):
         x = check_items(data, self.domain_size)
         b, B = self.block_size, self.blocks
         keep = bernoulli_iid(rng, self.keep_probability, x.size)
-        u = rng.integers(0, b, size=x.size, dtype=np.int64)
+        u = uniform_below(rng, b, x.size)
         block, t = np.divmod(x, b - 1)
         t += 1
-        r = rng.integers(0, 2 * B - 1, size=x.size, dtype=np.int64) if B > 1 else np.zeros(x.size, dtype=np.int64)
+        r = uniform_below(rng, 2 * B - 1, x.size) if B > 1 else np.zeros(x.size, dtype=np.int64)
         in_block = keep | (r == 0)
         flip = in_block & (((np.bitwise_count(t & u) & 1) == 0) != keep)
         u[flip] ^= (t & -t)[flip]  # the lowest set bit of t

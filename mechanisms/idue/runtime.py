@@ -318,12 +318,12 @@ class IDUEPS(UnaryEncoding):
         n = sizes.size
         if n == 0:
             return np.zeros(0, dtype=np.int64)
-        j = rng.integers(0, np.maximum(sizes, L), dtype=np.int64)
+        j = _sampling.uniform_below(rng, np.maximum(sizes, L))
         real = j < sizes
         out = np.empty(n, dtype=np.int64)
         out[real] = indices[indptr[:-1][real] + j[real]]
         n_dummy = int(n - np.count_nonzero(real))
-        out[~real] = self.m + rng.integers(0, L, size=n_dummy, dtype=np.int64)
+        out[~real] = self.m + _sampling.uniform_below(rng, L, n_dummy)
         return out
 
     def sampling_probabilities(self, item_sets) -> tuple[np.ndarray, np.ndarray]:

@@ -33,7 +33,7 @@ from .._bitkernels import bernoulli_rows, grid_split
 from .._envelope import PlanFields
 from .._plan import PlanError
 from .._protocol import Aggregate, Reports
-from .._sampling import bernoulli_iid
+from .._sampling import bernoulli_iid, uniform_below
 from ._base import GUARANTEE_FIELDS, NOTION, _Longitudinal, _probability, _values
 from ._memo import MAX_MEMO_DOMAIN, Memo
 from ._numbers import Rounds
@@ -50,7 +50,7 @@ CHANNEL_MAX_ENTRIES = 1 << 22
 def _grr_step(values: np.ndarray, k: int, keep: float, rng: np.random.Generator) -> np.ndarray:
     """Keep each value with probability ``keep`` (grid), else a uniform other value of ``[0, k)``."""
     kept = bernoulli_iid(rng, keep, values.shape[0])
-    other = rng.integers(0, k - 1, size=values.shape[0], dtype=np.int64)
+    other = uniform_below(rng, k - 1, values.shape[0])
     other += other >= values
     return np.where(kept, values, other)
 

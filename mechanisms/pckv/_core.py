@@ -18,7 +18,7 @@ import numpy as np
 from .._intervals import FrequencyVariance, MeanVariance, affine_variance
 from .._plan import log_fraction
 from .._protocol import Estimate
-from .._sampling import check_rng, uniform_bits
+from .._sampling import check_rng, uniform_below, uniform_bits, uniform_unit
 
 __all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "mean_variance", "composed_ratio", "key_budget",
            "value_budget", "ESTIMATORS", "exact_ratios", "exceeds_exactly"]
@@ -161,7 +161,7 @@ def sample_pairs(users: KeyValueUsers, domain_size: int, padding_length: int,
     d, L = int(domain_size), int(padding_length)
     sizes = np.diff(users.indptr)
     n = sizes.shape[0]
-    j = rng.integers(0, np.maximum(sizes, L), size=n, dtype=np.int64)
+    j = uniform_below(rng, np.maximum(sizes, L))
     real = j < sizes
     pos = np.where(real, users.indptr[:-1] + j, 0)
     if users.keys.size:
@@ -170,10 +170,10 @@ def sample_pairs(users: KeyValueUsers, domain_size: int, padding_length: int,
     else:
         k_real = np.zeros(n, np.int64)
         v_real = np.zeros(n, np.float64)
-    dummy = d + rng.integers(0, L, size=n, dtype=np.int64)
+    dummy = d + uniform_below(rng, L, n)
     keys = np.where(real, k_real, dummy)
     vstar = np.where(real, v_real, 0.0)
-    up = rng.random(n) < (1.0 + vstar) / 2.0
+    up = uniform_unit(rng, n) < (1.0 + vstar) / 2.0
     values = np.where(up, 1, -1).astype(np.int8)
     return keys, values
 

@@ -54,7 +54,7 @@ from ._promises import pckv_promises
 from .._api import domain_labels
 from .._fit import MAX_ITER, TOL, check_options
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
-from .._sampling import bernoulli_iid, check_rng, on_grid, to_grid
+from .._sampling import bernoulli_iid, check_rng, on_grid, to_grid, uniform_below
 
 __all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "pack_ternary", "sample_pairs", "estimate_from_counts",
            "composed_ratio", "key_budget", "value_budget", "to_grid", "on_grid", "VALUE_MODES", "KEY_MODES",
@@ -392,7 +392,7 @@ class PCKVGRR(_PCKV):
         k, v = sample_pairs(users, self.domain_size, self.padding_length, rng)
         keep = bernoulli_iid(rng, self.a, n)
         same = bernoulli_iid(rng, self.p, n)
-        other = rng.integers(0, self.output_size - 1, size=n, dtype=np.int64)
+        other = uniform_below(rng, self.output_size - 1, n)
         other += other >= k
         key = np.where(keep, k, other)
         value = np.where(keep, np.where(same, v, -v), random_signs(rng, n)).astype(np.int8)

@@ -45,7 +45,7 @@ from ._base import GUARANTEE_FIELDS, KaryRRBase
 from ._channel import (HASH_PRIME, inverse_mod_prime, check_items, collision_probability, hash_values, keep_probability,
                            pie_alpha_bits, realized_epsilon, split_streams, support_counts)
 from .._protocol import CountRule, Aggregate, Estimate, Reports
-from .._sampling import bernoulli_iid, check_rng
+from .._sampling import bernoulli_iid, check_rng, uniform_below
 
 __all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "inverse_mod_prime", "keep_probability", "realized_epsilon",
            "pie_alpha_bits", "collision_probability", "hash_values", "support_counts", "split_streams",
@@ -63,7 +63,7 @@ def _rr_symbols(values: np.ndarray, size: int, mu: float, rng: np.random.Generat
     """Keep each value with probability ``mu``, else a uniform other symbol of ``[0, size)``."""
     n = values.shape[0]
     keep = bernoulli_iid(rng, mu, n)
-    other = rng.integers(0, size - 1, size=n, dtype=np.int64)
+    other = uniform_below(rng, size - 1, n)
     other += other >= values
     return np.where(keep, values, other)
 
@@ -256,8 +256,8 @@ class GeneralizedLocalHashing(KaryRRBase):
         check_rng(coin_rng)
         x = check_items(data, self.domain_size)
         n = x.shape[0]
-        a = seed_rng.integers(1, HASH_PRIME, size=n, dtype=np.int64)
-        b = seed_rng.integers(0, HASH_PRIME, size=n, dtype=np.int64)
+        a = 1 + uniform_below(seed_rng, HASH_PRIME - 1, n)
+        b = uniform_below(seed_rng, HASH_PRIME, n)
         y = _rr_symbols(hash_values(a, b, x, self.g), self.g, self.mu, coin_rng)
         return Reports(self.mechanism, {"a": a, "b": b, "y": y})
 

@@ -174,12 +174,12 @@ class UtilityOptimizedRR(Frozen):
         pos = np.cumsum(self.sensitive_mask) - 1  # position of an item inside X_S
         moved_s = ~keep & sens
         if ks > 1 and moved_s.any():
-            r = rng.integers(0, ks - 1, size=int(moved_s.sum()))
+            r = _sampling.uniform_below(rng, ks - 1, int(moved_s.sum()))
             r = r + (r >= pos[x[moved_s]])  # uniform over X_S minus {x}: each (1 - c1)/(ks - 1) = c2
             out[moved_s] = self.sensitive[r]
         moved_n = ~keep & ~sens
         if moved_n.any():
-            out[moved_n] = self.sensitive[rng.integers(0, ks, size=int(moved_n.sum()))]  # each (1 - c3)/ks = c2
+            out[moved_n] = self.sensitive[_sampling.uniform_below(rng, ks, int(moved_n.sum()))]  # each (1 - c3)/ks = c2
         return Reports(self.mechanism, {"y": out})
 
     # ------------------------------------------------------------------ server
