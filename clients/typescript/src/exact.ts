@@ -53,7 +53,10 @@ function atanh2(z: bigint): bigint {
   return 2n * sum;
 }
 
-const LN2 = atanh2(ONE / 3n);
+/** ln 2 in fixed point. */
+export const LN2 = atanh2(ONE / 3n);
+export const FIXED_ONE = ONE;
+export const FIXED_BITS = P;
 
 /** ln of a positive rational, in fixed point (units of 2^-256), accurate to a few units. */
 export function lnFixed(r: Frac): bigint {
@@ -70,4 +73,10 @@ export function claimCovers(c: number, lnValue: bigint): boolean {
   const [n, d] = frac(c);
   const fixed = (n << P) / d; // exact floor for dyadic c
   return fixed >= lnValue + MARGIN;
+}
+
+/** A fixed-point value at least `c` exactly, with the margin (for lower bounds: `c <= value`). */
+export function claimBelow(c: number, value: bigint): boolean {
+  const [n, d] = frac(c);
+  return (n << P) / d + MARGIN <= value;
 }

@@ -4,8 +4,9 @@
  * numbers give is refused. See README "What the client checks" for what is not ported.
  */
 import { PlanError } from "./errors.js";
-import { Frac, add, cmp, div, fmax, fmin, frac, int, lnFixed, mul, sub } from "./exact.js";
-import { Ctx, checkClaim, gridProbability, integer, number, req, same, roundUp } from "./numbers.js";
+import { FIXED_BITS, FIXED_ONE, Frac, LN2, add, claimBelow, claimCovers, cmp, div, fmax, fmin, frac, int, lnFixed, mul, sub } from "./exact.js";
+import { blockSize, hadamardPromises, idueLevels, keepProbabilityMatches, longitudinalPromises, piePromises, uldpPromises } from "./promises.js";
+import { Ctx, checkClaim, gridProbability, integer, nextDown, nextUp, number, req, same } from "./numbers.js";
 
 const log = Math.log, log1p = Math.log1p;
 
@@ -33,40 +34,75 @@ function checkSpecDomain(plan: any, value: unknown, field: string): void {
   } else throw new PlanError(`${field}: must be a count or a list of labels`);
 }
 
-function specMechanism(plan: any): void {
-  same("mechanism", plan.mechanism, plan.spec.mechanism);
-}
 
-/** PIE (rr, glh): the LDP epsilon of k-ary RR on the hashed or raw domain. */
+/** PIE (rr, glh): Murakami & Takahashi (TDP 2021) Prop. 4.1, Thm. 4.2-4.5, Cor. 3.9, decided exactly (mechanisms/pie/_exact.py). */
 function pie(ctx: Ctx, plan: any): void {
   notion(plan, "LDP+PIE");
-  specMechanism(plan);
   const k = domainSize(ctx, plan);
-  if (plan.spec.domain_size !== undefined) same("domain.size", k, plan.spec.domain_size);
   const mu = gridProbability(req(plan, "params.mu"), "params.mu");
-  let size = k;
+  let symbols = k;
   if (plan.mechanism === "glh") {
-    size = integer(ctx, req(plan, "params.g"), "params.g", 2);
+    symbols = integer(ctx, req(plan, "params.g"), "params.g", 2, 2147483647);
     const prime = integer(ctx, req(plan, "params.hash.prime"), "params.hash.prime", 2);
     if (prime !== 2147483647) throw new PlanError(`params.hash.prime: must be 2^31 - 1 = 2147483647 (got ${prime})`);
   }
-  if (mu < 1 / size) throw new PlanError(`params.mu: must be >= 1/${size} (got ${mu})`);
-  checkClaim(log(mu) + log(size - 1) - log1p(-mu), req(plan, "guarantee.epsilon"), "guarantee.epsilon", 2 * log(size),
-    () => lnFixed(div(mul(frac(mu), int(size - 1)), sub(int(1), frac(mu)))));
-  const target = plan.spec.target?.epsilon;
-  if (typeof target === "number" && plan.guarantee.epsilon > target) {
-    throw new PlanError(`guarantee.epsilon: ${plan.guarantee.epsilon} exceeds the embedded spec.target.epsilon = ${target}`);
+  const gu = plan.guarantee;
+  const n = integer(ctx, req(plan, "guarantee.n"), "guarantee.n", 2);
+  const releases = integer(ctx, req(plan, "guarantee.releases"), "guarantee.releases", 1);
+  const maxPrior = number(req(plan, "guarantee.max_prior"), "guarantee.max_prior", { low: 0, high: 1, lowOpen: true });
+  if (maxPrior < 1 / n) throw new PlanError(`guarantee.max_prior: must be >= 1/n = ${1 / n} (got ${maxPrior})`);
+  const target = piePromises(plan);
+  const epsilon = number(req(plan, "params.epsilon"), "params.epsilon", { low: 0, lowOpen: true });
+  if (!keepProbabilityMatches(epsilon, 1, mu, symbols - 1, 100 + log(symbols))) {
+    throw new PlanError(`params.mu: must be the 2^-48 grid rounding (down) of the keep probability of params.epsilon for ${symbols} symbols (got ${mu})`);
+  }
+  const cap = target.epsilon ?? target.epsilon_max!;
+  const capField = target.epsilon !== null ? "spec.target.epsilon" : "spec.epsilon_max";
+  for (const [where, value] of [["params.epsilon", epsilon], ["guarantee.epsilon", gu.epsilon]] as [string, unknown][]) {
+    if ((target.epsilon !== null || where === "params.epsilon") && !(number(value, where, { low: 0 }) <= cap)) {
+      throw new PlanError(`${where}: ${value} exceeds the embedded ${capField} = ${cap}`);
+    }
+  }
+  // the exact guarantee in 256-bit fixed point
+  const M = frac(mu), one = int(1), S = BigInt(FIXED_BITS);
+  const eps = lnFixed(div(mul(M, int(symbols - 1)), sub(one, M)));
+  const theta = div(sub(mul(int(symbols), M), one), int(symbols - 1));
+  const th = (theta[0] << S) / theta[1];
+  const log2 = (x: Frac) => (lnFixed(x) << S) / LN2;
+  const log2n = log2(int(n)), log2k = log2(int(k));
+  const te = BigInt(releases) * eps;
+  const minOf = (...xs: bigint[]) => xs.reduce((a, b) => (a < b ? a : b));
+  const mech = (BigInt(releases) * th * minOf(log2n, log2k)) >> S;
+  const ldp = minOf((te << S) / LN2, (((te * te) >> S) << S) / LN2, log2n, BigInt(releases) * log2k);
+  const alpha = minOf(mech, ldp);
+  const exact: Record<string, bigint> = { epsilon: eps, alpha_bits: alpha, alpha_nats: (alpha * LN2) >> S };
+  const claims: [string, string, unknown][] = [["epsilon", "guarantee.epsilon", gu.epsilon], ["epsilon", "params.epsilon", epsilon],
+    ["alpha_bits", "guarantee.alpha_bits", gu.alpha_bits], ["alpha_nats", "guarantee.alpha_nats", gu.alpha_nats]];
+  if (target.alpha_bits !== null) claims.push(["alpha_bits", "spec.target.alpha_bits", target.alpha_bits]);
+  for (const [key, where, claim] of claims) {
+    const c = number(claim, where, { low: 0 });
+    if (!claimCovers(c, exact[key])) throw new PlanError(`${where}: claims ${c} but the plan's numbers give more (exactly); the client refuses a plan that claims more privacy than its numbers give`);
+  }
+  const prior = fmax(frac(maxPrior), [1n, BigInt(n)]);
+  const priorBits = cmp(prior, one) < 0 ? -log2(prior) : 0n;
+  const bayes = priorBits > 0n ? FIXED_ONE - ((alpha + FIXED_ONE) << S) / priorBits : null;
+  const bounds: [string, unknown][] = [["guarantee.bayes_error_lower_bound", gu.bayes_error_lower_bound]];
+  if (target.bayes_error !== null) bounds.push(["spec.target.bayes_error", target.bayes_error]);
+  for (const [where, claim] of bounds) {
+    const c = number(claim, where, { low: 0, high: 1 });
+    if (c !== 0 && (bayes === null || !claimBelow(c, bayes))) {
+      throw new PlanError(`${where}: claims a Bayes-error bound ${c} but the plan's numbers give less (Cor. 3.9); the client refuses a plan that claims more privacy than its numbers give`);
+    }
   }
 }
 
 function hadamard(ctx: Ctx, plan: any): void {
   notion(plan, "LDP");
-  specMechanism(plan);
+  const budget = hadamardPromises(plan);
   const k = domainSize(ctx, plan);
   const B = integer(ctx, req(plan, "params.blocks"), "params.blocks", 1, 2 * k);
   if (B & (B - 1)) throw new PlanError(`params.blocks: must be a power of two (got ${B})`);
-  let b = 2;
-  while (B * (b - 1) < k) b *= 2;
+  const b = blockSize(k, B);
   if (integer(ctx, req(plan, "params.block_size"), "params.block_size", 2) !== b) {
     throw new PlanError(`params.block_size: must be the smallest power of two with blocks (b - 1) >= k, ${b} (got ${plan.params.block_size})`);
   }
@@ -74,10 +110,13 @@ function hadamard(ctx: Ctx, plan: any): void {
     throw new PlanError(`params.output_size: must be blocks x block_size = ${B * b} (got ${plan.params.output_size})`);
   }
   const P = gridProbability(req(plan, "params.keep_probability"), "params.keep_probability");
+  const epsilon = number(req(plan, "params.epsilon"), "params.epsilon", { low: 0, lowOpen: true });
+  if (!keepProbabilityMatches(epsilon, B, P)) {
+    throw new PlanError(`params.keep_probability: must be the 2^-48 grid rounding (down) of e^eps/(e^eps + 2B - 1) for params.epsilon and params.blocks (got ${P})`);
+  }
   const eps = log(P) + log(2 * B - 1) - log1p(-P);
   const claim = checkClaim(eps, req(plan, "guarantee.epsilon"), "guarantee.epsilon", Math.abs(log(P)) + log(2 * B),
     () => lnFixed(div(mul(frac(P), int(2 * B - 1)), sub(int(1), frac(P)))));
-  const budget = number(req(plan, "spec.epsilon"), "spec.epsilon", { low: 0 });
   if (claim > budget) throw new PlanError(`guarantee.epsilon: ${claim} exceeds the embedded spec.epsilon = ${budget}`);
 }
 
@@ -99,19 +138,14 @@ function urapEpsilon(theta: number, d1: number, d2: number, ns: number, nn: numb
 /** ULDP (urr, urap, pum): eq. (5)-(10) of Murakami & Kawamoto 2019. */
 function uldp(ctx: Ctx, plan: any): void {
   notion(plan, "ULDP");
-  specMechanism(plan);
   const k = domainSize(ctx, plan);
   const p = plan.params;
   let size = k, sens = sensitiveList(ctx, req(plan, "params.sensitive"), "params.sensitive", k);
-  const specSens = plan.spec.sensitive;
-  if (typeof specSens === "number" && specSens !== sens.length) {
-    throw new PlanError(`params.sensitive: must hold the embedded spec's ${specSens} sensitive items (got ${sens.length})`);
-  }
+  const specEpsilon = uldpPromises(plan);
   let common = plan.mechanism;
   if (plan.mechanism === "pum") {
     common = p.common;
     if (common !== "urr" && common !== "urap") throw new PlanError(`params.common: must be 'urr' or 'urap' (got ${JSON.stringify(common)})`);
-    same("params.common", common, plan.spec.common ?? common);
     const tags = req(plan, "params.tags");
     if (!Array.isArray(tags)) throw new PlanError("params.tags: must be a list of tag names");
     size = integer(ctx, req(plan, "params.intermediate_size"), "params.intermediate_size", 2);
@@ -144,7 +178,7 @@ function uldp(ctx: Ctx, plan: any): void {
     };
   }
   for (const key of Object.keys(plan.guarantee)) if (key.endsWith("epsilon")) checkClaim(eps, plan.guarantee[key], `guarantee.${key}`, 0, exact);
-  checkClaim(eps, req(plan, "spec.epsilon"), "spec.epsilon", 0, exact);
+  checkClaim(eps, specEpsilon, "spec.epsilon", 0, exact);
   const claimed = plan.guarantee.sensitive ?? [];
   if (!Array.isArray(claimed)) throw new PlanError("guarantee.sensitive: must be a list of item indices");
   const protectedSet = new Set(plan.mechanism === "pum" ? plan.params.sensitive : sens);
@@ -156,11 +190,21 @@ function uldp(ctx: Ctx, plan: any): void {
 /** PCKV: Theorem 2 eq. (3) (UE) and Theorem 3 eq. (6) (GRR). */
 function pckv(ctx: Ctx, plan: any): void {
   notion(plan, "LDP");
-  specMechanism(plan);
+  if (plan.spec.mechanism !== "pckv" && plan.spec.mechanism !== plan.mechanism) {
+    throw new PlanError(`mechanism: must match the embedded spec ('${plan.spec.mechanism}') (got '${plan.mechanism}')`);
+  }
+  const specEpsilon = plan.spec.epsilon;
+  if (!(typeof specEpsilon === "number" && specEpsilon > 0 && specEpsilon <= 20)) throw new PlanError(`spec.epsilon: must be a number in (0, 20] (got ${JSON.stringify(specEpsilon)})`);
   const d = domainSize(ctx, plan);
   const L = integer(ctx, req(plan, "params.padding_length"), "params.padding_length", 1);
   const specL = plan.spec.padding_length ?? 1;
   if (typeof specL === "number") same("params.padding_length", L, specL);
+  else {
+    const priv = specL && typeof specL === "object" ? specL.private : undefined;
+    const bound = priv && typeof priv === "object" ? priv.max : plan.spec.max_padding_length ?? 64;
+    if (specL !== "auto" && priv === undefined) throw new PlanError("spec.padding_length: must be an integer, \"auto\" or {private = ...}");
+    if (typeof bound !== "number" || L > bound) throw new PlanError(`params.padding_length: must be <= the spec's bound ${bound} (got ${L})`);
+  }
   const specDomainValue = plan.spec.domain === undefined && "keys" in plan.spec ? plan.spec.keys : plan.spec.domain;
   if (specDomainValue !== "data") checkSpecDomain(plan, specDomainValue, plan.spec.domain === undefined && "keys" in plan.spec ? "spec.keys" : "spec.domain");
   const a = gridProbability(req(plan, "params.a"), "params.a");
@@ -197,8 +241,7 @@ function pckv(ctx: Ctx, plan: any): void {
     checkClaim(e2, req(plan, `${where}.epsilon2`), `${where}.epsilon2`, 4, exact2);
   }
   checkClaim(log(ratio), req(plan, "spec.epsilon"), "spec.epsilon", 4, () => lnFixed(exactRatio()));
-  const budget = number(req(plan, "spec.epsilon"), "spec.epsilon", { low: 0 });
-  if (claim > budget) throw new PlanError(`guarantee.epsilon: ${claim} exceeds the embedded spec.epsilon = ${budget}`);
+  void claim;
 }
 
 /** Longitudinal (memoized) channels: mechanisms/longitudinal/_numbers.py `Rounds`. */
@@ -208,10 +251,10 @@ function longitudinal(ctx: Ctx, plan: any): void {
     throw new PlanError("guarantee.max_changes: a plan of the earlier format claims max_changes x epsilon_perm over a lifetime, which is false once values change; re-plan the spec");
   }
   notion(plan, "longitudinal-LDP");
-  specMechanism(plan);
   const k = domainSize(ctx, plan);
   const T = integer(ctx, req(plan, "guarantee.rounds"), "guarantee.rounds", 1);
   const V = integer(ctx, req(plan, "guarantee.max_values"), "guarantee.max_values", 1, T);
+  longitudinalPromises(ctx, plan);
   const p1 = gridProbability(req(plan, "params.p1"), "params.p1", false);
   const p2 = gridProbability(req(plan, "params.p2"), "params.p2", false);
   let q1: number, q2: number, positions = 1, grr = plan.mechanism === "l-grr";
@@ -237,9 +280,13 @@ function longitudinal(ctx: Ctx, plan: any): void {
   const exactTwo = () => BigInt(positions) * lnFixed(grr ? div(fp2, fq2) : fmax(div(fp2, fq2), div(sub(I, fq2), sub(I, fp2))));
   const exactOf: Record<string, () => bigint> = { epsilon: exactOne, epsilon_perm: exactPerm, epsilon_1: exactOne, epsilon_2: exactTwo, epsilon_lifetime_one_value: exactPerm };
   for (const [key, value] of Object.entries(pm)) checkClaim(value, gu[key], `guarantee.${key}`, 1, exactOf[key]);
-  let lifetime = V * gu.epsilon_perm + Math.floor((T * (V - 1)) / V) * gu.epsilon_2;
-  if (V >= 2) lifetime = Math.min(lifetime, T * gu.epsilon_2);
-  lifetime = roundUp(lifetime, 4);
+  // the smallest float >= min(T eps_2, V eps_perm + floor(T (V-1)/V) eps_2) of the claims, exactly
+  const m = Math.floor((T * (V - 1)) / V);
+  let want = add(mul(int(V), frac(gu.epsilon_perm)), mul(int(m), frac(gu.epsilon_2)));
+  if (V >= 2) want = fmin(want, mul(int(T), frac(gu.epsilon_2)));
+  let lifetime = V >= 2 ? Math.min(V * gu.epsilon_perm + m * gu.epsilon_2, T * gu.epsilon_2) : V * gu.epsilon_perm + m * gu.epsilon_2;
+  while (cmp(frac(lifetime), want) < 0) lifetime = nextUp(lifetime);
+  while (cmp(frac(nextDown(lifetime)), want) >= 0) lifetime = nextDown(lifetime);
   const claimed = number(gu.epsilon_lifetime, "guarantee.epsilon_lifetime", { low: 0 });
   if (claimed < lifetime) throw new PlanError(`guarantee.epsilon_lifetime: claims ${claimed} but the sound bound is ${lifetime}`);
   if (number(gu.epsilon_lifetime_lower, "guarantee.epsilon_lifetime_lower", { low: 0 }) > claimed) {
@@ -273,15 +320,20 @@ function idue(ctx: Ctx, plan: any): void {
     }
   });
   if (owner.some((o) => o < 0)) throw new PlanError("params.levels: every item of the domain must be in one level");
-  // the embedded spec's levels: same names, epsilons, and explicit item lists
-  const specLevels = plan.spec.levels;
-  if (Array.isArray(specLevels)) {
-    if (specLevels.length !== levels.length) throw new PlanError(`params.levels: must have the embedded spec's ${specLevels.length} levels`);
-    specLevels.forEach((sl: any, j: number) => {
-      same(`params.levels[${j}].name`, names[j], sl.name);
-      if (typeof sl.epsilon === "number" && e[j] > sl.epsilon) throw new PlanError(`params.levels[${j}].epsilon: above the embedded spec's ${sl.epsilon}`);
-      if (typeof sl.items === "number") same(`params.levels[${j}].size`, sizes[j], sl.items);
-      else if (Array.isArray(sl.items)) same(`params.levels[${j}].items`, [...levels[j].items].map(String).sort(), [...sl.items].map(String).sort());
+  // the embedded spec's levels: names, epsilons, and each item's level (or, for share specs, each level's size)
+  const promised = idueLevels(plan);
+  same("params.levels[*].name", names, promised.names);
+  e.forEach((x, j) => {
+    if (x !== promised.epsilons[j]) throw new PlanError(`params.levels[${j}].epsilon: must be the spec's epsilon ${promised.epsilons[j]} (got ${x})`);
+  });
+  if (promised.owner) {
+    const moved = owner.findIndex((o, k) => o !== promised.owner![k]);
+    if (moved >= 0) {
+      throw new PlanError(`params.levels[${owner[moved]}].items: item ${JSON.stringify(labels ? labels[moved] : moved)} is in level '${names[owner[moved]]}' but the embedded spec puts it in level '${promised.names[promised.owner[moved]]}'`);
+    }
+  } else {
+    sizes.forEach((size, j) => {
+      if (size !== promised.counts[j]) throw new PlanError(`params.levels[${j}].items: must hold the spec's share of the domain, ${promised.counts[j]} items (got ${size})`);
     });
   }
   const notionName = plan.guarantee.notion;
