@@ -123,7 +123,8 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: s
     Strict JSON (no NaN/Infinity, no duplicate keys, bounded size and depth), ``format_version``
     exactly ``"2.0"``, the pinned ``fingerprint`` (if given), known top-level fields, a known
     ``mechanism`` and only the ``guarantee`` claims its runtime class declares (``PLAN_FIELDS``),
-    ``domain.size <= MAX_DOMAIN_SIZE`` checked before the labels (distinct strings), finite
+    ``domain.size <= PLAN_FIELDS.max_domain`` (:data:`MAX_DOMAIN_SIZE` unless the class declares more:
+    k-RR 2**62, GLH 2**61 - 1) checked before the labels (distinct strings), finite
     numbers, and the ``verification`` block (``holds`` true when ``verified``).
 
     Returns
@@ -164,7 +165,7 @@ def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None
     PlanError
         If the plan is unreadable or not strict JSON (NaN, Infinity, a duplicate key), not
         exactly format ``"2.0"``, has another fingerprint than the pinned one, an unknown field
-        or claim, a ``domain.size`` above :data:`MAX_DOMAIN_SIZE`, a non-finite or inconsistent
+        or claim, a ``domain.size`` above the class's cap (``PLAN_FIELDS.max_domain``), a non-finite or inconsistent
         number, did not verify (``verification.holds`` not true), differs from the spec it
         embeds (levels, sensitive items, domain, n, releases, prior, budgets), or claims more
         privacy than its numbers give (the class's ``privacy_map()`` rounded toward the safe

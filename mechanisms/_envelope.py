@@ -10,8 +10,11 @@ Every runtime's ``from_plan`` and the planner's ``verify`` read a plan through
   the claims :data:`COMMON_GUARANTEE_FIELDS` plus those the mechanism's runtime class
   declares in its ``PLAN_FIELDS`` (:class:`PlanFields`); an unknown claim is refused, since
   no check could back it;
-* ``domain.size`` an integer in ``1 .. MAX_DOMAIN_SIZE``, checked before anything of that
-  size is allocated, then ``domain.labels`` null or exactly ``size`` distinct strings;
+* ``domain.size`` an integer in ``1 .. PlanFields.max_domain`` (the runtime class's cap: what
+  its operations allocate per item; :data:`MAX_DOMAIN_SIZE` unless the class declares more),
+  checked before anything of that size is allocated, then ``domain.labels`` null or exactly
+  ``size`` distinct strings (a labelled domain is bounded by its labels list, hence by the plan
+  file's size);
 * every number finite (a dict given in memory bypasses the JSON parser);
 * the ``verification`` block: an object with a boolean ``holds`` and a string ``message``
   (the runtime additionally requires ``holds`` to be true: :func:`check_verified`).
@@ -31,14 +34,18 @@ import numpy as np
 
 from ._plan import PlanError, check_fingerprint, check_verified, read_plan, require
 
-__all__ = ["PlanFields", "read_envelope", "read_domain", "MAX_DOMAIN_SIZE", "TOP_LEVEL_FIELDS",
+__all__ = ["PlanFields", "read_envelope", "read_domain", "MAX_DOMAIN_SIZE", "MAX_COUNT_DOMAIN", "TOP_LEVEL_FIELDS",
            "COMMON_GUARANTEE_FIELDS"]
 
-#: Largest ``domain.size`` a plan may have (2**24 = 16,777,216 items, keys or symbols). It is
-#: checked before anything is allocated, so a plan claiming 10**30 items costs nothing. The
-#: PIE location example (10,500,393 items) fits; a larger domain is refused by ``verify`` and
-#: ``load`` with one line naming ``domain.size``.
+#: Default largest ``domain.size`` (2**24 = 16,777,216 items, keys or symbols): the cap of every
+#: runtime class whose reading or running allocates per item (its ``PlanFields.max_domain``). It is
+#: checked before anything is allocated, so a plan claiming 10**30 items costs nothing; a larger
+#: domain is refused by ``verify`` and ``load`` with one line naming ``domain.size``.
 MAX_DOMAIN_SIZE = 2**24
+#: Largest ``domain.size`` any runtime class may declare (2**62): classes whose plan reading,
+#: verification and perturbation take O(1) memory in ``|X|`` (k-RR; GLH up to its hash prime)
+#: declare their own cap up to this; their aggregate and estimate are bounded by a memory budget.
+MAX_COUNT_DOMAIN = 2**62
 #: Top-level fields of a plan 2.0 (all required; no others).
 TOP_LEVEL_FIELDS = ("format_version", "mechanism", "domain", "params", "guarantee", "predicted", "baselines",
                     "planning_inputs", "solver", "verification", "spec", "provenance")
@@ -62,6 +69,8 @@ class PlanFields:
 
     mechanisms: tuple[str, ...]
     guarantee: tuple[str, ...] = ()
+    #: Largest ``domain.size`` the class reads (what its operations allocate per item decides it).
+    max_domain: int = MAX_DOMAIN_SIZE
 
     @property
     def guarantee_fields(self) -> frozenset[str]:
@@ -93,7 +102,7 @@ def read_domain(plan: Mapping[str, Any], *, low: int = 1, high: int = MAX_DOMAIN
     ----------
     plan : mapping
     low, high : int
-        The family's bounds on the size (``high`` never above :data:`MAX_DOMAIN_SIZE`).
+        The family's bounds on the size (``high`` never above :data:`MAX_COUNT_DOMAIN`).
 
     Raises
     ------
@@ -111,11 +120,11 @@ def read_domain(plan: Mapping[str, Any], *, low: int = 1, high: int = MAX_DOMAIN
     if extra:
         raise PlanError(f"domain.{extra[0][:40]}: unknown field (a domain has exactly 'size' and 'labels')")
     size = domain["size"]
-    high = min(int(high), MAX_DOMAIN_SIZE)
+    high = min(int(high), MAX_COUNT_DOMAIN)
     if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)) or not low <= size <= high:
         shown = str(size)[:40] if isinstance(size, (int, np.integer)) else f"{size!r:.40}"
         raise PlanError(f"domain.size: must be an integer in {low}..{high} (the runtime reads domains of at most "
-                        f"MAX_DOMAIN_SIZE = {MAX_DOMAIN_SIZE} items) (got {shown})")
+                        f"{high} items for this mechanism) (got {shown})")
     size = int(size)
     labels = domain["labels"]
     if labels is None:
@@ -171,7 +180,7 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], fields: PlanField
     mechanism = data["mechanism"]
     if fields is not None and mechanism not in fields.mechanisms:
         raise PlanError(f"mechanism: this runtime class runs {list(fields.mechanisms)} plans (got {mechanism!r:.40})")
-    read_domain(data)
+    read_domain(data, high=MAX_DOMAIN_SIZE if fields is None else fields.max_domain)
     where = _non_finite(data)
     if where is not None:
         raise PlanError(f"{where}: must be a finite number (NaN and infinity are not allowed in a plan)")

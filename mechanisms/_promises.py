@@ -52,14 +52,15 @@ def same(field: str, plan_value: Any, spec_value: Any) -> None:
         raise PlanError(f"{field}: must match the embedded spec ({spec_value!r:.80}) (got {plan_value!r:.80})")
 
 
-def spec_domain(value: Any, field: str) -> tuple[int, list[str] | None]:
+def spec_domain(value: Any, field: str, high: int = MAX_DOMAIN_SIZE) -> tuple[int, list[str] | None]:
     """``(size, labels)`` of a spec domain: a count (labels None) or a list of distinct labels.
 
-    The count is bounded by :data:`MAX_DOMAIN_SIZE` before anything is allocated.
+    The count is bounded by ``high`` (the runtime class's ``PLAN_FIELDS.max_domain``, default
+    :data:`MAX_DOMAIN_SIZE`) before anything is allocated.
     """
     if is_int(value):
-        if not 1 <= int(value) <= MAX_DOMAIN_SIZE:
-            raise PlanError(f"{field}: must be a count in 1..{MAX_DOMAIN_SIZE} (got {value!r:.40})")
+        if not 1 <= int(value) <= high:
+            raise PlanError(f"{field}: must be a count in 1..{high} (got {value!r:.40})")
         return int(value), None
     if isinstance(value, list) and len(value) <= MAX_DOMAIN_SIZE:
         labels = [str(x) for x in value]

@@ -6,11 +6,12 @@ from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .api import (example_spec, explain_items, list_examples, load_spec, make_plan, plan_schema, read_plan, simulate,
                   summarize, verify_plan, write_plan)
 from .auditing import AuditResult, audit  # the function; its subpackage is planner/auditing (issue 18)
+from .reporting import report  # the function; its package is planner/reporting (issue 31)
 from .errors import InputDataError, LdpplanError, PlanFormatError, PrivacyViolation, SpecError
 from .shuffle import local_epsilon_for, shuffle_bound
 
 __all__ = [
-    "make_plan", "verify_plan", "audit", "AuditResult", "write_plan", "read_plan", "load_spec", "summarize", "simulate",
+    "make_plan", "verify_plan", "audit", "AuditResult", "report", "write_plan", "read_plan", "load_spec", "summarize", "simulate",
     "example_spec", "list_examples", "plan_schema", "explain_items",
     "SimulateOptions", "SimulationReport", "Table", "Verification",
     "shuffle_bound", "local_epsilon_for", "ShuffleBound",

@@ -6,7 +6,8 @@ implement; fields are added in minor versions, never renamed):
 ``format_version``  exactly the string "2.0"
 ``mechanism``       the runtime that runs it (a key of ``ldpplan.mechanisms.RUNTIMES``)
 ``domain``          ``{"size": int, "labels": [str] * size | null}`` (null: a count domain 0..size-1);
-                    ``1 <= size <= 2**24`` (``ldpplan.mechanisms.MAX_DOMAIN_SIZE``), labels distinct
+                    ``1 <= size <=`` the runtime class's ``PLAN_FIELDS.max_domain`` (default 2**24,
+                    ``ldpplan.mechanisms.MAX_DOMAIN_SIZE``; k-RR 2**62, GLH 2**61 - 1), labels distinct
 ``params``          the mechanism's numbers (family-specific; see each family's schema)
 ``guarantee``       ``{"notion": str, "epsilon": float, ...}``: what the numbers give; the
                     runtime's privacy map recomputes it and refuses a plan that claims more

@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Callable, Sequence
 
-__all__ = ["Table", "Verification", "SimulateOptions", "SimulationReport", "counted"]
+__all__ = ["Table", "Verification", "SimulateOptions", "SimulationReport", "counted", "Bound", "ReportFacts", "default_report_facts"]
 
 
 def counted(n: int, singular: str, plural: str | None = None) -> str:
@@ -103,3 +103,88 @@ class SimulationReport:
     tables: list[Table]
     data: dict[str, Any]
     plot: Callable[[str], None] | None = None
+
+
+#: a place in a plan: the keys (and list indices) from its root, e.g. ``("guarantee", "levels", "hiv")``
+Field = tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class Bound:
+    """One privacy number of a plan for the report (``ldpplan report``): where it is, what it bounds.
+
+    Attributes
+    ----------
+    quantity : str
+        What it is, in words (``"epsilon of one report"``).
+    field : tuple
+        Its place in the plan (keys from the root); the report reads the value there, never a copy.
+    unit : str
+        ``"nats"``, ``"bits"`` or ``"probability"``.
+    source : str
+        The theorem or equation it comes from.
+    lower_field : tuple or None
+        The place of a lower bound on the same quantity (a pair of inputs attaining it, an attack), if the plan has one.
+    lower_source : str
+        Why ``lower_field`` is a lower bound.
+    direction : str
+        ``"at most"``: the plan promises the quantity is at most the value (epsilon); ``"at least"``: at least
+        (a Bayes error).
+    """
+
+    quantity: str
+    field: Field
+    unit: str
+    source: str
+    lower_field: Field | None = None
+    lower_source: str = ""
+    direction: str = "at most"
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportFacts:
+    """What a family says about one of its plans in the report (the room's ``claims.report_facts``).
+
+    One shape for every family: the report code renders these and reads every number from the plan
+    at the fields named here.
+
+    Attributes
+    ----------
+    notion_words : str
+        The privacy notion in plain words (what is indistinguishable from what).
+    unit_of_privacy : str
+        What is protected and for whom (one report of one item, a user's lifetime ...).
+    bounds : tuple of Bound
+        The guarantee's numbers, the headline epsilon first.
+    ldp_epsilon : Bound or None
+        The plain-LDP epsilon of one report (None: the notion has none, e.g. ULDP).
+    headline : str
+        The key of ``plan["predicted"]`` the figures and what-ifs follow.
+    users_field : tuple or None
+        Where the plan records the number of users ``n`` (None: the plan's numbers do not depend on ``n``).
+    per_user_exponent : float
+        For a plan without ``n``: the headline is normalized per user and the error at ``n`` users is
+        ``value * n ** per_user_exponent`` (``-1``: a variance; ``-0.5``: an l1 error).
+    per_user_unit : str
+        The unit of that error at ``n`` users.
+    slack_field : tuple or None
+        The verification's smallest slack (nats) in the plan.
+    """
+
+    notion_words: str
+    unit_of_privacy: str
+    bounds: tuple[Bound, ...]
+    ldp_epsilon: Bound | None
+    headline: str
+    users_field: Field | None = None
+    per_user_exponent: float = 0.0
+    per_user_unit: str = ""
+    slack_field: Field | None = None
+
+
+def default_report_facts(plan: Any) -> ReportFacts:
+    """The report facts of a family that states none: its notion's name, ``guarantee.epsilon``, the first prediction."""
+    guarantee = plan["guarantee"]
+    epsilon = Bound("epsilon", ("guarantee", "epsilon"), "nats", str(guarantee.get("sources", "the plan's guarantee")))
+    return ReportFacts(notion_words=str(guarantee.get("notion")), unit_of_privacy="one report of one user",
+                       bounds=(epsilon,), ldp_epsilon=None, headline=next(iter(plan.get("predicted") or {}), ""))

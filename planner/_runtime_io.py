@@ -125,9 +125,11 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
 
     plan = verified_plan(plan_path)
     family = family_of_plan(plan)
-    width = -(-int(plan["domain"]["size"]) // 8)
-    rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
     mech = mechanisms.load(plan)
+    # bytes of one report: the runtime's own figure where it has one (k-RR, GLH: a few int64 whatever |X|),
+    # else one bit per item (unary reports)
+    width = getattr(mech, "report_bytes", None) or -(-int(plan["domain"]["size"]) // 8)
+    rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
     if getattr(mech, "memoized", False):
         from ._memoized_io import perturb_memoized
 
@@ -209,9 +211,52 @@ def _whole_reports(plan: dict[str, Any], sources: list, method: str | None, why:
     return mechanisms.Reports(plan["mechanism"], arrays)
 
 
+def _item_indices(plan: dict[str, Any], items: Any) -> tuple[np.ndarray, list[str]]:
+    """``--items``: a list (or comma-separated string) of labels of ``domain.labels`` or 0-based indices."""
+    parts = [str(v).strip() for v in (items.split(",") if isinstance(items, str) else items)]
+    labels, size = plan["domain"]["labels"], int(plan["domain"]["size"])
+    where = {label: i for i, label in enumerate(labels)} if labels is not None else {}
+    out = []
+    for part in parts:
+        if part in where:
+            out.append(where[part])
+        elif part.isdigit() and int(part) < size:
+            out.append(int(part))
+        else:
+            raise SpecError("--items", f"must be labels of domain.labels or indices in [0, {size})", part)
+    if not out:
+        raise SpecError("--items", "give at least one item", items)
+    idx = np.array(out, dtype=np.int64)
+    return idx, [labels[i] if labels is not None else str(i) for i in out]
+
+
+def _estimate_items(plan: dict[str, Any], mech: Any, sources: list, items: Any, method: str | None) -> EstimateResult:
+    """``--items`` of a runtime with ``estimate_items`` (k-RR, GLH): report files a batch at a time."""
+    from .. import mechanisms
+
+    from .aggregate import BATCH_ROWS
+    from ._reports_file import iter_report_batches
+
+    idx, names = _item_indices(plan, items)
+
+    def batches():
+        for src in sources:
+            if src.kind == "aggregate":
+                yield src.aggregate
+                continue
+            for arrays in iter_report_batches(src.file, BATCH_ROWS):
+                yield mechanisms.Reports(plan["mechanism"], arrays)
+    try:
+        estimate = mech.estimate_items(batches(), idx, method=method)
+    except ValueError as exc:
+        raise InputDataError(f"{[s.file for s in sources][:5]}: {exc}") from None
+    return EstimateResult(estimate=estimate, labels=names, mechanism=plan["mechanism"])
+
+
 def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list,
                   method: str | None = None, round: int | None = None,
-                  min_reports: int | None = None) -> EstimateResult:
+                  min_reports: int | None = None, *, max_memory: int | None = None,
+                  items: Any = None) -> EstimateResult:
     """Verify a plan, check its inputs belong to it (each batch counted once), and estimate.
 
     Parameters
@@ -230,6 +275,14 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
         Plans that count per round: the fewest reports the round must have (default
         :data:`MIN_ROUND_REPORTS`); a round with fewer is refused, so that a few forged reports of a
         later round never become the default estimate.
+    max_memory : int, optional
+        Budget in bytes (default :data:`~._memory.DEFAULT_MAX_MEMORY`, 1 GiB) for an estimate of the
+        full domain: refused before it allocates when the predicted peak is larger (SpecError naming
+        ``--max-memory`` and the memory the full domain would need).
+    items : str or list, optional
+        Estimate only these items (labels or 0-based indices): for k-RR and GLH plans, from the
+        report files a batch at a time, in memory independent of ``|X|`` (``estimate_items`` of the
+        runtime; methods ``empirical`` and ``threshold``), equal to the full estimate at those items.
 
     Raises
     ------
@@ -249,6 +302,15 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
     if method is not None and method not in mech.methods:
         raise SpecError("--method", f"must be one of {list(mech.methods)} for {plan['mechanism']}", method)
     paths = expand_inputs(inputs if isinstance(inputs, (list, tuple)) else [inputs])
+    if items is not None and hasattr(mech, "estimate_items") and round is None:
+        return _estimate_items(plan, mech, open_sources(plan, paths), items, method)
+    from ._memory import DEFAULT_MAX_MEMORY, check_budget
+
+    hint = " or estimate chosen items with --items" if hasattr(mech, "estimate_items") else ""
+    if items is not None and not hasattr(mech, "estimate_items"):
+        raise SpecError("--items", f"is for runtimes that estimate chosen items (k-RR, GLH); a {plan['mechanism']} "
+                        "estimate needs the full domain", items)
+    check_budget(plan, "estimate", DEFAULT_MAX_MEMORY if max_memory is None else max_memory, hint=hint)
     sources = open_sources(plan, paths)
     aggregate = aggregate_sources(plan, sources).aggregate   # validates every column a batch at a time
     if getattr(mech, "memoized", False):

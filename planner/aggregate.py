@@ -297,19 +297,39 @@ def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, eng
                            plan_fingerprint=plan_fingerprint(plan), engine=engine)
 
 
-def aggregate_files(plan: Mapping[str, Any], inputs: Sequence[str | os.PathLike], **options: Any) -> AggregateResult:
+def aggregate_files(plan: Mapping[str, Any], inputs: Sequence[str | os.PathLike], *, max_memory: int | None = None,
+                    **options: Any) -> AggregateResult:
     """:func:`expand_inputs`, :func:`open_sources`, :func:`aggregate_sources`, then a check that the
     runtime estimates the merged aggregate (its counts have the plan's shapes). The result is
     identified: it carries the plan's fingerprint and every batch it counts.
+
+    Before anything of the domain's size is allocated: the predicted peak memory must fit
+    ``max_memory`` (default :data:`~._memory.DEFAULT_MAX_MEMORY`, 1 GiB; :func:`~._memory.check_budget`),
+    and the file written must be one ``ldpplan aggregate``/``estimate`` read back (at most
+    :data:`MAX_AGGREGATE_BYTES`, bounded from the number of count entries and of reports):
+    never a file that the next command refuses.
 
     Raises
     ------
     InputDataError
         A bad input (named) or counts the runtime refuses.
+    SpecError
+        ``--max-memory``: the full domain's aggregate does not fit the budget or the file size limit.
     """
     from .. import mechanisms
 
+    from ._memory import DEFAULT_MAX_MEMORY, aggregate_file_bytes, check_budget, human_bytes
+
+    hint = "; or estimate chosen items from the report files: `ldpplan estimate PLAN REPORTS --items ...`" \
+        if hasattr(mechanisms.runtime_class(plan["mechanism"]), "estimate_items") else ""
+    check_budget(plan, "aggregate", DEFAULT_MAX_MEMORY if max_memory is None else max_memory, hint=hint)
     sources = open_sources(plan, expand_inputs(inputs))
+    size = aggregate_file_bytes(plan, sum(s.rows for s in sources))
+    if size > MAX_AGGREGATE_BYTES:
+        raise SpecError("--max-memory", f"the aggregate file of {int(plan['domain']['size']):,} items could reach "
+                        f"{human_bytes(size)}, above the {human_bytes(MAX_AGGREGATE_BYTES)} an aggregate file may "
+                        f"have (estimate reads no larger): estimate from the report files instead",
+                        human_bytes(size))
     result = aggregate_sources(plan, sources, **options)
     try:
         mechanisms.load(dict(plan)).estimate(result.aggregate, method="empirical")

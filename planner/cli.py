@@ -252,9 +252,13 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
               help="Seed of numpy's default_rng (reproducible audit).")
 @click.option("--runtime-cmd", "runtime_cmd", default=None, metavar='"CMD ..."',
               help="Audit an external program instead of the numpy runtime: it is run as CMD ... PLAN SEED INPUT "
-                   "OUTPUT (JSON lines in and out; protocol in docs/AUDIT.md).")
+                   "OUTPUT [MEMO] (JSON lines in and out; its output is checked against the plan's report "
+                   "format; protocol in docs/AUDIT.md).")
+@click.option("--runtime-timeout", "runtime_timeout", type=click.FloatRange(min=0.0, min_open=True), default=600.0,
+              show_default=True, help="Seconds one run of the --runtime-cmd program may take (then its process "
+                                      "group is ended, exit 2).")
 @click.option("--json", "as_json", is_flag=True, help="Print the audit result as JSON.")
-def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
+def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout, as_json):
     """Run PLAN_FILE's runtime on tight input pairs and bound its epsilon from below.
 
     First every input is screened (every report column, so a column that depends on the input
@@ -282,8 +286,13 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, as_json):
         from ..mechanisms import read_plan
 
         from .auditing.external import ExternalRuntime
+        from .errors import InputDataError
 
-        mechanism = ExternalRuntime(plan_file, shlex.split(runtime_cmd), read_plan(plan_file))
+        try:
+            words = shlex.split(runtime_cmd)
+        except ValueError as exc:
+            raise InputDataError(f"--runtime-cmd: not a command line ({exc}): {runtime_cmd!r:.80}") from None
+        mechanism = ExternalRuntime(plan_file, words, read_plan(plan_file), timeout=runtime_timeout)
     if as_json or not interactive(stderr=True):
         result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
     else:
@@ -407,6 +416,45 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
                if out["padding_length"] else ""))
     print_tables([Table(f"{out['mechanism'].upper()}: budget of the item set {{{', '.join(map(str, out['items']))}}}",
                         ["item", "level epsilon (nats)"], rows, note=note)])
+
+
+@main.command("report", short_help="Write a self-contained HTML report of a verified plan.")
+@click.argument("plan_file", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="The HTML file to write (atomically; only for a plan that verifies).")
+@click.option("--audit", "audit_file", type=click.Path(dir_okay=False), metavar="AUDIT.json",
+              help="Add an audit result of this plan (what `ldpplan audit PLAN --json` wrote).")
+@click.option("--simulate", "simulate_file", type=click.Path(dir_okay=False), metavar="SIM.json",
+              help="Add a simulation of this plan (what `ldpplan simulate PLAN --json` wrote).")
+def report_cmd(plan_file, output, audit_file, simulate_file):
+    """Write one HTML page on PLAN_FILE for privacy reviewers (exit 1, and no file, if it does not verify).
+
+    The guarantee in words and numbers, the predicted error with figures and what-ifs, the trust
+    model and hazards (from docs/SECURITY.md), the verification, the fingerprint and a
+    machine-readable record; inline CSS and SVG, no script and no external reference.
+
+    \b
+    Examples:
+      ldpplan report health.json -o health.html
+      ldpplan audit health.json --seed 1 --json > audit.json
+      ldpplan report health.json -o health.html --audit audit.json
+    """
+    from . import api
+    from ._io import write_bytes_atomic
+    from ._console import print_message
+    from .reporting import report
+    from .reporting.page import read_json as read_json_input
+
+    plan = api.read_plan(plan_file)
+    extra = {"audit": read_json_input(audit_file, "--audit") if audit_file else None,
+             "simulation": read_json_input(simulate_file, "--simulate") if simulate_file else None}
+    result = api.verify_plan(plan)
+    if not result.holds:
+        print_message(f"no report for a plan that fails verification: {result.message}", prefix="violated:",
+                      style="bold red", stderr=True)
+        raise click.exceptions.Exit(EXIT_VIOLATED)
+    write_bytes_atomic(output, report(plan, **extra).encode("utf-8"))
+    print_message(f"report written to {output}", prefix="holds:", style="green")
 
 
 for _command in RUNTIME_COMMANDS:  # perturb, aggregate, estimate (planner/cli_runtime.py)

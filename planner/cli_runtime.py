@@ -129,6 +129,11 @@ class _bytes_progress:
             self.bar.__exit__(*exc)
 
 
+#: ``--max-memory`` of aggregate and estimate (planner/_memory.py predicts the peak from the plan).
+_MAX_MEMORY_HELP = ("Memory budget (e.g. 1GiB, 512MiB, 4GB): an operation over the full domain whose predicted peak "
+                    "is larger is refused before it allocates, naming the memory it would need.")
+
+
 @click.command("aggregate", short_help="Merge report files (and aggregates) into an aggregate file.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.argument("inputs", nargs=-1, required=True)
@@ -138,7 +143,9 @@ class _bytes_progress:
               help="local: this process; dask: one task per row group on a Dask cluster (ldpplan[dask]).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler (tcp://host:port); without it --engine dask starts a LocalCluster.")
-def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
+@click.option("--max-memory", "max_memory", default="1GiB", show_default=True, metavar="SIZE",
+              help=_MAX_MEMORY_HELP)
+def aggregate_cmd(plan_file, inputs, output, engine, scheduler, max_memory):
     """Aggregate INPUTS (Parquet report files, globs, earlier aggregate files) of PLAN_FILE.
 
     \b
@@ -150,9 +157,12 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
     from ._console import console
     from ._runtime_io import verified_plan
     from ._report import counted
+    from ._memory import parse_memory
     from .aggregate import aggregate_files, write_aggregate_file
 
-    result = aggregate_files(verified_plan(plan_file), list(inputs), engine=engine, scheduler=scheduler)
+    budget = parse_memory(max_memory)
+    result = aggregate_files(verified_plan(plan_file), list(inputs), engine=engine, scheduler=scheduler,
+                             max_memory=budget)
     write_aggregate_file(output, result)
     console().print(f"wrote the aggregate of {counted(result.n, 'report')} from {counted(len(result.sources), 'file')} "
                     f"({engine} engine) to {output}", markup=False, highlight=False, soft_wrap=True)
@@ -172,7 +182,12 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler):
                    "output names it).")
 @click.option("--min-reports", type=click.IntRange(min=1), default=None,
               help="Longitudinal plans: the fewest reports the round must have (default 100); fewer is refused.")
-def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_, min_reports):
+@click.option("--max-memory", "max_memory", default="1GiB", show_default=True, metavar="SIZE",
+              help=_MAX_MEMORY_HELP)
+@click.option("--items", default=None, metavar="A,B,...",
+              help="k-RR and GLH plans: estimate only these items (labels or 0-based indices), from the reports "
+                   "a batch at a time, in memory independent of the domain's size.")
+def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_, min_reports, max_memory, items):
     """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
 
     INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
@@ -183,13 +198,17 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_,
       ldpplan estimate health.json 'reports/*.parquet' --method empirical --json
       ldpplan estimate health.json agg.json -o estimates.csv
       ldpplan estimate health.json agg.json --json --confidence 0.95
+      ldpplan estimate big-rr.json reports.parquet --items 17,42   # a domain too large to estimate whole
     """
     from ._console import console, print_tables
     from ._report import counted
     from ._runtime_io import check_confidence, estimate_file, estimate_json, estimate_table, write_estimate_csv
 
+    from ._memory import parse_memory
+
     level = check_confidence(confidence)
-    result = estimate_file(plan_file, list(inputs), method=method, round=round_, min_reports=min_reports)
+    result = estimate_file(plan_file, list(inputs), method=method, round=round_, min_reports=min_reports,
+                           max_memory=parse_memory(max_memory), items=items)
     if output:
         write_estimate_csv(result, output, level)
     if as_json:

@@ -85,6 +85,12 @@ class Family(Protocol):
     def shuffle_randomizer(self, plan: Mapping[str, Any]) -> dict[str, Any]:
         """Keyword arguments of the plan's randomizer-specific shuffle bound (``{}``: the generic bounds)."""
 
+    def report_facts(self, plan: Mapping[str, Any]) -> Any:
+        """What ``ldpplan report`` says about the plan: notion, unit of privacy, bounds (``ReportFacts``)."""
+
+    def report_spec(self, plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> Any:
+        """The plan's spec with its budget scaled and ``users`` users (None: not expressible), for the what-ifs."""
+
     def audit_pairs(self, plan: Mapping[str, Any]) -> list:
         """The input pairs and output events that attain the plan's privacy map (the room's ``audit.pairs``)."""
 
@@ -206,6 +212,22 @@ class ModuleFamily:
         ``claims.shuffle_randomizer``; ``{}``: the generic bounds for epsilon0-LDP randomizers)."""
         hook = getattr(importlib.import_module(f"{self.package}.claims"), "shuffle_randomizer", None)
         return {} if hook is None else dict(hook(plan))
+
+    def report_facts(self, plan: Mapping[str, Any]) -> Any:
+        """What ``ldpplan report`` says about ``plan`` (the room's ``claims.report_facts``, a ``ReportFacts``;
+        without one: the notion's name, ``guarantee.epsilon`` and the first prediction)."""
+        hook = getattr(importlib.import_module(f"{self.package}.claims"), "report_facts", None)
+        if hook is not None:
+            return hook(plan)
+        from ._report import default_report_facts
+
+        return default_report_facts(plan)
+
+    def report_spec(self, plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> Any:
+        """``plan``'s spec with its budget times ``budget`` and ``users`` users, re-planned by the report's what-ifs
+        (the room's ``claims.report_spec``; None: the family cannot say it)."""
+        hook = getattr(importlib.import_module(f"{self.package}.claims"), "report_spec", None)
+        return None if hook is None else hook(plan, budget=budget, users=users)
 
     def audit_pairs(self, plan: Mapping[str, Any]) -> list:
         """The input pairs and events of ``plan``'s audit (``ldpplan.planner.auditing.events.InputPair``)."""

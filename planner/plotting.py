@@ -92,3 +92,37 @@ def figure(curves: Sequence[Curve], *, title: str, xlabel: str, ylabel: str, log
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     return fig
+
+
+def svg(curves: Sequence[Curve], *, title: str, xlabel: str, ylabel: str, description: str, ident: str,
+        logy: bool = True, logx: bool = False) -> str:
+    """The figure of :func:`figure` as an inline SVG element with a text alternative (for HTML reports).
+
+    Text is drawn as paths (no font is fetched), the file carries no metadata, date or external
+    reference, and ids are salted with ``ident`` so several figures share a page. The root ``<svg>``
+    gets ``role="img"``, ``aria-labelledby`` and its ``<title>`` / ``<desc>`` (``title``,
+    ``description``), and scales to its container's width (its ``viewBox`` kept).
+    """
+    import html
+    import re
+
+    import matplotlib
+    import matplotlib.pyplot as plt
+
+    fig = figure(curves, title=title, xlabel=xlabel, ylabel=ylabel, logy=logy, logx=logx)
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": ident, "svg.fonttype": "path"}):
+        fig.savefig(buf, format="svg", metadata={"Creator": None, "Date": None, "Format": None, "Type": None})
+    plt.close(fig)
+    text = buf.getvalue()
+    text = text[text.index("<svg"):]  # no XML declaration or DOCTYPE inside HTML
+    text = re.sub(r"<metadata>.*?</metadata>", "", text, flags=re.S)
+    # ids unique in the page: every id and every reference to one prefixed with ident
+    text = re.sub(r'\bid="([^"]+)"', rf'id="{ident}-\1"', text)
+    text = re.sub(r'(href="#|url\(#)([^")]+)', rf"\1{ident}-\2", text)
+    head_end = text.index(">") + 1
+    head = re.sub(r'\s(width|height)="[^"]*"', "", text[:head_end - 1])
+    alt = (f'<title id="{ident}-title">{html.escape(title)}</title>'
+           f'<desc id="{ident}-desc">{html.escape(description)}</desc>')
+    return (f'{head} role="img" aria-labelledby="{ident}-title {ident}-desc" class="figure">' + alt
+            + text[head_end:])

@@ -46,13 +46,15 @@ from ._checks import check_epsilon
 from ._pckv_compose import (EPSILON2_CAP, MECHANISMS, budgets_from_probabilities, compose, compose_grr, compose_ue,
                             feasible_frontier, grr_probabilities, max_epsilon1, max_epsilon2, probabilities,
                             ue_probabilities)
-from ._pckv_errors import KeyModel, approximate_mse, theorem4_mse, truncation_factor, worst_case_mean_mse
+from ._pckv_errors import (KeyModel, approximate_mse, corrected_mean_mse, theorem4_mse, truncation_factor,
+                           worst_case_mean_mse)
 from ._result import Certificate, SolveResult, SolverError, STATUS_CLOSED_FORM, STATUS_OPTIMAL
 
 __all__ = [
     "compose_ue", "compose_grr", "compose", "max_epsilon1", "max_epsilon2", "feasible_frontier",
     "ue_probabilities", "grr_probabilities", "probabilities", "budgets_from_probabilities",
     "allocate", "ALLOCATIONS", "theorem4_mse", "approximate_mse", "truncation_factor", "worst_case_mean_mse",
+    "corrected_mean_mse",
     "choose_mechanism", "choose_padding_length", "KeyModel", "sec54_conditions", "MECHANISMS", "EPSILON2_CAP",
 ]
 

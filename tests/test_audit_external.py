@@ -2,7 +2,9 @@
 copies with a planted leak are flagged (skipped where node is absent)."""
 from __future__ import annotations
 
+import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -10,8 +12,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from ldpplan.planner import InputDataError, audit, make_plan
-from ldpplan.planner.auditing.external import ExternalRuntime, decode_reports, encode_inputs
+from ldpplan.planner import InputDataError, audit, example_spec, make_plan
+from ldpplan.planner.auditing._external_reports import BATCH, ReportColumn
+from ldpplan.planner.auditing.external import ExternalRuntime, ReportFormat, decode_reports, encode_inputs
 from ldpplan.planner.cli import main
 
 CLIENTS = Path(__file__).resolve().parents[1] / "examples" / "clients"
@@ -42,13 +45,35 @@ def _leaky_copy(tmp_path, client, old, new):
 def test_inputs_and_reports_round_trip_the_documented_json_lines():
     assert encode_inputs(np.array([3, 0])) == ['{"item": 3}', '{"item": 0}']
     assert json.loads(encode_inputs((np.array([0, 2, 2]), np.array([4, 1])))[0]) == {"items": [4, 1]}
-    cols = decode_reports(['{"y": 2}', '{"y": 0}'], 2)
-    assert cols["y"].tolist() == [2, 0] and cols["y"].dtype == np.int64
-    bits = decode_reports(['{"bits": [5, 1]}', '{"bits": [0, 255]}'], 2)["bits"]
+    assert encode_inputs(np.array([2]), users=np.array([7]), round=3) == ['{"user": 7, "round": 3, "item": 2}']
+    fmt_y = ReportFormat("rr", (ReportColumn("y", "int64"),))
+    cols, lines = decode_reports(io.BytesIO(b'{"y": 2}\n\n{"y": 0}\n'), 2, fmt_y)
+    assert cols["y"].tolist() == [2, 0] and cols["y"].dtype == np.int64 and lines.tolist() == [1, 3]
+    fmt_bits = ReportFormat("idue", (ReportColumn("bits", "uint8", 2),))
+    bits = decode_reports(io.BytesIO(b'{"bits": [5, 1]}\n{"bits": [0, 255]}'), 2, fmt_bits)[0]["bits"]
     assert bits.dtype == np.uint8 and bits.tolist() == [[5, 1], [0, 255]]
-    for lines, n in ((['{"y": 1}'], 2), (['{"y": 1}', '{"z": 1}'], 2), (["nope"], 1), (['{"y": "a"}'], 1)):
-        with pytest.raises(InputDataError):
-            decode_reports(lines, n)
+    for text, n, fmt, named in (
+            (b'{"y": 1}', 2, fmt_y, "wrote 1 reports for 2 inputs"), (b'{"y": 1}\n{"y": 1}', 1, fmt_y, "line 2"),
+            (b"nope", 1, fmt_y, "line 1: not one JSON object"), (b'{"y": "a"}', 1, fmt_y, "column 'y'"),
+            (b'{"bits": [1]}', 1, fmt_bits, "column 'bits' must be an array of 2"),
+            (b'{"bits": [1, 256]}', 1, fmt_bits, "column 'bits'"), (b'{"bits": [1, -1]}', 1, fmt_bits, "column 'bits'"),
+            (b'{"bits": [1, 2.0]}', 1, fmt_bits, "column 'bits'"), (b'{"bits": [true, 1]}', 1, fmt_bits, "column 'bits'"),
+            (b'{"bits": [[1], 1]}', 1, fmt_bits, "column 'bits'"), (b'{"y": 1}', 1, fmt_bits, "column 'y' is not"),
+            (b"\xff\xfe", 1, fmt_y, "not UTF-8"), (b'{"y": 1' + b" " * 400 + b"}", 1, fmt_y, "longer than")):
+        with pytest.raises(InputDataError, match=re.escape(named)):
+            decode_reports(io.BytesIO(text), n, fmt)
+
+
+def test_a_batch_is_checked_at_once_and_the_first_bad_report_named():
+    """Batched checking (BATCH reports at a time) names the same first bad line as a per-report check."""
+    fmt = ReportFormat("rr", (ReportColumn("y", "int64"),))
+    good = b'{"y": 1}\n' * (BATCH + 10)
+    cols, _ = decode_reports(io.BytesIO(good), BATCH + 10, fmt)
+    assert cols["y"].sum() == BATCH + 10
+    for bad in (b'{"y": false}', b'{"y": 1.0}', b'{"y": 9223372036854775808}'):
+        text = good + bad + b"\n" + b'{"y": 1}\n' * 5
+        with pytest.raises(InputDataError, match=f"report line {BATCH + 11}: column 'y'"):
+            decode_reports(io.BytesIO(text), BATCH + 16, fmt)
 
 
 def test_a_failing_program_is_bad_input_naming_the_command(tmp_path):
@@ -97,3 +122,37 @@ def test_javascript_rr_client_with_the_python_api(tmp_path):
     runtime = ExternalRuntime(plan_path, [NODE, str(CLIENTS / "rr.js")], plan)
     result = audit(plan, mechanism=runtime, trials=3_000, rng=np.random.default_rng(5))
     assert result.consistent and result.explored == 4
+
+
+@needs_node
+@pytest.mark.slow
+@pytest.mark.parametrize("example", ["longitudinal-daily", "longitudinal-rappor"])
+def test_the_longitudinal_javascript_client_audits_consistent(tmp_path, example):
+    """examples/clients/longitudinal.js keeps its memo in MEMO across invocations (crypto randomness, so
+    the audit is not reproducible run to run): one report within epsilon_1, 64 reports of one value
+    within epsilon_perm."""
+    text = (CLIENTS / "longitudinal.js").read_text()
+    assert "Math.random" not in text and "crypto.randomBytes" in text
+    plan = _write(tmp_path, example_spec(example), example)
+    result = CliRunner().invoke(main, ["audit", str(plan), "--runtime-cmd", f"{NODE} {CLIENTS / 'longitudinal.js'}",
+                                       "--seed", "3", "--trials", "3000", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["consistent"]
+    many = [p for p in data["pairs"] if "most reported" in p["event"]]
+    assert many and all(p["holds"] for p in many)
+
+
+@needs_node
+@pytest.mark.slow
+def test_a_longitudinal_javascript_client_that_drops_its_memo_is_flagged(tmp_path):
+    """The planted leak: a fresh permanent response at every report (the memo never read), so 64
+    reports average the noise away and the many-reports test exceeds epsilon_perm (exit 1)."""
+    plan = _write(tmp_path, example_spec("longitudinal-daily"), "daily")
+    leaky = _leaky_copy(tmp_path, "longitudinal.js", "if (!(key in memo.responses)) memo.responses[key]",
+                        "memo.responses[key]")
+    result = CliRunner().invoke(main, ["audit", str(plan), "--runtime-cmd", f"{NODE} {leaky}", "--seed", "4",
+                                       "--trials", "3000", "--json"])
+    assert result.exit_code == 1, result.output
+    many = [p for p in json.loads(result.output)["pairs"] if "most reported" in p["event"]]
+    assert many and not many[0]["holds"]

@@ -414,3 +414,38 @@ def test_block_intervals_cover_at_the_level():
         hits += (low <= truth) & (truth <= high)
     se = math.sqrt(0.95 * 0.05 / runs)
     assert np.all(hits / runs >= 0.95 - 4 * se), hits / runs
+
+
+
+@pytest.mark.slow
+def test_hadamard_at_two_to_the_24_aggregate_and_estimate_refuse_before_allocating(tmp_path):
+    """k = 2^24 (2^25 outputs; issue 27): `aggregate` refuses under the default 1 GiB budget instead of
+    writing a file `estimate` refuses, and `estimate` under a 4 GB budget refuses before it allocates
+    (its predicted peak, about 15 GiB, names the memory; the issue measured 12.2 GB)."""
+    import tracemalloc
+
+    from click.testing import CliRunner
+
+    from ldpplan.planner.cli import main
+
+    def run(*args):
+        return CliRunner().invoke(main, [str(a) for a in args])
+
+    spec = tmp_path / "hr.toml"
+    spec.write_text('mechanism = "hr"\nepsilon = 2.0\ndomain = 16777216\nusers = 1000\n')
+    data = tmp_path / "users.csv"
+    data.write_text("item\n1\n2\n16777215\n")
+    plan, reports, agg = tmp_path / "hr.json", tmp_path / "r.parquet", tmp_path / "agg.json"
+    assert run("plan", spec, "-o", plan).exit_code == 0
+    assert run("perturb", plan, "--input", data, "-o", reports, "--seed", 1).exit_code == 0
+    res = run("aggregate", plan, reports, "-o", agg)
+    assert res.exit_code == 2 and "--max-memory" in res.output and "GiB" in res.output
+    assert not agg.exists()
+    tracemalloc.start()
+    try:
+        res = run("estimate", plan, reports, "--max-memory", "4GB")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert res.exit_code == 2 and "needs about 15.2 GiB" in res.output, res.output
+    assert peak < 64 << 20  # nothing of the domain's size (2^25 int64 counts alone are 256 MiB)

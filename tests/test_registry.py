@@ -247,6 +247,7 @@ ALLOWED_IN_CROSS_FAMILY_TESTS = {
     "test_aggregate_memory.py": {"urr"},
     "test_audit.py": {"glh", "rr"},
     "test_audit_external.py": {"idue", "rr"},
+    "test_audit_external_bounds.py": {"idue", "rr"},
     "test_audit_search.py": {"glh", "idue", "pckv-ue", "rr", "urr"},
     "test_cli.py": {"rr"},
     "test_cli_commands.py": {"uldp", "urr"},

@@ -165,8 +165,22 @@ def estimate_json(estimate, index: list[int]) -> dict[str, Any]:
             "mean": pick(estimate.mean)}
 
 
+#: above this domain size a k-RR / GLH vector records the support counts and the estimate at its
+#: probe items only (``item_support`` / ``estimate_items``), as ``ldpplan estimate --items`` does
+ITEM_DOMAIN = 2**24
+
+
 def finish(mech, reports: list[Reports], inputs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]]:
     """The aggregate of all calls' reports (summed) and its estimate (the last round for longitudinal plans)."""
+    if getattr(mech, "domain_size", 0) > ITEM_DOMAIN and hasattr(mech, "estimate_items"):
+        index = probe_indices(inputs, int(mech.domain_size))
+        support = sum(mech.item_support(rep, index) for rep in reports)
+        estimate = mech.estimate_items(reports, index)
+        aggregate = {"mechanism": mech.mechanism, "n": int(sum(len(rep) for rep in reports)), "items": index,
+                     "support": [int(c) for c in support]}
+        est = estimate_json(estimate, list(range(len(index))))
+        est["index"], est["size"] = index, int(mech.domain_size)
+        return aggregate, est
     total = None
     for rep in reports:
         agg = mech.aggregate(rep)

@@ -18,9 +18,9 @@ from .._intervals import FrequencyVariance
 from .._fit import MAX_ITER, TOL, check_options
 from .._mle import rr_mle
 from .._api import domain_labels
-from ._channel import HASH_PRIME, keep_probability, pie_alpha_bits, realized_epsilon
-from .._api import report_columns
-from .._envelope import PlanFields, read_domain, read_envelope
+from ._channel import HASH_PRIME_LARGE, hash_prime, keep_probability, pie_alpha_bits, realized_epsilon
+from .._api import check_items, report_columns
+from .._envelope import MAX_COUNT_DOMAIN, PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
 from ._promises import pie_promises
@@ -54,13 +54,14 @@ class KaryRRBase(Frozen):
 
     mechanism = ""
     methods: tuple[str, ...] = ("empirical", "threshold", "em")
-    PLAN_FIELDS = PlanFields((), GUARANTEE_FIELDS)
+    PLAN_FIELDS = PlanFields((), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN)
 
     # ---------------------------------------------------------------- construction
     def _init_common(self, epsilon, domain, g, mu, n, releases, max_prior) -> None:
         k, labels = domain_labels(domain)
-        if not (2 <= k <= HASH_PRIME):
-            raise ValueError(f"domain: needs 2 .. {HASH_PRIME} items (got {k})")
+        high = self.PLAN_FIELDS.max_domain
+        if not (2 <= k <= high):
+            raise ValueError(f"domain: needs 2 .. {high} items (got {k})")
         symbols = k if g is None else g
         expected = keep_probability(epsilon, symbols)
         if mu is not None:
@@ -91,6 +92,11 @@ class KaryRRBase(Frozen):
                 f"n={self.n}, releases={self.releases})")
 
     @property
+    def report_bytes(self) -> int:
+        """Bytes of one report (int64 columns: ``y``; GLH also ``a``, ``b``), independent of ``|X|``."""
+        return 8 if self.g is None else 24
+
+    @property
     def domain(self):
         """Labels of ``X`` (or ``range(|X|)`` when there are none)."""
         return self.labels if self.labels is not None else range(self.domain_size)
@@ -108,8 +114,9 @@ class KaryRRBase(Frozen):
             claim stronger than :meth:`privacy_map` gives.
         """
         data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
-        size, labels = read_domain(data, low=2, high=HASH_PRIME)
-        k = integer(require(data, "params.domain_size"), "params.domain_size", low=2, high=HASH_PRIME)
+        high = cls.PLAN_FIELDS.max_domain  # O(1) memory in |X| until aggregate/estimate (memory-budgeted)
+        size, labels = read_domain(data, low=2, high=high)
+        k = integer(require(data, "params.domain_size"), "params.domain_size", low=2, high=high)
         if k != size:
             raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
         epsilon = number(require(data, "params.epsilon"), "params.epsilon", low=0.0, low_open=True)
@@ -118,7 +125,12 @@ class KaryRRBase(Frozen):
             raise PlanError(f"params.mu: must be a multiple of 2^-48 (got {mu!r})")
         g = None
         if cls.mechanism == "glh":
-            g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME)
+            g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME_LARGE)
+            prime = hash_prime(k, g)
+            recorded = data["params"].get("hash")
+            if isinstance(recorded, Mapping) and recorded.get("prime") != prime:
+                raise PlanError(f"params.hash.prime: the runtime hashes |X| = {k} items into g = {g} values with the "
+                                f"prime {prime} (got {str(recorded.get('prime'))[:40]})")
         gu = require(data, "guarantee")
         if gu.get("notion") != NOTION:
             raise PlanError(f"guarantee.notion: must be {NOTION!r} (got {gu.get('notion')!r:.40})")
@@ -242,6 +254,81 @@ class KaryRRBase(Frozen):
                 raise ValueError(f"aggregate.mechanism: must be {self.mechanism!r} (got {source.mechanism!r})")
             return source
         return self.aggregate(source)
+
+    def item_support(self, source, items) -> np.ndarray:
+        """Support counts ``c(x)`` of the chosen ``items`` only (int64, shape ``(m,)``), in O(n m) time and
+        O(n + m) memory whatever ``|X|``: reports supporting each item (RR: ``y = x``; GLH: ``h_{a,b}(x) = y``).
+
+        Parameters
+        ----------
+        source : Reports or Aggregate
+            Reports (a batch), or a dense aggregate (its counts at ``items``).
+        items : array_like of int, shape (m,)
+            Item indices in ``[0, |X|)``.
+
+        Returns
+        -------
+        ndarray of int64, shape (m,)
+
+        References
+        ----------
+        Murakami & Takahashi (TDP 2021): eq. 19 (``c_RR``), eq. 20 (``c_GLH``).
+        """
+        x = check_items(items, self.domain_size, what="items")
+        if isinstance(source, Aggregate):
+            return self._support(self._as_aggregate(source))[x].astype(np.int64)
+        return self._item_support(source, x)
+
+    def estimate_items(self, sources, items, method: str | None = None, *, alpha: float = 0.05) -> Estimate:
+        """The estimate of :meth:`estimate` at the chosen items only, from reports read a batch at a time.
+
+        Equal, item by item, to ``estimate(...).frequency[items]`` (and its ``std_error``) for the
+        methods ``"empirical"`` and ``"threshold"`` (the Bonferroni threshold still counts the
+        ``|X|`` tests, ``threshold_fill="zero"``); ``"em"`` couples every item and is refused.
+        Memory is O(batch + m), independent of ``|X|``: the way to read a domain of ``10^8``
+        (k-RR) or ``2^40`` (GLH) items whose full counts would not fit.
+
+        Parameters
+        ----------
+        sources : iterable of Reports or Aggregate
+            Batches of reports of disjoint users (and/or dense aggregates).
+        items : array_like of int, shape (m,)
+        method : {"empirical", "threshold"}, default "empirical"
+        alpha : float
+            Significance level of ``"threshold"``.
+
+        Returns
+        -------
+        Estimate
+            ``frequency`` and ``std_error`` of shape ``(m,)`` (eq. 19/20, eq. 22/23).
+
+        Raises
+        ------
+        ValueError
+            ``"em"`` or an unknown method, items outside the domain, malformed reports, no reports.
+
+        References
+        ----------
+        Murakami & Takahashi (TDP 2021): eq. 19-20 (estimates), eq. 22-23 (variances), Sec. 5.3 (threshold).
+        """
+        method = check_method(method, self.methods)
+        if method == "em":
+            raise ValueError("method: 'em' estimates every item jointly; --items supports 'empirical' and 'threshold'")
+        x = check_items(items, self.domain_size, what="items")
+        support, n = np.zeros(x.size, dtype=np.int64), 0
+        for source in sources:
+            support += self.item_support(source, x)
+            n += int(source.n) if isinstance(source, Aggregate) else int(self._columns(source, ("y",))["y"].size)
+        if n < 1:
+            raise ValueError("aggregate.n: needs at least one report to estimate")
+        emp = (support / n - self.nu) / (self.mu - self.nu)
+        intercept, slope = self._variance_line()
+        std = np.sqrt((intercept + slope * np.clip(emp, 0.0, 1.0)) / n)
+        var = FrequencyVariance(emp, intercept, slope, 0.0, n, source="PIE eq. (22)/(23)")
+        if method == "threshold":
+            threshold = bonferroni_z(alpha, self.domain_size) * float(np.sqrt(intercept / n))
+            emp = np.where(emp > threshold, emp, 0.0)
+        return Estimate(emp, None, method, n, std_error=std, variance=var)
 
     def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
                  threshold_fill: str = "zero", tol: float = TOL, max_iter: int = MAX_ITER) -> Estimate:

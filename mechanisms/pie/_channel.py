@@ -7,7 +7,9 @@
 * :func:`realized_epsilon`: ``log(mu/nu)`` of a grid channel (numpy float64).
 * :func:`pie_alpha_bits`: the (U, alpha)-PIE guarantee in bits (Thm. 4.2/4.4 composed by
   Thm. 4.3/4.5, capped by Prop. 4.1), float64.
-* The Carter-Wegman hash family of the GLH (:func:`hash_values`, :func:`collision_probability`).
+* The Carter-Wegman hash family of the GLH (:func:`hash_values`, :func:`collision_probability`)
+  over the Mersenne prime :data:`HASH_PRIME` (``2**31 - 1``) or, when ``|X|`` or ``g`` exceeds
+  it, :data:`HASH_PRIME_LARGE` (``2**61 - 1``; :func:`hash_prime`).
 * :func:`split_streams`: independent generators for the GLH hash seeds and the coins.
 """
 from __future__ import annotations
@@ -22,12 +24,67 @@ from .._sampling import GRID_DENOMINATOR
 
 from .._api import check_items  # the one check of item indices (re-exported)
 
-__all__ = ["HASH_PRIME", "GRID_STEPS", "keep_probability", "realized_epsilon", "pie_alpha_bits",
+__all__ = ["HASH_PRIME", "HASH_PRIME_LARGE", "hash_prime", "GRID_STEPS", "keep_probability", "realized_epsilon",
+           "pie_alpha_bits",
            "collision_probability", "hash_values", "support_counts", "split_streams", "check_items",
            "inverse_mod_prime"]
 
-#: Mersenne prime of the Carter-Wegman hash family (``|X|`` and ``g`` must not exceed it).
+#: Mersenne prime of the Carter-Wegman hash family when ``|X|`` and ``g`` do not exceed it.
 HASH_PRIME = 2**31 - 1
+#: Mersenne prime of the family for larger domains or hash ranges (``|X|``, ``g`` up to it).
+HASH_PRIME_LARGE = 2**61 - 1
+_MASK31 = np.uint64(2**31 - 1)
+_MASK30 = np.uint64(2**30 - 1)
+_P61 = np.uint64(HASH_PRIME_LARGE)
+
+
+def hash_prime(domain_size: int, g: int) -> int:
+    """The GLH's hash prime: :data:`HASH_PRIME` when ``|X|, g <= 2**31 - 1``, else :data:`HASH_PRIME_LARGE`.
+
+    A universal family ``((a x + b) mod P) mod g`` needs ``|X| <= P`` (distinct inputs stay
+    distinct mod ``P``) and ``g <= P``; the small prime keeps int64 products exact and the
+    support counts fast, the large one (Mersenne, ``2**61 - 1``) serves domains up to ``2**61 - 1``.
+
+    Raises
+    ------
+    ValueError
+        ``|X|`` or ``g`` above :data:`HASH_PRIME_LARGE`.
+
+    References
+    ----------
+    Carter & Wegman (1979), universal hashing; Cormen et al., Introduction to Algorithms, Thm. 11.5
+    (the family is universal for inputs below ``P``).
+    """
+    k, g = int(domain_size), int(g)
+    if max(k, g) <= HASH_PRIME:
+        return HASH_PRIME
+    if max(k, g) <= HASH_PRIME_LARGE:
+        return HASH_PRIME_LARGE
+    raise ValueError(f"domain: the GLH hashes at most {HASH_PRIME_LARGE} items into at most that many values "
+                     f"(got |X| = {k}, g = {g})")
+
+
+def _fold61(v: np.ndarray) -> np.ndarray:
+    """``v mod (2**61 - 1)`` for uint64 ``v`` (two Mersenne folds and one conditional subtraction)."""
+    v = (v & _P61) + (v >> np.uint64(61))
+    v = (v & _P61) + (v >> np.uint64(61))
+    return np.where(v >= _P61, v - _P61, v)
+
+
+def _mulmod61(a, x) -> np.ndarray:
+    """``(a x) mod (2**61 - 1)`` elementwise for ``0 <= a, x < 2**61`` (uint64, no overflow).
+
+    With ``a = a1 2^31 + a0``, ``x = x1 2^31 + x0`` (``a1, x1 < 2^30``) and ``2^61 = 1 (mod P)``:
+    ``a x = 2 a1 x1 + m 2^31 + a0 x0`` with ``m = a1 x0 + a0 x1 = m1 2^30 + m0``, and
+    ``m 2^31 = m1 + m0 2^31 (mod P)``; the four terms sum below ``2^64``.
+    """
+    a = np.asarray(a).astype(np.uint64)
+    x = np.asarray(x).astype(np.uint64)
+    a1, a0 = a >> np.uint64(31), a & _MASK31
+    x1, x0 = x >> np.uint64(31), x & _MASK31
+    m = a1 * x0 + a0 * x1
+    total = np.uint64(2) * (a1 * x1) + (m >> np.uint64(30)) + ((m & _MASK30) << np.uint64(31)) + a0 * x0
+    return _fold61(total)
 #: Number of steps of the probability grid (probabilities are multiples of ``1/GRID_STEPS``).
 GRID_STEPS = GRID_DENOMINATOR
 
@@ -140,7 +197,7 @@ def collision_probability(g: int, prime: int = HASH_PRIME) -> float:
     return float(Fraction(pairs, prime * (prime - 1)))
 
 
-def hash_values(a, b, x, g: int) -> np.ndarray:
+def hash_values(a, b, x, g: int, prime: int = HASH_PRIME) -> np.ndarray:
     """``((a x + b) mod P) mod g`` elementwise (broadcasting), int64.
 
     Parameters
@@ -151,12 +208,20 @@ def hash_values(a, b, x, g: int) -> np.ndarray:
         Inputs in ``[0, P)``.
     g : int
         Hash range.
+    prime : int, default :data:`HASH_PRIME`
+        ``P``: :data:`HASH_PRIME` (int64 arithmetic never overflows since ``a, x < 2**31``) or
+        :data:`HASH_PRIME_LARGE` (exact 61-bit modular products in uint64, :func:`_mulmod61`).
 
     Returns
     -------
     ndarray of int64
-        Broadcast shape of the inputs; int64 arithmetic never overflows since ``a, x < 2**31``.
+        Broadcast shape of the inputs.
     """
+    if prime == HASH_PRIME_LARGE:
+        v = _fold61(_mulmod61(a, x) + np.asarray(b).astype(np.uint64))
+        return (v % np.uint64(g)).astype(np.int64)
+    if prime != HASH_PRIME:
+        raise ValueError(f"prime: must be {HASH_PRIME} or {HASH_PRIME_LARGE} (got {prime})")
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
     x = np.asarray(x, dtype=np.int64)
@@ -249,8 +314,21 @@ def _inverted_counts(a, b, y, k: int, g: int, chunk_entries: int) -> np.ndarray:
     return np.bincount(np.concatenate(hits), minlength=k).astype(np.int64)
 
 
+def _generic_counts(a, b, y, k: int, g: int, prime: int, block: int) -> np.ndarray:
+    """``c(x)`` with :func:`hash_values` (any prime) over blocks of about ``block`` (user, item) pairs."""
+    out = np.zeros(k, dtype=np.int64)
+    width = min(k, max(1, block))
+    users = max(1, block // width)
+    for s in range(0, y.size, users):
+        aa, bb, yy = a[s:s + users, None], b[s:s + users, None], y[s:s + users, None]
+        for t in range(0, k, width):
+            xx = np.arange(t, min(k, t + width), dtype=np.int64)[None, :]
+            out[t:t + xx.shape[1]] += np.count_nonzero(hash_values(aa, bb, xx, g, prime) == yy, axis=0)
+    return out
+
+
 def support_counts(a, b, y, domain_size: int, g: int, chunk_entries: int | None = None,
-                   method: str = "auto") -> np.ndarray:
+                   method: str = "auto", *, prime: int = HASH_PRIME) -> np.ndarray:
     """``c(x) = #{users i : h_{a_i, b_i}(x) = y_i}`` for every ``x`` in ``[0, |X|)`` (int64, shape ``(|X|,)``).
 
     Two exact methods; ``method="auto"`` picks the cheaper one by cost:
@@ -273,6 +351,9 @@ def support_counts(a, b, y, domain_size: int, g: int, chunk_entries: int | None 
         Pairs (direct; default :data:`SUPPORT_BLOCK`) or candidates (inversion; default 4e6)
         per vectorised block.
     method : {"auto", "direct", "inversion"}
+    prime : int, default :data:`HASH_PRIME`
+        The family's prime; with :data:`HASH_PRIME_LARGE` the counts are computed directly
+        with :func:`hash_values` in blocks of ``chunk_entries`` pairs (``method`` is ignored).
 
     Returns
     -------
@@ -288,6 +369,8 @@ def support_counts(a, b, y, domain_size: int, g: int, chunk_entries: int | None 
     a, b, y = (np.asarray(v, dtype=np.int64) for v in (a, b, y))
     if y.size == 0:
         return np.zeros(k, dtype=np.int64)
+    if prime != HASH_PRIME:
+        return _generic_counts(a, b, y, k, g, prime, SUPPORT_BLOCK if chunk_entries is None else int(chunk_entries))
     per_user = -(-HASH_PRIME // g)  # ceil(P / g): candidates v per user
     if method == "inversion" or (method == "auto" and 4 * per_user + 64 < k):
         return _inverted_counts(a, b, y, k, g, 4_000_000 if chunk_entries is None else chunk_entries)

@@ -26,7 +26,7 @@ def pie_promises(plan: Mapping[str, Any]) -> dict[str, Any]:
     if mech not in ("pie", plan["mechanism"]):
         raise PlanError(f"mechanism: must match the embedded spec ({mech!r:.40}) (got {plan['mechanism']!r})")
     value = spec.get("domain") if spec.get("domain") is not None else spec.get("domain_size")
-    size, labels = spec_domain(value, "spec.domain")
+    size, labels = spec_domain(value, "spec.domain", high=2**62)  # the k-RR's cap (O(1) memory in |X|)
     check_domain(plan, size, labels, "spec.domain")
     users = spec.get("users") if spec.get("users") is not None else spec.get("n")
     if isinstance(users, Mapping):

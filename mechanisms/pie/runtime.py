@@ -42,12 +42,15 @@ import numpy as np
 
 from .._envelope import PlanFields
 from ._base import GUARANTEE_FIELDS, KaryRRBase
-from ._channel import (HASH_PRIME, inverse_mod_prime, check_items, collision_probability, hash_values, keep_probability,
-                           pie_alpha_bits, realized_epsilon, split_streams, support_counts)
+from .._envelope import MAX_COUNT_DOMAIN
+from ._channel import (HASH_PRIME, HASH_PRIME_LARGE, hash_prime, inverse_mod_prime, check_items,
+                       collision_probability, hash_values, keep_probability,
+                       pie_alpha_bits, realized_epsilon, split_streams, support_counts)
 from .._protocol import CountRule, Aggregate, Estimate, Reports
 from .._sampling import bernoulli_iid, check_rng, uniform_below
 
-__all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "inverse_mod_prime", "keep_probability", "realized_epsilon",
+__all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "HASH_PRIME_LARGE", "hash_prime",
+           "inverse_mod_prime", "keep_probability", "realized_epsilon",
            "pie_alpha_bits", "collision_probability", "hash_values", "support_counts", "split_streams",
            "THRESHOLD_FILLS"]
 
@@ -77,7 +80,9 @@ class RandomizedResponse(KaryRRBase):
     Parameters (keyword-only)
     ----------
     domain : int or list of str
-        ``|X|`` (2 .. 2**31 - 1) or the labels of ``X`` (item ``i`` is ``labels[i]``).
+        ``|X|`` (2 .. 2**62) or the labels of ``X`` (item ``i`` is ``labels[i]``). Perturbing
+        takes O(1) memory per user in ``|X|``; the dense counts of :meth:`aggregate` take ``8 |X|``
+        bytes (:meth:`estimate_items` counts chosen items only).
     epsilon : float
         LDP budget (nats), finite and > 0; ``epsilon_realized <= epsilon``.
     mu : float, optional
@@ -101,7 +106,7 @@ class RandomizedResponse(KaryRRBase):
     mechanism = "rr"
     #: one reported item per report
     count_rule = CountRule(sums_to_n=(("y",),))
-    PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS)
+    PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN)
 
     def __init__(self, *, domain, epsilon: float, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
@@ -165,6 +170,20 @@ class RandomizedResponse(KaryRRBase):
         y = check_items(cols["y"], self.domain_size, what="reports.y")
         return Aggregate(self.mechanism, int(y.size), {"y": np.bincount(y, minlength=self.domain_size)})
 
+    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+        """Reports ``y = x`` for each ``x`` of ``items`` (sorted search: O((n + m) log m))."""
+        y = check_items(self._columns(reports, ("y",))["y"], self.domain_size, what="reports.y")
+        order = np.argsort(items, kind="stable")
+        keys = items[order]
+        pos = np.searchsorted(keys, y)
+        hit = pos < keys.size
+        hit[hit] = keys[pos[hit]] == y[hit]
+        unique_counts = np.bincount(pos[hit], minlength=keys.size)
+        first = np.searchsorted(keys, keys)  # repeated items share the count of their first copy
+        out = np.empty(items.size, dtype=np.int64)
+        out[order] = unique_counts[first]
+        return out
+
     def _support(self, agg: Aggregate) -> np.ndarray:
         y = agg.counts.get("y")
         if set(agg.counts) != {"y"} or y is None or y.shape != (self.domain_size,):
@@ -184,9 +203,10 @@ class GeneralizedLocalHashing(KaryRRBase):
     epsilon : float
         LDP budget (nats), finite and > 0.
     domain : int or list of str
-        ``|X|`` (2 .. 2**31 - 1) or labels.
+        ``|X|`` (2 .. 2**61 - 1) or labels.
     g : int
-        Hash range, ``2 <= g <= 2**31 - 1``.
+        Hash range, ``2 <= g <= 2**61 - 1``. The hash prime ``P`` is :func:`hash_prime` of
+        ``(|X|, g)``: ``2**31 - 1`` when both fit, else ``2**61 - 1`` (attribute ``hash_prime``).
     mu, n, releases, max_prior : optional
         As for :class:`RandomizedResponse` (``mu`` is rounded for ``g`` symbols).
 
@@ -205,14 +225,15 @@ class GeneralizedLocalHashing(KaryRRBase):
     mechanism = "glh"
     #: each report supports each item at most once
     count_rule = CountRule(at_most_n=(("support",),))
-    PLAN_FIELDS = PlanFields(("glh",), GUARANTEE_FIELDS)
+    PLAN_FIELDS = PlanFields(("glh",), GUARANTEE_FIELDS, max_domain=HASH_PRIME_LARGE)
 
     def __init__(self, *, domain, epsilon: float, g: int, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
-        if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not (2 <= int(g) <= HASH_PRIME):
-            raise ValueError(f"g: must be an integer in [2, {HASH_PRIME}] (got {g!r})")
+        if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not (2 <= int(g) <= HASH_PRIME_LARGE):
+            raise ValueError(f"g: must be an integer in [2, {HASH_PRIME_LARGE}] (got {g!r})")
         self._init_common(epsilon, domain, int(g), mu, n, releases, max_prior)
-        self._set(kappa=collision_probability(self.g))
+        prime = hash_prime(self.domain_size, self.g)
+        self._set(hash_prime=prime, kappa=collision_probability(self.g, prime))
 
     @property
     def symbols(self) -> int:
@@ -256,21 +277,21 @@ class GeneralizedLocalHashing(KaryRRBase):
         check_rng(coin_rng)
         x = check_items(data, self.domain_size)
         n = x.shape[0]
-        a = 1 + uniform_below(seed_rng, HASH_PRIME - 1, n)
-        b = uniform_below(seed_rng, HASH_PRIME, n)
-        y = _rr_symbols(hash_values(a, b, x, self.g), self.g, self.mu, coin_rng)
+        a = 1 + uniform_below(seed_rng, self.hash_prime - 1, n)
+        b = uniform_below(seed_rng, self.hash_prime, n)
+        y = _rr_symbols(hash_values(a, b, x, self.g, self.hash_prime), self.g, self.mu, coin_rng)
         return Reports(self.mechanism, {"a": a, "b": b, "y": y})
 
     # -------------------------------------------------------------- server
     def _checked(self, reports) -> dict[str, np.ndarray]:
         cols = self._columns(reports, ("a", "b", "y"))
-        a = check_items(cols["a"], HASH_PRIME, what="reports.a")
-        b = check_items(cols["b"], HASH_PRIME, what="reports.b")
+        a = check_items(cols["a"], self.hash_prime, what="reports.a")
+        b = check_items(cols["b"], self.hash_prime, what="reports.b")
         y = check_items(cols["y"], self.g, what="reports.y")
         if not (a.shape == b.shape == y.shape):
             raise ValueError("reports: columns a, b, y must have the same length")
         if a.size and int(a.min()) < 1:
-            raise ValueError(f"reports.a: must be in [1, {HASH_PRIME}) (got {int(a.min())})")
+            raise ValueError(f"reports.a: must be in [1, {self.hash_prime}) (got {int(a.min())})")
         return {"a": a, "b": b, "y": y}
 
     def aggregate(self, reports, chunk_entries: int | None = None) -> Aggregate:
@@ -287,8 +308,15 @@ class GeneralizedLocalHashing(KaryRRBase):
             ``[0, P)``, ``y`` in ``[0, g)``, 1-D integers of one length).
         """
         r = self._checked(reports)
-        counts = support_counts(r["a"], r["b"], r["y"], self.domain_size, self.g, chunk_entries)
+        counts = support_counts(r["a"], r["b"], r["y"], self.domain_size, self.g, chunk_entries,
+                                prime=self.hash_prime)
         return Aggregate(self.mechanism, int(r["y"].size), {"support": counts})
+
+    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+        """``#{i : h_{a_i,b_i}(x) = y_i}`` for each ``x`` of ``items``: one hash of every report per item (O(n m))."""
+        r = self._checked(reports)
+        return np.array([np.count_nonzero(hash_values(r["a"], r["b"], int(x), self.g, self.hash_prime) == r["y"])
+                         for x in items], dtype=np.int64)
 
     def _support(self, agg: Aggregate) -> np.ndarray:
         c = agg.counts.get("support")
@@ -325,7 +353,8 @@ class GeneralizedLocalHashing(KaryRRBase):
         k, n = self.domain_size, r["y"].size
         if n * k > EM_MAX_ENTRIES:
             raise ValueError(f"reports: EM needs n*|X| = {n * k} likelihood entries (limit {EM_MAX_ENTRIES})")
-        hit = hash_values(r["a"][:, None], r["b"][:, None], np.arange(k)[None, :], self.g) == r["y"][:, None]
+        hit = hash_values(r["a"][:, None], r["b"][:, None], np.arange(k)[None, :], self.g,
+                          self.hash_prime) == r["y"][:, None]
         lik = np.where(hit, self.mu, self.nu_other)
         init = em_warm_start(self.estimate(Reports(self.mechanism, r), "threshold", alpha=alpha,
                                            threshold_fill="uniform").frequency)

@@ -4,14 +4,16 @@ The planner writes them and the verifier recomputes and compares them (never rea
 """
 from __future__ import annotations
 
+import copy
 import math
 from decimal import Decimal
-from typing import Any
+from typing import Any, Mapping
 
 from ...solvers.hadamard import HadamardNumbers, authors_blocks, randomized_response_l2, solve_hadamard
 from .._plan_format import predicted
+from .._report import Bound, ReportFacts
 
-__all__ = ["SOURCES", "guarantee_of", "predicted_of", "baselines_of", "claimed_epsilon"]
+__all__ = ["SOURCES", "guarantee_of", "predicted_of", "baselines_of", "claimed_epsilon", "report_facts", "report_spec"]
 
 #: ``guarantee.sources``.
 SOURCES = ("Hadamard response (Acharya, Sun & Zhang, AISTATS 2019): Q(y|x) = P/s on C_x, (1-P)/(K-s) elsewhere, "
@@ -72,3 +74,36 @@ def baselines_of(numbers: HadamardNumbers, users: int | None) -> list[dict[str, 
                 continue
             out.append({"name": name, "guarantee": f"{eps:g}-LDP", "blocks": B, "predicted": _worst(other, users)})
     return out
+
+
+def report_facts(plan: Mapping[str, Any]) -> ReportFacts:
+    """What ``ldpplan report`` says about a Hadamard-response plan (:class:`~.._report.ReportFacts`).
+
+    References
+    ----------
+    Acharya, Sun & Zhang, AISTATS 2019, Sec. 3 (the channel and its epsilon).
+    """
+    users = plan["spec"].get("users") is not None
+    epsilon = Bound("epsilon of one report", ("guarantee", "epsilon"), "nats", plan["guarantee"]["sources"],
+                    lower_field=("verification", "epsilon_effective"),
+                    lower_source="attained: ln(P (2B-1)/(1-P)) of the plan's numbers, exactly (an output in C_x "
+                                 "outside C_x')")
+    return ReportFacts(
+        notion_words="local differential privacy: any two values a user may hold are nearly indistinguishable "
+                     "from the report",
+        unit_of_privacy="one report of one user's value; several reports of a user compose (see the hazards)",
+        bounds=(epsilon,), ldp_epsilon=epsilon, headline="l2_total" if users else "l2_total_times_n",
+        users_field=("spec", "users") if users else None, per_user_exponent=0.0 if users else -1.0,
+        per_user_unit=_UNIT, slack_field=("verification", "slack_nats"))
+
+
+def report_spec(plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> dict[str, Any] | None:
+    """The plan's spec with its budget times ``budget`` and ``users`` users (None: as planned), for the
+    report's what-ifs and figures (re-planned through this family's ``plan``); None when the spec cannot say it."""
+    spec = copy.deepcopy(dict(plan["spec"]))
+    if users is not None and spec.get("users") is None:
+        return None
+    spec["epsilon"] = spec["epsilon"] * budget
+    if users is not None:
+        spec["users"] = int(users)
+    return spec

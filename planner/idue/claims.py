@@ -11,19 +11,21 @@ ICDE 2020: Lemma 1 (MinID-LDP implies LDP), eq. (10)-(12) (worst-case error), eq
 """
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Mapping
 
 import numpy as np
 
 from .._exact import float_up
 from .._grid import round_safe
 from .._plan_format import predicted
+from .._report import Bound, ReportFacts
 from ._exact_numbers import exact_ldp_epsilon
 from ._itemsets import explain_items
 from .spec import NOTION_NAMES
 
 __all__ = ["DIRECTIONS", "worst_case_mse", "guarantee_of", "predicted_of", "baselines_of", "USERS_SETS_WHAT",
-           "explain_items"]
+           "explain_items", "report_facts", "report_spec"]
 
 
 #: Safe rounding directions (:func:`~.._grid.round_safe`): ``a`` down, ``b`` up lowers every ratio of (6).
@@ -126,3 +128,44 @@ def baselines_of(epsilon_min: float, m: int, padding_length=None) -> list[dict[s
 
 
 USERS_SETS_WHAT = "users' item sets (distribution of eq. 16 budgets in guarantee.users_set_budgets)"
+
+
+def report_facts(plan: Mapping[str, Any]) -> ReportFacts:
+    """What ``ldpplan report`` says about an IDUE / IDUE-PS plan (:class:`~.._report.ReportFacts`).
+
+    References
+    ----------
+    Gu et al., ICDE 2020: Def. 4 (MinID-LDP), constraint (6), Lemma 1 (the plain LDP epsilon), eq. (16).
+    """
+    guarantee = plan["guarantee"]
+    sets = "set_budgets" in guarantee
+    exact = guarantee.get("ldp_epsilon_kind") == "exact"
+    bounds = [Bound(f"epsilon of level {name!r} (items of this level)", ("guarantee", "levels", name), "nats",
+                    "MinID-LDP, constraint (6) of ID-LDP (ICDE 2020)") for name in guarantee["levels"]]
+    for i, row in enumerate((guarantee.get("set_budgets") or {}).get("by_size", [])):
+        bounds.append(Bound(f"largest budget of an item set of size {row['size']}",
+                            ("guarantee", "set_budgets", "by_size", i, "max"), "nats", "ID-LDP eq. (16), Theorem 4"))
+    ldp = Bound("plain LDP epsilon of one report (any two inputs)", ("guarantee", "ldp_epsilon"), "nats",
+                "exact max over input pairs of the plan's a, b" if exact else "upper bound (ID-LDP eq. 16 / Lemma 1)",
+                lower_field=("guarantee", "ldp_epsilon") if exact else None,
+                lower_source="attained: the exact worst ratio of two inputs of the plan's numbers" if exact else "")
+    return ReportFacts(
+        notion_words=("input-discriminative LDP (MinID-LDP): each item has its own budget; a report tells any two "
+                      "items apart at most by the smaller of their two budgets"),
+        unit_of_privacy=("one report of one user's item set (padded and sampled to L items)" if sets else
+                         "one report of one user's item") + "; several reports of a user compose (see the hazards)",
+        bounds=(Bound("epsilon of the most protected level", ("guarantee", "epsilon"), "nats",
+                      "the smallest level budget, MinID-LDP (ICDE 2020, Def. 4)"), *bounds),
+        ldp_epsilon=ldp, headline="worst_case_mse_per_user", per_user_exponent=-1.0,
+        per_user_unit="squared frequency (sum over items of the MSE of the frequency estimates)",
+        slack_field=("verification", "min_slack_nats"))
+
+
+def report_spec(plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> dict[str, Any] | None:
+    """The plan's spec with every level budget times ``budget``; None for ``users`` (an IDUE spec has
+    no number of users: its numbers hold for any ``n``)."""
+    if users is not None:
+        return None
+    spec = copy.deepcopy(dict(plan["spec"]))
+    spec["levels"] = [dict(level, epsilon=level["epsilon"] * budget) for level in spec["levels"]]
+    return spec

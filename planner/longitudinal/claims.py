@@ -24,6 +24,7 @@ Used by :mod:`.plan` (to write) and :mod:`.verify` (to recompute, never read).
 """
 from __future__ import annotations
 
+import copy
 import math
 from fractions import Fraction
 from typing import Any, Mapping
@@ -31,10 +32,12 @@ from typing import Any, Mapping
 from ..errors import SpecError
 from .._exact import shrink
 from .._plan_format import predicted as entry
+from .._report import Bound, ReportFacts
 from ._lifetime import LIFETIME_SOURCE, epsilon_2_of, lifetime_lower, lifetime_upper_exact
 
 __all__ = ["solve", "exact_ratios", "claims", "predictions", "baselines", "variance_line", "one_shot_variance",
-           "rounds_of", "NOTION", "SOURCES", "SOLVER_NAMES", "lifetime", "sound_lifetime"]
+           "rounds_of", "NOTION", "SOURCES", "SOLVER_NAMES", "lifetime", "sound_lifetime", "report_facts",
+           "report_spec"]
 
 NOTION = "longitudinal-LDP"
 SOURCES = ("epsilon_perm: first round (Erlingsson et al. 2014, epsilon-infinity); epsilon_1: exact composed channel; "
@@ -282,3 +285,46 @@ def baselines(chosen: str, candidates: Mapping[str, Any], spec, lifetime_bound: 
                 "predicted": {"variance_per_round": entry(var / n, _UNIT, _ONE_SHOT)},
                 "reason": "fresh reports at epsilon_1: averaging the rounds' reports costs rounds x epsilon_1"})
     return out
+
+
+def report_facts(plan: Mapping[str, Any]) -> ReportFacts:
+    """What ``ldpplan report`` says about a longitudinal plan (:class:`~.._report.ReportFacts`).
+
+    References
+    ----------
+    Erlingsson, Pihur & Korolova, CCS 2014 (memoization, epsilon-infinity); Arcolezi et al. 2022 (the
+    variances); Dwork & Roth 2014, Thm. 3.16 (the lifetime).
+    """
+    one = Bound("epsilon of one report", ("guarantee", "epsilon_1"), "nats", "the exact composed channel",
+                lower_field=("verification", "epsilon_1_realized"),
+                lower_source="attained: the exact ratio of the plan's composed channel")
+    return ReportFacts(
+        notion_words="longitudinal LDP with memoization: each value a user holds gets one permanent randomized "
+                     "response, kept on the device; every report re-randomizes it",
+        unit_of_privacy="a user's lifetime of reports (at most the plan's rounds): any number of reports of one "
+                        "value reveal at most epsilon_perm; a user holding at most max_values distinct values, at "
+                        "most epsilon_lifetime, which grows with the rounds because changes are leaked",
+        bounds=(one,
+                Bound("epsilon of any number of reports of one value", ("guarantee", "epsilon_perm"), "nats",
+                      "the permanent response (Erlingsson et al. 2014, epsilon-infinity)",
+                      lower_field=("verification", "epsilon_perm_realized"),
+                      lower_source="attained: the exact ratio of the plan's first round"),
+                Bound("epsilon of a user's lifetime (max_values values)", ("guarantee", "epsilon_lifetime"), "nats",
+                      LIFETIME_SOURCE, lower_field=("guarantee", "epsilon_lifetime_lower"),
+                      lower_source="the exact loss of concrete pairs of histories")),
+        ldp_epsilon=one, headline="variance_per_round", users_field=("spec", "users"))
+
+
+def report_spec(plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> dict[str, Any] | None:
+    """The plan's spec with its budget times ``budget`` and ``users`` users (None: as planned), for the
+    report's what-ifs and figures (re-planned through this family's ``plan``); None when the spec cannot say it."""
+    spec = copy.deepcopy(dict(plan["spec"]))
+    for key in ("epsilon_perm", "epsilon_1"):
+        if spec.get(key) is not None:
+            spec[key] = spec[key] * budget
+    target = spec.get("target")
+    if isinstance(target, dict) and target.get("epsilon_lifetime") is not None:
+        target["epsilon_lifetime"] = target["epsilon_lifetime"] * budget
+    if users is not None:
+        spec["users"] = int(users)
+    return spec

@@ -8,15 +8,17 @@ mechanism with the smaller objective. Source: Gu, Li, Cheng, Xiong, Cao, USENIX 
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Mapping
 
 import numpy as np
 
 from .._plan_format import predicted
+from .._report import Bound, ReportFacts
 from ._allocation import GridAllocation
 
-__all__ = ["COMPOSITION", "guarantee_of", "predicted_of", "baseline_of", "choose"]
+__all__ = ["COMPOSITION", "guarantee_of", "predicted_of", "baseline_of", "choose", "report_facts", "report_spec"]
 
 COMPOSITION = {"pckv-ue": "Theorem 2, eq. (3)", "pckv-grr": "Theorem 3, eq. (6)"}
 _MSE_F_UNIT = "frequency^2 (frequency = fraction of users) per key, averaged over the objective keys"
@@ -119,3 +121,38 @@ def baseline_of(mech: str, method: str, L: int, alloc: GridAllocation, model, we
             "padding_length": L, "a": q["a"], "b": q["b"], "p": q["p"], **alloc.budgets,
             "objective": pred["objective"]["value"],
             "predicted": {k: pred[k] for k in ("mse_frequency", "mse_mean")}}
+
+
+def report_facts(plan: Mapping[str, Any]) -> ReportFacts:
+    """What ``ldpplan report`` says about a PCKV plan (:class:`~.._report.ReportFacts`).
+
+    References
+    ----------
+    Gu, Li, Cheng, Xiong, Cao, USENIX Security 2020: Theorems 2-3 (composed epsilon), Theorem 4 (MSE).
+    """
+    guarantee = plan["guarantee"]
+    epsilon = Bound("epsilon of one report (key and value together)", ("guarantee", "epsilon"), "nats",
+                    f"PCKV {guarantee['composition']}: epsilon1 (key) and epsilon2 (value) composed",
+                    lower_field=("verification", "composed_epsilon"),
+                    lower_source="attained: the exact composed ratio of the plan's a, b, p (App. A/B)")
+    return ReportFacts(
+        notion_words="local differential privacy of a key-value pair: any two key-value sets a user may hold are "
+                     "nearly indistinguishable from the report",
+        unit_of_privacy="one report of one user's set of key-value pairs (padded and sampled to L pairs); several "
+                        "reports of a user compose (see the hazards)",
+        bounds=(epsilon, Bound("epsilon1 (the key part)", ("guarantee", "epsilon1"), "nats", guarantee["composition"]),
+                Bound("epsilon2 (the value part)", ("guarantee", "epsilon2"), "nats", guarantee["composition"])),
+        ldp_epsilon=epsilon, headline="mse_frequency", users_field=("predicted", "mse_frequency", "users"),
+        slack_field=("verification", "slack"))
+
+
+def report_spec(plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> dict[str, Any] | None:
+    """The plan's spec with its budget times ``budget`` and ``users`` users (None: as planned), for the
+    report's what-ifs and figures (re-planned through this family's ``plan``); None when the spec cannot say it."""
+    spec = copy.deepcopy(dict(plan["spec"]))
+    if users is not None:
+        if spec.get("data") is not None:  # n is the data's
+            return None
+        spec["users"] = int(users)
+    spec["epsilon"] = min(spec["epsilon"] * budget, 20.0)
+    return spec

@@ -9,12 +9,21 @@ from typing import Any
 
 from .._exact import DIGITS, exact, float_down, float_up, log_exact, to_decimal
 
-__all__ = ["NOTION", "HASH_PARAMS", "exact_guarantee", "claimed_numbers"]
+__all__ = ["NOTION", "HASH_PARAMS", "hash_params", "exact_guarantee", "claimed_numbers"]
 
 NOTION = "LDP+PIE"
 #: ``params.hash`` of GLH plans: the runtime's Carter-Wegman family (informational, checked verbatim).
 HASH_PARAMS = {"family": "carter-wegman", "formula": "((a*x + b) mod P) mod g", "prime": 2**31 - 1,
                "seed_per_user": "a in [1, P-1], b in [0, P-1]"}
+
+
+def hash_params(domain_size: int, g: int) -> dict[str, Any]:
+    """``params.hash`` of a GLH plan over ``|X| = domain_size`` items and ``g`` values: :data:`HASH_PARAMS`
+    with the runtime's prime (``2**31 - 1`` when ``|X|, g`` fit, else ``2**61 - 1``;
+    :func:`ldpplan.mechanisms.pie.hash_prime`)."""
+    from ...mechanisms.pie import hash_prime
+
+    return {**HASH_PARAMS, "prime": hash_prime(domain_size, g)}
 
 
 def exact_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,

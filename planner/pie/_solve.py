@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from .._exact import SAFETY_MARGIN, exact, float_down, log_exact, shrink
 from ..errors import SpecError
-from .spec import ParsedSpec
+from .spec import HASH_PRIME_LARGE, ParsedSpec
 
 __all__ = ["alpha_budget", "solve", "select", "shuffled_local_epsilon"]
 
@@ -68,6 +68,11 @@ def select(spec: ParsedSpec, raw: Mapping[str, Any]):
     requested = spec.model.mechanism
     results = {}
     for name in ("rr", "glh"):  # the one not requested is a baseline
+        if name == "glh" and spec.domain_size > HASH_PRIME_LARGE:
+            if requested == "glh":
+                raise SpecError("domain", f"the GLH hashes at most {HASH_PRIME_LARGE} items (its hash prime)",
+                                spec.domain_size)
+            continue  # no hash family for so large a domain: not a candidate
         try:
             results[name] = solve(spec, name)
         except SolverError as exc:

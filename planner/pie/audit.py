@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ...mechanisms.pie import HASH_PRIME, collision_probability, hash_values, inverse_mod_prime
+from ...mechanisms.pie import HASH_PRIME, collision_probability, hash_prime, hash_values, inverse_mod_prime
 
 from ..auditing.events import InputPair, ItemLabels, Test, item_label, repeat
 
@@ -56,11 +56,12 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
         out = [InputPair(x0, x1, lambda which, n: repeat(which, n), (test,))]
         return out + (_rr_pool(plan, claim, mu, k) if (1.0 - mu) / (k - 1) < POOL_BELOW else [])
     g = int(params["g"])
-    kappa = collision_probability(g)
+    prime = hash_prime(int(plan["domain"]["size"]), g)  # the runtime's prime (2^61 - 1 for big domains)
+    kappa = collision_probability(g, prime)
 
     def occurs(r) -> np.ndarray:
         a, b, y = np.asarray(r["a"]), np.asarray(r["b"]), np.asarray(r["y"])
-        return (hash_values(a, b, 0, g) == y) & (hash_values(a, b, 1, g) != y)
+        return (hash_values(a, b, 0, g, prime) == y) & (hash_values(a, b, 1, g, prime) != y)
 
     test = Test(f"y = h(a, b, {x0}) != h(a, b, {x1})", occurs, claim, (1 - kappa) * mu,
                 (1 - kappa) * (1.0 - mu) / (g - 1), source=_SOURCE)
@@ -137,12 +138,13 @@ def domain(plan: Mapping[str, Any]):
     mu = float(plan["params"]["mu"])
     if glh:
         g = int(plan["params"]["g"])
-        kappa = collision_probability(g)
+        prime = hash_prime(size, g)
+        kappa = collision_probability(g, prime)
 
         def tight(i: int, j: int) -> InputPair:
             def occurs(r) -> np.ndarray:
                 a, b, y = np.asarray(r["a"]), np.asarray(r["b"]), np.asarray(r["y"])
-                return (hash_values(a, b, i, g) == y) & (hash_values(a, b, j, g) != y)
+                return (hash_values(a, b, i, g, prime) == y) & (hash_values(a, b, j, g, prime) != y)
 
             test = Test(f"y = h(a, b, {labels[i]}) != h(a, b, {labels[j]})", occurs, claim, (1 - kappa) * mu,
                         (1 - kappa) * (1.0 - mu) / (g - 1), source=_SOURCE)

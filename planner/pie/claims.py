@@ -7,17 +7,19 @@ are the l2 losses of Prop. 4.6 / 4.7 (Murakami & Takahashi, TDP 2021) and the re
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any, Mapping
 
-from ...mechanisms.pie import collision_probability
+from ...mechanisms.pie import HASH_PRIME, HASH_PRIME_LARGE, collision_probability, hash_prime
 
 from .._plan_format import predicted
 from ._exact import claimed_numbers, exact_guarantee
+from .._report import Bound, ReportFacts
 from .spec import ParsedSpec
 
 __all__ = ["shuffle_randomizer", "krr_randomizer", "SOURCES", "exact_guarantee", "claimed_numbers", "report_bits", "predicted_of", "baseline_of",
-           "unshuffled_baseline"]
+           "unshuffled_baseline", "report_facts", "report_spec"]
 
 SOURCES = "Def. 3.1 (bits), Thm. 4.2/4.4 x t (Thm. 4.3/4.5), Prop. 4.1, Cor. 3.9"
 _UNIT_L2 = "squared frequency (sum over X of E[(p(x) - p_hat(x))^2], any p: eq. 22/23 are affine in p(x))"
@@ -109,7 +111,53 @@ def shuffle_randomizer(plan: Mapping[str, Any]) -> dict[str, Any]:
         g = (plan.get("params") or {}).get("g")
         if isinstance(g, bool) or not isinstance(g, int) or g < 2:
             return {}
-        return {"mechanism": "glh", "hash_range": g, "collision": collision_probability(g)}
+        prime = hash_prime(size, g) if isinstance(size, int) and 2 <= size <= HASH_PRIME_LARGE else HASH_PRIME
+        return {"mechanism": "glh", "hash_range": g, "collision": collision_probability(g, prime)}
     if plan.get("mechanism") == "rr" and isinstance(size, int) and not isinstance(size, bool) and size >= 2:
         return krr_randomizer(size)
     return {}
+
+
+def report_facts(plan: Mapping[str, Any]) -> ReportFacts:
+    """What ``ldpplan report`` says about a PIE plan (:class:`~.._report.ReportFacts`).
+
+    References
+    ----------
+    Murakami & Takahashi, TDP 2021: Def. 3.1 (PIE), Prop. 4.1, Thm. 4.2-4.5, Cor. 3.9, Prop. 4.6-4.7.
+    """
+    epsilon = Bound("epsilon of one report", ("guarantee", "epsilon"), "nats", "k-ary RR eq. (2) / GLH eq. (3)",
+                    lower_field=("verification", "epsilon_realized"),
+                    lower_source="attained: the exact ratio of the plan's keep probability")
+    return ReportFacts(
+        notion_words="local differential privacy plus PIE privacy: an adversary who sees a user's reports "
+                     "re-identifies the user no better than the stated alpha (bits) and errs at least with the "
+                     "stated Bayes error",
+        unit_of_privacy="the reports of one user (releases x one report) against re-identification among n users",
+        bounds=(epsilon,
+                Bound("PIE alpha (re-identification, the smaller of two bounds)", ("guarantee", "alpha_bits"),
+                      "bits", SOURCES),
+                Bound("PIE alpha from epsilon alone (looser)", ("guarantee", "alpha_ldp_bits"), "bits",
+                      "Prop. 4.1: alpha <= epsilon log2(e) x releases"),
+                Bound("adversary's Bayes error of re-identifying a user", ("guarantee", "bayes_error_lower_bound"),
+                      "probability", "Cor. 3.9", direction="at least")),
+        ldp_epsilon=epsilon, headline="l2_loss_total", users_field=("guarantee", "n"),
+        slack_field=("verification", "slack_epsilon_nats"))
+
+
+def report_spec(plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> dict[str, Any] | None:
+    """The plan's spec with its budget times ``budget`` and ``users`` users (None: as planned), for the
+    report's what-ifs and figures (re-planned through this family's ``plan``); None when the spec cannot say it."""
+    spec = copy.deepcopy(dict(plan["spec"]))
+    target = dict(spec["target"])
+    if budget != 1.0:
+        if target.get("bayes_error") is not None:  # the budget is alpha: the plan's, scaled
+            del target["bayes_error"]
+            target["alpha_bits"] = plan["guarantee"]["alpha_bits"] * budget
+        for key in ("alpha_bits", "epsilon", "central_epsilon"):
+            if target.get(key) is not None and key in spec["target"]:
+                target[key] = target[key] * budget
+    spec["target"] = target
+    if users is not None:
+        spec.pop("n", None)
+        spec["users"] = int(users)
+    return spec

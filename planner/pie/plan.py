@@ -18,7 +18,7 @@ from .._plan_format import envelope
 from ..errors import SpecError
 from .claims import SOURCES, baseline_of, claimed_numbers, exact_guarantee, predicted_of, unshuffled_baseline
 from .spec import parse_spec
-from ._exact import HASH_PARAMS, NOTION
+from ._exact import NOTION, hash_params
 from ._solve import select
 
 __all__ = ["build_plan"]
@@ -59,7 +59,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
         raise SpecError("target.bayes_error", "cannot be met on the 2^-48 probability grid", tgt.bayes_error)
     params: dict[str, Any] = {"epsilon": eps_design, "domain_size": k, "mu": mu}
     if g is not None:
-        params.update({"g": g, "hash": dict(HASH_PARAMS)})
+        params.update({"g": g, "hash": hash_params(k, g)})
     guarantee = {"notion": NOTION, **claimed_numbers(ex, tgt),
                  "prior": "uniform" if spec.max_prior is None else "max_prior", "max_prior": max_prior,
                  "n": n, "releases": t, "sources": SOURCES}

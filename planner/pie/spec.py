@@ -31,10 +31,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._common import Epsilon, SpecBase, spec_from_pydantic
 from ..errors import InputDataError, SpecError
 
-__all__ = ["PIESpec", "Target", "UsersFromData", "ParsedSpec", "parse_spec", "HASH_PRIME", "MAX_USERS"]
+__all__ = ["PIESpec", "Target", "UsersFromData", "ParsedSpec", "parse_spec", "HASH_PRIME", "HASH_PRIME_LARGE",
+           "MAX_DOMAIN", "MAX_USERS"]
 
-#: hash family prime of the GLH runtime (``|X|`` and ``g`` must not exceed it)
+#: hash family prime of the GLH runtime when ``|X|`` and ``g`` do not exceed it (the default ``g_max``)
 HASH_PRIME = 2**31 - 1
+#: the GLH runtime's prime for larger domains or hash ranges (``|X|`` and ``g`` of a GLH at most this)
+HASH_PRIME_LARGE = 2**61 - 1
+#: largest |X| (k-RR): planning, verification and perturbation take O(1) memory in |X|; aggregate and
+#: estimate are bounded by their memory budget (``--max-memory``)
+MAX_DOMAIN = 2**62
 #: largest number of users accepted (log2 n and 1/n stay exact enough in float64)
 MAX_USERS = 10**15
 
@@ -64,12 +70,12 @@ class PIESpec(SpecBase):
 
     mechanism: Literal["pie", "rr", "glh"]
     domain: Any = Field(None, description="|X| (int) or the labels of X (list of distinct strings)")
-    domain_size: Optional[int] = Field(None, ge=2, le=HASH_PRIME, description="|X| (pinned alias of domain)")
+    domain_size: Optional[int] = Field(None, ge=2, le=MAX_DOMAIN, description="|X| (pinned alias of domain)")
     users: Any = Field(None, description="number of users n (int), or {data = PATH} (n read from a data file)")
     n: Optional[int] = Field(None, ge=2, le=MAX_USERS, description="number of users (pinned alias of users)")
     target: Target
     releases: int = Field(1, ge=1, le=10**6, description="releases per user t (Thm. 4.3 / 4.5)")
-    g_max: int = Field(HASH_PRIME, ge=2, le=HASH_PRIME, description="largest GLH hash range")
+    g_max: int = Field(HASH_PRIME, ge=2, le=HASH_PRIME_LARGE, description="largest GLH hash range")
     epsilon_max: float = Field(30.0, gt=0, le=60, description="epsilon cap, nats")
     name: Optional[str] = None
 
@@ -119,8 +125,8 @@ def _domain(spec: PIESpec) -> tuple[int, list[str] | None]:
             raise SpecError("domain_size", f"must equal the number of labels in domain ({len(d)})", spec.domain_size)
         return len(d), list(d)
     if isinstance(d, int):
-        if not (2 <= d <= HASH_PRIME):
-            raise SpecError("domain", f"must be an integer in [2, {HASH_PRIME}]", d)
+        if not (2 <= d <= MAX_DOMAIN):
+            raise SpecError("domain", f"must be an integer in [2, {MAX_DOMAIN}]", d)
         if spec.domain_size is not None and spec.domain_size != d:
             raise SpecError("domain_size", f"must equal domain ({d}) when both are given", spec.domain_size)
         return d, None

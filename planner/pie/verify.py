@@ -27,10 +27,10 @@ from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError, SpecError
 from .._exact import float_down, float_up, to_decimal
-from ._exact import HASH_PARAMS, NOTION, claimed_numbers, exact_guarantee
+from ._exact import NOTION, claimed_numbers, exact_guarantee, hash_params
 from .claims import predicted_of, unshuffled_baseline
 from ._solve import select
-from .spec import HASH_PRIME, parse_spec
+from .spec import HASH_PRIME_LARGE, MAX_DOMAIN, parse_spec
 
 __all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # float_up, float_down re-exported from .._exact
 
@@ -47,8 +47,9 @@ def _structure(plan: Mapping[str, Any]) -> tuple[int, int, float, float]:
         symbols = int(p["g"])
     else:
         symbols = k
-    if symbols > HASH_PRIME or k > HASH_PRIME:
-        raise PlanFormatError(f"params: g and domain_size must be <= {HASH_PRIME}")
+    if k > MAX_DOMAIN or (plan["mechanism"] == "glh" and max(k, symbols) > HASH_PRIME_LARGE):
+        raise PlanFormatError(f"params: domain_size must be <= {MAX_DOMAIN} (GLH: g and domain_size <= "
+                              f"{HASH_PRIME_LARGE}, the hash prime)")
     mu = float(p["mu"])
     if not (0.0 < mu < 1.0) or math.floor(mu * 2.0**48) != mu * 2.0**48:
         raise PlanFormatError(f"params.mu: must be a multiple of 2^-48 in (0, 1) (got {mu!r})")
@@ -112,8 +113,10 @@ def _claim_checks(plan: Mapping[str, Any], spec, ex: dict[str, Any], failures: l
     keys = {"epsilon", "domain_size", "mu"} | ({"g", "hash"} if plan["mechanism"] == "glh" else set())
     if set(p) != keys:
         failures.append(f"params: must hold exactly {sorted(keys)} (got {sorted(p)})")
-    if plan["mechanism"] == "glh" and p.get("hash") != HASH_PARAMS:
-        failures.append(f"params.hash: must describe the runtime's hash family {HASH_PARAMS} (got {p.get('hash')!r})")
+    if plan["mechanism"] == "glh":
+        want = hash_params(int(p["domain_size"]), int(p["g"]))
+        if p.get("hash") != want:
+            failures.append(f"params.hash: must describe the runtime's hash family {want} (got {p.get('hash')!r:.200})")
 
 
 #: relative tolerance of a recomputed prediction (floats of the same formulas; libm may differ in the last bits)

@@ -4,12 +4,14 @@ Both the planner (to write them) and the verifier (to recompute and compare them
 """
 from __future__ import annotations
 
-from typing import Any
+import copy
+from typing import Any, Mapping
 
 from ._numbers import grid_rappor, grid_urap, grid_urr, predicted_losses
 from .spec import Resolved
+from .._report import Bound, ReportFacts
 
-__all__ = ["guarantee_of", "baselines_of", "PROTECTED_URAP"]
+__all__ = ["guarantee_of", "baselines_of", "PROTECTED_URAP", "report_facts", "report_spec"]
 
 #: ``guarantee.protected_outputs`` of a uRAP (and of a PUM with a common uRAP): eq. (7).
 PROTECTED_URAP = "bit vectors whose non-sensitive bits are all 0 (eq. 7)"
@@ -55,3 +57,37 @@ def baselines_of(res: Resolved) -> list[dict[str, Any]]:
     out.append({"name": "uRR" if other == "urr" else "uRAP", "guarantee": f"ULDP, epsilon = {eps:g}",
                 "params": numbers, "predicted": predicted_losses(other, {**numbers, "epsilon": eps}, ks, k - ks, users)})
     return out
+
+
+def report_facts(plan: Mapping[str, Any]) -> ReportFacts:
+    """What ``ldpplan report`` says about a ULDP plan (:class:`~.._report.ReportFacts`).
+
+    References
+    ----------
+    Murakami & Kawamoto, USENIX Security 2019: Def. 2 (ULDP), Props. 9-10 (PUM), eqs. (37), (46), (48).
+    """
+    bounds = [Bound("epsilon of one report, between sensitive values", ("guarantee", "epsilon"), "nats",
+                    "(X_S, Y_P, epsilon)-ULDP, Def. 2 (Murakami & Kawamoto 2019)",
+                    lower_field=("verification", "epsilon_effective"),
+                    lower_source="attained: ln of the worst ratio of the plan's numbers over Y_P")]
+    if "user_indistinguishability_epsilon" in plan["guarantee"]:
+        bounds.append(Bound("epsilon between two users' personalized sensitive sets", ("guarantee",
+                            "user_indistinguishability_epsilon"), "nats", "PUM, Prop. 10"))
+    return ReportFacts(
+        notion_words="utility-optimized LDP (ULDP): sensitive values are protected as under LDP; a report may reveal "
+                     "a non-sensitive value exactly (" + str(plan["guarantee"]["invertible_outputs"]) + ")",
+        unit_of_privacy="one report of one user's value, when the value is sensitive; non-sensitive values are not "
+                        "protected; several reports of a user compose (see the hazards)",
+        bounds=tuple(bounds), ldp_epsilon=None, headline="l2_worst_times_n", per_user_exponent=-1.0,
+        per_user_unit="squared l2 (frequency^2), worst case over distributions",
+        slack_field=("verification", "slack_nats"))
+
+
+def report_spec(plan: Mapping[str, Any], *, budget: float = 1.0, users: int | None = None) -> dict[str, Any] | None:
+    """The plan's spec with its budget times ``budget`` and ``users`` users (None: as planned), for the
+    report's what-ifs and figures (re-planned through this family's ``plan``); None when the spec cannot say it."""
+    if users is not None:
+        return None
+    spec = copy.deepcopy(dict(plan["spec"]))
+    spec["epsilon"] = spec["epsilon"] * budget
+    return spec
