@@ -35,6 +35,11 @@ function checkSpecDomain(plan: any, value: unknown, field: string): void {
 }
 
 
+/** The GLH's hash prime: 2^31 - 1 when |X|, g <= 2^31 - 1, else 2^61 - 1 (mechanisms/pie/_channel.py `hash_prime`). */
+export function hashPrime(k: number, g: number): bigint {
+  return Math.max(k, g) <= 2147483647 ? 2147483647n : (1n << 61n) - 1n;
+}
+
 /** PIE (rr, glh): Murakami & Takahashi (TDP 2021) Prop. 4.1, Thm. 4.2-4.5, Cor. 3.9, decided exactly (mechanisms/pie/_exact.py). */
 function pie(ctx: Ctx, plan: any): void {
   notion(plan, "LDP+PIE");
@@ -42,9 +47,12 @@ function pie(ctx: Ctx, plan: any): void {
   const mu = gridProbability(req(plan, "params.mu"), "params.mu");
   let symbols = k;
   if (plan.mechanism === "glh") {
-    symbols = integer(ctx, req(plan, "params.g"), "params.g", 2, 2147483647);
-    const prime = integer(ctx, req(plan, "params.hash.prime"), "params.hash.prime", 2);
-    if (prime !== 2147483647) throw new PlanError(`params.hash.prime: must be 2^31 - 1 = 2147483647 (got ${prime})`);
+    symbols = integer(ctx, req(plan, "params.g"), "params.g", 2, Number.MAX_SAFE_INTEGER);
+    const prime = req(plan, "params.hash.prime");
+    const want = hashPrime(k, symbols);
+    if ((typeof prime !== "number" && typeof prime !== "bigint") || BigInt(prime) !== want) {
+      throw new PlanError(`params.hash.prime: the runtime hashes |X| = ${k} items into g = ${symbols} values with the prime ${want} (got ${String(prime).slice(0, 40)})`);
+    }
   }
   const gu = plan.guarantee;
   const n = integer(ctx, req(plan, "guarantee.n"), "guarantee.n", 2);

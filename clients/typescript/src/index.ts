@@ -14,7 +14,7 @@ export type { LoadedPlan, LoadOptions } from "./plan.js";
 export { PlanError } from "./errors.js";
 export { CryptoSource, FixedSource, Stream, pack, unpack, hexToBytes } from "./random.js";
 export type { ByteSource } from "./random.js";
-export { MapStorage, perturbWith } from "./perturb.js";
+export { MapStorage, perturbWith, reportsToJSON } from "./perturb.js";
 export type { Inputs, MemoStorage, Reports } from "./perturb.js";
 
 export interface ClientOptions {

@@ -23,7 +23,7 @@ export type Node =
 
 export interface Parsed {
   node: Node;
-  /** The plain value (objects without prototype, numbers as JS numbers). */
+  /** The plain value (objects without prototype, numbers as JS numbers, integers beyond 2^53 as BigInt). */
   value: any;
   /** Dotted paths ("domain.size", "params.levels[0].size") of float literals. */
   floatPaths: Set<string>;
@@ -154,8 +154,8 @@ function plain(node: Node, path: string, floats: Set<string>): any {
     }
     case "array":
       return node.items.map((v, i) => plain(v, `${path}[${i}]`, floats));
-    case "int":
-      return Number(node.value);
+    case "int": // beyond 2^53 an integer stays a BigInt (exact; the GLH's 2^61 - 1 prime)
+      return node.value > BigInt(Number.MAX_SAFE_INTEGER) || node.value < -BigInt(Number.MAX_SAFE_INTEGER) ? node.value : Number(node.value);
     case "float":
       floats.add(path);
       return node.value;

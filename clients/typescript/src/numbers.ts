@@ -37,7 +37,7 @@ export interface Ctx {
 }
 
 function show(v: unknown): string {
-  const s = typeof v === "string" ? `'${v}'` : JSON.stringify(v) ?? String(v);
+  const s = typeof v === "string" ? `'${v}'` : typeof v === "bigint" ? String(v) : JSON.stringify(v) ?? String(v);
   return s.length > 80 ? s.slice(0, 80) : s;
 }
 
@@ -87,8 +87,10 @@ export function req(plan: any, dotted: string): any {
   return node;
 }
 
+const text = (v: unknown) => JSON.stringify(v, (_, x) => (typeof x === "bigint" ? `${x}n` : x));
+
 export function same(field: string, planValue: unknown, specValue: unknown): void {
-  if (JSON.stringify(planValue) !== JSON.stringify(specValue)) {
+  if (text(planValue) !== text(specValue)) {
     throw new PlanError(`${field}: must match the embedded spec (${show(specValue)}) (got ${show(planValue)})`);
   }
 }

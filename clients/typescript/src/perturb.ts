@@ -5,7 +5,12 @@
  */
 import { Stream, pack } from "./random.js";
 
-export type Reports = Record<string, number[] | string[]>;
+export type Reports = Record<string, number[] | string[] | bigint[]>;
+
+/** JSON text of reports (BigInt columns as exact integers). */
+export function reportsToJSON(reports: Reports): string {
+  return JSON.stringify(reports, (_, v) => (typeof v === "bigint" ? `__big${v}__` : v)).replace(/"__big(\d+)__"/g, "$1");
+}
 
 /** Inputs of one call (the keys depend on the mechanism; see vectors/README.md). */
 export interface Inputs {
@@ -191,11 +196,13 @@ export function perturbWith(plan: any, inputs: Inputs, streams: { coins: Stream;
     case "rr":
       return { y: rrStep(s, items, p.mu, p.domain_size) };
     case "glh": {
-      const seeds = streams.seeds ?? s, n = items.length, prime: number = p.hash.prime;
-      const a = seeds.below(new Array<number>(n).fill(prime - 1)).map((v) => 1 + v);
-      const b = seeds.below(new Array<number>(n).fill(prime));
-      const h = items.map((x, i) => Number(((BigInt(a[i]) * BigInt(x) + BigInt(b[i])) % BigInt(prime)) % BigInt(p.g)));
-      return { a, b, y: rrStep(s, h, p.mu, p.g) };
+      const seeds = streams.seeds ?? s, n = items.length, prime = BigInt(p.hash.prime), g = BigInt(p.g);
+      const a = seeds.belowBig(new Array<bigint>(n).fill(prime - 1n)).map((v) => 1n + v);
+      const b = seeds.belowBig(new Array<bigint>(n).fill(prime));
+      const h = items.map((x, i) => Number(((a[i] * BigInt(x) + b[i]) % prime) % g));
+      // seeds below 2^53 as numbers; a 2^61 - 1 prime's seeds stay BigInt (JSON: exact integers, see toJSON)
+      const small = prime < BigInt(Number.MAX_SAFE_INTEGER);
+      return { a: small ? a.map(Number) : a, b: small ? b.map(Number) : b, y: rrStep(s, h, p.mu, p.g) };
     }
     case "hr":
       return { y: hadamard(s, items, p) };

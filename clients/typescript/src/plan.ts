@@ -11,6 +11,12 @@ import { Ctx } from "./numbers.js";
 
 export const FORMAT_VERSION = "2.0";
 export const MAX_DOMAIN_SIZE = 2 ** 24;
+/**
+ * Largest `domain.size` per mechanism (the runtime classes' `PlanFields.max_domain`: k-RR 2^62,
+ * GLH 2^61 - 1), capped at 2^53 - 1: item indices are JavaScript numbers in this client, so a
+ * larger domain is refused (on the safe side of the Python runtime).
+ */
+export const MAX_DOMAIN: Record<string, number> = { rr: Number.MAX_SAFE_INTEGER, glh: Number.MAX_SAFE_INTEGER };
 export const TOP_LEVEL_FIELDS = ["format_version", "mechanism", "domain", "params", "guarantee", "predicted", "baselines",
   "planning_inputs", "solver", "verification", "spec", "provenance"];
 export const COMMON_GUARANTEE_FIELDS = ["notion", "epsilon", "shuffled"];
@@ -67,15 +73,15 @@ function isObject(v: unknown): boolean {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-function readDomain(ctx: Ctx, plan: any): void {
+function readDomain(ctx: Ctx, plan: any, high: number): void {
   const domain = plan.domain;
   if (!isObject(domain)) throw new PlanError("domain: must be an object with 'size' and 'labels'");
   for (const key of ["size", "labels"]) if (!(key in domain)) throw new PlanError(`domain.${key}: required field is missing from the plan`);
   const extra = Object.keys(domain).filter((k) => k !== "size" && k !== "labels").sort();
   if (extra.length) throw new PlanError(`domain.${extra[0].slice(0, 40)}: unknown field (a domain has exactly 'size' and 'labels')`);
   const size = domain.size;
-  if (typeof size !== "number" || !Number.isInteger(size) || ctx.floatPaths.has("domain.size") || size < 1 || size > MAX_DOMAIN_SIZE) {
-    throw new PlanError(`domain.size: must be an integer in 1..${MAX_DOMAIN_SIZE} (the runtime reads domains of at most MAX_DOMAIN_SIZE = ${MAX_DOMAIN_SIZE} items) (got ${String(size).slice(0, 40)})`);
+  if (typeof size !== "number" || !Number.isInteger(size) || ctx.floatPaths.has("domain.size") || size < 1 || size > high) {
+    throw new PlanError(`domain.size: must be an integer in 1..${high} (the client reads domains of at most ${high} items for this mechanism) (got ${String(size).slice(0, 40)})`);
   }
   const labels = domain.labels;
   if (labels === null) return;
@@ -124,7 +130,7 @@ export async function loadPlan(text: string, options: LoadOptions = {}): Promise
   if (typeof mechanism !== "string" || !(mechanism in FAMILY_CHECKS)) {
     throw new PlanError(`mechanism: this client runs ${Object.keys(FAMILY_CHECKS).join(", ")} plans (got ${JSON.stringify(mechanism)?.slice(0, 40)})`);
   }
-  readDomain(ctx, plan);
+  readDomain(ctx, plan, MAX_DOMAIN[mechanism] ?? MAX_DOMAIN_SIZE);
   for (const key of ["params", "guarantee", "verification", "spec"]) if (!isObject(plan[key])) throw new PlanError(`${key}: must be an object`);
   const allowed = new Set([...COMMON_GUARANTEE_FIELDS, ...GUARANTEE_FIELDS[mechanism]]);
   const extra = Object.keys(plan.guarantee).filter((k) => !allowed.has(k)).sort();

@@ -9,15 +9,16 @@ import { claimCovers, div, frac, int, lnFixed, mul, sub } from "./exact.js";
 export const MAX_DOMAIN_SIZE = 2 ** 24;
 
 function show(v: unknown): string {
-  return (JSON.stringify(v) ?? String(v)).slice(0, 40);
+  return (typeof v === "bigint" ? String(v) : JSON.stringify(v) ?? String(v)).slice(0, 40);
 }
 
 const isInt = (x: unknown): x is number => typeof x === "number" && Number.isInteger(x);
 
 /** `[size, labels]` of a spec domain: a count (labels null) or a list of distinct labels. */
-export function specDomain(value: unknown, field: string): [number, string[] | null] {
+export function specDomain(value: unknown, field: string, high = MAX_DOMAIN_SIZE): [number, string[] | null] {
+  if (typeof value === "bigint") throw new PlanError(`${field}: must be a count in 1..${high} (got ${value})`);
   if (isInt(value)) {
-    if (!(value >= 1 && value <= MAX_DOMAIN_SIZE)) throw new PlanError(`${field}: must be a count in 1..${MAX_DOMAIN_SIZE} (got ${show(value)})`);
+    if (!(value >= 1 && value <= high)) throw new PlanError(`${field}: must be a count in 1..${high} (got ${show(value)})`);
     return [value, null];
   }
   if (Array.isArray(value) && value.length <= MAX_DOMAIN_SIZE) {
@@ -51,7 +52,7 @@ function recorded(plan: any, what: string): unknown {
 export function piePromises(plan: any): Record<string, number | null> {
   const spec = plan.spec;
   if (spec.mechanism !== "pie" && spec.mechanism !== plan.mechanism) throw new PlanError(`mechanism: must match the embedded spec (${show(spec.mechanism)}) (got '${plan.mechanism}')`);
-  const [size, labels] = specDomain(spec.domain ?? spec.domain_size, "spec.domain");
+  const [size, labels] = specDomain(spec.domain ?? spec.domain_size, "spec.domain", Number.MAX_SAFE_INTEGER);
   checkDomain(plan, size, labels, "spec.domain");
   let users = spec.users ?? spec.n;
   if (users && typeof users === "object") users = recorded(plan, "users (n)");

@@ -80,6 +80,19 @@ export class Stream {
     }
     return out;
   }
+  /** `below` for bounds up to 2^64 (BigInt in and out): the GLH seeds of a 2^61 - 1 prime. */
+  belowBig(bounds: bigint[]): bigint[] {
+    const n = bounds.length;
+    const words = bounds.map(() => this.word());
+    const out = new Array<bigint>(n).fill(-1n);
+    let pending = Array.from({ length: n }, (_, i) => i);
+    while (pending.length) {
+      for (const i of pending) if (words[i] < TWO64 - (TWO64 % bounds[i])) out[i] = words[i] % bounds[i];
+      pending = pending.filter((i) => out[i] < 0n);
+      for (const i of pending) words[i] = this.word();
+    }
+    return out;
+  }
   /** Uniform floats `(word >> 11) * 2^-53` in [0, 1). */
   unit(n: number): number[] {
     const out = new Array<number>(n);
