@@ -240,11 +240,11 @@ export function perturbWith(plan: any, inputs: Inputs, streams: { coins: Stream;
       return { bits: urap(s, xs, size, sensitive, p.theta, p.d1, p.d2) };
     }
     default:
-      return longitudinal(s, mech, p, inputs, memo, memoPrefix);
+      return longitudinal(s, mech, p, inputs, memo, memoPrefix, plan.guarantee?.max_values ?? Infinity);
   }
 }
 
-function longitudinal(s: Stream, mech: string, p: any, inputs: Inputs, memo: MemoStorage, prefix: string): Reports {
+function longitudinal(s: Stream, mech: string, p: any, inputs: Inputs, memo: MemoStorage, prefix: string, maxValues: number): Reports {
   const k: number = p.domain_size;
   const users = inputs.users!, values = inputs.values!, n = users.length;
   const key = (u: number, v: number) => `${prefix}${u}:${v}`;
@@ -255,6 +255,13 @@ function longitudinal(s: Stream, mech: string, p: any, inputs: Inputs, memo: Mem
     if (!seen.has(kk) && (memo.get(kk) === undefined || memo.get(kk) === null)) fresh.push([u, values[i]]);
     seen.add(kk);
   });
+  // a user may hold at most guarantee.max_values distinct values (the lifetime claim's V): checked before any draw
+  const held = new Map<number, number>();
+  for (const [u] of fresh) held.set(u, (held.get(u) ?? Number(memo.get(`${prefix}#${u}`) ?? 0)) + 1);
+  for (const [u, count] of held) {
+    if (count > maxValues) throw new RangeError(`user ${u} would hold ${count} distinct values, more than the plan's guarantee.max_values = ${maxValues} (nothing reported)`);
+  }
+  for (const [u, count] of held) memo.set(`${prefix}#${u}`, String(count));
   fresh.sort((x, y) => x[0] * k + x[1] - (y[0] * k + y[1]));
   const round = new Array<number>(n).fill(inputs.round ?? 0);
   if (mech === "l-grr") {
