@@ -18,7 +18,7 @@ export class CryptoSource implements ByteSource {
   fill(out: Uint8Array): void {
     const c = (globalThis as any).crypto;
     if (!c || typeof c.getRandomValues !== "function") {
-      throw new Error("no secure random source: crypto.getRandomValues is not available (the client never falls back to Math.random)");
+      throw new Error("no secure random source: crypto.getRandomValues is not available (the client has no non-cryptographic fallback)");
     }
     for (let i = 0; i < out.length; i += 65536) c.getRandomValues(out.subarray(i, Math.min(out.length, i + 65536)));
   }
