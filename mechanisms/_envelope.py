@@ -16,6 +16,8 @@ Every runtime's ``from_plan`` and the planner's ``verify`` read a plan through
   ``size`` distinct strings (a labelled domain is bounded by its labels list, hence by the plan
   file's size);
 * every number finite (a dict given in memory bypasses the JSON parser);
+* ``guarantee.shuffled`` (when a runtime class loads the plan, ``verified=True``): confirmed from the numbers by
+  :func:`ldpplan.mechanisms._shuffle_gate.check_plan_shuffled`, or refused;
 * the ``verification`` block: an object with a boolean ``holds`` and a string ``message``
   (the runtime additionally requires ``holds`` to be true: :func:`check_verified`).
 
@@ -33,6 +35,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ._plan import PlanError, check_fingerprint, check_verified, read_plan, require
+from ._shuffle_gate import check_plan_shuffled
 
 __all__ = ["PlanFields", "read_envelope", "read_domain", "MAX_DOMAIN_SIZE", "MAX_COUNT_DOMAIN", "TOP_LEVEL_FIELDS",
            "COMMON_GUARANTEE_FIELDS"]
@@ -51,8 +54,9 @@ TOP_LEVEL_FIELDS = ("format_version", "mechanism", "domain", "params", "guarante
                     "planning_inputs", "solver", "verification", "spec", "provenance")
 #: ``guarantee`` claims every mechanism may carry (a cross-family claim is added here once).
 #: ``shuffled`` is the central (epsilon, delta) of n shuffled reports (a ``[shuffle]`` spec block);
-#: the runtime's privacy map is local, so that claim is checked by ``verify`` only.
-COMMON_GUARANTEE_FIELDS = ("notion", "epsilon", "shuffled")
+#: ``load()`` recomputes it (:mod:`ldpplan.mechanisms._shuffle_gate`) and refuses what it cannot confirm.
+#: ``shuffled_lifetime``: plans with ``epsilon_lifetime`` (several reports per user), the central claim over all rounds.
+COMMON_GUARANTEE_FIELDS = ("notion", "epsilon", "shuffled", "shuffled_lifetime")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,12 +69,18 @@ class PlanFields:
         Values of the plan's ``mechanism`` the class runs.
     guarantee : tuple of str
         Claims of ``guarantee`` besides :data:`COMMON_GUARANTEE_FIELDS`.
+    shuffle : str
+        The randomizer kind of the central bound that confirms ``guarantee.shuffled``.
     """
 
     mechanisms: tuple[str, ...]
     guarantee: tuple[str, ...] = ()
     #: Largest ``domain.size`` the class reads (what its operations allocate per item decides it).
     max_domain: int = MAX_DOMAIN_SIZE
+    #: the randomizer ``load()`` confirms a ``guarantee.shuffled`` claim for
+    #: (:func:`ldpplan.mechanisms._shuffle_gate.check_plan_shuffled`): ``"generic"`` (any
+    #: epsilon0-LDP randomizer) or ``"krr"`` (k-ary randomized response, ``k = domain.size``)
+    shuffle: str = "generic"
 
     @property
     def guarantee_fields(self) -> frozenset[str]:
@@ -198,4 +208,8 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], fields: PlanField
         raise PlanError("verification: must be an object with a boolean 'holds' and a string 'message'")
     if verified:
         check_verified(data)
+        if fields is not None:  # the runtime's load(): the central claim, recomputed (verify has its own check)
+            failure = check_plan_shuffled(data, fields.shuffle)
+            if failure is not None:
+                raise PlanError(failure)
     return data

@@ -293,11 +293,17 @@ def _exact_at_most(value: Any, c: float) -> bool:
     return Fraction(value) <= Fraction(c)
 
 
+#: fields that are clock readings, not the plan's content: left out of :func:`plan_fingerprint`
+_NOT_CONTENT = (("provenance", "created_at"), ("solver", "time_seconds"))
+
+
 def plan_fingerprint(plan: Mapping[str, Any]) -> str:
-    """The plan's fingerprint: ``sha256`` of its canonical JSON (sorted keys, no spaces), hex.
+    """The plan's fingerprint: ``sha256`` of its content's canonical JSON (sorted keys, no spaces), hex.
 
     Clients pin it (``load(plan, fingerprint=...)``); report and aggregate files record it so
-    that a server cannot estimate with the wrong plan.
+    that a server cannot estimate with the wrong plan. It covers every field except
+    ``provenance.created_at`` (the time the plan was written, not its content): re-planning
+    the same spec gives the same fingerprint, so devices' memos and pins stay valid (issue 26).
 
     Parameters
     ----------
@@ -311,6 +317,10 @@ def plan_fingerprint(plan: Mapping[str, Any]) -> str:
     """
     import hashlib
 
+    for block, key in _NOT_CONTENT:
+        node = plan.get(block) if isinstance(plan, Mapping) else None
+        if isinstance(node, Mapping) and key in node:
+            plan = {**plan, block: {k: v for k, v in node.items() if k != key}}
     text = json.dumps(plan, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

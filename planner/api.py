@@ -82,7 +82,7 @@ def fingerprint(plan: Mapping[str, Any]) -> str:
     """The plan's fingerprint as clients pin it: ``"sha256:<64 hex digits>"``.
 
     The sha256 of the canonical JSON of the plan as written to a file (sorted keys, no
-    spaces; :func:`ldpplan.mechanisms.plan_fingerprint`): ``ldpplan.load(path,
+    spaces; the clock readings ``provenance.created_at`` and ``solver.time_seconds`` excluded; :func:`ldpplan.mechanisms.plan_fingerprint`): ``ldpplan.load(path,
     fingerprint=...)`` refuses any other plan.
     """
     from ..mechanisms import plan_fingerprint

@@ -116,6 +116,7 @@ def plan_cmd(spec, example, output, as_json, list_examples):
         _echo_json(plan)
         return
     print_tables(api.summarize(plan))
+    _print_central(plan)
     ver = plan.get("verification", {})
     print_message(str(ver.get("message", "holds")), prefix="verified:", style="green")
     print_message(api.fingerprint(plan), prefix="fingerprint:")
@@ -146,11 +147,22 @@ def verify_cmd(plan_file, as_json):
         _echo_json({"holds": result.holds, "message": result.message, "details": result.details,
                     "fingerprint": api.fingerprint(plan)})
     elif result.holds:
+        _print_central(plan)
         print_message(result.message, prefix="holds:", style="green")
         print_message(api.fingerprint(plan), prefix="fingerprint:")
     else:
         print_message(result.message, prefix="violated:", style="bold red", stderr=True)
     raise click.exceptions.Exit(EXIT_OK if result.holds else EXIT_VIOLATED)
+
+
+def _print_central(plan) -> None:
+    """The plan's central guarantees (``guarantee.shuffled``, ``shuffled_lifetime``), when it has them."""
+    from ._console import print_tables
+    from .shuffle import central_tables
+
+    tables = central_tables(plan)
+    if tables:
+        print_tables(tables)
 
 
 def _parse_options(pairs) -> dict[str, str]:
@@ -234,6 +246,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
         _echo_json(payload)
         return
     print_tables(report.tables)
+    _print_central(plan)
     console().print(f"seed={seed} trials={trials} mode={mode}" + (f"; figure written to {plot}" if plot else ""),
                     style="dim", markup=False, soft_wrap=True)
 
@@ -366,7 +379,8 @@ def schema_cmd(mechanism):
               help="Comma-separated items of one user's set (labels, or 0-based indices when the plan has none).")
 @click.option("--shuffle-n", "shuffle_n", type=int, metavar="N",
               help="Users whose reports a shuffler mixes: print the central (epsilon, delta) for N.")
-@click.option("--delta", type=float, metavar="D", help="delta of the central guarantee (with --shuffle-n).")
+@click.option("--delta", type=float, metavar="D",
+              help="delta of the central guarantee (with --shuffle-n; default: the plan's [shuffle] delta).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
 def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
     """Explain what PLAN_FILE guarantees a user holding the item set ITEMS, or behind a shuffler.
@@ -392,10 +406,13 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
     if (items is None) == (shuffle_n is None):
         raise SpecError("--items/--shuffle-n", "give exactly one of them", items if items is not None else shuffle_n)
     if shuffle_n is not None:
+        plan = api.read_plan(plan_file)
+        if delta is None:  # the plan's own [shuffle] delta by default (issue 27)
+            delta = ((plan.get("spec") or {}).get("shuffle") or {}).get("delta")
         if delta is None:
-            raise SpecError("--delta", "is required with --shuffle-n", None)
-
-        out = api.explain_shuffled(api.read_plan(plan_file), shuffle_n, delta)
+            raise SpecError("--delta", "is required with --shuffle-n (the plan has no [shuffle] block to take it from)",
+                            None)
+        out = api.explain_shuffled(plan, shuffle_n, delta)
         if as_json:
             _echo_json(out)
             return

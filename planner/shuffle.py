@@ -3,9 +3,15 @@
 ``shuffle_bound(epsilon0, n, delta, *, mechanism=None, domain_size=None)`` gives the central
 ``(epsilon, delta)`` of ``n`` shuffled reports (a sound upper bound ``epsilon`` and a lower bound
 ``epsilon_lower``, with their sources); ``local_epsilon_for(central_epsilon, delta, n, ...)`` the
-largest ``epsilon0`` (0.001 grid) that meets a central target. ``mechanism`` is ``None`` (any
-epsilon0-LDP randomizer: Feldman, McMillan, Talwar, FOCS 2021, Theorems 3.1 and 3.2), ``"krr"``
-(k-ary randomized response with ``domain_size = k``) or ``"rr"`` (binary randomized response).
+largest ``epsilon0`` (0.001 grid) that meets a central target. ``mechanism`` takes the plan's
+names: ``None`` (any epsilon0-LDP randomizer: Feldman, McMillan, Talwar, FOCS 2021, Theorems 3.1
+and 3.2), ``"rr"`` (k-ary randomized response, ``domain_size = k`` required; k = 2 is binary RR)
+or ``"glh"`` (``hash_range`` and ``collision`` required); an argument the mechanism would ignore
+is refused (ValueError naming it).
+
+A plan claims only what the runtime's ``load()`` confirms (:mod:`ldpplan.mechanisms._shuffle_gate`):
+:func:`confirmable_guarantee` keeps the solver's bound when the runtime confirms it and otherwise
+falls back to the runtime's own bound (e.g. binary RR: the blanket instead of the exact curve).
 
 :func:`shuffled_guarantee` is the ``guarantee.shuffled`` block of a plan, and
 :func:`check_shuffled` recomputes it for ``verify``.
@@ -24,26 +30,104 @@ def __getattr__(name: str):  # ShuffleBound without importing scipy when the pla
     raise AttributeError(name)
 
 
+def _solver_kind(mechanism: str | None, domain_size: int | None, hash_range: int | None,
+                 collision: float | None) -> dict[str, Any]:
+    """The plan's mechanism names -> the solver's keyword arguments; refuses ignored or contradicting ones.
+
+    ``None``: any epsilon0-LDP randomizer (no other argument); ``"rr"``: k-ary randomized response
+    on ``domain_size = k`` values (k = 2 is binary RR), as in plans; ``"glh"``: generalized local
+    hashing with ``hash_range = g`` and the hash family's ``collision`` probability.
+
+    Raises
+    ------
+    ValueError
+        One line naming the argument: an unknown mechanism, a missing argument, or one the
+        mechanism would ignore.
+    """
+    given = {"domain_size": domain_size, "hash_range": hash_range, "collision": collision}
+    needs = {None: (), "rr": ("domain_size",), "glh": ("hash_range", "collision")}
+    if mechanism not in needs:
+        raise ValueError(f"mechanism: must be None (any epsilon0-LDP randomizer), 'rr' (k-ary randomized response, "
+                         f"with domain_size) or 'glh' (with hash_range and collision), as in plans; got {mechanism!r}")
+    for name, value in given.items():
+        if value is not None and name not in needs[mechanism]:
+            raise ValueError(f"{name}: not an argument of mechanism={mechanism!r} (it would be ignored); got {value!r}")
+        if value is None and name in needs[mechanism]:
+            raise ValueError(f"{name}: required with mechanism={mechanism!r}")
+    if mechanism == "rr":
+        if isinstance(domain_size, bool) or int(domain_size) != domain_size or domain_size < 2:
+            raise ValueError(f"domain_size: k-ary RR needs an integer domain size >= 2, got {domain_size!r}")
+        return {"mechanism": "rr"} if domain_size == 2 else {"mechanism": "krr", "domain_size": int(domain_size)}
+    if mechanism == "glh":
+        return {"mechanism": "glh", "hash_range": hash_range, "collision": collision}
+    return {}
+
+
 def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
-                  domain_size: int | None = None):
+                  domain_size: int | None = None, hash_range: int | None = None, collision: float | None = None):
     """Central ``(epsilon, delta)`` of ``n`` shuffled epsilon0-LDP reports -> ``ShuffleBound``.
 
-    See :func:`ldpplan.solvers.shuffle.shuffle_bound` (parameters, Raises, References).
+    Parameters
+    ----------
+    epsilon0 : float
+        Local epsilon of one report (nats).
+    n : int
+        Users, one report each.
+    delta : float
+        In (0, 1).
+    mechanism : {None, "rr", "glh"}
+        The plan's mechanism names: ``None`` any epsilon0-LDP randomizer; ``"rr"`` k-ary randomized
+        response with ``domain_size = k`` (required; ``k = 2`` is binary RR); ``"glh"`` with
+        ``hash_range`` and ``collision`` (required).
+    domain_size, hash_range, collision
+        As ``mechanism`` requires; an argument it would ignore is refused.
+
+    Raises
+    ------
+    ValueError
+        One line naming the argument (see :func:`ldpplan.solvers.shuffle.shuffle_bound` for the ranges).
+
+    References
+    ----------
+    See :func:`ldpplan.solvers.shuffle.shuffle_bound`.
     """
     from ..solvers.shuffle import shuffle_bound as solve
 
-    return solve(epsilon0, n, delta, mechanism=mechanism, domain_size=domain_size)
+    return solve(epsilon0, n, delta, **_solver_kind(mechanism, domain_size, hash_range, collision))
 
 
 def local_epsilon_for(central_epsilon: float, delta: float, n: int, *, mechanism: str | None = None,
                       domain_size: int | None = None) -> float:
-    """Largest epsilon0 (0.001 grid) whose shuffled bound meets ``central_epsilon``.
+    """Largest epsilon0 (0.001 grid) whose plan claim (:func:`confirmable_guarantee`) meets ``central_epsilon``.
 
-    See :func:`ldpplan.solvers.shuffle.local_epsilon_for` (Returns, Raises, References).
+    ``mechanism``/``domain_size`` as in :func:`shuffle_bound` (``"glh"`` plans use the generic
+    bound: pass ``None``). The solver's search on its bound gives the start; when the runtime
+    cannot confirm that bound, the grid is searched down on the claim the plan will carry.
+
+    Raises
+    ------
+    ValueError
+        As :func:`ldpplan.solvers.shuffle.local_epsilon_for`.
     """
+    from ..solvers.shuffle import TARGET_STEP
     from ..solvers.shuffle import local_epsilon_for as solve
 
-    return solve(central_epsilon, delta, n, mechanism=mechanism, domain_size=domain_size)
+    kind = _solver_kind(mechanism, domain_size, None, None)
+    top = solve(central_epsilon, delta, n, **kind)
+
+    def meets(step: int) -> bool:
+        return confirmable_guarantee(step * TARGET_STEP, n, delta, kind)["epsilon"] <= central_epsilon
+
+    hi = int(round(top / TARGET_STEP))
+    if meets(hi):
+        return top
+    lo = 1
+    if not meets(lo):
+        raise ValueError(f"central_epsilon: {central_epsilon} is not met even by epsilon0 = {TARGET_STEP:.3f}")
+    while hi - lo > 1:  # invariant: meets(lo), not meets(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if meets(mid) else (lo, mid)
+    return round(lo * TARGET_STEP, 6)
 
 
 def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
@@ -54,7 +138,7 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
            "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
-           "central_guarantee"]
+           "central_guarantee", "confirmable_guarantee", "lifetime_guarantee", "central_tables"]
 
 
 def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
@@ -74,14 +158,53 @@ def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str 
             "source": bound.source}
 
 
+def _gate_randomizer(randomizer: Mapping[str, Any]) -> dict[str, Any]:
+    """The solver's randomizer keywords -> the runtime gate's (``kind``, ``domain_size``)."""
+    mechanism = randomizer.get("mechanism")
+    if mechanism in ("rr", "krr"):
+        return {"kind": "krr", "domain_size": 2 if mechanism == "rr" else int(randomizer["domain_size"])}
+    return {"kind": "generic"}
+
+
+def confirmable_guarantee(epsilon0: float, n: int, delta: float,
+                          randomizer: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``guarantee.shuffled`` as a plan states it: the solver's bound when the runtime's ``load()``
+    confirms it, else the runtime's own bound (:func:`ldpplan.mechanisms._shuffle_gate.upper_epsilon`).
+
+    ``randomizer``: the solver's keywords (the family's ``shuffle_randomizer``). The solver's bound
+    is first nudged up by a few parts in 10^9 .. 10^4 when the runtime's evaluation of the same
+    theorem lands a rounding margin above ``delta``; a bound the runtime does not implement (the
+    exact curve of binary RR) is replaced by the runtime's best bound, with its source.
+
+    References
+    ----------
+    See :mod:`ldpplan.solvers.shuffle` and :mod:`ldpplan.mechanisms._shuffle_gate`.
+    """
+    from ..mechanisms._shuffle_gate import check_shuffled_claim, upper_epsilon
+
+    randomizer = dict(randomizer or {})
+    claim = shuffled_guarantee(epsilon0, n, delta, **randomizer)
+    gate = _gate_randomizer(randomizer)
+    for factor in (1.0, 1.0 + 1e-9, 1.0 + 1e-6, 1.0 + 1e-4):
+        trial = {**claim, "epsilon": min(float(epsilon0), claim["epsilon"] * factor)}
+        if check_shuffled_claim(trial, epsilon0, gate) is None:
+            return trial
+    epsilon, source = upper_epsilon(epsilon0, n, delta, gate)
+    lower = claim["source"].partition("; lower: ")[2]
+    return {**claim, "epsilon": epsilon, "epsilon_lower": min(claim["epsilon_lower"], epsilon),
+            "source": f"{source}; lower: {lower}"}
+
+
 def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: str | None = None,
-                   domain_size: int | None = None, **glh: Any) -> str | None:
+                   domain_size: int | None = None, expected: Mapping[str, Any] | None = None,
+                   **glh: Any) -> str | None:
     """Recompute a plan's ``guarantee.shuffled`` through an independent path; ``None`` when it holds.
 
     The claim must (1) equal the recomputed bound, and (2) pass the independent cross-checks: it
     is at least the recomputed lower bound and, where FMT21 Theorem 3.1 applies, at most its
     closed form (a claim below a sound lower bound, or one that the closed form contradicts,
-    is refused).
+    is refused). ``expected``: the claim the plan should carry (:func:`confirmable_guarantee`);
+    default the solver's bound (:func:`shuffled_guarantee`).
     """
     for key in ("n", "delta", "epsilon", "epsilon_lower", "source"):
         if key not in shuffled:
@@ -91,7 +214,8 @@ def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: s
         return f"guarantee.shuffled.n: must be a positive integer, got {n!r}"
     if not isinstance(delta, (int, float)) or not 0 < delta < 1:
         return f"guarantee.shuffled.delta: must be in (0, 1), got {delta!r}"
-    expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size, **glh)
+    if expected is None:
+        expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size, **glh)
     for key in ("epsilon", "epsilon_lower", "source"):
         if shuffled[key] != expected[key]:
             return (f"guarantee.shuffled.{key}: claims {shuffled[key]!r} but the bound recomputed from the plan's "
@@ -167,9 +291,38 @@ def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any],
     ``randomizer``: keyword arguments of the randomizer-specific bound, from the plan's family
     (``Family.shuffle_randomizer``); empty or None: the generic bounds for epsilon0-LDP randomizers.
     """
-    plan["guarantee"]["shuffled"] = shuffled_guarantee(local_epsilon_of_plan(plan), int(block["n"]),
-                                                       float(block["delta"]), **dict(randomizer or {}))
+    from ..mechanisms._shuffle_gate import MAX_SHUFFLE_N
+    from .errors import SpecError
+
+    if int(block["n"]) > MAX_SHUFFLE_N:
+        raise SpecError("shuffle.n", f"must be at most {MAX_SHUFFLE_N:.0e} (the largest batch the runtime's load() "
+                        "confirms a central claim for)", block["n"])
+    plan["guarantee"]["shuffled"] = confirmable_guarantee(local_epsilon_of_plan(plan), int(block["n"]),
+                                                          float(block["delta"]), randomizer)
+    if "epsilon_lifetime" in plan["guarantee"]:  # several reports per user: also the claim over all rounds
+        plan["guarantee"]["shuffled_lifetime"] = lifetime_guarantee(plan, block)
     return plan
+
+
+def lifetime_guarantee(plan: Mapping[str, Any], block: Mapping[str, Any]) -> dict[str, Any]:
+    """``guarantee.shuffled_lifetime``: the central guarantee of all of a plan's rounds through the shuffler.
+
+    Each round's batch is shuffled; ``guarantee.shuffled`` covers one round (``epsilon0`` = one
+    report's ``epsilon``). Over all rounds the rounds share each user's permanent response, so
+    per-round claims do not compose by the composition theorems (their randomness is not
+    independent). Instead: the ``R`` shuffled batches are a post-processing of one shuffle of the
+    users' whole-history tuples (apply an independent uniform permutation per round to the
+    shuffled tuples), and one user's whole history is ``epsilon_lifetime``-LDP (the plan's
+    lifetime claim), so FMT21's bounds for any epsilon0-LDP randomizer apply with ``epsilon0 =
+    guarantee.epsilon_lifetime`` (rounded as :func:`confirmable_guarantee`).
+
+    References
+    ----------
+    Feldman, McMillan, Talwar, "Hiding among the clones", FOCS 2021, Theorems 3.1 and 3.2 (any
+    epsilon0-LDP randomizer); Dwork and Roth 2014, Prop. 2.1 (post-processing).
+    """
+    lifetime = float(plan["guarantee"]["epsilon_lifetime"])
+    return confirmable_guarantee(lifetime, int(block["n"]), float(block["delta"]), None)
 
 
 def verify_shuffled(plan: Mapping[str, Any], randomizer: Mapping[str, Any] | None = None) -> str | None:
@@ -179,6 +332,8 @@ def verify_shuffled(plan: Mapping[str, Any], randomizer: Mapping[str, Any] | Non
     """
     block = (plan.get("spec") or {}).get("shuffle")
     shuffled = (plan.get("guarantee") or {}).get("shuffled")
+    if block is None and "shuffled_lifetime" in (plan.get("guarantee") or {}):
+        return "guarantee.shuffled_lifetime: present but the embedded spec has no [shuffle] block"
     if block is None and shuffled is None:
         return None
     if block is None:
@@ -196,7 +351,30 @@ def verify_shuffled(plan: Mapping[str, Any], randomizer: Mapping[str, Any] | Non
     if central is not None and not shuffled.get("epsilon", math.inf) <= central:
         return (f"guarantee.shuffled.epsilon: {shuffled.get('epsilon')!r} exceeds the spec's target.central_epsilon "
                 f"= {central!r}")
-    return check_shuffled(shuffled, epsilon0, **dict(randomizer or {}))
+    try:
+        expected = confirmable_guarantee(epsilon0, shuffled["n"], float(shuffled["delta"]), randomizer)
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"guarantee.shuffled: {exc}"
+    failure = check_shuffled(shuffled, epsilon0, expected=expected, **dict(randomizer or {}))
+    return failure if failure is not None else _verify_lifetime(plan, block)
+
+
+def _verify_lifetime(plan: Mapping[str, Any], block: Mapping[str, Any]) -> str | None:
+    """``verify``'s check of ``guarantee.shuffled_lifetime`` (:func:`lifetime_guarantee`); None when it holds."""
+    guarantee = plan.get("guarantee") or {}
+    claim = guarantee.get("shuffled_lifetime")
+    if "epsilon_lifetime" not in guarantee:
+        return None if claim is None else "guarantee.shuffled_lifetime: present but the plan claims no epsilon_lifetime"
+    if claim is None:
+        return "guarantee.shuffled_lifetime: required (the plan has several rounds and a [shuffle] block)"
+    try:
+        expected = lifetime_guarantee(plan, block)
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"guarantee.shuffled_lifetime: {exc}"
+    if claim != expected:
+        return (f"guarantee.shuffled_lifetime: claims {claim!r:.200} but the bound recomputed from epsilon_lifetime "
+                f"gives {expected!r:.200}")
+    return None
 
 
 def central_guarantee(plan: Mapping[str, Any], n: int, delta: float,
@@ -241,4 +419,36 @@ def central_guarantee(plan: Mapping[str, Any], n: int, delta: float,
     except ValueError as exc:
         raise SpecError("PLAN", str(exc), plan.get("mechanism")) from None
     return {"mechanism": plan.get("mechanism"), "local_epsilon": epsilon0,
-            **shuffled_guarantee(epsilon0, n, float(delta), **dict(randomizer or {}))}
+            **confirmable_guarantee(epsilon0, n, float(delta), randomizer)}
+
+
+def central_tables(plan: Mapping[str, Any]) -> list:
+    """The plan's central guarantees as tables (``ldpplan plan``, ``verify`` and ``simulate`` print them).
+
+    One table per claim: ``guarantee.shuffled`` (the batch of ``n`` shuffled reports; one round's
+    batch when the plan also has ``shuffled_lifetime``) and ``guarantee.shuffled_lifetime`` (all
+    rounds); each row gives epsilon (sound upper bound), delta, n, the lower bound, the local
+    epsilon0 it is computed from, and the sources. ``[]`` for a plan without a central claim.
+    """
+    from ._report import Table
+
+    guarantee = plan.get("guarantee") or {}
+    out = []
+    several = "shuffled_lifetime" in guarantee
+    for key, covers, local in (("shuffled", "one round's batch (one report per user)" if several else
+                                "one report per user", "epsilon"),
+                               ("shuffled_lifetime", f"all {guarantee.get('rounds')} rounds (whole histories)",
+                                "epsilon_lifetime")):
+        claim = guarantee.get(key)
+        if not isinstance(claim, Mapping):
+            continue
+        epsilon0 = guarantee.get("ldp_epsilon") if guarantee.get("notion") == "MinID-LDP" else guarantee.get(local)
+        upper, _, lower_source = str(claim.get("source", "")).partition("; lower: ")
+        out.append(Table(f"Central guarantee through a shuffler (guarantee.{key}): {covers}", ["key", "value"], [
+            ["central epsilon (nats, sound upper bound)", float(claim["epsilon"])],
+            ["delta", float(claim["delta"])],
+            ["n users shuffled", int(claim["n"])],
+            ["lower bound (a concrete pair needs)", float(claim["epsilon_lower"])],
+            ["from local epsilon0 (nats)", float(epsilon0) if isinstance(epsilon0, (int, float)) else "-"],
+            ["covers", covers]], note=f"upper bound: {upper}; lower bound: {lower_source}"))
+    return out

@@ -313,8 +313,34 @@ def test_fingerprint_pinning(health):
         assert refused_by_load_pinned(health, bad).startswith("fingerprint:")
     # a rewritten plan (even one that verifies) is not the pinned one
     plan = json.loads(health.read_text())
-    plan["provenance"]["created_at"] = "2000-01-01T00:00:00Z"
+    plan["provenance"]["ldpplan_version"] = "0.0.1"
     assert refused_by_load_pinned(plan, f"sha256:{digest}").startswith("fingerprint:")
+    # the time a plan was written is not its content (issue 26): re-planning keeps the fingerprint
+    plan = json.loads(health.read_text())
+    plan["provenance"]["created_at"] = "2000-01-01T00:00:00Z"
+    assert ldpplan.load(plan, fingerprint=f"sha256:{digest}").mechanism == "idue"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(__import__("ldpplan.planner.families", fromlist=["x"]).all_examples()))
+def test_same_spec_planned_twice_has_one_fingerprint(name, monkeypatch):
+    """Every example planned twice, the second time at another clock: one fingerprint (issue 26)."""
+    import datetime
+
+    from ldpplan.mechanisms import plan_fingerprint
+    from ldpplan.planner import _plan_format, example_spec, make_plan
+
+    first = make_plan(example_spec(name))
+
+    class Later(datetime.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return datetime.datetime(2031, 5, 4, 3, 2, 1, tzinfo=tz)
+
+    monkeypatch.setattr(_plan_format._dt, "datetime", Later)
+    second = make_plan(example_spec(name))
+    assert first["provenance"]["created_at"] != second["provenance"]["created_at"]
+    assert plan_fingerprint(first) == plan_fingerprint(second)
 
 
 def refused_by_load_pinned(plan, fingerprint) -> str:

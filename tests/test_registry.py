@@ -190,8 +190,9 @@ ALLOWED_OUTSIDE_ROOMS = {
     # (issue 22 pins both); the solver rooms may name their own family's mechanisms
     "solvers/hadamard.py": {"auto"},
     # the shuffle solver's vocabulary of randomizer-specific bounds ("rr": the exact binary-RR curve,
-    # "krr", "glh"); which bound a plan gets is its family's hook (planner/pie/claims.shuffle_randomizer)
-    "planner/shuffle.py": {"rr"},
+    # "krr", "glh"); which bound a plan gets is its family's hook (planner/pie/claims.shuffle_randomizer);
+    # the Python API takes the plan's mechanism names "rr" (k-ary RR) and "glh" (issue 26)
+    "planner/shuffle.py": {"rr", "glh"},
     "solvers/shuffle.py": {"rr", "glh"},
 }
 
@@ -261,6 +262,8 @@ ALLOWED_IN_CROSS_FAMILY_TESTS = {
     "test_reports_parquet.py": {"rr"},
     "test_shuffle.py": {"glh", "rr"},
     "test_shuffle_plan.py": {"glh", "rr", "uldp"},
+    "test_shuffle_gate.py": {"glh", "rr", "uldp"},
+    "test_central_console.py": {"glh", "rr"},
     "test_unary_mle.py": {"urap"},
     # the wheel without the planner: a client loads one plan of each of four families (not a coverage table)
     "test_packaging.py": {"glh", "idue", "pckv-ue", "urap"},

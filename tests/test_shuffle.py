@@ -12,10 +12,11 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from ldpplan.planner import ShuffleBound, local_epsilon_for, shuffle_bound
+from ldpplan.planner import ShuffleBound
 from ldpplan.planner.shuffle import check_shuffled, shuffled_guarantee
 from ldpplan.solvers import _shuffle_curves as curves
 from ldpplan.solvers.shuffle import TARGET_STEP, fmt21_closed_form, fmt21_numerical
+from ldpplan.solvers.shuffle import local_epsilon_for, shuffle_bound  # the solver's names: "krr", binary "rr"
 from ldpplan.solvers.shuffle import shuffle_bound as solver_bound
 
 

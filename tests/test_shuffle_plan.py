@@ -46,7 +46,7 @@ def test_every_family_states_the_central_guarantee_or_refuses(name):
 def test_krr_plan_uses_the_randomizer_specific_bound():
     plan = make_plan(_with_shuffle("pie-rr"))
     epsilon0 = plan["guarantee"]["epsilon"]
-    bound = shuffle_bound(epsilon0, SHUFFLE["n"], SHUFFLE["delta"], mechanism="krr",
+    bound = shuffle_bound(epsilon0, SHUFFLE["n"], SHUFFLE["delta"], mechanism="rr",
                           domain_size=plan["domain"]["size"])
     assert plan["guarantee"]["shuffled"]["epsilon"] == bound.epsilon
     assert "blanket" in plan["guarantee"]["shuffled"]["source"]
@@ -75,7 +75,7 @@ def test_central_epsilon_target_plans_the_largest_local_epsilon(mechanism):
     plan = make_plan(spec)
     shuffled = plan["guarantee"]["shuffled"]
     assert shuffled["epsilon"] <= 1.0
-    kind = {"mechanism": "krr", "domain_size": 20} if mechanism == "rr" else {}
+    kind = {"mechanism": "rr", "domain_size": 20} if mechanism == "rr" else {}
     epsilon0 = plan["guarantee"]["epsilon"]
     assert epsilon0 > 1.0
     assert shuffle_bound(epsilon0 + 0.01, 10**5, 1e-8, **kind).epsilon > 1.0
@@ -105,7 +105,7 @@ def test_cli_explain_shuffle_n(tmp_path):
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
     plan = json.loads(path.read_text())
-    bound = shuffle_bound(plan["guarantee"]["epsilon"], 10_000, 1e-6, mechanism="krr",
+    bound = shuffle_bound(plan["guarantee"]["epsilon"], 10_000, 1e-6, mechanism="rr",
                           domain_size=plan["domain"]["size"])
     assert out["epsilon"] == bound.epsilon and out["epsilon_lower"] == bound.epsilon_lower
     assert out["local_epsilon"] == plan["guarantee"]["epsilon"]

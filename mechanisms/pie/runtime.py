@@ -106,7 +106,7 @@ class RandomizedResponse(KaryRRBase):
     mechanism = "rr"
     #: one reported item per report
     count_rule = CountRule(sums_to_n=(("y",),))
-    PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN)
+    PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN, shuffle="krr")
 
     def __init__(self, *, domain, epsilon: float, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:

@@ -191,7 +191,7 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
 def _rescaled(plan: Mapping[str, Any], eps_min: float, model: str) -> dict[str, Any]:
     from .plan import build_plan
 
-    spec = dict(plan["spec"])
+    spec = {key: value for key, value in dict(plan["spec"]).items() if key != "shuffle"}  # local accuracy only
     scale = eps_min / min(lv["epsilon"] for lv in spec["levels"])
     spec["levels"] = [dict(lv) | {"epsilon": lv["epsilon"] * scale} for lv in spec["levels"]]
     spec["model"] = model

@@ -52,9 +52,8 @@ def shuffled_local_epsilon(spec: ParsedSpec, mechanism: str) -> float:
     epsilon0-LDP bounds (FMT21). Raises SpecError when the target is out of reach.
     """
     from ..shuffle import local_epsilon_for
-    from .claims import krr_randomizer
 
-    kind = krr_randomizer(spec.domain_size) if mechanism == "rr" else {}
+    kind = {"mechanism": "rr", "domain_size": spec.domain_size} if mechanism == "rr" else {}  # plan names
     block = spec.model.shuffle
     try:
         return local_epsilon_for(spec.target.central_epsilon, block.delta, block.n, **kind)

@@ -75,7 +75,9 @@ def _sim_plans(plan: Mapping[str, Any], n: int, labels: list[str] | None, k: int
                opts: SimulateOptions) -> list[tuple[str, dict]]:
     """The plan's RR and GLH counterparts for the data's n and domain, per target."""
     from .._common import attach_verification
+    from ..shuffle import attach_shuffled
     from . import plan as _plan_mod
+    from .claims import shuffle_randomizer
     from .verify import verify
 
     spec = {key: v for key, v in dict(plan["spec"]).items() if key not in ("domain", "domain_size", "users", "n")}
@@ -90,6 +92,8 @@ def _sim_plans(plan: Mapping[str, Any], n: int, labels: list[str] | None, k: int
             if tgt is not None:
                 s["target"] = {"bayes_error": tgt, **({"max_prior": target["max_prior"]} if target.get("max_prior") else {})}
             sp = _plan_mod.build_plan(s)
+            if "shuffle" in s:  # the central claim the runtime's load() checks (issue 26)
+                attach_shuffled(sp, sp["spec"]["shuffle"], shuffle_randomizer(sp))
             attach_verification(sp, verify(sp))
             out.append((f"bayes>={tgt:g}" if tgt is not None else "plan target", sp))
     return out

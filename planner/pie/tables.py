@@ -38,8 +38,11 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     if "l2_loss_total_limit_g_infinite" in pr:
         rows3.append(["total, limit g -> inf (Thm. 4.8)", float(pr["l2_loss_total_limit_g_infinite"]["value"])])
     t3 = Table(f"Predicted l2 loss of the empirical estimate ({pr['l2_loss_total']['source']})", ["key", "value"], rows3)
+    central = ((plan.get("spec") or {}).get("target") or {}).get("central_epsilon")
+    binding = (f"the central target {central:g} through the shuffler" if central is not None  # issue 27
+               else str(sel.get("epsilon_binding")))
     t4 = Table(f"Candidates: requested {sel.get('requested')!r}, chose {sel.get('chosen')!r} "
-               f"({sel.get('epsilon_binding')} binds epsilon)",
+               f"({binding} binds epsilon)",
                ["mechanism", "epsilon", "g", "alpha_bits", "total l2", "report bits"],
                [[b["name"], float(b["epsilon"]), "-" if b.get("g") is None else int(b["g"]), float(b["alpha_bits"]),
                  float(b["predicted"]["l2_loss_total"]["value"]), int(b["predicted"]["report_bits"]["value"])]
