@@ -33,8 +33,8 @@ export const GUARANTEE_FIELDS: Record<string, string[]> = {
   "l-grr": LONG, "l-sue": LONG, "l-oue": LONG, "l-osue": LONG, "l-soue": LONG, "pckv-ue": PCKV, "pckv-grr": PCKV,
   urr: ULDP, urap: ULDP, pum: [...ULDP, "intermediate_sensitive", "user_sensitive", "user_indistinguishability_epsilon"],
 };
-/** Clock readings left out of the fingerprint (none in the current format; see `fingerprintOf`). */
-export const NOT_CONTENT: [string, string][] = [];
+/** Clock readings left out of the fingerprint (mechanisms/_plan.py `_NOT_CONTENT`): re-planning gives the same fingerprint. */
+export const NOT_CONTENT: [string, string][] = [["provenance", "created_at"], ["solver", "time_seconds"]];
 
 export interface LoadOptions {
   /** The pinned `"sha256:<64 hex>"` (or bare hex, any case): another plan is refused. */
