@@ -45,7 +45,8 @@ def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     manifest: list[dict] = []
 
-    def add(name: str, plan, accept: bool, *, text: str | None = None, fingerprint=None, case: str) -> None:
+    def add(name: str, plan, accept: bool, *, text: str | None = None, fingerprint=None, case: str,
+            client_refuses: str | None = None) -> None:
         body = text if text is not None else json.dumps(plan, indent=1)
         message = python_refuses(json.loads(body) if text is None else plan, fingerprint)
         if text is not None and accept is False:
@@ -53,8 +54,8 @@ def main(out: Path) -> None:
         if accept != (message is None):
             raise SystemExit(f"{name}: the Python runtime {'refuses' if message else 'accepts'} it ({message})")
         (out / f"{name}.json").write_text(body)
-        manifest.append({"file": f"{name}.json", "accept": accept, "case": case, "fingerprint": fingerprint,
-                         "python": message})
+        manifest.append({"file": f"{name}.json", "accept": accept and client_refuses is None, "case": case,
+                         "fingerprint": fingerprint, "python": message, "client_refuses": client_refuses})
 
     for param in gate.FAST:
         fam, example = param.values
@@ -125,8 +126,40 @@ def main(out: Path) -> None:
     plan = copy.deepcopy(health)
     plan["guarantee"]["ldp_epsilon"] = math.nextafter(plan["guarantee"]["ldp_epsilon"], 0.0)
     add("health--ldp-epsilon-step", plan, False, case="ldp_epsilon one float step down")
+    shuffle_fixtures(add)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    print(f"{len(manifest)} plans ({sum(m['accept'] for m in manifest)} honest) in {out}")
+    print(f"{len(manifest)} plans ({sum(m['accept'] for m in manifest)} to load; "
+          f"{sum(bool(m['client_refuses']) for m in manifest)} honest ones the client refuses on the safe side) in {out}")
+
+
+def shuffle_fixtures(add) -> None:
+    """tests/test_shuffle_gate.py: each tampering of the central claim of its fast examples, refused."""
+    import test_shuffle_gate as sg
+
+    for name in sg.FAST + ["longitudinal-daily"]:
+        plan = sg._shuffled_plan(name)
+        numerical = [claim for claim in ("shuffled", "shuffled_lifetime") if claim in plan["guarantee"]
+                     and not plan["guarantee"][claim]["source"].startswith(sg.gate.SOURCE_FMT_CLOSED)
+                     and sg._amplified(plan, claim)]
+        # the client confirms FMT21 Theorem 3.1 and epsilon >= epsilon0 only: an amplified claim from the
+        # numerical bounds (FMT21 Thm 3.2, the k-RR blanket) is refused, on the safe side (see its README)
+        add(f"shuffle-{name}--honest", plan, True, case="honest, with a [shuffle] block",
+            client_refuses=f"unported bound for {numerical}" if numerical else None)
+        plain = ldpplan.planner.make_plan(dict(ldpplan.planner.example_spec(name)))
+        for claim in [key for key in ("shuffled", "shuffled_lifetime") if key in plan["guarantee"]]:
+            added = copy.deepcopy(plain)
+            added["guarantee"][claim] = copy.deepcopy(plan["guarantee"][claim])
+            add(f"shuffle-{name}--{claim}-without-block", added, False, case=f"{claim} without a [shuffle] block")
+            honest_source = plan["guarantee"][claim]["source"]
+            for i, (kind, edit) in enumerate(sg.tamperings(claim).items()):
+                tampered = copy.deepcopy(plan)
+                edit(tampered)
+                if kind.startswith("source -> ") and tampered["guarantee"][claim]["source"].split("; lower:")[0] \
+                        == honest_source.split("; lower:")[0]:
+                    continue
+                if kind.startswith("spec and claim") and not sg._amplified(plan, claim):
+                    continue
+                add(f"shuffle-{name}--{claim}-{i}", tampered, False, case=f"{claim}: {kind}")
 
 
 if __name__ == "__main__":

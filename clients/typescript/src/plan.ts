@@ -7,6 +7,7 @@
 import { PlanError } from "./errors.js";
 import { Node, canonical, parseStrict } from "./json.js";
 import { FAMILY_CHECKS } from "./families.js";
+import { checkPlanShuffled } from "./shuffle.js";
 import { Ctx } from "./numbers.js";
 
 export const FORMAT_VERSION = "2.0";
@@ -19,7 +20,7 @@ export const MAX_DOMAIN_SIZE = 2 ** 24;
 export const MAX_DOMAIN: Record<string, number> = { rr: Number.MAX_SAFE_INTEGER, glh: Number.MAX_SAFE_INTEGER };
 export const TOP_LEVEL_FIELDS = ["format_version", "mechanism", "domain", "params", "guarantee", "predicted", "baselines",
   "planning_inputs", "solver", "verification", "spec", "provenance"];
-export const COMMON_GUARANTEE_FIELDS = ["notion", "epsilon", "shuffled"];
+export const COMMON_GUARANTEE_FIELDS = ["notion", "epsilon", "shuffled", "shuffled_lifetime"];
 const PIE = ["alpha_bits", "alpha_nats", "bayes_error_lower_bound", "theta", "alpha_mechanism_bits", "alpha_ldp_bits",
   "alpha_binding", "prior", "max_prior", "n", "releases", "sources"];
 const IDUE = ["levels", "ldp_epsilon", "ldp_epsilon_lemma1", "ldp_epsilon_kind"];
@@ -140,6 +141,7 @@ export async function loadPlan(text: string, options: LoadOptions = {}): Promise
   const block = plan.verification;
   if (typeof block.holds !== "boolean" || typeof block.message !== "string") throw new PlanError("verification: must be an object with a boolean 'holds' and a string 'message'");
   if (block.holds !== true) throw new PlanError(`verification.holds: must be true: the client runs only verified plans (got ${block.holds})`);
+  checkPlanShuffled(plan);
   FAMILY_CHECKS[mechanism](ctx, plan);
   return Object.freeze({ plan, mechanism, fingerprint });
 }
