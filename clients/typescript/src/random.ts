@@ -38,22 +38,26 @@ export class FixedSource implements ByteSource {
   }
 }
 
-/** The word stream every sampler reads (one word = 8 bytes, little-endian). */
+/** The word stream every sampler reads (one word = 8 bytes, little-endian), in 32-bit halves. */
 export class Stream {
   private buf = new Uint8Array(8);
+  private view = new DataView(this.buf.buffer);
+  private limits = new Map<number, number>();
   constructor(readonly source: ByteSource) {}
 
-  word(): bigint {
+  /** The next word as [high, low] 32-bit halves. */
+  private halves(): [number, number] {
     this.source.fill(this.buf);
-    let w = 0n;
-    for (let i = 7; i >= 0; i--) w = (w << 8n) | BigInt(this.buf[i]);
-    return w;
+    return [this.view.getUint32(4, true), this.view.getUint32(0, true)];
+  }
+  word(): bigint {
+    const [hi, lo] = this.halves();
+    return (BigInt(hi) << 32n) | BigInt(lo);
   }
   /** `s` bytes: `ceil(s / 8)` words, their little-endian bytes, the first `s` kept. */
   bytes(s: number): Uint8Array {
-    const words = Math.ceil(s / 8);
-    const out = new Uint8Array(words * 8);
-    for (let i = 0; i < words; i++) this.source.fill(out.subarray(i * 8, i * 8 + 8));
+    const out = new Uint8Array(Math.ceil(s / 8) * 8);
+    if (out.length) this.source.fill(out);
     return out.subarray(0, s);
   }
   /** `s` bits, most significant bit of each byte first. */
@@ -65,18 +69,21 @@ export class Stream {
   }
   /** Uniform integers in `[0, bounds[i])`: one word each, then rejected ones redrawn round by round. */
   below(bounds: number[]): number[] {
+    if (bounds.some((b) => b >= 2 ** 26)) return this.belowBig(bounds.map(BigInt)).map(Number);
     const n = bounds.length;
-    const words = new Array<bigint>(n);
-    for (let i = 0; i < n; i++) words[i] = this.word();
+    const hi = new Array<number>(n), lo = new Array<number>(n);
+    for (let i = 0; i < n; i++) [hi[i], lo[i]] = this.halves();
     const out = new Array<number>(n).fill(-1);
     let pending = Array.from({ length: n }, (_, i) => i);
     while (pending.length) {
       for (const i of pending) {
-        const b = BigInt(bounds[i]);
-        if (words[i] < TWO64 - (TWO64 % b)) out[i] = Number(words[i] % b);
+        const b = bounds[i];
+        let r = this.limits.get(b); // 2^64 mod b (< 2^26): accept w < 2^64 - r
+        if (r === undefined) this.limits.set(b, (r = Number((1n << 64n) % BigInt(b))));
+        if (!(hi[i] === 0xffffffff && lo[i] >= 2 ** 32 - r)) out[i] = (((hi[i] % b) * (2 ** 32 % b)) % b + (lo[i] % b)) % b;
       }
       pending = pending.filter((i) => out[i] < 0);
-      for (const i of pending) words[i] = this.word();
+      for (const i of pending) [hi[i], lo[i]] = this.halves();
     }
     return out;
   }
@@ -96,7 +103,10 @@ export class Stream {
   /** Uniform floats `(word >> 11) * 2^-53` in [0, 1). */
   unit(n: number): number[] {
     const out = new Array<number>(n);
-    for (let i = 0; i < n; i++) out[i] = Number(this.word() >> 11n) * 2 ** -53;
+    for (let i = 0; i < n; i++) {
+      const [hi, lo] = this.halves();
+      out[i] = (hi * 2 ** 21 + (lo >>> 11)) * 2 ** -53;
+    }
     return out;
   }
   /** Bernoulli(floor(p 2^48) / 2^48): one byte each, a 40-bit refinement word for each tie, in order. */
@@ -108,7 +118,10 @@ export class Stream {
     for (let i = 0; i < n; i++) out[i] = r[i] < Math.floor(ks[i] / TWO40) ? 1 : 0;
     for (let i = 0; i < n; i++) {
       const top = Math.floor(ks[i] / TWO40);
-      if (top < 256 && r[i] === top) out[i] = Number(this.word() >> 24n) < ks[i] % TWO40 ? 1 : 0;
+      if (top < 256 && r[i] === top) {
+        const [hi, lo] = this.halves();
+        out[i] = hi * 256 + (lo >>> 24) < ks[i] % TWO40 ? 1 : 0; // word >> 24, 40 bits
+      }
     }
     return out;
   }
