@@ -34,7 +34,9 @@ def domain_labels(domain: Any, *, low: int = 1) -> tuple[int, list[str] | None]:
     ------
     ValueError
         ``domain: ...`` naming the rule: a bool, a string, anything else that is neither a size
-        nor a sequence, fewer than ``low`` items, or repeated labels.
+        nor a sequence, fewer than ``low`` items, repeated labels, or a label that starts or ends
+        with whitespace (input files are read with cells stripped, so it could never be reported;
+        the planner refuses it in the spec, issue 27).
     """
     if isinstance(domain, (int, np.integer)) and not isinstance(domain, (bool, np.bool_)):
         if int(domain) < low:
@@ -47,6 +49,9 @@ def domain_labels(domain: Any, *, low: int = 1) -> tuple[int, list[str] | None]:
         raise ValueError(f"domain: must have at least {low} items (got {len(labels)} labels)")
     if len(set(labels)) != len(labels):
         raise ValueError("domain: labels must be distinct")
+    spaced = next((label for label in labels if label != label.strip()), None)
+    if spaced is not None:  # input cells are read stripped: such an item could never be reported
+        raise ValueError(f"domain: a label must not start or end with whitespace (got {spaced!r})")
     return len(labels), labels
 
 

@@ -79,7 +79,8 @@ class PlanFields:
     max_domain: int = MAX_DOMAIN_SIZE
     #: the randomizer ``load()`` confirms a ``guarantee.shuffled`` claim for
     #: (:func:`ldpplan.mechanisms._shuffle_gate.check_plan_shuffled`): ``"generic"`` (any
-    #: epsilon0-LDP randomizer) or ``"krr"`` (k-ary randomized response, ``k = domain.size``)
+    #: epsilon0-LDP randomizer), ``"krr"`` (k-ary randomized response, ``k = domain.size``), or a two-level
+    #: randomizer of :mod:`ldpplan.mechanisms._amplification` (``"hash"``, ``"sylvester"``, ``"unary"``)
     shuffle: str = "generic"
 
     @property

@@ -42,6 +42,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ._amplification import MAX_N, PLAN_KINDS, SOURCE_TWO_LEVEL, TWO_LEVEL_KINDS, randomizer_of_plan, two_level_delta
 from ._binomial import binom_pmf, chernoff_outside, positive_part_half, window
 
 __all__ = ["check_shuffled_claim", "check_plan_shuffled", "upper_epsilon", "SOURCE_FMT_CLOSED",
@@ -142,8 +143,13 @@ def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
 
 #: source -> (divergence upper bound at epsilon, randomizer kinds it applies to)
 _CHECKS: dict[str, tuple[Callable[..., float], tuple[str, ...]]] = {
-    SOURCE_FMT_NUMERICAL: (clone_delta, ("generic", "krr")),
-    SOURCE_BLANKET: (blanket_delta, ("krr",)),
+    SOURCE_FMT_NUMERICAL: (clone_delta, ("generic",) + TWO_LEVEL_KINDS),
+    # k-RR's blanket: the same theorem summed by mechanisms/_amplification.py (finer blanket blocks, so never
+    # above blanket_delta's value by more than its rounding margins; path recursions instead of a sum per t)
+    SOURCE_BLANKET: (lambda epsilon, epsilon0, n, randomizer: (two_level_delta if n <= MAX_N else blanket_delta)(
+        epsilon, epsilon0, n, randomizer), ("krr",)),
+    # the randomizer's own blanket (mechanisms/_amplification.py): GLH, Hadamard response, unary encodings
+    SOURCE_TWO_LEVEL: (two_level_delta, tuple(kind for kind in TWO_LEVEL_KINDS if kind != "krr")),
 }
 
 
@@ -220,7 +226,7 @@ def _confirm(epsilon: float, epsilon0: float, n: int, delta: float, source: str,
                 f"{kind!r} randomizer; it refuses a central claim it cannot check")
     if epsilon >= epsilon0:
         return None
-    value = _CHECKS[upper][0](epsilon, epsilon0, n, randomizer)
+    value = _CHECKS[upper][0](epsilon, epsilon0, n, {**randomizer, "delta": delta})
     if value <= delta:
         return None
     return (f"guarantee.shuffled.epsilon: at the claimed {epsilon!r} the runtime's bound ({upper[:60]}...) gives "
@@ -235,7 +241,7 @@ def upper_epsilon(epsilon0: float, n: int, delta: float, randomizer: Mapping[str
     on each divergence of :data:`_CHECKS` that applies (non-increasing in ``epsilon``); the upper
     end of the bracket is returned, so ``check_shuffled_claim`` accepts it.
     """
-    randomizer = dict(randomizer or {"kind": "generic"})
+    randomizer = {**dict(randomizer or {"kind": "generic"}), "delta": delta}
     kind = randomizer.get("kind", "generic")
     best = (float(epsilon0), SOURCE_FMT_NUMERICAL)  # epsilon0 itself: every divergence check accepts it
     closed = fmt21_closed_form(epsilon0, n, delta)
@@ -306,6 +312,11 @@ def check_plan_shuffled(plan: Mapping[str, Any], kind: str = "generic") -> str |
     randomizer: dict[str, Any] = {"kind": kind}
     if kind == "krr":
         randomizer["domain_size"] = int((plan.get("domain") or {}).get("size"))
+    elif kind in PLAN_KINDS:  # the numbers of the runtime's channel, read from the plan
+        try:
+            randomizer = randomizer_of_plan(plan, kind)
+        except ValueError as exc:
+            return f"guarantee.shuffled: the runtime cannot describe its randomizer: {exc}"
     failure = check_shuffled_claim(guarantee["shuffled"], float(epsilon0), randomizer, block)
     if failure is not None:
         return failure

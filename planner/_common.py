@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import PrivacyViolation, SpecError
 
-__all__ = ["SpecBase", "ShuffleSpec", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "split_list"]
+__all__ = ["SpecBase", "ShuffleSpec", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "split_list", "check_labels"]
 
 
 #: The range of every privacy budget a spec states, in nats, in every family: ``0 < epsilon <= 100``
@@ -174,3 +174,25 @@ def split_list(value: Any) -> Any:
     if isinstance(value, str):
         return tuple(v.strip() for v in value.split(",") if v.strip())
     return value
+
+
+def check_labels(field: str, labels) -> list[str]:
+    """A spec's item labels as strings, refused when one starts or ends with whitespace.
+
+    Every CSV reader strips its cells of surrounding spaces (``planner/data``), so a label such as
+    ``" a"`` could never be read from a user's input, and ``" a"`` and ``"a"`` would be two items
+    that every input file maps to one. The choice (issue 27): refuse such a label in the spec
+    rather than strip it silently (a plan's labels are exactly the spec's). The runtime refuses
+    them too (:func:`ldpplan.mechanisms._api.domain_labels`).
+
+    Raises
+    ------
+    SpecError
+        ``FIELD[k]: must not start or end with whitespace ...`` naming the first such label.
+    """
+    out = [str(x) for x in labels]
+    for k, label in enumerate(out):
+        if label != label.strip():
+            raise SpecError(f"{field}[{k}]", "a label must not start or end with whitespace (input cells are read "
+                            "stripped, so it could never be reported)", label)
+    return out

@@ -3,15 +3,19 @@
 On a terminal (its width from ``COLUMNS`` or the terminal), a table too wide for the width is
 laid out by :mod:`._layout`: stacked tables repeating the key column, or transposed
 ``column | value`` tables; numbers never wrap and are never cut. When the stream is not a
-terminal (a pipe, a file, a test), output is plain: no colours, no control codes, and the
-console is wide enough that every table is drawn whole.
+terminal (a pipe, a file, a test), output is plain: no colours, no control codes; its width is
+``COLUMNS`` when that is set (tables are laid out and notes wrapped to it, as on a terminal), else
+wide enough that every table is drawn whole on one line per row.
+
+Tables longer than :data:`ldpplan.planner._summary.ROW_LIMIT` rows are summarized (the binding rows,
+the extremes, a count of the rest) unless ``full`` is asked for (``--full``).
 """
 from __future__ import annotations
 
 import sys
 from typing import Iterable, TextIO
 
-__all__ = ["interactive", "console", "print_tables", "fmt_cell", "print_message"]
+__all__ = ["interactive", "console", "print_tables", "fmt_cell", "print_message", "progress_bar"]
 
 #: Width of the console when the stream is not a terminal (tables never need more).
 PLAIN_WIDTH = 10_000
@@ -38,8 +42,17 @@ def console(stderr: bool = False):
     stream = sys.stderr if stderr else sys.stdout
     if _is_tty(stream):
         return Console(file=stream, highlight=False, soft_wrap=False)
-    return Console(file=stream, highlight=False, soft_wrap=True, width=PLAIN_WIDTH, color_system=None,
-                   force_terminal=False, emoji=False)
+    width = _columns()
+    return Console(file=stream, highlight=False, soft_wrap=width is None, width=width or PLAIN_WIDTH,
+                   color_system=None, force_terminal=False, emoji=False)
+
+
+def _columns() -> int | None:
+    """``COLUMNS`` as a width (at least 20) when it is set to a number, else None."""
+    import os
+
+    text = os.environ.get("COLUMNS", "").strip()
+    return max(20, int(text)) if text.isdigit() and int(text) > 0 else None
 
 
 def fmt_cell(cell) -> str:
@@ -71,20 +84,25 @@ def _rich_table(title: str, headers, rows, columns, fixed: bool):
     return rt
 
 
-def print_tables(tables: Iterable, con=None) -> None:
+def print_tables(tables: Iterable, con=None, *, full: bool = False) -> None:
     """Render planner ``Table`` objects so that every figure is shown in full at the console's width.
 
     A table that fits is drawn as it is; a wider one is split into stacked tables repeating the
     first column (titles ``(columns 1/3)`` ...), or, when even that does not fit, drawn as one
     ``column | value`` table per row (``(row 1/4)`` ...). Numbers never wrap or get cut; text
-    wraps between words. See :func:`ldpplan.planner._layout.layout`.
+    wraps between words, and a text cell that would take more than two lines is printed below the
+    table as a footnote ``[k]`` (:func:`ldpplan.planner._layout.footnote_tall_cells`). See
+    :func:`ldpplan.planner._layout.layout`. Unless ``full``, a long table is drawn as its summary
+    (:func:`ldpplan.planner._summary.summary_table`).
     """
-    from ._layout import layout
+    from ._layout import footnote_tall_cells, layout
+    from ._summary import summary_table
 
     con = con or console()
     for t in tables:
+        t = t if full else summary_table(t)
         headers = [str(c) for c in t.columns]
-        cells = [[fmt_cell(c) for c in row] for row in t.rows]
+        cells, footnotes = footnote_tall_cells(headers, [[fmt_cell(c) for c in row] for row in t.rows], con.width)
         blocks = layout(headers, cells, con.width)
         for block in blocks:
             if block.row is not None:
@@ -95,12 +113,18 @@ def print_tables(tables: Iterable, con=None) -> None:
             title = t.title if block.parts == 1 else f"{t.title} (columns {block.part}/{block.parts})"
             rows = [[r[c.index] for c in block.columns] for r in cells]
             con.print(_rich_table(title, headers, rows, block.columns, fixed=not block.natural))
+        for k, text in enumerate(footnotes, 1):  # tall text cells, moved out of the table
+            con.print(f"[{k}] {text}", markup=False, highlight=False)
         if t.note:
             con.print(t.note, style="dim", markup=False)
 
 
 def print_message(text: str, *, prefix: str = "", style: str = "", stderr: bool = False) -> None:
-    """Print one line (``prefix`` in ``style``, the text verbatim, never interpreted as markup)."""
+    """Print one line (``prefix`` in ``style``, the text verbatim, never interpreted as markup).
+
+    On stderr the line is never wrapped (an error is one line); on stdout it wraps between words
+    at the console's width when it has one.
+    """
     from rich.text import Text
 
     con = console(stderr=stderr)
@@ -109,4 +133,37 @@ def print_message(text: str, *, prefix: str = "", style: str = "", stderr: bool 
         line.append(prefix, style=style or None)
         line.append(" ")
     line.append(text)
-    con.print(line, soft_wrap=True, highlight=False)
+    # stderr (errors, warnings, notes): always one line, the exit-code contract; stdout (holds:, verified:,
+    # fingerprint:): wrapped between words where the console has a width (a terminal, or COLUMNS on a pipe)
+    con.print(line, soft_wrap=True if stderr else None, highlight=False)
+
+
+class progress_bar:
+    """A progress bar of counted steps on stderr: ``with progress_bar("auditing") as progress: ...``.
+
+    ``progress(advance, total)`` moves it; the count ``done/total`` is shown once a total is known
+    (never ``0/None``: until then the bar pulses with no count). The callers report their total
+    first (``progress(0, total)``) where they know it before working.
+    """
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                            TextColumn("{task.fields[count]}"), TimeElapsedColumn(), console=console(stderr=True),
+                            transient=True)
+        self.bar.__enter__()
+        task = self.bar.add_task(self.what, total=None, count="")
+
+        def progress(advance: int, total: int) -> None:
+            self.bar.update(task, advance=advance, total=total)
+            done = self.bar.tasks[0].completed
+            self.bar.update(task, count=f"{int(done):,}/{int(total):,}" if total else "")
+
+        return progress
+
+    def __exit__(self, *exc) -> None:
+        self.bar.__exit__(*exc)

@@ -11,9 +11,15 @@ Pure functions of strings and widths; :func:`ldpplan.planner._console.print_tabl
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Sequence
 
-__all__ = ["Column", "Block", "layout", "table_width"]
+__all__ = ["Column", "Block", "layout", "table_width", "footnote_tall_cells", "MAX_CELL_LINES"]
+
+#: A text cell that would wrap into more lines than this is moved to a footnote (``[1]``).
+MAX_CELL_LINES = 2
+#: A number: digits with optional sign, separators, decimals and exponent.
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:[,.]\d+)*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,15 +71,20 @@ def table_width(widths: Sequence[int]) -> int:
     return sum(widths) + 3 * len(widths) + 1
 
 
+def breakable(cell: str) -> bool:
+    """True for text that may wrap between words: it has a space and a letter outside its numbers.
+
+    Figures with spaces (``8408 / 2040``, ``[0.12, 0.34]``, ``1.5e+04 +- 3``) are never broken.
+    """
+    return " " in cell.strip() and re.search(r"[^\W\d_]", _NUMBER.sub("", cell)) is not None
+
+
 def _measure(header: str, cells: Sequence[str]) -> tuple[int, int, bool]:
     """(natural width, smallest width without cutting a figure, wraps) of one column."""
-    wraps = any(" " in c for c in cells)
+    wraps = any(breakable(c) for c in cells)
     natural = max([_cell_len(header)] + [_cell_len(c) for c in cells])
     header_min = _longest_word(header)
-    if wraps:
-        smallest = max([header_min] + [_longest_word(c) for c in cells])
-    else:
-        smallest = max([header_min] + [_cell_len(c) for c in cells])
+    smallest = max([header_min] + [_longest_word(c) if breakable(c) else _cell_len(c) for c in cells])
     return natural, smallest, wraps
 
 
@@ -135,3 +146,48 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) ->
     value_width = max(1, width - table_width([name_width, 0]))
     cols = (Column(-1, name_width, True), Column(-2, value_width, True))
     return [Block(cols, k + 1, len(rows), row=k) for k in range(len(rows))]
+
+
+def _wrapped_lines(text: str, width: int) -> int:
+    """Lines of ``text`` wrapped greedily between words at ``width`` cells (rich's rule for a cell)."""
+    lines, used = 1, 0
+    for word in text.split():
+        size = _cell_len(word)
+        if used and used + 1 + size > width:
+            lines, used = lines + 1, size
+        else:
+            used += size + (1 if used else 0)
+    return lines
+
+
+def footnote_tall_cells(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int,
+                        max_lines: int = MAX_CELL_LINES) -> tuple[list[list[str]], list[str]]:
+    """Move text cells that :func:`layout` would wrap into more than ``max_lines`` lines to footnotes.
+
+    Such a cell (never in the key column 0, never a figure) becomes ``[k]``, one footnote per cell
+    (a text repeated in two rows is printed twice, as the wide table shows it twice). Transposed
+    layouts are left as they are (their value column is wide).
+
+    Returns
+    -------
+    rows : list of list of str
+        The cells, tall ones replaced by their marks.
+    footnotes : list of str
+        Footnote ``k`` (1-based) is ``footnotes[k - 1]``.
+    """
+    widths: dict[int, int] = {}
+    for block in layout(headers, rows, width):
+        if block.row is not None:
+            return [list(r) for r in rows], []
+        for col in block.columns:
+            if col.index > 0 and col.wraps:
+                widths[col.index] = min(widths.get(col.index, col.width), col.width)
+    notes: list[str] = []
+    out = []
+    for row in rows:
+        out.append(list(row))
+        for i, cell in enumerate(row):
+            if i in widths and breakable(cell) and _wrapped_lines(cell, widths[i]) > max_lines:
+                notes.append(cell)
+                out[-1][i] = f"[{len(notes)}]"
+    return out, notes

@@ -20,19 +20,22 @@ class Table:
     """A titled table: ``columns`` names and ``rows`` of already-rounded cells.
 
     Cells may be str, int or float; the CLI formats floats with ``.4g`` unless
-    they are already strings.
+    they are already strings. ``rows`` may be any sequence (``len`` and indexing), also one that
+    computes its rows on demand. ``keep`` lists the rows a summary must show (the binding ones, most
+    important first); see :func:`ldpplan.planner._summary.summary_table`.
     """
 
     title: str
     columns: Sequence[str]
     rows: Sequence[Sequence[Any]]
     note: str = ""
+    keep: Sequence[int] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-serialisable form: list of row dicts keyed by column name."""
         return {
             "title": self.title,
-            "rows": [dict(zip(self.columns, row)) for row in self.rows],
+            "rows": [dict(zip(self.columns, row)) for row in self.rows],  # every row, never a summary
             "note": self.note,
         }
 

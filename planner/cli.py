@@ -85,7 +85,8 @@ def main() -> None:
               help="Write the verified plan JSON here (atomically; never a plan that fails verification).")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan JSON to stdout instead of tables.")
 @click.option("--list-examples", is_flag=True, help="List the embedded example names and exit.")
-def plan_cmd(spec, example, output, as_json, list_examples):
+@click.option("--full", is_flag=True, help="Print every row of long tables (default: a summary of each).")
+def plan_cmd(spec, example, output, as_json, list_examples, full):
     """Solve SPEC (TOML or JSON) into a verified plan.
 
     \b
@@ -115,7 +116,7 @@ def plan_cmd(spec, example, output, as_json, list_examples):
     if as_json:  # exactly the plan (pipe it to a file); `ldpplan verify --json` gives its fingerprint
         _echo_json(plan)
         return
-    print_tables(api.summarize(plan))
+    print_tables(api.summarize(plan), full=full)
     _print_central(plan)
     ver = plan.get("verification", {})
     print_message(str(ver.get("message", "holds")), prefix="verified:", style="green")
@@ -198,7 +199,8 @@ def _parse_options(pairs) -> dict[str, str]:
               help="Drop --data rows whose item (key) is empty and say how many. Without it such rows are an error.")
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
               help="Longitudinal plans: collection rounds to simulate (default: the plan's; same as -O rounds=T).")
-def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, skip_empty, rounds):
+@click.option("--full", is_flag=True, help="Print every row of long tables (default: a summary of each).")
+def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, skip_empty, rounds, full):
     """Run PLAN_FILE over real records and compare empirical error with theory.
 
     \b
@@ -210,7 +212,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
     import numpy as np
 
     from . import api
-    from ._console import console, interactive, print_tables
+    from ._console import console, interactive, print_tables, progress_bar
     from ._report import SimulateOptions
 
     if seed is None:
@@ -221,16 +223,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
     if as_json or not interactive(stderr=True):
         report = api.simulate(plan, opts)
     else:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                      console=console(stderr=True), transient=True) as bar:
-            task = bar.add_task("simulating", total=None)
-
-            def progress(advance: int, total: int) -> None:
-                bar.update(task, advance=advance, total=total)
-
+        with progress_bar("simulating") as progress:
             report = api.simulate(plan, opts, progress=progress)
     _say_skipped(int(report.data.get("skipped_empty") or 0), data)
     if plot:
@@ -245,7 +238,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
     if as_json:
         _echo_json(payload)
         return
-    print_tables(report.tables)
+    print_tables(report.tables, full=full)
     _print_central(plan)
     console().print(f"seed={seed} trials={trials} mode={mode}" + (f"; figure written to {plot}" if plot else ""),
                     style="dim", markup=False, soft_wrap=True)
@@ -271,7 +264,8 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
               show_default=True, help="Seconds one run of the --runtime-cmd program may take (then its process "
                                       "group is ended, exit 2).")
 @click.option("--json", "as_json", is_flag=True, help="Print the audit result as JSON.")
-def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout, as_json):
+@click.option("--full", is_flag=True, help="Print every tested pair (default: a summary of long tables).")
+def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout, as_json, full):
     """Run PLAN_FILE's runtime on tight input pairs and bound its epsilon from below.
 
     First every input is screened (every report column, so a column that depends on the input
@@ -290,7 +284,7 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
 
     import numpy as np
 
-    from ._console import console, interactive, print_tables
+    from ._console import interactive, print_tables, progress_bar
     from .auditing import audit
 
     rng = np.random.default_rng(seed)
@@ -309,22 +303,13 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
     if as_json or not interactive(stderr=True):
         result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
     else:
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total}"), TimeElapsedColumn(),
-                      console=console(stderr=True), transient=True) as bar:
-            task = bar.add_task("auditing", total=None)
-
-            def progress(advance: int, total: int) -> None:
-                bar.update(task, advance=advance, total=total)
-
+        with progress_bar("auditing") as progress:
             result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng,
                            progress=progress)
     if as_json:
         _echo_json(dict(result.to_dict(), seed=seed))
     else:
-        print_tables([result.table()])
+        print_tables([result.table()], full=full)
     if not result.consistent:
         raise click.exceptions.Exit(EXIT_VIOLATED)
 
@@ -352,7 +337,7 @@ def options_cmd(mechanism, as_json):
         _echo_json({"family": family.name, "options": api.options_json(family), "input_doc": family.input_doc})
         return
     print_tables([Table(title=f"{family.name}: simulate options (-O KEY=VALUE)",
-                        columns=["option", "default", "description"], rows=rows or [["(none)", "", ""]])])
+                        columns=["option", "default", "description"], rows=rows or [["(none)", "", ""]])], full=True)
     console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False)
 
 
@@ -382,7 +367,8 @@ def schema_cmd(mechanism):
 @click.option("--delta", type=float, metavar="D",
               help="delta of the central guarantee (with --shuffle-n; default: the plan's [shuffle] delta).")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer as JSON.")
-def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
+@click.option("--full", is_flag=True, help="Print every row of long tables (default: a summary of each).")
+def explain_cmd(plan_file, items, shuffle_n, delta, as_json, full):
     """Explain what PLAN_FILE guarantees a user holding the item set ITEMS, or behind a shuffler.
 
     --items: IDUE-PS plans, eq. (16) of ID-LDP, epsilon_x = ln[eta sum_i e^eps_i / |x| + (1 - eta) e^eps*]
@@ -419,7 +405,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
         rows = [["upper bound (sound)", out["epsilon"]], ["lower bound (a concrete pair)", out["epsilon_lower"]]]
         print_tables([Table(f"{str(out['mechanism']).upper()} (local epsilon {out['local_epsilon']:.6g} nats): central "
                             f"guarantee of n = {out['n']} shuffled reports at delta = {out['delta']:.3g}",
-                            ["bound", "central epsilon (nats)"], rows, note=out["source"])])
+                            ["bound", "central epsilon (nats)"], rows, note=out["source"])], full=full)
         return
     if delta is not None:
         raise SpecError("--delta", "goes with --shuffle-n", delta)
@@ -432,7 +418,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json):
             + (f", L = {out['padding_length']}, dummy epsilon* = {out['dummy_epsilon']:.6g}"
                if out["padding_length"] else ""))
     print_tables([Table(f"{out['mechanism'].upper()}: budget of the item set {{{', '.join(map(str, out['items']))}}}",
-                        ["item", "level epsilon (nats)"], rows, note=note)])
+                        ["item", "level epsilon (nats)"], rows, note=note)], full=full)
 
 
 @main.command("report", short_help="Write a self-contained HTML report of a verified plan.")

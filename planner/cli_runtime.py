@@ -187,7 +187,10 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler, max_memory):
 @click.option("--items", default=None, metavar="A,B,...",
               help="k-RR and GLH plans: estimate only these items (labels or 0-based indices), from the reports "
                    "a batch at a time, in memory independent of the domain's size.")
-def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_, min_reports, max_memory, items):
+@click.option("--full", is_flag=True, help="Print every entry (default: a summary of long tables; -o and --json "
+                                           "always hold every entry).")
+def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_, min_reports, max_memory, items,
+                 full):
     """Estimate frequencies (and means, for key-value plans) from INPUTS of PLAN_FILE.
 
     INPUTS are Parquet report files (globs allowed) or aggregate files of `ldpplan aggregate`.
@@ -218,7 +221,7 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_,
         console().print(f"estimates{which} of {counted(len(result.labels), 'entry', 'entries')} written to {output}",
                         markup=False, highlight=False, soft_wrap=True)
     else:
-        print_tables([estimate_table(result, level)])
+        print_tables([estimate_table(result, level)], full=full)
 
 
 #: The commands this module adds to the ``ldpplan`` group.

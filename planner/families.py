@@ -211,7 +211,9 @@ class ModuleFamily:
         """Keyword arguments of ``plan``'s randomizer-specific shuffle bound (the room's
         ``claims.shuffle_randomizer``; ``{}``: the generic bounds for epsilon0-LDP randomizers)."""
         hook = getattr(importlib.import_module(f"{self.package}.claims"), "shuffle_randomizer", None)
-        return {} if hook is None else dict(hook(plan))
+        if hook is not None:
+            return dict(hook(plan))
+        return _runtime_randomizer(plan)
 
     def report_facts(self, plan: Mapping[str, Any]) -> Any:
         """What ``ldpplan report`` says about ``plan`` (the room's ``claims.report_facts``, a ``ReportFacts``;
@@ -336,3 +338,19 @@ def all_examples() -> dict[str, tuple[Family, dict]]:
         for name, spec in fam.examples.items():
             out[name] = (fam, spec)
     return out
+
+
+def _runtime_randomizer(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """``{"blanket": ...}``: the two-level description ``load()`` reads for the plan's runtime class
+    (``PlanFields.shuffle``; :func:`ldpplan.mechanisms._amplification.randomizer_of_plan`); the solver's
+    k-RR keywords for ``"krr"``; ``{}`` (the generic bounds) otherwise."""
+    from ..mechanisms import PlanError, runtime_class
+    from ..mechanisms._amplification import PLAN_KINDS, randomizer_of_plan
+
+    try:
+        kind = runtime_class(plan.get("mechanism")).PLAN_FIELDS.shuffle
+        if kind == "krr":  # k-ary RR (one round of L-GRR): the solver's k-RR bounds, as the runtime confirms them
+            return {"mechanism": "krr", "domain_size": int(randomizer_of_plan(plan, kind)["domain_size"])}
+        return {"blanket": randomizer_of_plan(plan, kind)} if kind in PLAN_KINDS else {}
+    except (PlanError, ValueError, KeyError, TypeError, AttributeError):
+        return {}  # a plan without the numbers: verification fails elsewhere

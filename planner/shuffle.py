@@ -21,6 +21,10 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
+from ._shuffle_blanket import solver_keywords as _solver_keywords
+from ._shuffle_blanket import two_level_claim as _two_level_claim
+from ._shuffle_blanket import two_level_source as _two_level_source
+
 
 def __getattr__(name: str):  # ShuffleBound without importing scipy when the planner package loads
     if name == "ShuffleBound":
@@ -159,32 +163,47 @@ def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str 
 
 
 def _gate_randomizer(randomizer: Mapping[str, Any]) -> dict[str, Any]:
-    """The solver's randomizer keywords -> the runtime gate's (``kind``, ``domain_size``)."""
+    """The family's randomizer keywords -> the runtime gate's description (``kind`` and its numbers).
+
+    ``blanket``: a two-level description given as it is (Hadamard response, unary encodings);
+    ``mechanism="glh"``: the hashing kind of :mod:`ldpplan.mechanisms._amplification`.
+    """
     mechanism = randomizer.get("mechanism")
+    if randomizer.get("blanket") is not None:
+        return dict(randomizer["blanket"])
     if mechanism in ("rr", "krr"):
         return {"kind": "krr", "domain_size": 2 if mechanism == "rr" else int(randomizer["domain_size"])}
+    if mechanism == "glh":
+        return {"kind": "hash", "hash_range": int(randomizer["hash_range"]), "collision": float(randomizer["collision"])}
     return {"kind": "generic"}
 
 
 def confirmable_guarantee(epsilon0: float, n: int, delta: float,
                           randomizer: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``guarantee.shuffled`` as a plan states it: the solver's bound when the runtime's ``load()``
-    confirms it, else the runtime's own bound (:func:`ldpplan.mechanisms._shuffle_gate.upper_epsilon`).
+    """``guarantee.shuffled`` as a plan states it: the tightest bound the runtime's ``load()`` confirms.
 
-    ``randomizer``: the solver's keywords (the family's ``shuffle_randomizer``). The solver's bound
-    is first nudged up by a few parts in 10^9 .. 10^4 when the runtime's evaluation of the same
-    theorem lands a rounding margin above ``delta``; a bound the runtime does not implement (the
-    exact curve of binary RR) is replaced by the runtime's best bound, with its source.
+    ``randomizer``: the family's ``shuffle_randomizer`` (the solver's keywords, and ``blanket``: a
+    two-level description). The candidates: the solver's bound (FMT21 Theorems 3.1/3.2, k-RR's
+    blanket, binary RR's exact curve) and, for GLH, Hadamard response and unary encodings, the
+    randomizer's own blanket (:mod:`ldpplan.mechanisms._amplification`, the computation ``load()``
+    repeats). The solver's bound is first nudged up by a few parts in 10^9 .. 10^4 when the
+    runtime's evaluation of the same theorem lands a rounding margin above ``delta``; a bound the
+    runtime does not implement (the exact curve of binary RR) is replaced by the runtime's best
+    bound, with its source.
 
     References
     ----------
-    See :mod:`ldpplan.solvers.shuffle` and :mod:`ldpplan.mechanisms._shuffle_gate`.
+    See :mod:`ldpplan.solvers.shuffle`, :mod:`ldpplan.mechanisms._amplification` (Balle et al.,
+    CRYPTO 2019, Sec. 3) and :mod:`ldpplan.mechanisms._shuffle_gate`.
     """
     from ..mechanisms._shuffle_gate import check_shuffled_claim, upper_epsilon
 
     randomizer = dict(randomizer or {})
-    claim = shuffled_guarantee(epsilon0, n, delta, **randomizer)
+    claim = shuffled_guarantee(epsilon0, n, delta, **_solver_keywords(randomizer))
     gate = _gate_randomizer(randomizer)
+    better = _two_level_claim(claim, epsilon0, gate)
+    if better is not None and check_shuffled_claim(better, epsilon0, gate) is None:
+        return better
     for factor in (1.0, 1.0 + 1e-9, 1.0 + 1e-6, 1.0 + 1e-4):
         trial = {**claim, "epsilon": min(float(epsilon0), claim["epsilon"] * factor)}
         if check_shuffled_claim(trial, epsilon0, gate) is None:
@@ -215,7 +234,8 @@ def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: s
     if not isinstance(delta, (int, float)) or not 0 < delta < 1:
         return f"guarantee.shuffled.delta: must be in (0, 1), got {delta!r}"
     if expected is None:
-        expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size, **glh)
+        expected = shuffled_guarantee(epsilon0, n, float(delta), mechanism=mechanism, domain_size=domain_size,
+                                      **_solver_keywords(glh))
     for key in ("epsilon", "epsilon_lower", "source"):
         if shuffled[key] != expected[key]:
             return (f"guarantee.shuffled.{key}: claims {shuffled[key]!r} but the bound recomputed from the plan's "
@@ -225,10 +245,12 @@ def check_shuffled(shuffled: Mapping[str, Any], epsilon0: float, *, mechanism: s
     closed = fmt21_closed_form(epsilon0, n, float(delta))
     if math.isfinite(closed) and shuffled["epsilon"] > closed:
         return f"guarantee.shuffled.epsilon: {shuffled['epsilon']!r} exceeds FMT21 Theorem 3.1's closed form {closed!r}"
-    return _independent_divergence(shuffled, epsilon0, mechanism, domain_size)
+    gate = _gate_randomizer({"mechanism": mechanism, "domain_size": domain_size, **glh})
+    return _independent_divergence(shuffled, epsilon0, mechanism, domain_size, gate)
 
 
-def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechanism, domain_size) -> str | None:
+def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechanism, domain_size,
+                            gate: Mapping[str, Any] | None = None) -> str | None:
     """Evaluate the claimed bound's divergence at the claimed epsilon through the other tail algorithm.
 
     The planner's search sums binomial tails along a recursion anchored by ``bdtrc``; this check
@@ -249,10 +271,18 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     elif source == solver.SOURCE_BLANKET:
         k = 2 if mechanism == "rr" else int(domain_size)
         value = curves.blanket_krr_delta_upper(epsilon, epsilon0, k, n, independent=True)
+        if value > delta:  # the runtime's sums of the same theorem (finer blanket blocks): either bound suffices
+            from ..mechanisms._amplification import two_level_delta
+
+            value = min(value, two_level_delta(epsilon, epsilon0, n, {"kind": "krr", "domain_size": k, "delta": delta}))
     elif source == solver.SOURCE_EXACT_RR and n <= solver.EXHAUSTIVE_N:
         value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)  # every dataset, full pmfs
     elif source == solver.SOURCE_EXACT_RR:
         value = solver.binary_rr_independent_delta(epsilon0, n, delta, epsilon)
+    elif source == _two_level_source() and (gate or {}).get("kind") in ("hash", "sylvester", "unary"):
+        from ..mechanisms._amplification import two_level_delta
+
+        value = two_level_delta(epsilon, epsilon0, n, {**gate, "delta": delta})  # load() repeats this sum
     else:
         return f"guarantee.shuffled.source: unknown bound {source!r}"
     if value > delta:

@@ -134,8 +134,10 @@ def test_cli_maps_every_exception_to_one_line(plan_file, monkeypatch, toy_family
     assert "Traceback" not in result.output
 
 
-def test_no_ellipsis_in_piped_tables():
+def test_no_ellipsis_in_piped_tables(monkeypatch):
     from rich.console import Console
+
+    monkeypatch.delenv("COLUMNS", raising=False)  # piped output is unbounded only without COLUMNS (issue 27)
 
     from ldpplan.planner import _console
     from ldpplan.planner._report import Table

@@ -88,7 +88,8 @@ def test_options_model_and_re_topk_definition():
     progress = []
     rep = FAMILY.simulate(plan, SimulateOptions(trials=3, seed=2, extra={"n": "4000", "top_k": "2", "sweep": "1,2"}),
                           progress=lambda adv, total: progress.append((adv, total)))
-    assert len(progress) == 2 * 3 * 5 and {t for _, t in progress} == {30}  # 2 points x 3 trials x 5 mechanisms
+    assert progress[0] == (0, 30)  # the total first (issue 27), then 2 points x 3 trials x 5 mechanisms
+    assert len(progress) == 1 + 2 * 3 * 5 and {t for _, t in progress} == {30} and sum(a for a, _ in progress) == 30
     table = rep.tables[0]
     assert "RE(top-2)" in table.columns and "|f_hat_i - f_i| / f_i" in table.note and RE_NOTE in table.note
     names = {row[0] for row in table.rows}

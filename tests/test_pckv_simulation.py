@@ -45,8 +45,9 @@ def test_simulate_options_are_typed(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert any("top-5" in t.title for t in rep.tables)
     calls = []
-    api.simulate(plan, SimulateOptions(trials=2, seed=1), progress=lambda adv, total: calls.append(total))
-    assert calls and all(t == calls[0] == len(calls) for t in calls)
+    api.simulate(plan, SimulateOptions(trials=2, seed=1), progress=lambda adv, total: calls.append((adv, total)))
+    # the first call states the total (issue 27: no bar without one), then one step per run
+    assert calls[0] == (0, len(calls) - 1) and calls[1:] == [(1, len(calls) - 1)] * (len(calls) - 1)
 
 
 def test_cli_unknown_option_is_exit_2(tmp_path):

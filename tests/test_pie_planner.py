@@ -295,7 +295,7 @@ def test_simulate_options_are_typed():
     rep = FAMILY.simulate(plan, SimulateOptions(trials=2, seed=1, extra={"methods": "empirical,em",
                                                                           "bayes_errors": "0.2,0.3"}),
                           progress=lambda a, t: calls.append((a, t)))
-    assert len(rep.data["results"]) == 4 and calls == [(1, 8)] * 8
+    assert len(rep.data["results"]) == 4 and calls == [(0, 8)] + [(1, 8)] * 8   # the total first (issue 27)
     assert {r["mechanism"] for r in rep.data["results"]} == {"rr", "glh"}
 
 

@@ -185,3 +185,26 @@ def test_monte_carlo_output_matches_within_tolerance_and_structure():
     assert not rb.matches_approximately(expected, "│ IDUE opt0 │     2.174e+04 │\nseed=1 trials=5\n")
     assert rb._is_monte_carlo("ldpplan simulate p.json --seed 1") and rb._is_monte_carlo("ldpplan audit p.json")
     assert not rb._is_monte_carlo("ldpplan plan --example health") and not rb._is_monte_carlo("ldpplan verify p.json")
+
+
+@pytest.mark.parametrize("expected, actual, ok", [
+    # issue 27 point 4: a run time is never compared, in Monte Carlo output or elsewhere
+    (["screened (2,000 runs each); 3.6 s"], "screened (2,000 runs each); 11.9 s\n", True),
+    (["gap 2.96e-12, 0.512 s."], "gap 2.96e-12, 48.07 s.\n", True),
+    (["took 15.03 ms"], "took 1503 ms\n", True),
+    (["screened (2,000 runs each); 3.6 s"], "screened (2,001 runs each); 3.6 s\n", False),  # figures still are
+    (["lower bound 2 nats"], "lower bound 3 nats\n", False),                              # "nats" is no time
+    (["screened; ... s"], "screened; 0.1 s\n", True),                                    # written as "... s"
+])
+def test_run_times_are_not_compared(expected, actual, ok):
+    assert rb.matches(expected, actual) is ok
+
+
+def test_monte_carlo_run_time_is_not_compared_but_its_figures_are():
+    line = ("15,625 trials per input; most binding: 1.925 <= 2 nats claimed; 10,000 inputs screened "
+            "(2,000 runs each); {}")
+    assert rb.matches_approximately([line.format("3.6 s")], line.format("19.4 s") + "\n")        # 5.4x slower: ok
+    assert rb.matches_approximately([line.format("3.6 s")], line.format("0.2 s") + "\n")
+    assert not rb.matches_approximately([line.format("3.6 s")],
+                                        line.format("3.6 s").replace("1.925", "4.925") + "\n")  # a figure: checked
+    assert rb.matches_approximately([line.format("... s")], line.format("0.1 s") + "\n")

@@ -304,7 +304,8 @@ def test_longitudinal_plans_state_one_round_and_all_rounds(name):
     plan = _shuffled_plan(name, {"n": 10**4, "delta": 1e-6})
     guarantee = plan["guarantee"]
     one, every = guarantee["shuffled"], guarantee["shuffled_lifetime"]
-    assert one["epsilon"] == pytest.approx(shuffle_bound(guarantee["epsilon"], 10**4, 1e-6).epsilon, rel=1e-6)
+    # one round: the round channel's own blanket (k-RR / unary encoding, issue 26), at most the generic bound
+    assert one["epsilon"] <= shuffle_bound(guarantee["epsilon"], 10**4, 1e-6).epsilon * (1 + 1e-6)
     assert every["epsilon"] >= shuffle_bound(guarantee["epsilon_lifetime"], 10**4, 1e-6).epsilon * (1 - 1e-12)
     assert one["epsilon"] < every["epsilon"] <= guarantee["epsilon_lifetime"]
     assert (every["n"], every["delta"]) == (10**4, 1e-6)

@@ -93,7 +93,7 @@ class HadamardResponse(Frozen):
     methods: tuple[str, ...] = ("empirical", "projected")
     #: one output per report: the counts of ``y`` sum to ``n``
     count_rule = CountRule(sums_to_n=(("y",),))
-    PLAN_FIELDS = PlanFields(("hr",), ("sources",))
+    PLAN_FIELDS = PlanFields(("hr",), ("sources",), shuffle="sylvester")
 
     def __init__(self, *, domain, epsilon: float, blocks: int = 1, keep_probability: float | None = None) -> None:
         from . import _channel

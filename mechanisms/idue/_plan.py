@@ -34,9 +34,9 @@ __all__ = ["NOTIONS", "PLAN_FIELDS", "ParsedPlan", "parse_plan", "level_privacy"
 NOTIONS = ("MinID-LDP", "AvgID-LDP")
 #: The claims an IDUE / IDUE-PS plan may make (besides notion and epsilon), per mechanism.
 PLAN_FIELDS = {
-    "idue": PlanFields(("idue",), ("levels", "ldp_epsilon", "ldp_epsilon_lemma1", "ldp_epsilon_kind")),
+    "idue": PlanFields(("idue",), ("levels", "ldp_epsilon", "ldp_epsilon_lemma1", "ldp_epsilon_kind"), shuffle="unary"),
     "idue-ps": PlanFields(("idue-ps",), ("levels", "ldp_epsilon", "ldp_epsilon_lemma1", "ldp_epsilon_kind", "set_budgets",
-                                         "users_set_budgets")),
+                                         "users_set_budgets"), shuffle="unary"),
 }
 
 

@@ -46,9 +46,10 @@ def _probability(value: Any, field: str) -> float:
 
 
 def _values(max_values: Any, max_changes: Any) -> Any:
-    """``max_values``, or its deprecated keyword ``max_changes`` (not both); default 1."""
-    if max_values is not None and max_changes is not None:
-        raise ValueError("max_changes: deprecated spelling of max_values; give only max_values")
+    """``max_values``, or its deprecated keyword ``max_changes`` (both only when equal); default 1."""
+    if max_values is not None and max_changes is not None and max_values != max_changes:
+        raise ValueError(f"max_changes: deprecated spelling of max_values; got max_values = {max_values!r} and "
+                         f"max_changes = {max_changes!r}: give only max_values")
     return max_values if max_values is not None else (1 if max_changes is None else max_changes)
 
 

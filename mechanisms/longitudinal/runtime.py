@@ -79,7 +79,7 @@ class LongitudinalGRR(_Longitudinal):
     """
 
     mechanism = "l-grr"
-    PLAN_FIELDS = PlanFields(("l-grr",), GUARANTEE_FIELDS)
+    PLAN_FIELDS = PlanFields(("l-grr",), GUARANTEE_FIELDS, shuffle="krr")  # one round: k-RR (composed GRRs)
     _memo_kind = "value"
 
     def __init__(self, *, domain, p1: float, p2: float, rounds: int = 1, max_values: int | None = None,
@@ -142,7 +142,7 @@ class LongitudinalUE(_Longitudinal):
     L-SUE, L-OUE, L-OSUE, L-SOUE.
     """
 
-    PLAN_FIELDS = PlanFields(UNARY_VARIANTS, GUARANTEE_FIELDS)
+    PLAN_FIELDS = PlanFields(UNARY_VARIANTS, GUARANTEE_FIELDS, shuffle="unary-rounds")
     _memo_kind = "bits"
 
     def __init__(self, *, variant: str, domain, p1: float, q1: float, p2: float, q2: float, rounds: int = 1,

@@ -225,7 +225,7 @@ class GeneralizedLocalHashing(KaryRRBase):
     mechanism = "glh"
     #: each report supports each item at most once
     count_rule = CountRule(at_most_n=(("support",),))
-    PLAN_FIELDS = PlanFields(("glh",), GUARANTEE_FIELDS, max_domain=HASH_PRIME_LARGE)
+    PLAN_FIELDS = PlanFields(("glh",), GUARANTEE_FIELDS, max_domain=HASH_PRIME_LARGE, shuffle="hash")
 
     def __init__(self, *, domain, epsilon: float, g: int, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:

@@ -159,8 +159,12 @@ class AuditResult:
                 f"{self.epsilon_lower_bound:.4g} {'<=' if self.epsilon_lower_bound <= self.epsilon_claimed else '>'} "
                 f"{self.epsilon_claimed:.4g} nats claimed; {verdict}; {power}{explored}"
                 f"{self.seconds:.1f} s")
+        # a summary of a long table always shows the pairs that do not hold, then the most binding ones
+        binding = sorted(range(len(self.pairs)), key=lambda k: (self.pairs[k].holds,
+                                                                 -(self.pairs[k].bound - self.pairs[k].claim)))
         return Table(title=f"audit of {self.mechanism}: empirical lower bounds on epsilon (nats)",
-                     columns=["inputs", "event", "counts", "claim", "lower bound", "holds"], rows=rows, note=note)
+                     columns=["inputs", "event", "counts", "claim", "lower bound", "holds"], rows=rows, note=note,
+                     keep=binding)
 
 
 def _read(plan: Any) -> dict[str, Any]:
@@ -271,6 +275,8 @@ def audit(plan: Any, *, mechanism: Any = None, trials: int | None = None, confid
         explored = explore_module.screened_count(domain, runs)
     total = explored * runs + 2 * trials * (len(pairs) + (explore_module.TOP if explore else 0))
     done = [0]
+    if progress is not None:
+        progress(0, total)  # the bar shows its total from the start
 
     def step(advance: int, _total: int) -> None:
         done[0] += advance

@@ -86,6 +86,8 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     trials = int(options.trials)
     seeds = np.random.SeedSequence(int(options.seed)).spawn(len(plans))
     results = []
+    if progress:
+        progress(0, len(plans) * trials)  # the bar shows its total from the start
     for sp, ss in zip(plans, seeds):
         mech = mechanisms.load(sp)
         losses: dict[str, list[float]] = {m: [] for m in opts.methods}

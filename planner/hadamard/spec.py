@@ -18,7 +18,7 @@ from typing import Literal, Optional, Union
 
 from pydantic import AliasChoices, Field, StrictInt, field_validator
 
-from .._common import Epsilon, SpecBase, spec_from_pydantic
+from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["HadamardSpec", "Resolved", "parse_spec", "MAX_DOMAIN"]
@@ -71,6 +71,8 @@ class Resolved:
 def parse_spec(raw) -> Resolved:
     """Validate a raw spec mapping (SpecError naming the first bad key) and resolve the domain."""
     spec = spec_from_pydantic(HadamardSpec, raw)
+    if not isinstance(spec.domain, int):
+        check_labels("domain", spec.domain)
     res = Resolved(spec, spec.domain, None) if isinstance(spec.domain, int) else \
         Resolved(spec, len(spec.domain), list(spec.domain))
     if spec.blocks != "auto" and spec.blocks > 2 * res.size:

@@ -255,6 +255,8 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
         points = [(None, [plan])]
     total = sum(options.trials * (2 + len(ps)) for _, ps in points)
     done = [0]
+    if progress:
+        progress(0, total)  # the bar shows its total from the start
 
     def tick() -> None:
         done[0] += 1

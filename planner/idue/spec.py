@@ -45,7 +45,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
-from .._common import Epsilon, SpecBase, spec_from_pydantic
+from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["IDUESpec", "LevelSpec", "ResolvedLevels", "parse_idue_spec", "inline_spec", "NOTION_NAMES"]
@@ -237,7 +237,7 @@ def _by_shares(spec: IDUESpec, base: Path):
     elif isinstance(spec.domain, int):
         labels, m = None, spec.domain
     else:
-        labels = [str(x) for x in spec.domain]
+        labels = check_labels("domain", spec.domain)
         if len(set(labels)) != len(labels):
             raise SpecError("domain", "labels must be distinct", len(labels))
         m = len(labels)

@@ -43,6 +43,7 @@ def guarantee_table(plan: Mapping[str, Any]) -> Table:
     if "ldp_epsilon_lemma1" in g:
         rows.append(["Lemma 1 bound min(max E, 2 min E)", g["ldp_epsilon_lemma1"], "what Lemma 1 promises"])
     return Table("Guarantee (nats)", ["notion", "epsilon", "protects"], rows,
+                 keep=range(len(g["levels"]), len(rows)),  # a summary always shows the plain-LDP rows
                  note=f"Under the classical notion the worst case is {'at most ' if ldp_label(g) != 'exact' else ''}"
                       f"{g['ldp_epsilon']:.4f} nats: a reader comparing "
                       "with plain LDP mechanisms should use this number, not the level budgets.")
@@ -93,7 +94,12 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     cert = plan["solver"]["certificate"]
     title = (f"{plan['mechanism'].upper()} {params['model']} ({g['notion']})"
              + (f", padding length L = {L}" if L else ""))
-    levels = Table(title, ["level", "epsilon", "size", "a", "b", "1-a", "coef n", "coef c"], rows,
+    from ._binding import collapsed_levels
+
+    collapsed = collapsed_levels(plan)
+    index = {lv["name"]: k for k, lv in enumerate(params["levels"])}
+    held = [index[n] for pair in list(collapsed.items())[:3] for n in pair[::-1]]  # who holds whom down
+    levels = Table(title, ["level", "epsilon", "size", "a", "b", "1-a", "coef n", "coef c"], rows, keep=held,
                    note=("Flip probabilities: 1->0 is 1-a, 0->1 is b. Var[c_hat_k] = n coef_n + c_k coef_c (eq. 8"
                          + (", times L^2" if L else "") + f"). Plain LDP budget of the numbers (Lemma 1, "
                          f"{ldp_label(g)}): {g['ldp_epsilon']:.4f} nats ({lemma1_text(g)}). "
@@ -109,22 +115,23 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
                                                                   "at most L items" if L else "") + "; multiply by n)",
                 ["mechanism", "guarantee", "a", "b", "MSE / n", "vs IDUE"], cmp_rows,
                 note="RAPPOR and OUE satisfy epsilon-LDP with epsilon = min(E), the strongest level.")
-    binding = binding_table(plan)
+    binding = binding_table(plan, collapsed)
     return [levels, *([binding] if binding else []), cmp, guarantee_table(plan), *set_budget_tables(plan)]
 
 
-def binding_table(plan: Mapping[str, Any]) -> Table | None:
+def binding_table(plan: Mapping[str, Any], collapsed: Mapping[str, str] | None = None) -> Table | None:
     """When looser levels get a stricter level's (a, b): the active constraints (6) and why (else None).
 
     References
     ----------
     Gu et al., ICDE 2020, eq. (6), Def. 3; :mod:`.binding`.
     """
-    from ._binding import binding_constraints, collapse_note
+    from ._binding import ActiveRows, collapse_note
 
-    note = collapse_note(plan)
+    note = collapse_note(plan, collapsed)
     if not note:
         return None
-    rows = [[c.level_i, c.level_j, c.r, c.log_ratio, f"{c.slack:.1e}"] for c in binding_constraints(plan)]
+    rows = ActiveRows(plan)  # t^2 pairs for t levels: computed on demand, the tightest kept in a summary
     return Table("Active privacy constraints (eq. 6, slack ~ 0)",
-                 ["level i", "level j", "r(eps_i, eps_j)", "ln ratio_ij", "slack"], rows, note=note)
+                 ["level i", "level j", "r(eps_i, eps_j)", "ln ratio_ij", "slack"], rows, note=note,
+                 keep=rows.tightest())

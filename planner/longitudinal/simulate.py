@@ -108,6 +108,8 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     pred = np.zeros(rounds)
     base = np.zeros(rounds)
     spent = 0.0
+    if progress is not None:
+        progress(0, options.trials * rounds)  # the bar shows its total from the start
     for trial in range(options.trials):
         rng = np.random.default_rng([options.seed, trial])
         if options.data:

@@ -27,7 +27,7 @@ from typing import Any, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .._common import Epsilon, SpecBase, spec_from_pydantic
+from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["LongitudinalSpec", "LifetimeTarget", "ParsedSpec", "parse_spec", "SPEC_MECHANISMS", "PLAN_MECHANISMS", "MAX_ROUNDS"]
@@ -113,6 +113,7 @@ def parse_spec(raw: Mapping[str, Any], base_dir=None) -> ParsedSpec:
     model = spec_from_pydantic(LongitudinalSpec, raw)
     dom = model.domain
     if isinstance(dom, list):
+        check_labels("domain", dom)
         if len(set(dom)) != len(dom):
             raise SpecError("domain", "labels must be distinct", dom[:5])
         k, labels = len(dom), list(dom)

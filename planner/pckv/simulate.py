@@ -260,6 +260,8 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     sweep = _epsilons(opts.epsilons)
     total = (len(rows) + int(private) + 4 * int(opts.baselines) + 6 * len(sweep)) * options.trials
     tick = (lambda: progress(1, total)) if progress is not None else (lambda: None)
+    if progress is not None:
+        progress(0, total)  # the bar shows its total from the start
     run = _Run(users, sets, freq, means, sampled, d, L, options, trial_seqs, tick, f"top-{opts.top} keys")
     results, curves = _plan_rows(run, rows, top[freq[top] > 0])
     setting = {"data": source, "users": users.n_users, "keys": d, "pairs": int(users.keys.size), "padding_length": L,

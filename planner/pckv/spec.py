@@ -58,7 +58,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._common import SpecBase, epsilon_at_most, spec_from_pydantic
+from .._common import SpecBase, check_labels, epsilon_at_most, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["PCKVSpec", "PrivatePhase", "PrivatePaddingLength", "private_phase",
@@ -161,7 +161,7 @@ def _check(spec: PCKVSpec, raw: Mapping[str, Any]) -> None:
     if isinstance(dv, bool) or (isinstance(dv, int) and not 2 <= dv <= 10_000_000):
         raise SpecError(field, "a count of keys must be an integer in 2..10,000,000", dv)
     if isinstance(dv, list):
-        labels = [str(k) for k in dv]
+        labels = check_labels(field, dv)
         if len(labels) < 2 or len(set(labels)) != len(labels):
             raise SpecError(field, "a list of keys must hold at least 2 distinct labels", dv)
     if dv == "data" and spec.data is None:

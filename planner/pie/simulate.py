@@ -123,6 +123,8 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     total_steps = len(sims) * int(options.trials)
     seeds = np.random.SeedSequence(int(options.seed)).spawn(len(sims))
     tick = (lambda: progress(1, total_steps)) if progress else (lambda: None)
+    if progress:
+        progress(0, total_steps)  # the bar shows its total from the start
     results = [_run_plan(label, sp, ss, items, truth, top, opts, int(options.trials), tick)
                for (label, sp), ss in zip(sims, seeds)]
     table = _table(results, source, opts, options.trials)

@@ -28,7 +28,7 @@ from typing import Any, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._common import Epsilon, SpecBase, spec_from_pydantic
+from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import InputDataError, SpecError
 
 __all__ = ["PIESpec", "Target", "UsersFromData", "ParsedSpec", "parse_spec", "HASH_PRIME", "HASH_PRIME_LARGE",
@@ -117,6 +117,7 @@ def _domain(spec: PIESpec) -> tuple[int, list[str] | None]:
                           or (isinstance(d, list) and not all(isinstance(v, str) for v in d))):
         raise SpecError("domain", "must be an integer size or a list of label strings", d)
     if isinstance(d, list):
+        check_labels("domain", d)
         if len(d) < 2:
             raise SpecError("domain", "needs at least 2 labels", d)
         if len(set(d)) != len(d):

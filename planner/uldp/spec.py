@@ -23,7 +23,7 @@ from typing import Literal, Optional, Union
 import numpy as np
 from pydantic import AliasChoices, Field, StrictInt, field_validator
 
-from .._common import EPSILON_MAX, Epsilon, SpecBase, spec_from_pydantic
+from .._common import EPSILON_MAX, Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["ULDPSpec", "Resolved", "parse_spec", "resolve", "MAX_EPSILON"]
@@ -139,7 +139,7 @@ def _sensitive(spec: ULDPSpec, size: int, labels: list[str] | None) -> list[int]
 
 def resolve(spec: ULDPSpec) -> Resolved:
     """Resolve domain, X_S, the solved mechanism and PUM's tags/background (SpecError on a bad mix)."""
-    labels = None if isinstance(spec.domain, int) else [str(v) for v in spec.domain]
+    labels = None if isinstance(spec.domain, int) else check_labels("domain", spec.domain)
     size = spec.domain if isinstance(spec.domain, int) else len(labels)
     sens = _sensitive(spec, size, labels)
     kind = spec.mechanism
