@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { FixedSource, Stream, hexToBytes, unpack } from "../src/random.js";
 import { MapStorage, perturbWith, reportsToJSON } from "../src/perturb.js";
-import { loadPlan } from "../src/index.js";
+import { Client, loadPlan } from "../src/index.js";
 import { parseStrict, canonical } from "../src/json.js";
 
 export const REPO = fileURLToPath(new URL("../../../../", import.meta.url));
@@ -58,6 +58,13 @@ for (const file of files) {
     // the plan's canonical text keeps its number literals (1.0 stays a float), so its fingerprint is the vector's
     const loaded = await loadPlan(canonical(planNode), { fingerprint: "sha256:" + fingerprint });
     assert.equal(loaded.fingerprint, fingerprint);
+    // the public API: a Client over the vector's bytes reproduces the first call
+    const call = JSON.parse(text).calls[0];
+    const seeds = call.random.seeds ? new FixedSource(hexToBytes(call.random.seeds)) : undefined;
+    const client = new Client(loaded, { source: new FixedSource(hexToBytes(call.random.coins)), seeds });
+    const callsNode = (parseStrict(text).node as any).entries.find(([k]: [string]) => k === "calls")[1];
+    const want = callsNode.items[0].entries.find(([k]: [string]) => k === "reports")[1];
+    assert.equal(canonical(parseStrict(reportsToJSON(client.perturb(call.inputs))).node), canonical(want));
   });
 }
 void unpack;
