@@ -196,23 +196,26 @@ def _newton(rows: _Rows, pin: np.ndarray, z: np.ndarray, tol: float, max_iter: i
     """Projected Newton on the reduced problem; returns ``(z, iterations, converged)``.
 
     Stops by the one rule (:func:`._fit.stop`: the certified gap ``<= tol |L|``, converged), after ``max_iter`` iterations, or when two iterations in a row
-    do not lower the gap (float64 resolves no more progress); returns the point with the
+    do not raise the likelihood (float64 resolves no more progress); returns the point with the
     smallest gap seen.
     """
     w, total = rows.w, float(rows.w.sum() + pin.sum())
     pinpos = pin > 0
     m = rows.forward(z)
     ll = _objective(m, z, w, pin, pinpos)
-    it, converged, best, fails = 0, False, None, 0
+    it, converged, best, fails, previous = 0, False, None, 0, None
     while True:
         ratio = w / m
         g = rows.backward(ratio)
         g[pinpos] += pin[pinpos] / z[pinpos]
         gap = total * np.log(float(np.max(g)) / total)
         if best is None or gap < best[1]:
-            best, fails = (z, gap), 0
-        else:
-            fails += 1
+            best = (z, gap)
+        # no progress = the likelihood (monotone: backtracking, else an EM step) stops rising within float64's
+        # resolution; the gap alone may rise for a step or two far from the optimum, which is progress
+        if previous is not None:
+            fails = fails + 1 if ll <= previous + 1e-15 * (abs(previous) + total) else 0
+        previous = ll
         if stop(gap, ll + constant, tol):
             converged = True
             break

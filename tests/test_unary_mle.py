@@ -267,3 +267,17 @@ def test_runtime_em_reports_the_certificate(cls):
     assert est.log_likelihood >= em.log_likelihood - 1e-12 * abs(em.log_likelihood)
     assert est.log_likelihood == pytest.approx(full_loglik(y, a, b, est.frequency)[0], rel=1e-12)
     assert mech.estimate(mech.aggregate(rep), "em-bits").optimality_gap is None
+
+
+def test_newton_does_not_stop_while_the_likelihood_still_rises():
+    """Found by the property test above: d = 2, n = 27, both items sensitive, epsilon = 3, seed 753088. Newton
+    stopped after two steps whose certified gap rose (1.10 nats left, not converged) although the likelihood
+    was still rising; EM reached -31.8215. It now stops only when the likelihood stops rising."""
+    d, n, eps, seed = 2, 27, 3.0, 753088
+    theta = math.exp(eps / 2) / (1 + math.exp(eps / 2))
+    a, b = np.full(d, theta), np.full(d, 1 - theta)
+    f = np.random.default_rng(seed).dirichlet(np.full(d, 0.4))
+    y = unary_reports(a, b, f, n, seed)
+    res = unary_mle_full(y, a, b)
+    em = unary_em_full(y, a, b, tol=1e-14, max_iter=5000)
+    assert res.converged and res.log_likelihood >= em.log_likelihood - 1e-9
