@@ -175,19 +175,30 @@ def footnote_tall_cells(headers: Sequence[str], rows: Sequence[Sequence[str]], w
     footnotes : list of str
         Footnote ``k`` (1-based) is ``footnotes[k - 1]``.
     """
-    widths: dict[int, int] = {}
-    for block in layout(headers, rows, width):
-        if block.row is not None:
-            return [list(r) for r in rows], []
-        for col in block.columns:
-            if col.index > 0 and col.wraps:
-                widths[col.index] = min(widths.get(col.index, col.width), col.width)
     notes: list[str] = []
-    out = []
-    for row in rows:
-        out.append(list(row))
-        for i, cell in enumerate(row):
-            if i in widths and breakable(cell) and _wrapped_lines(cell, widths[i]) > max_lines:
-                notes.append(cell)
-                out[-1][i] = f"[{len(notes)}]"
+    out = [list(r) for r in rows]
+    # moving cells out changes the widths layout gives the other columns: repeat until no cell is too tall
+    for _ in range(len(headers) + 1):
+        widths: dict[int, int] = {}
+        for block in layout(headers, out, width):
+            if block.row is not None:
+                return out, notes
+            for col in block.columns:
+                if col.index > 0 and col.wraps:
+                    widths[col.index] = min(widths.get(col.index, col.width), col.width)
+        moved = False
+        for row in out:
+            for i, cell in enumerate(row):
+                if (i in widths and not _is_mark(cell, len(notes)) and breakable(cell)
+                        and _wrapped_lines(cell, widths[i]) > max_lines):
+                    notes.append(cell)
+                    row[i] = f"[{len(notes)}]"
+                    moved = True
+        if not moved:
+            break
     return out, notes
+
+
+def _is_mark(cell: str, count: int) -> bool:
+    """``cell`` is a footnote mark ``[k]`` already placed (k <= count)."""
+    return cell.startswith("[") and cell.endswith("]") and cell[1:-1].isdigit() and 1 <= int(cell[1:-1]) <= count
