@@ -134,7 +134,7 @@ summary.add("1", "Thm. 3.1 / Thm. 3.2 at ε₀ = 1, n = 10⁵", "the numerical b
 
 # %%
 t0 = time.perf_counter()
-bounds = {k: [planner.shuffle_bound(KRR_EPSILON0, n, DELTA, mechanism="krr", domain_size=k) for n in NS] for k in KS}
+bounds = {k: [planner.shuffle_bound(KRR_EPSILON0, n, DELTA, mechanism="rr", domain_size=k) for n in NS] for k in KS}
 print(f"{len(KS) * len(NS)} k-RR bounds in {time.perf_counter() - t0:.1f} s")
 fig, ax = plt.subplots(figsize=(7, 4.5))
 for i, k in enumerate(KS):
