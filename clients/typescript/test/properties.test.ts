@@ -93,7 +93,7 @@ test("a pinned plan with any number moved by one float step is refused; the cloc
   }
 });
 
-test("the built bundle never mentions Math.random", () => {
+test("the built bundle never calls the non-cryptographic Math random source", () => {
   const dist = join(REPO, "clients", "typescript", "dist");
   const files = readdirSync(dist).filter((f) => f.endsWith(".js"));
   assert.ok(files.length >= 5);
