@@ -20,44 +20,62 @@ True
 """
 from __future__ import annotations
 
-import importlib
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 __all__ = ["make_plan", "verify_plan", "load", "secure_rng", "__version__"]
 
-_LAZY = {
-    "make_plan": ("ldpplan.planner.api", "make_plan"),
-    "verify_plan": ("ldpplan.planner.api", "verify_plan"),
-    "load": ("ldpplan.mechanisms", "load"),
-    "secure_rng": ("ldpplan.mechanisms", "secure_rng"),
-}
-
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("ldpplan")
     except PackageNotFoundError:  # pragma: no cover - not installed
         return "0+unknown"
 
 
+def _planner_api() -> Any:
+    """``ldpplan.planner.api``, or an ImportError of one line naming the extra to install."""
+    try:
+        from .planner import api  # deferred: pydantic, click (the extra ``ldpplan[planner]``) and numpy
+    except ImportError as exc:
+        from ._cli import missing_planner_dependency
+
+        message = missing_planner_dependency(exc)
+        if message is None:
+            raise
+        raise ImportError(message, name=exc.name) from None
+    return api
+
+
 def __getattr__(name: str) -> Any:
+    # Each name is a plain import of the module that defines it, deferred so that ``import ldpplan``
+    # stays free of numpy (the runtime) and of the planner's extra (pydantic, cvxpy, scipy).
     if name == "__version__":
         return _version()
-    if name in _LAZY:
-        module, attr = _LAZY[name]
-        try:
-            return getattr(importlib.import_module(module), attr)
-        except ImportError as exc:
-            from ._cli import missing_planner_dependency
+    if name == "make_plan":
+        return _planner_api().make_plan
+    if name == "verify_plan":
+        return _planner_api().verify_plan
+    if name == "load":
+        from .mechanisms import load  # deferred: numpy
 
-            message = missing_planner_dependency(exc)
-            if message is None:
-                raise
-            raise ImportError(message, name=exc.name) from None
-    if name in ("planner", "solvers", "mechanisms"):
-        return importlib.import_module(f"ldpplan.{name}")
+        return load
+    if name == "secure_rng":
+        from .mechanisms import secure_rng  # deferred: numpy
+
+        return secure_rng
+    if name == "mechanisms":
+        from . import mechanisms  # deferred: numpy
+
+        return mechanisms
+    if name == "planner":
+        from . import planner  # deferred: pydantic, click, numpy
+
+        return planner
+    if name == "solvers":
+        from . import solvers  # deferred: numpy, scipy, cvxpy
+
+        return solvers
     raise AttributeError(f"module 'ldpplan' has no attribute {name!r}")
 
 
