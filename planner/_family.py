@@ -16,7 +16,6 @@ from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from ..mechanisms import PlanError, runtime_class
 from ..mechanisms._amplification import PLAN_KINDS, randomizer_of_plan
-from ._common import attach_verification
 from ._report import default_report_facts
 from .data.stream import DEFAULT_CHUNK_ROWS
 from .errors import PrivacyViolation, SpecError
@@ -201,6 +200,8 @@ class ModuleFamily:
         ``plan.build_plan(raw, base_dir=...)`` builds it; when its ``verification.holds`` is not
         yet true, or a ``[shuffle]`` block asks for ``guarantee.shuffled``, it is verified here.
         """
+        from ._common import attach_verification  # deferred: pydantic (the registry imports this module)
+
         block = raw.get("shuffle") if isinstance(raw, Mapping) else None
         plan = self.room.build_plan(raw, base_dir=base_dir)
         if block is not None:  # the central guarantee of n shuffled reports, for every family at once

@@ -5,9 +5,9 @@ A *family* is one paper's mechanisms (IDUE, PCKV, PIE, ULDP, ...). Each is a pla
 ``claims``, ``inputs``, ``simulate``, ``tables``, ``audit``) whose ``__init__`` declares ``FAMILY``
 (a :class:`ModuleFamily` holding direct references to those modules' functions and to the runtime
 package's ``RUNTIME_CLASSES``), and a runtime package ``ldpplan.mechanisms.<family>`` listed in the
-runtime's own registry line (:data:`ldpplan.mechanisms.RUNTIME_PACKAGES`: the runtime imports
+runtime's own registry line (``ldpplan.mechanisms.RUNTIME_PACKAGES``: the runtime imports
 nothing of the planner). A new family is those two rooms, a schema part, and one entry in each
-registry line: :data:`FAMILIES` here (with its ``from . import``) and ``RUNTIME_PACKAGES``
+registry line: :func:`_registry_line` here (its ``from . import`` and tuple) and ``RUNTIME_PACKAGES``
 (``docs/ARCHITECTURE.md``, "A new family"); the conformance test (``tests/test_conformance.py``)
 then runs it through spec -> plan -> verify -> load -> perturb -> aggregate -> merge -> estimate ->
 simulate. The protocol and the family class live in :mod:`._family` (below the rooms).
@@ -16,29 +16,42 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from . import hadamard, idue, longitudinal, pckv, pie, uldp
 from ._family import Family, ModuleFamily, Room
 from .errors import PlanFormatError, SpecError
 
 __all__ = ["Family", "ModuleFamily", "Room", "REGISTRY", "FAMILIES", "family_names", "spec_mechanisms",
            "family_for", "family_of_plan", "all_families", "all_examples", "explain_items"]
 
-#: The registry line: the registered families, in order. Family ``name`` is the planner room
-#: ``planner/<name>/`` (its ``FAMILY``: spec mechanism names, examples, the room's functions) and the
-#: runtime package ``mechanisms/<name>/`` (its ``RUNTIME_CLASSES``, whose ``PLAN_FIELDS`` name the plan
-#: mechanisms). Nothing else lists families or mechanism names: CLI, API, audit, schema composition
-#: and the conformance tests read the declarations.
-FAMILIES: tuple[Family, ...] = (idue.FAMILY, pckv.FAMILY, pie.FAMILY, uldp.FAMILY, hadamard.FAMILY,
-                                longitudinal.FAMILY)
 
-#: The registered family names, in order (the names of :data:`FAMILIES`).
-REGISTRY: tuple[str, ...] = tuple(fam.name for fam in FAMILIES)
+def _registry_line() -> tuple[Family, ...]:
+    """The registry line: the registered families, in order.
+
+    Family ``name`` is the planner room ``planner/<name>/`` (its ``FAMILY``: spec mechanism names,
+    examples, the room's functions) and the runtime package ``mechanisms/<name>/`` (its
+    ``RUNTIME_CLASSES``, whose ``PLAN_FIELDS`` name the plan mechanisms). Nothing else lists families
+    or mechanism names: CLI, API, audit, schema composition and the conformance tests read the
+    declarations. (A test registers other families by replacing this function, ``tests/_toy_family.py``.)
+    """
+    # deferred: pydantic (the planner extra; the rooms' spec models), so that ``import ldpplan.planner``
+    # works without it (``ldpplan.make_plan`` then raises MissingDependency) and ``ldpplan --help``
+    # does not import the rooms (0.5 s of CPU)
+    from . import hadamard, idue, longitudinal, pckv, pie, uldp
+
+    return (idue.FAMILY, pckv.FAMILY, pie.FAMILY, uldp.FAMILY, hadamard.FAMILY, longitudinal.FAMILY)
+
+
+def __getattr__(name: str) -> Any:
+    # FAMILIES and REGISTRY read the registry line on first use (it imports the rooms)
+    if name == "FAMILIES":  # the registered family objects, in order
+        return _registry_line()
+    if name == "REGISTRY":  # the registered family names, in order
+        return tuple(fam.name for fam in _registry_line())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def all_families() -> list[Family]:
-    """Every registered family object, in registry order (a test registers others by replacing
-    :data:`FAMILIES` and :data:`REGISTRY` together, ``tests/_toy_family.py``; every lookup here reads them)."""
-    return list(FAMILIES)
+    """Every registered family object, in registry order (imports the rooms)."""
+    return list(_registry_line())
 
 
 def family_names() -> list[str]:

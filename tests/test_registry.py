@@ -49,9 +49,9 @@ def test_the_registry_line_names_the_family_folders():
     # the two registry lines (planner: FAMILIES; runtime: RUNTIME_PACKAGES) list the same families in one order,
     # and each runtime package is a folder of mechanisms/ (nothing is found by walking the disk at run time)
     from ldpplan.mechanisms import RUNTIME_PACKAGES
-    from ldpplan.planner.families import FAMILIES
+    from ldpplan.planner.families import FAMILIES, all_families
 
-    assert [fam.name for fam in FAMILIES] == list(names)
+    assert [fam.name for fam in FAMILIES] == [fam.name for fam in all_families()] == list(names)
     assert [p.__name__ for p in RUNTIME_PACKAGES] == [f"ldpplan.mechanisms.{n}" for n in names]
     assert {p.parent.name for p in (ROOT / "mechanisms").glob("*/__init__.py")} == set(names)
     rooms = {p.parent.name for p in (ROOT / "planner").glob("*/__init__.py")
@@ -131,17 +131,22 @@ def test_a_family_declares_only_what_is_its_own(family):
 
 
 def test_family_rooms_import_nothing_heavy():
-    # the registry imports every room (its public modules, explicitly): the heavy packages stay deferred
+    # ``import ldpplan.planner`` reads no room (the planner extra's pydantic stays optional, ``ldpplan --help``
+    # stays light); the first registry lookup imports every room, its public modules explicitly, and the
+    # heavy packages stay deferred
     import subprocess
     import sys
 
     heavy = ("scipy", "cvxpy", "matplotlib", "pyarrow", "dask", "jsonschema")
-    code = ("import sys\nfrom ldpplan.planner import families\nfamilies.spec_mechanisms()\n"
-            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))\n"
-            f"print(sorted(m for m in sys.modules if m.startswith(tuple(f'ldpplan.planner.{{f}}.' for f in {_registry()!r}))))")
+    rooms = f"sorted(m for m in sys.modules if m.startswith(tuple(f'ldpplan.planner.{{f}}' for f in {_registry()!r})))"
+    code = ("import sys\nimport ldpplan.planner\nfrom ldpplan.planner import families\n"
+            f"print({rooms})\nprint('pydantic' in sys.modules)\n"
+            "families.spec_mechanisms()\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))\nprint({rooms})")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
     assert out.returncode == 0, out.stderr
-    found, room_modules = out.stdout.strip().splitlines()
+    before, pydantic, found, room_modules = out.stdout.strip().splitlines()
+    assert before == "[]" and pydantic == "False"
     assert found == "[]"
     # every room's public modules are imported by the registry line's imports (no lookup on first use)
     for family in _registry():

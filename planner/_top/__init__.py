@@ -65,15 +65,15 @@ def __getattr__(name: str) -> Any:
 
         return secure_rng
     if name == "mechanisms":
-        from . import mechanisms  # deferred: numpy
+        import ldpplan.mechanisms as mechanisms  # deferred: numpy (``from . import`` would recurse into here)
 
         return mechanisms
     if name == "planner":
-        from . import planner  # deferred: pydantic, click, numpy
+        import ldpplan.planner as planner  # deferred: pydantic, click, numpy (``from . import`` would recurse into here)
 
         return planner
     if name == "solvers":
-        from . import solvers  # deferred: numpy, scipy, cvxpy
+        import ldpplan.solvers as solvers  # deferred: numpy, scipy, cvxpy (``from . import`` would recurse into here)
 
         return solvers
     raise AttributeError(f"module 'ldpplan' has no attribute {name!r}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..errors import PlanFormatError
-from .. import families  # the registry (its rooms import .events: a module, read at call time)
+from ..families import family_of_plan
 from .events import Domain, InputPair, Test, item_index, item_label, repeat, unpacked_bit
 
 __all__ = ["Test", "InputPair", "Domain", "audit_pairs", "audit_domain", "item_index", "item_label", "repeat",
@@ -25,7 +25,7 @@ def audit_pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     PlanFormatError
         Unknown mechanism or a plan without the numbers the family needs.
     """
-    family = families.family_of_plan(plan)
+    family = family_of_plan(plan)
     try:
         return family.audit_pairs(plan)
     except (KeyError, TypeError, IndexError) as exc:
@@ -42,7 +42,7 @@ def audit_domain(plan: Mapping[str, Any]) -> Domain:
         Unknown mechanism or a plan without the numbers the family needs.
     """
     try:
-        return families.family_of_plan(plan).audit_domain(plan)
+        return family_of_plan(plan).audit_domain(plan)
     except (KeyError, TypeError, IndexError, ValueError) as exc:
         raise PlanFormatError(f"params: the plan lacks a number the audit needs ({type(exc).__name__}: {exc})"
                               ) from None
