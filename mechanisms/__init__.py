@@ -45,7 +45,7 @@ __all__ += ["GRID_BITS", "to_grid", "on_grid", "bernoulli", "bernoulli_iid", "ch
 RUNTIME_PACKAGES: tuple[ModuleType, ...] = (idue, pckv, pie, uldp, hadamard, longitudinal)
 
 #: runtime family name (the package's last name) -> its runtime classes, in registry order
-_FAMILY_RUNTIMES: Mapping[str, tuple[type, ...]] = MappingProxyType(
+_FAMILY_RUNTIMES: Mapping[str, tuple[type[Any], ...]] = MappingProxyType(
     {package.__name__.rpartition(".")[2]: tuple(package.RUNTIME_CLASSES) for package in RUNTIME_PACKAGES})
 
 
@@ -54,7 +54,7 @@ def runtime_families() -> tuple[str, ...]:
     return tuple(sorted(_FAMILY_RUNTIMES))
 
 
-def family_runtimes(family: str) -> tuple[type, ...]:
+def family_runtimes(family: str) -> tuple[type[Any], ...]:
     """The runtime classes the family package ``ldpplan.mechanisms.<family>`` declares (``RUNTIME_CLASSES``).
 
     Raises
@@ -67,13 +67,13 @@ def family_runtimes(family: str) -> tuple[type, ...]:
     return _FAMILY_RUNTIMES[family]
 
 
-def _runtime_table() -> Mapping[str, type]:
+def _runtime_table() -> Mapping[str, type[Any]]:
     """Plan ``mechanism`` -> runtime class, from the registered packages' classes.
 
     A class names its plan mechanism(s) once, in ``PLAN_FIELDS.mechanisms``; a name claimed by
     two classes is an error here (the registry would be ambiguous).
     """
-    table: dict[str, type] = {}
+    table: dict[str, type[Any]] = {}
     for classes in _FAMILY_RUNTIMES.values():
         for cls in classes:
             for name in cls.PLAN_FIELDS.mechanisms:
@@ -87,10 +87,10 @@ def _runtime_table() -> Mapping[str, type]:
 #: plan ``mechanism`` -> runtime class (implementing the runtime protocol), read from each
 #: registered package's ``RUNTIME_CLASSES`` and their ``PLAN_FIELDS``. The planner's family rooms
 #: (``ldpplan.planner.families``) read the same declarations.
-RUNTIMES: Mapping[str, type] = _runtime_table()
+RUNTIMES: Mapping[str, type[Any]] = _runtime_table()
 
 
-def runtime_class(mechanism: Any) -> type:
+def runtime_class(mechanism: Any) -> type[Any]:
     """The runtime class of a plan ``mechanism`` name.
 
     Raises

@@ -271,10 +271,10 @@ class Reports(Frozen):
 #: The runtime registry's ``runtime_class`` (plan mechanism -> class), handed over by ``ldpplan.mechanisms``
 #: once its registry line is built (:func:`set_runtime_lookup`): the runtime classes import this module,
 #: so it cannot import their registry.
-_runtime_lookup: Callable[[Any], type] | None = None
+_runtime_lookup: Callable[[Any], type[Any]] | None = None
 
 
-def set_runtime_lookup(lookup: Callable[[Any], type]) -> None:
+def set_runtime_lookup(lookup: Callable[[Any], type[Any]]) -> None:
     """Install the registry's ``runtime_class`` for :func:`_count_rule` (``ldpplan.mechanisms`` does, once)."""
     global _runtime_lookup
     _runtime_lookup = lookup

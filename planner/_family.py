@@ -48,12 +48,24 @@ class Family(Protocol):
         The CSV columns ``ldpplan perturb --input`` reads for this family (one paragraph).
     """
 
-    name: str
-    spec_mechanisms: tuple[str, ...]
-    plan_mechanisms: tuple[str, ...]
-    examples: Mapping[str, dict]
-    options_model: type
-    input_doc: str
+    # read-only members (a frozen dataclass's fields, properties or class attributes all implement them)
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def spec_mechanisms(self) -> tuple[str, ...]: ...
+
+    @property
+    def plan_mechanisms(self) -> tuple[str, ...]: ...
+
+    @property
+    def examples(self) -> Mapping[str, dict]: ...
+
+    @property
+    def options_model(self) -> type: ...
+
+    @property
+    def input_doc(self) -> str: ...
 
     def plan(self, raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[str, Any]:
         """Validate the raw spec (SpecError), solve, build a plan 2.0 dict, verify it, attach
@@ -176,7 +188,7 @@ class ModuleFamily:
     examples: Mapping[str, dict]
     package: str
     room: Room
-    runtime_classes: tuple[type, ...]
+    runtime_classes: tuple[type[Any], ...]
     runtime: str | None = None
 
     @property
