@@ -7,6 +7,12 @@ room's public functions (``plan.build_plan``, ``verify.verify``, ...), imported 
 (``mechanisms/<family>/__init__.py``). The registry of families is :mod:`.families`, which imports
 the rooms; this module sits below both so a room can build its ``FAMILY`` without importing the
 registry (``docs/ARCHITECTURE.md``, "A new family").
+
+Import weight: ``import ldpplan.planner`` imports this module (through ``api`` and the registry), and
+``ldpplan --help`` imports ``ldpplan.planner``; so the three pieces only some operations need are imported
+where they are used: pydantic (the planner extra, ``_common``), the runtime registry (every runtime package,
+``ldpplan.mechanisms``) and ``planner.data``. When ``ldpplan.planner``'s ``__init__`` stops importing
+``api`` eagerly, the last two can move to the top.
 """
 from __future__ import annotations
 
@@ -14,10 +20,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
-from ..mechanisms import PlanError, runtime_class
-from ..mechanisms._amplification import PLAN_KINDS, randomizer_of_plan
 from ._report import default_report_facts
-from .data.stream import DEFAULT_CHUNK_ROWS
 from .errors import PrivacyViolation, SpecError
 from .shuffle import attach_shuffled, verify_shuffled
 
@@ -212,7 +215,7 @@ class ModuleFamily:
         ``plan.build_plan(raw, base_dir=...)`` builds it; when its ``verification.holds`` is not
         yet true, or a ``[shuffle]`` block asks for ``guarantee.shuffled``, it is verified here.
         """
-        from ._common import attach_verification  # deferred: pydantic (the registry imports this module)
+        from ._common import attach_verification  # deferred: pydantic (see the module's note)
 
         block = raw.get("shuffle") if isinstance(raw, Mapping) else None
         plan = self.room.build_plan(raw, base_dir=base_dir)
@@ -251,6 +254,8 @@ class ModuleFamily:
     def iter_inputs(self, plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool = False,
                     chunk_rows: int | None = None) -> Any:
         """Users' inputs streamed a chunk at a time (``InputStream``); see :meth:`Family.iter_inputs`."""
+        from .data.stream import DEFAULT_CHUNK_ROWS  # deferred: planner.data (see the module's note)
+
         return self.room.iter_inputs(plan, path, skip_empty=skip_empty,
                                      chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows))
 
@@ -313,6 +318,9 @@ def _runtime_randomizer(plan: Mapping[str, Any]) -> dict[str, Any]:
     """``{"blanket": ...}``: the two-level description ``load()`` reads for the plan's runtime class
     (``PlanFields.shuffle``; :func:`ldpplan.mechanisms._amplification.randomizer_of_plan`); the solver's
     k-RR keywords for ``"krr"``; ``{}`` (the generic bounds) otherwise."""
+    from ..mechanisms import PlanError, runtime_class  # deferred: the runtime registry (see the module's note)
+    from ..mechanisms._amplification import PLAN_KINDS, randomizer_of_plan
+
     try:
         kind = runtime_class(plan.get("mechanism")).PLAN_FIELDS.shuffle
         if kind == "krr":  # k-ary RR (one round of L-GRR): the solver's k-RR bounds, as the runtime confirms them

@@ -20,13 +20,14 @@ True
 """
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 __all__ = ["make_plan", "verify_plan", "load", "secure_rng", "__version__"]
 
 
 def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # deferred: stdlib, 30 ms (``import ldpplan``)
+
     try:
         return version("ldpplan")
     except PackageNotFoundError:  # pragma: no cover - not installed
