@@ -57,24 +57,16 @@ def __getattr__(name: str) -> Any:
         return _planner_api().make_plan
     if name == "verify_plan":
         return _planner_api().verify_plan
-    if name == "load":
-        from .mechanisms import load  # deferred: numpy
-
-        return load
-    if name == "secure_rng":
-        from .mechanisms import secure_rng  # deferred: numpy
-
-        return secure_rng
-    if name == "mechanisms":
+    if name in ("load", "secure_rng", "mechanisms"):
         import ldpplan.mechanisms as mechanisms  # deferred: numpy (``from . import`` would recurse into here)
 
-        return mechanisms
+        return {"load": mechanisms.load, "secure_rng": mechanisms.secure_rng, "mechanisms": mechanisms}[name]
     if name == "planner":
-        import ldpplan.planner as planner  # deferred: pydantic, click, numpy (``from . import`` would recurse into here)
+        import ldpplan.planner as planner  # deferred: pydantic, click, numpy (as above)
 
         return planner
     if name == "solvers":
-        import ldpplan.solvers as solvers  # deferred: numpy, scipy, cvxpy (``from . import`` would recurse into here)
+        import ldpplan.solvers as solvers  # deferred: numpy, scipy, cvxpy (as above)
 
         return solvers
     raise AttributeError(f"module 'ldpplan' has no attribute {name!r}")
