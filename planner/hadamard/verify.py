@@ -12,7 +12,9 @@ import math
 from fractions import Fraction
 from typing import Any, Mapping
 
-from ...solvers.hadamard import GRID_STEPS, exact_epsilon, solve_hadamard
+from ...mechanisms.hadamard._channel import GRID_STEPS, exact_epsilon
+from ...solvers import SolverError
+from ...solvers.hadamard import solve_hr
 from .._exact import log_ratio_slack, ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
@@ -43,8 +45,8 @@ def _spec_mismatch(plan: Mapping[str, Any]):
         if params.get(key) != value:
             return f"params.{key}: must match the embedded spec ({value!r}) (got {params.get(key)!r})", None
     try:
-        numbers = solve_hadamard(res.spec.epsilon, res.size, res.spec.blocks)
-    except ValueError as exc:
+        numbers = solve_hr(res.spec.epsilon, res.size, res.spec.blocks).extra["numbers"]
+    except SolverError as exc:
         return f"spec.epsilon: {exc}", None
     return None, (res, numbers)
 
