@@ -32,6 +32,15 @@ differ by a factor of two in ``B`` elsewhere, e.g. epsilon = 1: ``B = 1`` vs 2).
 optimal for ``epsilon = O(1)``; for large epsilon ``B ~ e^eps`` brings the error from about
 ``k/n`` down to about ``k/(n e^eps)``.
 
+The solver. :func:`solve_hr` has the shape of every solver here: it checks the budget with
+:func:`~ldpplan.solvers._checks.check_epsilon` and returns a frozen :class:`~ldpplan.solvers.SolveResult`
+(a closed form; the :class:`HadamardNumbers` in ``extra["numbers"]``); :func:`solve_hadamard` returns
+those numbers directly (``ValueError`` on bad input), as before. The channel's formulas (``b``,
+``P``, ``C_x``, the exact epsilon, the transform, the variance and the rule of ``"auto"``) have one
+copy, in the numpy-only runtime (:mod:`ldpplan.mechanisms.hadamard._channel`), re-exported here:
+the planner and the runtime derive every number with the same code; the independent check is the
+exact one (rational ``P``, 60-digit logarithms; the verifier's ``ratio_within``), not a second copy.
+
 All probabilities in a plan are multiples of ``2^-48``: ``P`` is rounded *down* (a smaller ``P`` has
 a smaller ratio), and the plan's epsilon is ``ln(P (2B - 1)/(1 - P))`` of the rounded ``P``, decided
 exactly (60-digit logarithm of the exact rational).
@@ -55,9 +64,11 @@ from decimal import Decimal
 
 import numpy as np
 
-from ..mechanisms import MAX_DOMAIN_SIZE
-from ..mechanisms.hadamard._channel import (GRID_STEPS, auto_blocks, block_size, check_blocks, exact_epsilon, fwht,
-                                            in_set, keep_probability, supports, variance_coefficients, worst_l2)
+from ..mechanisms import MAX_DOMAIN_SIZE as MAX_DOMAIN  # the runtime reads domains of at most 2^24 items
+# the channel's formulas: one copy, in the runtime (re-exported here under their public names)
+from ..mechanisms.hadamard._channel import (GRID_STEPS, auto_blocks, block_size, channel_matrix, check_blocks,
+                                            exact_epsilon, fwht, in_set, keep_probability, supports,
+                                            variance_coefficients, worst_l2)
 from ._checks import check_epsilon
 from ._result import STATUS_CLOSED_FORM, Certificate, SolveResult, SolverError
 
@@ -66,8 +77,6 @@ __all__ = ["GRID_STEPS", "MAX_DOMAIN", "block_size", "output_size", "output_bits
            "solve_hr", "SOLVER_NAME", "CERTIFICATE_SOURCE", "block_candidates", "authors_blocks",
            "randomized_response_l2"]
 
-#: Largest input domain (the runtime's ``MAX_DOMAIN_SIZE``: it reads domains of at most 2^24 items).
-MAX_DOMAIN = MAX_DOMAIN_SIZE
 #: ``SolveResult.solver`` of :func:`solve_hr`, by the spec's ``blocks``: a number, or ``"auto"``.
 SOLVER_NAME = {
     "given": "closed form on the 2^-48 grid (P rounded down), exact ln(P (2B-1)/(1-P)); B from the spec",
@@ -86,14 +95,6 @@ def output_size(k: int, blocks: int = 1) -> int:
 def output_bits(k: int, blocks: int = 1) -> int:
     """Bits of one report: ``log2 K`` (at most ``log2 k + 2``)."""
     return output_size(k, blocks).bit_length() - 1
-
-
-def channel_matrix(k: int, p: float, blocks: int = 1) -> np.ndarray:
-    """``Q[x, y]``, shape ``(k, K)``: ``P/s`` on ``C_x``, ``(1 - P)/(K - s)`` elsewhere (small domains)."""
-    b = block_size(k, blocks)
-    K, s = blocks * b, b // 2
-    inside = in_set(np.arange(k)[:, None], np.arange(K)[None, :], b)
-    return np.where(inside, p / s, (1.0 - p) / (K - s))
 
 
 def randomized_response_l2(epsilon: float, k: int, n: int = 1) -> float:

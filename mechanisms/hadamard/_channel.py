@@ -35,7 +35,7 @@ from .._sampling import GRID_DENOMINATOR
 from .._api import check_items  # the one check of item indices (re-exported)
 
 __all__ = ["GRID_STEPS", "DIGITS", "check_blocks", "block_size", "keep_probability", "realized_epsilon",
-           "exact_epsilon", "in_set", "fwht", "supports", "variance_coefficients", "worst_l2", "auto_blocks",
+           "exact_epsilon", "in_set", "channel_matrix", "fwht", "supports", "variance_coefficients", "worst_l2", "auto_blocks",
            "check_items"]
 
 #: Number of steps of the probability grid (probabilities are multiples of ``1/GRID_STEPS``).
@@ -162,6 +162,14 @@ def in_set(x, y, b: int) -> np.ndarray:
     x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
     block, t = np.divmod(x, b - 1)
     return (y // b == block) & ((np.bitwise_count((t + 1) & (y % b)) & 1) == 0)
+
+
+def channel_matrix(k: int, p: float, blocks: int = 1) -> np.ndarray:
+    """``Q[x, y]``, shape ``(k, K)``: ``P/s`` on ``C_x``, ``(1 - P)/(K - s)`` elsewhere (small domains; ``s = b/2``)."""
+    b = block_size(k, blocks)
+    K, s = int(blocks) * b, b // 2
+    inside = in_set(np.arange(k)[:, None], np.arange(K)[None, :], b)
+    return np.where(inside, p / s, (1.0 - p) / (K - s))
 
 
 def fwht(values) -> np.ndarray:

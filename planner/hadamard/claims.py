@@ -8,6 +8,7 @@ import copy
 import math
 from typing import Any, Mapping
 
+from ...mechanisms.hadamard import NOTION  # ``guarantee.notion``: "LDP" (the runtime checks it)
 from ...solvers import SolverError
 from ...solvers.hadamard import HadamardNumbers, authors_blocks, randomized_response_l2, solve_hr
 from .._exact import float_up
@@ -29,7 +30,7 @@ claimed_epsilon = float_up
 
 def guarantee_of(numbers: HadamardNumbers) -> dict[str, Any]:
     """``{"notion": "LDP", "epsilon": ln(P (2B-1)/(1-P)) rounded up, "sources"}``."""
-    return {"notion": "LDP", "epsilon": claimed_epsilon(numbers.epsilon_exact), "sources": SOURCES}
+    return {"notion": NOTION, "epsilon": claimed_epsilon(numbers.epsilon_exact), "sources": SOURCES}
 
 
 def _worst(numbers: HadamardNumbers, users: int | None) -> dict[str, Any]:
