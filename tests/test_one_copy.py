@@ -89,10 +89,12 @@ def test_the_solver_reexports_the_runtime_channel(name):
     assert getattr(hr, name) is getattr(_channel, name)
 
 
-@pytest.mark.parametrize("epsilon, k, blocks", [(1.0, 10, "auto"), (4.0, 200, "auto"), (4.0, 200, 8), (8.0, 5, 2),
+@pytest.mark.parametrize("epsilon, k, blocks", [(1.0, 10, None), (4.0, 200, None), (4.0, 200, 8), (8.0, 5, 2),
                                                 (0.5, 2, 1)])
 def test_solve_hr_is_a_frozen_solve_result(epsilon, k, blocks):
-    res = hr.solve_hr(epsilon, k, blocks)
+    """``blocks = None``: the default, the smallest worst-case error."""
+    given = () if blocks is None else (blocks,)
+    res = hr.solve_hr(epsilon, k, *given)
     numbers = res.extra["numbers"]
     assert isinstance(res, SolveResult) and res.status == "closed_form"
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -102,13 +104,13 @@ def test_solve_hr_is_a_frozen_solve_result(epsilon, k, blocks):
                                     "block_size": numbers.block_size, "output_size": numbers.output_size,
                                     "keep_probability": numbers.keep_probability}
     assert res.blocks == numbers.blocks  # SolveResult reads parameters as attributes
-    assert hr.solve_hadamard(epsilon, k, blocks) == numbers  # the former entry point: the same numbers
+    assert hr.solve_hadamard(epsilon, k, *given) == numbers  # the former entry point: the same numbers
     assert res.extra["epsilon_exact"] == numbers.epsilon_exact <= Fraction(epsilon)
 
 
 @pytest.mark.parametrize("epsilon, k", [(0.3, 7), (1.0, 100), (3.0, 1000), (6.0, 50), (9.0, 3000)])
 def test_auto_blocks_is_the_exact_argmin(epsilon, k):
-    """``"auto"``: the ``B`` whose worst-case l2, computed in rationals from the grid ``P``, is smallest."""
+    """The default ``B``: the one whose worst-case l2, computed in rationals from the grid ``P``, is smallest."""
     best = None
     for B in hr.block_candidates(k):
         p = Fraction(hr.keep_probability(epsilon, B))
