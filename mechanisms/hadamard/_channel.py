@@ -44,16 +44,16 @@ GRID_STEPS = GRID_DENOMINATOR
 DIGITS = 60
 
 
-def check_blocks(blocks: int) -> int:
+def check_blocks(blocks: object) -> int:
     """``B`` as an int after checking it is a power of two ``>= 1``.
 
     Raises
     ------
     ValueError
-        ``blocks: must be a power of two >= 1 (got ...)``.
+        ``blocks: must be a power of two >= 1 (got ...)`` (also for a string, a bool or a fraction).
     """
-    B = int(blocks)
-    if isinstance(blocks, bool) or B != blocks or B < 1 or B & (B - 1):
+    B = int(blocks) if isinstance(blocks, (int, float, np.integer)) and not isinstance(blocks, bool) else 0
+    if B != blocks or B < 1 or B & (B - 1):
         raise ValueError(f"blocks: must be a power of two >= 1 (got {blocks!r})")
     return B
 

@@ -24,13 +24,13 @@ __all__ = ["exact_pie_guarantee", "DIGITS"]
 DIGITS = 60
 
 
-def exact_pie_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,
+def exact_pie_guarantee(mu: float | Fraction, symbols: int, domain_size: int, n: int, releases: int,
                         max_prior: float | Fraction) -> dict[str, Any]:
     """The guarantee of a grid channel, exactly: rationals, then :data:`DIGITS`-digit decimal logarithms.
 
     Parameters
     ----------
-    mu : float
+    mu : float or Fraction
         Keep probability (a dyadic rational), ``1/symbols < mu < 1``.
     symbols : int
         ``|X|`` (RR) or ``g`` (GLH).

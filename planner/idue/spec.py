@@ -210,7 +210,8 @@ def _by_shares(spec: IDUESpec, base: Path):
     if any(lv.share is None for lv in spec.levels) or any(lv.items is not None for lv in spec.levels):
         raise SpecError("levels", "every level needs 'share' (and no 'items') when 'domain' is given",
                         [lv.share for lv in spec.levels])
-    total = sum(lv.share for lv in spec.levels)
+    shares = [lv.share for lv in spec.levels if lv.share is not None]  # every level's (checked above)
+    total = sum(shares)
     if not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):
         raise SpecError("levels[*].share", "must sum to 1", total)
     if spec.domain is not None and spec.domain_csv is not None:
@@ -230,7 +231,7 @@ def _by_shares(spec: IDUESpec, base: Path):
         m = len(labels)
     if m < len(names):
         raise SpecError("domain", f"must have at least one item per level ({len(names)})", m)
-    items = items_by_shares([lv.share for lv in spec.levels], m, spec.assignment_seed, labels)
+    items = items_by_shares(shares, m, spec.assignment_seed, labels)
     return items, labels, m, inputs
 
 
