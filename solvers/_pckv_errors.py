@@ -11,7 +11,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..mechanisms.pckv._core import corrected_mean
+from ..mechanisms.pckv._core import corrected_mean, theorem4_mean_terms
 
 __all__ = ["truncation_factor", "theorem4_mse", "approximate_mse", "worst_case_mean_mse", "corrected_mean_mse",
            "WorstKey", "worst_case_corrected_mean_mse", "KeyModel"]
@@ -80,11 +80,8 @@ def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, fr
     fs = f if sampled_frequencies is None else np.asarray(sampled_frequencies, dtype=float)
     var_f = L * L * b * (1 - b) / (n * (a - b) ** 2) + L * fs * (1 - a - b) / (n * (a - b))
     mse_f = var_f + (fs - f) ** 2
-    delta = (a - b) * fs / L
-    gamma = a * (2 * p - 1) * fs / L
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bias = m * (1 - b - delta) * b / (n * delta ** 2)
-        var_m = (b + delta) / (n * gamma ** 2) + (b * (1 - b) - delta) / (n * delta ** 2) * m ** 2
+    var_m, bias = theorem4_mean_terms(fs, m, a, b, p, L, n)  # the runtime's one copy of (10)-(12)
+    with np.errstate(invalid="ignore", over="ignore"):
         mse_m = np.where(fs > 0, var_m + bias ** 2, np.inf)
     return mse_f, mse_m
 

@@ -220,3 +220,19 @@ def test_chernoff_outside_bounds_the_exact_tails(n, p):
         exact = sum(pmf[:lo], Fraction(0)) + sum(pmf[hi + 1:], Fraction(0))
         assert _binomial.chernoff_outside(n, p, lo, hi) >= float(exact) * (1 - 1e-12)
     assert _binomial.chernoff_outside(n, p, 0, n) == 0.0
+
+
+def test_theorem4_mean_terms_are_the_runtimes_errors_and_the_planners_prediction():
+    """The runtime's standard error of a mean and the planner's Theorem 4 MSE: one formula, closed form at f_s = f."""
+    from ldpplan.mechanisms.pckv._core import mean_variance, theorem4_mean_terms
+    from ldpplan.solvers._pckv_errors import theorem4_mse
+
+    a, b, p, L, n = 0.5, 0.25, 0.75, 2, 10_000
+    f, m = np.array([0.01, 0.2, 0.9]), np.array([-0.5, 0.0, 0.8])
+    var, bias = theorem4_mean_terms(f, m, a, b, p, L, n)
+    delta, gamma = (a - b) * f / L, a * (2 * p - 1) * f / L  # eq. (12)
+    np.testing.assert_allclose(var, (b + delta) / (n * gamma**2) + (b * (1 - b) - delta) * m**2 / (n * delta**2),
+                               rtol=1e-14)
+    np.testing.assert_allclose(bias, m * (1 - b - delta) * b / (n * delta**2), rtol=1e-14)
+    np.testing.assert_array_equal(theorem4_mse(a, b, p, L, n, f, m)[1], var + bias**2)
+    np.testing.assert_array_equal(mean_variance(f, m, a, b, p, L, n).std_error, np.sqrt(var + bias * bias))

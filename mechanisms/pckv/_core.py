@@ -20,7 +20,8 @@ from .._plan import log_fraction
 from .._protocol import Estimate
 from .._sampling import check_rng, uniform_below, uniform_bits, uniform_unit
 
-__all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "corrected_mean", "mean_variance", "composed_ratio", "key_budget",
+__all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "corrected_mean", "theorem4_mean_terms",
+           "mean_variance", "composed_ratio", "key_budget",
            "value_budget", "ESTIMATORS", "exact_ratios", "exceeds_exactly"]
 
 #: Estimators of :func:`estimate_from_counts` (first = default).
@@ -349,6 +350,44 @@ def corrected_mean(n1, n2, n: float, a: float, b: float, p: float, padding_lengt
     return f, L * (hat1 - hat2) / (n * f)                                    # (14)
 
 
+def theorem4_mean_terms(sampled_frequencies, means, a: float, b: float, p: float, padding_length: float,
+                        n: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Theorem 4's variance (11) and bias (10) of the mean estimate (8): the one copy.
+
+    With ``delta = (a-b) f_s / L`` and ``gamma = a (2p-1) f_s / L`` (eq. (12)):
+    ``Var = (b + delta)/(n gamma^2) + (b (1-b) - delta)/(n delta^2) m^2`` and
+    ``bias = m (1 - b - delta) b/(n delta^2)``. The runtime's standard errors (:func:`mean_variance`)
+    and the planner's predictions (``ldpplan.solvers.pckv.theorem4_mse``) both take them here.
+
+    Parameters
+    ----------
+    sampled_frequencies, means : array_like, shape (d,)
+        ``f_s`` (> 0; ``0`` gives ``inf``/``nan``) and ``m`` in [-1, 1].
+    a, b, p : float
+    padding_length : float
+    n : float
+        Users.
+
+    Returns
+    -------
+    (var, bias) : tuple of ndarray, shape (d,)
+        Squared value units and value units.
+
+    References
+    ----------
+    PCKV (Gu et al., USENIX Security 2020), Theorem 4, eq. (10)-(12).
+    """
+    L = float(padding_length)
+    fs = np.asarray(sampled_frequencies, dtype=np.float64)
+    m = np.asarray(means, dtype=np.float64)
+    delta = (a - b) * fs / L
+    gamma = a * (2 * p - 1) * fs / L
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = (b + delta) / (n * gamma ** 2) + (b * (1 - b) - delta) / (n * delta ** 2) * m ** 2
+        bias = m * (1 - b - delta) * b / (n * delta ** 2)
+    return var, bias
+
+
 def mean_variance(f, m, a: float, b: float, p: float, padding_length: float, n: float) -> MeanVariance:
     r"""Root-MSE of the mean estimates by Theorem 4 at the estimates (delta method, eq. (10)-(12)).
 
@@ -377,8 +416,5 @@ def mean_variance(f, m, a: float, b: float, p: float, padding_length: float, n: 
     fs = np.clip(np.asarray(f, dtype=np.float64), 1.0 / n, 1.0)
     mm = np.asarray(m, dtype=np.float64)
     mm = np.clip(np.where(np.isfinite(mm), mm, 0.0), -1.0, 1.0)
-    delta = (a - b) * fs / L
-    gamma = a * (2 * p - 1) * fs / L
-    var = (b + delta) / (n * gamma * gamma) + (b * (1 - b) - delta) / (n * delta * delta) * mm * mm
-    bias = mm * (1 - b - delta) * b / (n * delta * delta)
+    var, bias = theorem4_mean_terms(fs, mm, a, b, p, L, n)
     return MeanVariance(np.sqrt(np.maximum(var, 0.0) + bias * bias), source="PCKV Theorem 4, eq. (10)-(12)")
