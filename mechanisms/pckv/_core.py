@@ -359,14 +359,8 @@ def theorem4_mean_terms(sampled_frequencies, means, a: float, b: float, p: float
     ``bias = m (1 - b - delta) b/(n delta^2)``. The runtime's standard errors (:func:`mean_variance`)
     and the planner's predictions (``ldpplan.solvers.pckv.theorem4_mse``) both take them here.
 
-    Parameters
-    ----------
-    sampled_frequencies, means : array_like, shape (d,)
-        ``f_s`` (> 0; ``0`` gives ``inf``/``nan``) and ``m`` in [-1, 1].
-    a, b, p : float
-    padding_length : float
-    n : float
-        Users.
+    Parameters: as :func:`mean_variance`'s, unclipped: ``sampled_frequencies`` are ``f_s`` (``0``
+    gives ``inf``/``nan``), ``means`` the ``m`` in [-1, 1] (shape ``(d,)`` both).
 
     Returns
     -------
