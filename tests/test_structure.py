@@ -10,8 +10,8 @@ statement, function-level ones included) and fails on
 * an absolute ``ldpplan.*`` import inside a layer (only the namespace root ``planner/_top`` may
   name ``ldpplan``, since it has no parent to be relative to);
 * a relative import that names no file or folder of the tree;
-* an upward arrow: ``mechanisms`` imports nothing of ours, ``solvers`` nothing of ``planner`` or
-  ``mechanisms``;
+* an upward arrow: ``mechanisms`` imports nothing of ours, ``solvers`` nothing of ``planner`` (it
+  may import the runtime's formulas from ``mechanisms``: one copy of each formula, issue 28);
 * an import cycle between modules;
 * a name-built import of our own code (``importlib.import_module``, ``__import__``, ``pkgutil``,
   ``sys.modules`` lookups): a dispatch the graph cannot see. Every dispatch is an import statement,
@@ -32,7 +32,8 @@ LAYERS = ("planner", "solvers", "mechanisms")
 #: the repository root plays the namespace package: ``planner/api.py`` is ``ldpplan.planner.api``
 ROOT_PACKAGE = "ldpplan"
 #: what each layer may import from the others (``planner`` uses the public APIs of both)
-ALLOWED = {"planner": {"planner", "solvers", "mechanisms"}, "solvers": {"solvers"}, "mechanisms": {"mechanisms"}}
+ALLOWED = {"planner": {"planner", "solvers", "mechanisms"}, "solvers": {"solvers", "mechanisms"},
+           "mechanisms": {"mechanisms"}}
 
 
 def _modules() -> dict[str, Path]:
