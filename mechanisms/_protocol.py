@@ -16,7 +16,7 @@ Every runtime class (``ldpplan.mechanisms.load(plan)`` returns one) offers:
   against the plan's ``guarantee`` claims;
 * ``channel_matrix()`` where defined: ``Q[x, y] = Pr(Y = y | X = x)`` (rows are inputs).
 
-Runtime objects are immutable (:class:`Frozen`) and have a useful ``repr``.
+Runtime objects are immutable frozen slotted dataclasses (:class:`Frozen`) and have a useful ``repr``.
 
 The one runtime API (issue 18; ``docs/ARCHITECTURE.md`` lists every constructor), which
 ``tests/test_runtime_api.py`` checks for every class in ``RUNTIMES``:
@@ -35,7 +35,7 @@ The one runtime API (issue 18; ``docs/ARCHITECTURE.md`` lists every constructor)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, ClassVar, Mapping, Protocol, Sequence, TypeVar, dataclass_transform, runtime_checkable
 
 import numpy as np
 
@@ -44,7 +44,9 @@ from ._fit import SimplexFit
 from ._batches import FINGERPRINT, MAX_COUNT, Batch, CountRule, check_int, count_array, duplicate_message
 from ._intervals import SCORE_METHOD, WALD_MEAN_METHOD, FrequencyVariance, MeanVariance, two_sided_z
 
-__all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "check_method", "readonly",
+__all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "frozen_dataclass", "set_fields",
+           "check_method",
+           "readonly",
            "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT", "PrivacyMap", "PRIVACY_MAP_TYPES", "check_privacy_map",
            "domain_labels", "SimplexFit"]
 
@@ -71,22 +73,58 @@ def check_method(method: str | None, methods: tuple[str, ...]) -> str:
 
 
 class Frozen:
-    """Mixin: attributes can be set only inside ``__init__`` (via ``object.__setattr__``)."""
+    """Base of the runtime objects: no attribute can be set or deleted after ``__init__``.
+
+    A thin base, kept for its public name: every runtime class (and :class:`Reports`,
+    :class:`Aggregate`) is also declared a frozen slotted dataclass with :func:`frozen_dataclass`
+    (``dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)``), whose
+    annotated fields are every instance attribute (so type checkers see them) and whose class
+    constants are ``ClassVar``; its hand-written ``__init__`` validates and sets the fields once
+    with :func:`set_fields`. Setting or deleting an attribute raises
+    :class:`dataclasses.FrozenInstanceError` (an ``AttributeError``); this base raises it too for a
+    subclass that is not itself a dataclass.
+    """
 
     __slots__ = ()
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable (cannot set {name!r})")
+        raise dataclasses.FrozenInstanceError(f"{type(self).__name__} is immutable (cannot set {name!r})")
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable (cannot delete {name!r})")
-
-    def _set(self, **values: Any) -> None:
-        for k, v in values.items():
-            object.__setattr__(self, k, v)
+        raise dataclasses.FrozenInstanceError(f"{type(self).__name__} is immutable (cannot delete {name!r})")
 
 
-@dataclasses.dataclass(frozen=True)
+def set_fields(obj: object, **values: Any) -> None:
+    """Set fields of a frozen dataclass ``obj`` from its ``__init__`` (``object.__setattr__``, as dataclasses do).
+
+    The one place runtime objects are written; each name must be a declared field (slots: any
+    other name raises AttributeError).
+    """
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+
+
+_F = TypeVar("_F", bound=type)
+
+
+@dataclass_transform(frozen_default=True, eq_default=False)
+def frozen_dataclass(cls: _F) -> _F:
+    """``dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)`` for runtime objects.
+
+    The class keeps its hand-written ``__init__`` (setting the fields with :func:`set_fields`) and
+    ``__repr__``; no ``__eq__`` (fields hold ndarrays); no ``__dict__``. Setting or deleting any
+    attribute raises :class:`dataclasses.FrozenInstanceError` (:class:`Frozen`'s methods replace the
+    generated ones: on CPython 3.11 those of a slotted class refer to the class before slots were
+    added and raise TypeError for a name that is not a field). Methods of such a class call
+    ``super(Cls, self)``: the zero-argument ``super()`` fails in slotted dataclasses before CPython 3.14.
+    """
+    new = dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)(cls)
+    setattr(new, "__setattr__", Frozen.__setattr__)
+    setattr(new, "__delattr__", Frozen.__delattr__)
+    return new
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
 class Estimate:
     """What every runtime's ``estimate`` returns.
 
@@ -231,6 +269,7 @@ class Estimate:
         return out
 
 
+@frozen_dataclass
 class Reports(Frozen):
     """One report per user: named columns of equal length (numpy arrays).
 
@@ -239,14 +278,16 @@ class Reports(Frozen):
     is the number of users; ``to_arrays()`` / ``from_arrays()`` give the columns for files.
     """
 
-    __slots__ = ("mechanism", "columns", "_n")
+    mechanism: str
+    columns: dict[str, np.ndarray]
+    _n: int
 
     def __init__(self, mechanism: str, columns: Mapping[str, Any]) -> None:
         cols = {str(k): readonly(v) for k, v in columns.items()}
         lengths = {k: (v.shape[0] if v.ndim else -1) for k, v in cols.items()}
         if not cols or len(set(lengths.values())) != 1 or -1 in lengths.values():
             raise ValueError(f"reports: every column must be an array with one row per user (got lengths {lengths})")
-        self._set(mechanism=str(mechanism), columns=cols, _n=next(iter(lengths.values())))
+        set_fields(self, mechanism=str(mechanism), columns=cols, _n=next(iter(lengths.values())))
 
     def __len__(self) -> int:
         return int(self._n)
@@ -280,6 +321,7 @@ def _count_rule(mechanism: str) -> CountRule | None:
     return getattr(cls, "count_rule", None)
 
 
+@frozen_dataclass
 class Aggregate(Frozen):
     """Sufficient statistics of a set of reports: ``n`` and named count arrays, with their provenance.
 
@@ -314,7 +356,11 @@ class Aggregate(Frozen):
         Naming the field and the rule.
     """
 
-    __slots__ = ("mechanism", "n", "counts", "plan_fingerprint", "batches")
+    mechanism: str
+    n: int
+    counts: dict[str, np.ndarray]
+    plan_fingerprint: str | None
+    batches: tuple[Batch, ...]
     format: ClassVar[str] = AGGREGATE_FORMAT
 
     def __init__(self, mechanism: str, n: int, counts: Mapping[str, Any], *, plan_fingerprint: str | None = None,
@@ -346,7 +392,8 @@ class Aggregate(Frozen):
             if sum(b.rows for b in batches) != n:
                 raise ValueError(f"aggregate.batches: rows must sum to n = {n} "
                                  f"(got {sum(b.rows for b in batches)})")
-        self._set(mechanism=str(mechanism), n=n, counts=cols, plan_fingerprint=plan_fingerprint, batches=batches)
+        set_fields(self, mechanism=str(mechanism), n=n, counts=cols, plan_fingerprint=plan_fingerprint,
+                   batches=batches)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.counts[name]
