@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -19,7 +19,8 @@ from .._api import report_columns
 from .._fit import MAX_ITER, TOL, check_options
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, plan_fingerprint, require
-from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method
+from .._envelope import PlanFields
+from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method, frozen_dataclass, set_fields
 from .._sampling import check_rng, on_grid
 from ._memo import MAX_MEMO_DOMAIN, MAX_USER, Memo
 from ._numbers import Rounds, lifetime_upper
@@ -53,14 +54,31 @@ def _values(max_values: Any, max_changes: Any) -> Any:
     return max_values if max_values is not None else (1 if max_changes is None else max_changes)
 
 
+@frozen_dataclass
 class _Longitudinal(Frozen):
-    """State and methods shared by both classes (subclasses draw and count)."""
+    """State and methods shared by both classes (subclasses draw and count).
 
-    mechanism = ""
-    methods: tuple[str, ...] = ("empirical",)
+    ``mechanism`` (the plan mechanism, = ``variant``) is a field: :class:`LongitudinalUE` runs four.
+    """
+
+    methods: ClassVar[tuple[str, ...]] = ("empirical",)
     #: this runtime keeps client state: ``perturb`` needs ``memo=``, ``users=`` and ``round=``
-    memoized = True
-    count_rule = CountRule(sums_to_n=(("reports",),), at_most_n=(("support",),))
+    memoized: ClassVar[bool] = True
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("reports",),), at_most_n=(("support",),))
+    PLAN_FIELDS: ClassVar[PlanFields]
+    #: what a :class:`Memo` stores per (user, value): ``"value"`` (L-GRR) or ``"bits"`` (unary)
+    _memo_kind: ClassVar[str]
+
+    mechanism: str
+    variant: str
+    numbers: Rounds
+    domain_size: int
+    labels: list[str] | None
+    rounds: int
+    max_changes: int
+    max_values: int
+    plan_fingerprint: str
+    _variance: tuple[float, float]
 
     def _init(self, rounds_numbers: Rounds, domain, rounds, max_changes, plan_fingerprint) -> None:
         # ``max_changes`` here is the number of distinct values (``max_values``; both attributes are set)
@@ -83,9 +101,9 @@ class _Longitudinal(Frozen):
                    "p": [str(rounds_numbers.p1), str(rounds_numbers.q1), str(rounds_numbers.p2),
                          str(rounds_numbers.q2)]}
             plan_fingerprint = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
-        self._set(numbers=rounds_numbers, domain_size=rounds_numbers.k, labels=labels, rounds=int(rounds),
-                  max_changes=int(max_changes), max_values=int(max_changes), plan_fingerprint=str(plan_fingerprint),
-                  _variance=rounds_numbers.variance_line())
+        set_fields(self, numbers=rounds_numbers, domain_size=rounds_numbers.k, labels=labels, rounds=int(rounds),
+                   max_changes=int(max_changes), max_values=int(max_changes), plan_fingerprint=str(plan_fingerprint),
+                   _variance=rounds_numbers.variance_line())
 
     # ------------------------------------------------------------------ privacy
     def privacy_map(self) -> dict[str, Any]:
