@@ -35,7 +35,7 @@ The one runtime API (issue 18; ``docs/ARCHITECTURE.md`` lists every constructor)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Mapping, Protocol, Sequence, TypeVar, dataclass_transform, runtime_checkable
+from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -44,11 +44,9 @@ from ._fit import SimplexFit
 from ._batches import FINGERPRINT, MAX_COUNT, Batch, CountRule, check_int, count_array, duplicate_message
 from ._intervals import SCORE_METHOD, WALD_MEAN_METHOD, FrequencyVariance, MeanVariance, two_sided_z
 
-__all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "frozen_dataclass", "set_fields",
-           "check_method",
-           "readonly",
-           "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT", "PrivacyMap", "PRIVACY_MAP_TYPES", "check_privacy_map",
-           "domain_labels", "SimplexFit"]
+__all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "set_fields", "check_method",
+           "readonly", "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT", "PrivacyMap", "PRIVACY_MAP_TYPES",
+           "check_privacy_map", "domain_labels", "SimplexFit"]
 
 #: ``format`` tag of :meth:`Aggregate.to_dict` documents.
 AGGREGATE_FORMAT = "ldpplan-aggregate/1"
@@ -75,17 +73,29 @@ def check_method(method: str | None, methods: tuple[str, ...]) -> str:
 class Frozen:
     """Base of the runtime objects: no attribute can be set or deleted after ``__init__``.
 
-    A thin base, kept for its public name: every runtime class (and :class:`Reports`,
-    :class:`Aggregate`) is also declared a frozen slotted dataclass with :func:`frozen_dataclass`
-    (``dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)``), whose
-    annotated fields are every instance attribute (so type checkers see them) and whose class
-    constants are ``ClassVar``; its hand-written ``__init__`` validates and sets the fields once
-    with :func:`set_fields`. Setting or deleting an attribute raises
-    :class:`dataclasses.FrozenInstanceError` (an ``AttributeError``); this base raises it too for a
-    subclass that is not itself a dataclass.
+    A thin base, kept for its public name. Every runtime class (and :class:`Reports`,
+    :class:`Aggregate`) is also declared a frozen slotted dataclass,
+    ``@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)``: its
+    annotated fields are every instance attribute (type checkers see them), its class constants
+    are ``ClassVar``; its hand-written ``__init__`` validates and sets the fields once with
+    :func:`set_fields`, and its ``__repr__`` is hand-written too (``eq=False``: fields hold
+    ndarrays; no ``__dict__``). Such a class calls ``super(Cls, self)``: the zero-argument
+    ``super()`` fails in slotted dataclasses before CPython 3.14.
+
+    Setting or deleting any attribute raises :class:`dataclasses.FrozenInstanceError` (an
+    ``AttributeError``), by this base's methods: they replace the ones ``dataclass`` generates
+    for a slotted subclass (on CPython 3.11 those refer to the class before slots were added and
+    raise TypeError for a name that is not a field), and they hold for a subclass that is not
+    itself a dataclass.
     """
 
     __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__dataclass_fields__" in cls.__dict__:  # the class dataclass(slots=True) builds: keep our methods
+            setattr(cls, "__setattr__", Frozen.__setattr__)
+            setattr(cls, "__delattr__", Frozen.__delattr__)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise dataclasses.FrozenInstanceError(f"{type(self).__name__} is immutable (cannot set {name!r})")
@@ -102,26 +112,6 @@ def set_fields(obj: object, **values: Any) -> None:
     """
     for name, value in values.items():
         object.__setattr__(obj, name, value)
-
-
-_F = TypeVar("_F", bound=type)
-
-
-@dataclass_transform(frozen_default=True, eq_default=False)
-def frozen_dataclass(cls: _F) -> _F:
-    """``dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)`` for runtime objects.
-
-    The class keeps its hand-written ``__init__`` (setting the fields with :func:`set_fields`) and
-    ``__repr__``; no ``__eq__`` (fields hold ndarrays); no ``__dict__``. Setting or deleting any
-    attribute raises :class:`dataclasses.FrozenInstanceError` (:class:`Frozen`'s methods replace the
-    generated ones: on CPython 3.11 those of a slotted class refer to the class before slots were
-    added and raise TypeError for a name that is not a field). Methods of such a class call
-    ``super(Cls, self)``: the zero-argument ``super()`` fails in slotted dataclasses before CPython 3.14.
-    """
-    new = dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)(cls)
-    setattr(new, "__setattr__", Frozen.__setattr__)
-    setattr(new, "__delattr__", Frozen.__delattr__)
-    return new
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -269,7 +259,7 @@ class Estimate:
         return out
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class Reports(Frozen):
     """One report per user: named columns of equal length (numpy arrays).
 
@@ -321,7 +311,7 @@ def _count_rule(mechanism: str) -> CountRule | None:
     return getattr(cls, "count_rule", None)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class Aggregate(Frozen):
     """Sufficient statistics of a set of reports: ``n`` and named count arrays, with their provenance.
 

@@ -10,6 +10,7 @@ array ``bit_counts`` (shape ``(width,)``): eq. (7)'s ``c_k``, the number of ones
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
@@ -19,7 +20,7 @@ from ._api import domain_labels
 from ._fit import MAX_ITER, TOL, check_options
 from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split, hi_tile
 from ._intervals import FrequencyVariance, affine_variance
-from ._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, frozen_dataclass, readonly,
+from ._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly,
                         set_fields)
 
 __all__ = ["UnaryReports", "UnaryEncoding", "COUNTS", "CHUNK_BITS", "WORKERS"]
@@ -32,7 +33,7 @@ WORKERS = 1
 COUNTS = "bit_counts"
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class UnaryReports(Reports):
     """Bit-packed unary-encoding reports: one column ``bits``.
 
@@ -98,7 +99,7 @@ def histogram(x, width: int, name: str) -> np.ndarray:
     return c
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class UnaryEncoding(Frozen):
     """Perturbation, aggregation and the eq. (7)/(8) estimator shared by IDUE and IDUE-PS.
 

@@ -30,6 +30,7 @@ This module imports numpy only (plus the standard library).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,7 +39,7 @@ from .._envelope import MAX_DOMAIN_SIZE, PlanFields, read_domain, read_envelope
 from .._estimators import project_simplex
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, require
-from .._protocol import (Aggregate, CountRule, Estimate, Frozen, Reports, check_method, frozen_dataclass, readonly,
+from .._protocol import (Aggregate, CountRule, Estimate, Frozen, Reports, check_method, readonly,
                          set_fields)
 from .._sampling import bernoulli_iid, check_rng, on_grid, uniform_below
 from .._api import domain_labels, report_columns
@@ -57,7 +58,7 @@ _SOURCE = ("Hadamard response, Acharya-Sun-Zhang AISTATS 2019: n Var = (2q + (P-
            "(F_j: the block's mass, plugged in from its estimate when B > 1)")
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class HadamardResponse(Frozen):
     """The Hadamard response over ``k`` items with ``B`` blocks (``B = 1``: the basic scheme).
 

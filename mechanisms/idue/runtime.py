@@ -22,6 +22,7 @@ multiples of ``2**-48`` and are sampled exactly.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 import numpy as np
@@ -30,7 +31,7 @@ from .. import _sampling
 from ._plan import PLAN_FIELDS as _PLAN_FIELDS
 from ._plan import ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
 from .._envelope import PlanFields
-from .._protocol import Aggregate, frozen_dataclass
+from .._protocol import Aggregate
 from .._sampling import to_grid
 from .._unary import COUNTS, UnaryEncoding, UnaryReports, _n_users, histogram
 
@@ -54,7 +55,7 @@ def _domain(parsed):
     return parsed.labels if parsed.labels is not None else parsed.size
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class IDUE(UnaryEncoding):
     """IDUE runtime for single-item input (Gu et al. ICDE 2020, Sec. V-B/V-C).
 
@@ -177,7 +178,7 @@ class IDUE(UnaryEncoding):
         return self._binomial_counts(c, n, rng)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class IDUEPS(UnaryEncoding):
     """IDUE-PS runtime for item-set input (Gu et al. ICDE 2020, Sec. VI, Algorithms 1-2).
 

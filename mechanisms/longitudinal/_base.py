@@ -7,6 +7,7 @@ aggregate and estimator of :class:`ldpplan.mechanisms.longitudinal.LongitudinalG
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from typing import Any, ClassVar
@@ -20,7 +21,7 @@ from .._fit import MAX_ITER, TOL, check_options
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, plan_fingerprint, require
 from .._envelope import PlanFields
-from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method, frozen_dataclass, set_fields
+from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method, set_fields
 from .._sampling import check_rng, on_grid
 from ._memo import MAX_MEMO_DOMAIN, MAX_USER, Memo
 from ._numbers import Rounds, lifetime_upper
@@ -54,7 +55,7 @@ def _values(max_values: Any, max_changes: Any) -> Any:
     return max_values if max_values is not None else (1 if max_changes is None else max_changes)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class _Longitudinal(Frozen):
     """State and methods shared by both classes (subclasses draw and count).
 

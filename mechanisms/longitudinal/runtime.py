@@ -25,6 +25,7 @@ round=r)`` estimates one round (the last one present when ``round`` is omitted).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Mapping
 
 import numpy as np
@@ -32,7 +33,7 @@ import numpy as np
 from .._bitkernels import bernoulli_rows, grid_split
 from .._envelope import PlanFields
 from .._plan import PlanError
-from .._protocol import Aggregate, Reports, frozen_dataclass, set_fields
+from .._protocol import Aggregate, Reports, set_fields
 from .._sampling import bernoulli_iid, uniform_below
 from ._base import GUARANTEE_FIELDS, NOTION, _Longitudinal, _probability, _values
 from ._memo import MAX_MEMO_DOMAIN, Memo
@@ -55,7 +56,7 @@ def _grr_step(values: np.ndarray, k: int, keep: float, rng: np.random.Generator)
     return np.where(kept, values, other)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class LongitudinalGRR(_Longitudinal):
     """L-GRR: GRR(p1) drawn once per (user, value), then GRR(p2) at every report.
 
@@ -127,7 +128,7 @@ class LongitudinalGRR(_Longitudinal):
         return q
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class LongitudinalUE(_Longitudinal):
     """Memoized unary encoding: per-bit (p1, q1) drawn once per (user, value), then (p2, q2) per report.
 

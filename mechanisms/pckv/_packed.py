@@ -15,12 +15,13 @@ column ``y`` (``(n, d')``, entries in {-1, 0, 1}) is still accepted by ``aggrega
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from .._bitkernels import LANE_ROWS, bernoulli_entries, bernoulli_rows, count_bits, grid_split, hi_tile
-from .._protocol import Reports, frozen_dataclass, set_fields
+from .._protocol import Reports, set_fields
 from .._sampling import uniform_bytes
 
 __all__ = ["PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "perturb_packed", "packed_counts", "int8_counts",
@@ -34,7 +35,7 @@ _BLOCK_POSITIONS = 1 << 20
 _COUNT_ROWS = 4 * LANE_ROWS
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PCKVReports(Reports):
     """PCKV reports plus ``dropped_pairs`` (pairs removed by ``out_of_domain_keys="drop"``)."""
 
@@ -45,7 +46,7 @@ class PCKVReports(Reports):
         set_fields(self, dropped_pairs=int(dropped_pairs))
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PCKVUEReports(PCKVReports):
     """Packed PCKV-UE reports: columns ``nonzero`` and ``negative`` (see the module docstring).
 

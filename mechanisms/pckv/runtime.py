@@ -40,6 +40,7 @@ sampling under every bit generator.
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -53,7 +54,7 @@ from .._plan import PlanError, integer, number, require
 from ._promises import pckv_promises
 from .._api import domain_labels
 from .._fit import MAX_ITER, TOL, check_options
-from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, frozen_dataclass, set_fields
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, set_fields
 from .._sampling import bernoulli_iid, check_rng, on_grid, to_grid, uniform_below
 
 __all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "pack_ternary", "sample_pairs", "estimate_from_counts",
@@ -82,7 +83,7 @@ def _int_column(reports: Reports, name: str, ndim: int) -> np.ndarray:
     return col
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class _PCKV(Frozen):
     """Shared runtime of PCKV-UE and PCKV-GRR (immutable)."""
 
@@ -267,7 +268,7 @@ class _PCKV(Frozen):
         return check_users(as_users(users), self.domain_size, self.values, self.out_of_domain_keys)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PCKVUE(_PCKV):
     """PCKV-UE (Algorithm 2): each user sends a vector in {1, -1, 0}^(d+L).
 
@@ -343,7 +344,7 @@ class PCKVUE(_PCKV):
         return packed_counts(reports, self.domain_size, self.output_size)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PCKVGRR(_PCKV):
     """PCKV-GRR (Algorithm 3): each user sends one pair ``<k', v'>``.
 

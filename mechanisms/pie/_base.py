@@ -7,6 +7,7 @@ shared by :class:`ldpplan.mechanisms.pie.RandomizedResponse` and
 """
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, ClassVar, Mapping
@@ -24,7 +25,7 @@ from .._envelope import MAX_COUNT_DOMAIN, PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
 from ._promises import pie_promises
-from .._protocol import Aggregate, Estimate, Frozen, check_method, frozen_dataclass, set_fields
+from .._protocol import Aggregate, Estimate, Frozen, check_method, set_fields
 from .._sampling import on_grid
 
 #: ``params.hash`` of GLH plans but the prime (the planner writes it; ``verify`` checks it verbatim).
@@ -48,7 +49,7 @@ def _fill_zero(emp: np.ndarray, n: int, var0: float, alpha: float) -> np.ndarray
     return np.where(emp > threshold, emp, 0.0)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class KaryRRBase(Frozen):
     """Shared state and methods: ``mu``, ``nu_other``, ``epsilon``, ``epsilon_realized`` and the estimators.
 

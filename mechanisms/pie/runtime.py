@@ -38,6 +38,7 @@ This module imports numpy only (plus the standard library).
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar
 
 import numpy as np
@@ -48,7 +49,7 @@ from .._envelope import MAX_COUNT_DOMAIN
 from ._channel import (HASH_PRIME, HASH_PRIME_LARGE, hash_prime, inverse_mod_prime, check_items,
                        collision_probability, hash_values, keep_probability,
                        pie_alpha_bits, realized_epsilon, split_streams, support_counts)
-from .._protocol import CountRule, Aggregate, Estimate, Reports, frozen_dataclass, set_fields
+from .._protocol import CountRule, Aggregate, Estimate, Reports, set_fields
 from .._sampling import bernoulli_iid, check_rng, uniform_below
 
 __all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "HASH_PRIME_LARGE", "hash_prime",
@@ -73,7 +74,7 @@ def _rr_symbols(values: np.ndarray, size: int, mu: float, rng: np.random.Generat
     return np.where(keep, values, other)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class RandomizedResponse(KaryRRBase):
     """The epsilon-RR over ``|X|`` symbols (eq. 2).
 
@@ -196,7 +197,7 @@ class RandomizedResponse(KaryRRBase):
         return y.astype(np.float64)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class GeneralizedLocalHashing(KaryRRBase):
     """The (g, epsilon)-GLH (eq. 3): a per-user universal hash, then the g-ary RR on the hash value.
 

@@ -8,6 +8,7 @@ the estimate is eq. (21) over X.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, ClassVar, Mapping, Sequence
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from .._envelope import PlanFields
 from .._plan import PlanError, integer, number, require
-from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, frozen_dataclass, readonly, set_fields
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, readonly, set_fields
 from ._base import (GUARANTEE_FIELDS, check_guarantee, check_items, domain_labels, grid_probability, read_sensitive,
                     read_uldp_envelope)
 from ._urap import UtilityOptimizedRAPPOR
@@ -24,7 +25,7 @@ from ._urr import UtilityOptimizedRR
 __all__ = ["PersonalizedULDP", "PreProcessor"]
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PreProcessor(Frozen):
     """One user's private pre-processor ``f_pre`` (ULDP eq. 19), kept on the client.
 
@@ -47,7 +48,7 @@ class PreProcessor(Frozen):
         return self.mapping.get(int(item), -1)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PersonalizedULDP(Frozen):
     """PUM with kappa semantic tags (ULDP Sec. 5).
 

@@ -16,6 +16,7 @@ an aggregate with a ValueError.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, ClassVar
 
@@ -27,7 +28,7 @@ from .._mle import unary_composite_mle
 from .._unary_mle import unary_mle_patterns
 from ._urap_data import sensitive_patterns
 from .._plan import PlanError
-from .._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, frozen_dataclass, readonly,
+from .._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly,
                          set_fields)
 from .._envelope import PlanFields
 from ._base import (GUARANTEE_FIELDS, bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate,
@@ -157,7 +158,7 @@ class PatternChannel:
         return out
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class UtilityOptimizedRAPPOR(Frozen):
     """The (X_S, theta, epsilon)-uRAP of ULDP Def. 4.
 
@@ -444,7 +445,7 @@ class UtilityOptimizedRAPPOR(Frozen):
                         variance=var)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class BasicRAPPOR(UtilityOptimizedRAPPOR):
     """Basic one-time RAPPOR (symmetric unary encoding; ULDP Sec. 2.4): the uRAP with ``X_S = X``.
 

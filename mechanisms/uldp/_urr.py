@@ -7,6 +7,7 @@ from an aggregate.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, ClassVar
 
@@ -15,7 +16,7 @@ import numpy as np
 from .. import _sampling
 from .._fit import check_options
 from .._mle import urr_mle
-from .._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, frozen_dataclass, readonly,
+from .._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly,
                          set_fields)
 from .._envelope import PlanFields
 from ._base import (GUARANTEE_FIELDS, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels,
@@ -66,7 +67,7 @@ class URRChannel:
         return self.c2 * on_sensitive + np.where(self.mask, (self.c1 - self.c2) * r, self.c3 * r)
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class UtilityOptimizedRR(Frozen):
     """The (X_S, epsilon)-uRR of ULDP Def. 3.
 

@@ -38,6 +38,7 @@ Probabilities are on the 2^-48 grid, rounded toward privacy (``p1``, ``p2`` down
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from typing import Any, ClassVar
 
@@ -45,7 +46,7 @@ import numpy as np
 
 from ...mechanisms import (Aggregate, CountRule, Estimate, Frozen, Reports, bernoulli, bernoulli_iid, check_method,
                            check_rng, to_grid)
-from ...mechanisms._protocol import frozen_dataclass, set_fields
+from ...mechanisms._protocol import set_fields
 from ...mechanisms.pckv import KeyValueUsers
 from ...solvers._checks import check_epsilon
 
@@ -57,7 +58,7 @@ def keep_probability(epsilon: float) -> float:
     return to_grid(1.0 / (1.0 + np.exp(-float(epsilon))), "down")
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class _NaiveSampling(Frozen):
     """Shared: the naive sampling, discretisation, report checks and aggregation."""
 
@@ -129,7 +130,7 @@ class _NaiveSampling(Frozen):
         return f"{type(self).__name__}(epsilon={self.epsilon!r}, domain_size={self.domain_size}{extra})"
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PrivKVM(_NaiveSampling):
     """PrivKV (``rounds=1``), PrivKVM (``rounds=c``) and PrivKVM with virtual rounds (see the module docstring).
 
@@ -303,7 +304,7 @@ class PrivKVM(_NaiveSampling):
         return mse_f, mse_m
 
 
-@frozen_dataclass
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class KVUE(_NaiveSampling):
     """KVUE as reconstructed in the module docstring: naive sampling + OUE on the pair's two state bits.
 
