@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -297,6 +297,21 @@ class _Longitudinal(Frozen):
         x, u, _ = self._check_call(data, memo, users, 0)
         _, over = self._over_limit(memo, memo.keys_of(u, x))
         return np.isin(u, over)
+
+    # ------------------------------------------------------------------ each subclass defines these
+    @classmethod
+    def _from_params(cls, data, params: Mapping[str, Any], domain, rounds, changes, fingerprint) -> "_Longitudinal":
+        raise NotImplementedError
+
+    def _permanent(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def _instantaneous(self, permanent: np.ndarray, round: int, rng: np.random.Generator) -> Reports:
+        raise NotImplementedError
+
+    def aggregate(self, reports) -> Aggregate:
+        """Counts per round (each subclass its report column)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ server
     def _columns(self, reports, data_column: str) -> tuple[np.ndarray, np.ndarray]:

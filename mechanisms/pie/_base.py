@@ -117,6 +117,22 @@ class KaryRRBase(Frozen):
         """Labels of ``X`` (or ``range(|X|)`` when there are none)."""
         return self.labels if self.labels is not None else range(self.domain_size)
 
+    # ---------------------------------------------------------------- each subclass defines these
+    @property
+    def nu(self) -> float:
+        """Support probability of an input the user does not hold (eq. 19-20)."""
+        raise NotImplementedError
+
+    def aggregate(self, reports) -> Aggregate:
+        """The reports' support counts (each subclass its own columns)."""
+        raise NotImplementedError
+
+    def _support(self, agg: Aggregate) -> np.ndarray:
+        raise NotImplementedError
+
+    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
     @classmethod
     def from_plan(cls, plan: Any):
         """Build the runtime from a verified plan 2.0 (dict or path), re-checking its guarantee.
