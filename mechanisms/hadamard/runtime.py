@@ -46,6 +46,7 @@ from .._api import domain_labels, report_columns
 from .._fit import TOL, MAX_ITER, check_options
 from ._channel import (block_size, check_items, exact_epsilon, in_set, keep_probability,
                        realized_epsilon, supports)
+from ._params import HadamardResponseParams
 from ._promises import hadamard_promises
 
 __all__ = ["HadamardResponse", "CHANNEL_MAX_ENTRIES", "NOTION"]
@@ -96,6 +97,7 @@ class HadamardResponse(Frozen):
     methods: ClassVar[tuple[str, ...]] = ("empirical", "projected")
     #: one output per report: the counts of ``y`` sum to ``n``
     count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),))
+    Params: ClassVar[type[HadamardResponseParams]] = HadamardResponseParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("hr",), ("sources",), shuffle="sylvester")
 
     epsilon: float

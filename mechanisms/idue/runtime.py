@@ -28,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import _sampling
+from ._params import IDUEParams, IDUEPSParams
 from ._plan import PLAN_FIELDS as _PLAN_FIELDS
 from ._plan import ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
 from .._envelope import PlanFields
@@ -85,6 +86,7 @@ class IDUE(UnaryEncoding):
 
     MECHANISM: ClassVar[str] = "idue"
     PLAN_FIELDS: ClassVar[PlanFields] = _PLAN_FIELDS["idue"]
+    Params: ClassVar[type[IDUEParams]] = IDUEParams
 
     def __init__(self, *, domain, a, b, epsilon, level_names=(), privacy=None) -> None:
         """Keyword-only: ``domain`` (size or labels of the ``m`` items), per-item ``a``, ``b`` (multiples
@@ -208,6 +210,7 @@ class IDUEPS(UnaryEncoding):
 
     MECHANISM: ClassVar[str] = "idue-ps"
     PLAN_FIELDS: ClassVar[PlanFields] = _PLAN_FIELDS["idue-ps"]
+    Params: ClassVar[type[IDUEPSParams]] = IDUEPSParams
 
     def __init__(self, *, domain, a, b, epsilon, padding_length: int, level_names=(), privacy=None) -> None:
         """Keyword-only: as :class:`IDUE`, with ``a``, ``b``, ``epsilon`` of shape (m + L,) (the ``L``

@@ -37,6 +37,7 @@ from .._protocol import Aggregate, Reports, set_fields
 from .._sampling import bernoulli_iid, uniform_below
 from ._base import GUARANTEE_FIELDS, NOTION, _Longitudinal, _probability, _values
 from ._memo import MAX_MEMO_DOMAIN, Memo
+from ._params import LongitudinalGRRParams, LongitudinalUEParams
 from ._numbers import Rounds
 
 __all__ = ["LongitudinalGRR", "LongitudinalUE", "Memo", "NOTION", "GUARANTEE_FIELDS", "UNARY_VARIANTS",
@@ -80,6 +81,7 @@ class LongitudinalGRR(_Longitudinal):
     channel, ``ldpplan.solvers.longitudinal.l_grr_exact``).
     """
 
+    Params: ClassVar[type[LongitudinalGRRParams]] = LongitudinalGRRParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("l-grr",), GUARANTEE_FIELDS, shuffle="krr")  # one round: k-RR
     _memo_kind: ClassVar[str] = "value"
 
@@ -148,6 +150,7 @@ class LongitudinalUE(_Longitudinal):
     L-SUE, L-OUE, L-OSUE, L-SOUE.
     """
 
+    Params: ClassVar[type[LongitudinalUEParams]] = LongitudinalUEParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(UNARY_VARIANTS, GUARANTEE_FIELDS, shuffle="unary-rounds")
     _memo_kind: ClassVar[str] = "bits"
 

@@ -51,6 +51,7 @@ from ._packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, p
                            packed_counts, perturb_packed)
 from .._envelope import PlanFields, read_domain, read_envelope
 from .._plan import PlanError, integer, number, require
+from ._params import PCKVParams
 from ._promises import pckv_promises
 from .._api import domain_labels
 from .._fit import MAX_ITER, TOL, check_options
@@ -90,6 +91,8 @@ class _PCKV(Frozen):
     mechanism: ClassVar[str] = ""
     methods: ClassVar[tuple[str, ...]] = ESTIMATORS
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields((), _GUARANTEE_FIELDS)
+    #: both mechanisms' plans carry the same params
+    Params: ClassVar[type[PCKVParams]] = PCKVParams
 
     a: float
     b: float

@@ -49,6 +49,7 @@ from .._envelope import MAX_COUNT_DOMAIN
 from ._channel import (HASH_PRIME, HASH_PRIME_LARGE, hash_prime, inverse_mod_prime, check_items,
                        collision_probability, hash_values, keep_probability,
                        pie_alpha_bits, realized_epsilon, split_streams, support_counts)
+from ._params import GeneralizedLocalHashingParams, RandomizedResponseParams
 from .._protocol import CountRule, Aggregate, Estimate, Reports, set_fields
 from .._sampling import bernoulli_iid, check_rng, uniform_below
 
@@ -110,6 +111,7 @@ class RandomizedResponse(KaryRRBase):
     mechanism: ClassVar[str] = "rr"
     #: one reported item per report
     count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),))
+    Params: ClassVar[type[RandomizedResponseParams]] = RandomizedResponseParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN, shuffle="krr")
 
     def __init__(self, *, domain, epsilon: float, mu: float | None = None, n: int | None = None,
@@ -230,6 +232,7 @@ class GeneralizedLocalHashing(KaryRRBase):
     mechanism: ClassVar[str] = "glh"
     #: each report supports each item at most once
     count_rule: ClassVar[CountRule] = CountRule(at_most_n=(("support",),))
+    Params: ClassVar[type[GeneralizedLocalHashingParams]] = GeneralizedLocalHashingParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("glh",), GUARANTEE_FIELDS, max_domain=HASH_PRIME_LARGE,
                                                    shuffle="hash")
 

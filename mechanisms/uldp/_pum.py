@@ -16,6 +16,7 @@ import numpy as np
 
 from .._envelope import PlanFields
 from .._plan import PlanError, integer, number, require
+from ._params import PersonalizedULDPParams
 from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, readonly, set_fields
 from ._base import (GUARANTEE_FIELDS, check_guarantee, check_items, domain_labels, grid_probability, read_sensitive,
                     read_uldp_envelope)
@@ -77,6 +78,7 @@ class PersonalizedULDP(Frozen):
     mechanism: ClassVar[str] = "pum"
     #: the common mechanism's counts over Z: uRR ``y`` (one item per report), uRAP ``bits``
     count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),), at_most_n=(("bits",),))
+    Params: ClassVar[type[PersonalizedULDPParams]] = PersonalizedULDPParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("pum",), GUARANTEE_FIELDS["pum"])
 
     common: UtilityOptimizedRR | UtilityOptimizedRAPPOR

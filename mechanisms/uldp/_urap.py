@@ -28,6 +28,7 @@ from .._mle import unary_composite_mle
 from .._unary_mle import unary_mle_patterns
 from ._urap_data import sensitive_patterns
 from .._plan import PlanError
+from ._params import UtilityOptimizedRAPPORParams
 from .._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly,
                          set_fields)
 from .._envelope import PlanFields
@@ -188,6 +189,7 @@ class UtilityOptimizedRAPPOR(Frozen):
     mechanism: ClassVar[str] = "urap"
     #: each report sets each bit at most once
     count_rule: ClassVar[CountRule] = CountRule(at_most_n=(("bits",),))
+    Params: ClassVar[type[UtilityOptimizedRAPPORParams]] = UtilityOptimizedRAPPORParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("urap",), GUARANTEE_FIELDS["urap"])
     methods: ClassVar[tuple[str, ...]] = ("empirical", "threshold", "em", "em-bits")
 

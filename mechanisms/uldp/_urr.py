@@ -16,6 +16,7 @@ import numpy as np
 from .. import _sampling
 from .._fit import check_options
 from .._mle import urr_mle
+from ._params import UtilityOptimizedRRParams
 from .._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly,
                          set_fields)
 from .._envelope import PlanFields
@@ -98,6 +99,7 @@ class UtilityOptimizedRR(Frozen):
     mechanism: ClassVar[str] = "urr"
     #: one reported item per report
     count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),))
+    Params: ClassVar[type[UtilityOptimizedRRParams]] = UtilityOptimizedRRParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("urr",), GUARANTEE_FIELDS["urr"])
     methods: ClassVar[tuple[str, ...]] = ("empirical", "threshold", "em")
 
