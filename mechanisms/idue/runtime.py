@@ -212,6 +212,8 @@ class IDUEPS(UnaryEncoding):
     PLAN_FIELDS: ClassVar[PlanFields] = _PLAN_FIELDS["idue-ps"]
     Params: ClassVar[type[IDUEPSParams]] = IDUEPSParams
 
+    padding_length: int
+
     def __init__(self, *, domain, a, b, epsilon, padding_length: int, level_names=(), privacy=None) -> None:
         """Keyword-only: as :class:`IDUE`, with ``a``, ``b``, ``epsilon`` of shape (m + L,) (the ``L``
         dummy items last) and ``padding_length`` ``L >= 1``; without ``privacy``, the plain LDP map of
@@ -233,6 +235,7 @@ class IDUEPS(UnaryEncoding):
         """
         p = parse_plan(plan, cls.MECHANISM)
         a, b, e = _per_item(p)
+        assert p.padding_length is not None and p.dummy is not None  # parse_plan requires both of idue-ps plans
         L = int(p.padding_length)
         e_star, a_star, b_star = p.dummy
         return cls(domain=_domain(p), a=np.concatenate([a, np.full(L, a_star)]), b=np.concatenate([b, np.full(L, b_star)]),
