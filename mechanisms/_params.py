@@ -76,7 +76,8 @@ def _describe(tp: Any) -> str:
     if origin is Literal:
         return f"one of {list(args)}"
     if origin is tuple:
-        return f"a list of {_describe(args[0])}"
+        items = {float: "finite numbers", int: "integers", str: "strings"}
+        return f"a list of {items.get(args[0], 'objects')}"
     names = {float: "a finite number", int: "an integer", str: "a string", type(None): "null"}
     return names.get(tp, "an object")
 

@@ -382,8 +382,8 @@ def test_estimate_is_a_frozen_record():
 def test_reports_and_aggregates_are_frozen_slotted_records():
     from ldpplan.mechanisms import Aggregate, Batch, Reports
 
-    reports = Reports("rr", {"y": [1, 0, 1]})
-    agg = Aggregate("rr", 3, {"y": [1, 2]}, plan_fingerprint="a" * 64,
+    reports = Reports("any-mechanism", {"y": [1, 0, 1]})
+    agg = Aggregate("any-mechanism", 3, {"y": [1, 2]}, plan_fingerprint="a" * 64,
                     batches=[Batch(batch_id="b" * 32, digest="sha256:" + "0" * 64, rows=3, source="f.parquet")])
     for obj, field in ((reports, "columns"), (agg, "n")):
         assert dataclasses.is_dataclass(obj) and not hasattr(obj, "__dict__")

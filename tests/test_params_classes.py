@@ -18,6 +18,7 @@ import jsonschema
 import pytest
 
 from _family_helpers import example_plan, family_cases
+from ldpplan.mechanisms._params import PlanParams
 
 CASES = family_cases()
 
@@ -72,8 +73,6 @@ def _literal_values(tp) -> set | None:
 
 
 def test_every_runtime_class_declares_its_params_as_the_schema_does():
-    from ldpplan.mechanisms._params import PlanParams
-
     covered: dict[str, set[str]] = {}
     for mechanism, cls in _runtimes().items():
         params = cls.Params
@@ -117,33 +116,42 @@ def test_example_plans_carry_exactly_params_fields(fam, name, request):
         setattr(typed, next(iter(keys)), None)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Params(PlanParams):
+    """Every kind of field a family's ``Params`` uses."""
+
+    epsilon: float
+    domain_size: int
+    model: typing.Literal["a", "b"]
+    items: tuple[int, ...]
+    table: Mapping[str, typing.Any]
+    padding_length: int | None
+    weight: float | None = None
+
+
 def test_from_mapping_names_the_field_and_the_rule():
     from ldpplan.mechanisms import PlanError
-    from ldpplan.mechanisms.pie._params import GeneralizedLocalHashingParams as Glh
-    from ldpplan.mechanisms.uldp._params import PersonalizedULDPParams as Pum
 
-    good = {"epsilon": 1, "domain_size": 5, "mu": 0.5, "g": 3, "hash": {"prime": 7}}
-    typed = Glh.from_mapping(good)
-    assert typed.epsilon == 1.0 and type(typed.epsilon) is float and typed.hash == {"prime": 7}
+    good = {"epsilon": 1, "domain_size": 5, "model": "a", "items": [0, 2], "table": {"P": 7}, "padding_length": None}
+    typed = _Params.from_mapping(good)
+    assert typed == _Params(epsilon=1.0, domain_size=5, model="a", items=(0, 2), table={"P": 7}, padding_length=None)
+    assert type(typed.epsilon) is float and typed.weight is None and _Params.required() == set(good)
+    assert _Params.from_mapping({**good, "weight": None, "padding_length": 3}).padding_length == 3
     bad = [({**good, "extra": 1}, "params.extra: unknown field"),
-           ({k: v for k, v in good.items() if k != "g"}, "params.g: required field is missing"),
+           ({k: v for k, v in good.items() if k != "items"}, "params.items: required field is missing"),
            ({**good, "domain_size": True}, "params.domain_size: must be an integer"),
            ({**good, "domain_size": 5.0}, "params.domain_size: must be an integer"),
            ({**good, "epsilon": "1"}, "params.epsilon: must be a finite number"),
            ({**good, "epsilon": math.nan}, "params.epsilon: must be a finite number"),
-           ({**good, "hash": [7]}, "params.hash: must be an object")]
+           ({**good, "epsilon": None}, "params.epsilon: must be a finite number"),
+           ({**good, "model": "c"}, r"params.model: must be one of \['a', 'b'\]"),
+           ({**good, "items": [0, "1"]}, r"params.items\[1\]: must be an integer"),
+           ({**good, "items": 0}, "params.items: must be a list of integers"),
+           ({**good, "table": [7]}, "params.table: must be an object"),
+           ({**good, "padding_length": 1.5}, "params.padding_length: must be an integer or null"),
+           ({**good, "weight": "w"}, "params.weight: must be a finite number or null")]
     for params, message in bad:
         with pytest.raises(PlanError, match=message):
-            Glh.from_mapping(params)
+            _Params.from_mapping(params)
     with pytest.raises(PlanError, match="params: must be an object"):
-        Glh.from_mapping([1, 2])
-    pum = {"epsilon": 1.0, "domain_size": 3, "sensitive": [0], "common": "urr", "tags": ["home"],
-           "intermediate_size": 4, "intermediate_sensitive": [0, 3], "c1": 0.5, "c2": 0.25, "c3": 0.25}
-    typed = Pum.from_mapping(pum)
-    assert typed.sensitive == (0,) and typed.theta is None and typed.background is None
-    assert Pum.from_mapping({**pum, "theta": None}).theta is None  # an optional field may be null
-    for params, message in [({**pum, "common": "rr"}, r"params.common: must be one of \['urr', 'urap'\]"),
-                            ({**pum, "sensitive": [0, "1"]}, r"params.sensitive\[1\]: must be an integer"),
-                            ({**pum, "c1": "0.5"}, "params.c1: must be a finite number or null")]:
-        with pytest.raises(PlanError, match=message):
-            Pum.from_mapping(params)
+        _Params.from_mapping([1, 2])
