@@ -10,8 +10,8 @@ __all__ = ["UtilityOptimizedRRParams", "UtilityOptimizedRAPPORParams", "Personal
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class UtilityOptimizedRRParams(PlanParams):
-    """``params`` of a ``urr`` plan (Murakami & Kawamoto, USENIX Security 2019, Def. 3, eq. (6)).
+class _ULDPParams(PlanParams):
+    """The fields every ULDP plan carries (Murakami & Kawamoto, USENIX Security 2019, Def. 2).
 
     Attributes
     ----------
@@ -21,46 +21,51 @@ class UtilityOptimizedRRParams(PlanParams):
         ``|X|``.
     sensitive : tuple of int
         ``X_S``, 0-based item indices.
-    c1, c2, c3 : float
-        The uRR's probabilities (eq. (6)), multiples of 2^-48.
     """
 
     epsilon: float
     domain_size: int
     sensitive: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UtilityOptimizedRRParams(_ULDPParams):
+    """``params`` of a ``urr`` plan (Def. 3, eq. (6)): the common fields and ``c1, c2, c3``.
+
+    Attributes
+    ----------
+    c1, c2, c3 : float
+        The uRR's probabilities (eq. (6)), multiples of 2^-48.
+    """
+
     c1: float
     c2: float
     c3: float
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class UtilityOptimizedRAPPORParams(PlanParams):
-    """``params`` of a ``urap`` plan (Def. 4, eq. (7)).
+class UtilityOptimizedRAPPORParams(_ULDPParams):
+    """``params`` of a ``urap`` plan (Def. 4, eq. (7)): the common fields and ``theta, d1, d2``.
 
     Attributes
     ----------
-    epsilon, domain_size, sensitive
-        As :class:`UtilityOptimizedRRParams`.
     theta, d1, d2 : float
         The uRAP's bit probabilities (eq. (7)), multiples of 2^-48.
     """
 
-    epsilon: float
-    domain_size: int
-    sensitive: tuple[int, ...]
     theta: float
     d1: float
     d2: float
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class PersonalizedULDPParams(PlanParams):
-    """``params`` of a ``pum`` plan (Sec. 5): the common mechanism over ``Z = X + bots`` and its numbers.
+class PersonalizedULDPParams(_ULDPParams):
+    """``params`` of a ``pum`` plan (Sec. 5): the common fields (over ``X``) and the common mechanism over ``Z``.
+
+    ``Z = X + bots``: one bot per semantic tag.
 
     Attributes
     ----------
-    epsilon, domain_size, sensitive
-        As :class:`UtilityOptimizedRRParams` (over ``X``).
     common : {"urr", "urap"}
         The common mechanism; its numbers ``c1, c2, c3`` (uRR) or ``theta, d1, d2`` (uRAP) are present.
     tags : tuple of str
@@ -75,9 +80,6 @@ class PersonalizedULDPParams(PlanParams):
         Background distributions per tag (eq. (21)); absent: the proportional fallback.
     """
 
-    epsilon: float
-    domain_size: int
-    sensitive: tuple[int, ...]
     common: Literal["urr", "urap"]
     tags: tuple[str, ...]
     intermediate_size: int
