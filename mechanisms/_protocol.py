@@ -115,7 +115,7 @@ def set_fields(obj: object, **values: Any) -> None:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Estimate:
+class Estimate(Frozen):
     """What every runtime's ``estimate`` returns.
 
     Attributes

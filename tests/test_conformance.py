@@ -374,6 +374,8 @@ def test_estimate_is_a_frozen_record():
     est = Estimate(frequency=[0.5, 0.5], mean=None, method="empirical", n=2)
     with pytest.raises(dataclasses.FrozenInstanceError):
         est.n = 3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        est.a_brand_new_attribute = 3  # type: ignore[attr-defined]
     assert not hasattr(est, "__dict__") and pickle.loads(pickle.dumps(est)).n == 2
     with pytest.raises(ValueError):
         est.frequency[0] = 1.0
