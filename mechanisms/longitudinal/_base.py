@@ -251,6 +251,7 @@ class _Longitudinal(Frozen):
         """
         check_rng(rng)
         x, u, r = self._check_call(data, memo, users, round)
+        assert memo is not None  # _check_call refuses a missing memo
         memo.check_round(u, r)
         keys = memo.keys_of(u, x)
         fresh, over = self._over_limit(memo, keys)

@@ -198,6 +198,7 @@ class KaryRRBase(Frozen):
 
         def exact(key: str):
             if not cache:
+                assert self.n is not None and self.max_prior is not None  # from_plan sets both
                 prior = max(Fraction(self.max_prior), Fraction(1, self.n))  # never flatter than uniform
                 cache.update(exact_pie_guarantee(self.mu, symbols, self.domain_size, self.n, self.releases, prior))
             return cache[key]
