@@ -31,7 +31,7 @@ import numpy as np
 from ._envelope import check_envelope_data
 from ._plan import PlanError, ReadOnce, check_pinned, content_fingerprint, loads_strict, read_plan
 
-__all__ = ["Plan", "Domain", "VerificationRecord", "freeze"]
+__all__ = ["Plan", "Domain", "VerificationRecord", "freeze", "checked_dict"]
 
 
 def _read_only(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
@@ -185,8 +185,6 @@ class Plan(ReadOnce, Mapping[str, Any]):
             version, another fingerprint than the pinned one, an unknown mechanism, field or claim,
             a domain above the class's cap, a non-finite number, a malformed verification block).
         """
-        from . import runtime_class  # the registry (the package imports this module)
-
         if isinstance(source, Plan):
             check_pinned(source.fingerprint, fingerprint)
             return source
@@ -195,7 +193,7 @@ class Plan(ReadOnce, Mapping[str, Any]):
             if not isinstance(source, Mapping):  # pragma: no cover - a text starting with "{" parses to an object
                 raise PlanError("<plan>: a plan must be a JSON object")
         data = read_plan(source)
-        fields = runtime_class(data.get("mechanism")).PLAN_FIELDS
+        fields = _fields_of(data)
         if fingerprint is not None:  # the pin first, as read_envelope (a pinned plan is hashed before any check)
             digest = content_fingerprint(data, _json_default)
             check_pinned(digest, fingerprint)
@@ -242,6 +240,30 @@ class Plan(ReadOnce, Mapping[str, Any]):
 
     def __reduce__(self) -> tuple:
         return _rebuild, (self.to_dict(), self.fingerprint)
+
+
+def _fields_of(data: Mapping[str, Any]) -> Any:
+    """``PLAN_FIELDS`` of the runtime class of the plan's ``mechanism`` (PlanError for an unknown one)."""
+    from . import runtime_class  # the registry (the package imports this module)
+
+    return runtime_class(data.get("mechanism")).PLAN_FIELDS
+
+
+def checked_dict(plan: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The envelope checks of :meth:`Plan.read` on a plan built in memory, without freezing nor hashing it.
+
+    For a plan the planner is still building (verified before its ``verification`` block is attached).
+    A :class:`Plan` is returned as it is.
+
+    Raises
+    ------
+    PlanError
+        As :meth:`Plan.read` (without a pin).
+    """
+    data = read_plan(plan)
+    if not isinstance(data, Plan):
+        check_envelope_data(data, _fields_of(data))
+    return data
 
 
 def _rebuild(data: dict[str, Any], digest: str) -> Plan:

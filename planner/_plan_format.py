@@ -28,7 +28,9 @@ allocated) and non-finite numbers. A plan's fingerprint is ``sha256`` of its can
 """
 from __future__ import annotations
 
+import copy
 import datetime as _dt
+import functools
 import json
 from importlib import resources
 from typing import Any, Mapping, Sequence
@@ -103,21 +105,29 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
     ``plan-2.0`` is the envelope (``schemas/plan-2.0.schema.json``) plus, for each
     registered family, ``if mechanism in family.plan_mechanisms then <family schema>``,
     where ``schemas/<family>.schema.json`` constrains ``params``, ``guarantee`` and
-    ``predicted`` of that family's mechanisms.
+    ``predicted`` of that family's mechanisms. The composition is done once per process
+    (:func:`_composed_schema`); each call returns a copy the caller may change.
     """
-    def read(stem: str) -> dict[str, Any]:
-        text = resources.files("ldpplan.planner").joinpath("schemas", f"{stem}.schema.json").read_text(encoding="utf-8")
-        return json.loads(text)
-
     if name != "plan-2.0":
-        return read(name)
+        return _read_schema(name)
+    return copy.deepcopy(_composed_schema())
+
+
+def _read_schema(stem: str) -> dict[str, Any]:
+    text = resources.files("ldpplan.planner").joinpath("schemas", f"{stem}.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+@functools.cache
+def _composed_schema() -> dict[str, Any]:
+    """The composed ``plan-2.0`` schema, built once per process (never changed: callers get copies)."""
     from .families import all_families
 
-    schema = read("plan-2.0")
+    schema = _read_schema("plan-2.0")
     parts = []
     for fam in all_families():
         try:
-            part = read(fam.name)
+            part = _read_schema(fam.name)
         except FileNotFoundError:  # pragma: no cover - a family without its own rules
             continue
         part.pop("$schema", None)
@@ -128,24 +138,33 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
     return schema
 
 
-def check_envelope(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """The runtime's one envelope reader (:func:`ldpplan.mechanisms.read_envelope`), as a PlanFormatError.
+@functools.cache
+def _plan_validator() -> Any:
+    """The strict validator of the composed schema (built once per process)."""
+    return _strict_validator()(_composed_schema())
+
+
+def check_envelope(plan: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The runtime's one envelope reader (:meth:`ldpplan.mechanisms.Plan.read`), as a PlanFormatError.
 
     Strict version ``"2.0"``, known fields and claims, ``domain.size`` bounded and checked
     against the labels before anything is allocated, finite numbers, the verification block:
-    ``verify`` refuses what ``load()`` refuses, with the same one line.
+    ``verify`` refuses what ``load()`` refuses, with the same one line. A :class:`~ldpplan.mechanisms.Plan`
+    was checked when it was read: it is returned as it is; a dict (a plan being built) is checked
+    without being frozen or hashed.
 
     Raises
     ------
     PlanFormatError
         The runtime's message (field, rule, value).
     """
-    from ..mechanisms import PlanError, read_envelope
+    from ..mechanisms import PlanError
+    from ..mechanisms._plan_object import checked_dict
 
     if not isinstance(plan, Mapping):
         raise PlanFormatError("<plan>: a plan must be a JSON object")
     try:
-        return read_envelope(plan)
+        return checked_dict(plan)
     except PlanError as exc:
         raise PlanFormatError(str(exc)) from None
 
@@ -160,8 +179,10 @@ def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
         another format version gets a one-line error naming the version.
     """
     check_envelope(plan)
-    validator = _strict_validator()(load_schema(schema))
-    errors = sorted(validator.iter_errors(plan), key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
+    validator = _plan_validator() if schema == "plan-2.0" else _strict_validator()(load_schema(schema))
+    instance = plan if isinstance(plan, dict) else dict(plan)  # a Plan: its read-only blocks are dicts and lists
+    errors = sorted(validator.iter_errors(instance),
+                    key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
     if errors:
         err = min(errors, key=lambda e: len(e.message))
         path = ".".join(str(p) for p in err.absolute_path) or "<plan>"

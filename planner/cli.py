@@ -111,8 +111,13 @@ def plan_cmd(spec, example, output, as_json, list_examples, full):
         what = "; ".join(f"{p.get('what')} from {p.get('source')}" for p in public)
         print_message(f"this plan read raw data outside the stated epsilon (planning_inputs with private: false): "
                       f"{what}", prefix="warning:", style="bold yellow", stderr=True)
-    if output:
-        api.write_plan(plan, output)
+    if output:  # make_plan's family re-verified it (never returns a failing plan): not verified again here
+        from ._io import write_json_atomic
+        from .errors import PrivacyViolation
+
+        if (plan.get("verification") or {}).get("holds") is not True:  # pragma: no cover - make_plan raises first
+            raise PrivacyViolation("refusing to write a plan that fails verification", {})
+        write_json_atomic(output, plan)
     if as_json:  # exactly the plan (pipe it to a file); `ldpplan verify --json` gives its fingerprint
         _echo_json(plan)
         return
