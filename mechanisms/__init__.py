@@ -25,7 +25,7 @@ from typing import Any, Mapping
 from ._envelope import MAX_DOMAIN_SIZE, PlanFields
 from ._envelope import read_envelope as _read_envelope
 from ._plan import PlanError, loads_strict, plan_fingerprint, read_plan
-from ._plan_object import Domain, Plan
+from ._plan_object import Domain, Plan, use_registry
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
 from .longitudinal._memo import Memo  # client state of memoized runtimes (issue 22)
@@ -115,6 +115,9 @@ def runtime_class(mechanism: Any) -> type:
     if not isinstance(mechanism, str) or mechanism not in RUNTIMES:
         raise PlanError(f"mechanism: must be one of {sorted(RUNTIMES)} (got {mechanism!r})")
     return RUNTIMES[mechanism]
+
+
+use_registry(runtime_class)  # Plan.read checks a plan with its mechanism's runtime class
 
 
 def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
-from typing import Any, Iterator, Mapping, NoReturn, Sequence
+from typing import Any, Callable, Iterator, Mapping, NoReturn, Sequence
 
 import numpy as np
 
@@ -242,11 +242,19 @@ class Plan(ReadOnce, Mapping[str, Any]):
         return _rebuild, (self.to_dict(), self.fingerprint)
 
 
+#: ``runtime_class(mechanism)`` of the registry; :mod:`ldpplan.mechanisms` registers it when imported
+#: (:func:`use_registry`), so that this module does not import its own package back.
+_REGISTRY: list[Callable[[Any], Any]] = []
+
+
+def use_registry(runtime_class: Callable[[Any], Any]) -> None:
+    """Register the registry's ``runtime_class`` (plan mechanism -> runtime class; PlanError if unknown)."""
+    _REGISTRY[:] = [runtime_class]
+
+
 def _fields_of(data: Mapping[str, Any]) -> Any:
     """``PLAN_FIELDS`` of the runtime class of the plan's ``mechanism`` (PlanError for an unknown one)."""
-    from . import runtime_class  # the registry (the package imports this module)
-
-    return runtime_class(data.get("mechanism")).PLAN_FIELDS
+    return _REGISTRY[0](data.get("mechanism")).PLAN_FIELDS
 
 
 def checked_dict(plan: Mapping[str, Any]) -> Mapping[str, Any]:

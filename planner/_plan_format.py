@@ -110,7 +110,7 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
     """
     if name != "plan-2.0":
         return _read_schema(name)
-    return copy.deepcopy(_composed_schema())
+    return copy.deepcopy(_composed_schema(_registry_key()))
 
 
 def _read_schema(stem: str) -> dict[str, Any]:
@@ -118,30 +118,36 @@ def _read_schema(stem: str) -> dict[str, Any]:
     return json.loads(text)
 
 
-@functools.cache
-def _composed_schema() -> dict[str, Any]:
-    """The composed ``plan-2.0`` schema, built once per process (never changed: callers get copies)."""
+def _registry_key() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """What the composed schema depends on: each registered family's name and plan mechanisms."""
     from .families import all_families
 
+    return tuple((fam.name, tuple(fam.plan_mechanisms)) for fam in all_families())
+
+
+@functools.cache
+def _composed_schema(registry: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, Any]:
+    """The composed ``plan-2.0`` schema of a registry (:func:`_registry_key`), built once per process and
+    registry (never changed: callers get copies)."""
     schema = _read_schema("plan-2.0")
     parts = []
-    for fam in all_families():
+    for name, mechanisms in registry:
         try:
-            part = _read_schema(fam.name)
+            part = _read_schema(name)
         except FileNotFoundError:  # pragma: no cover - a family without its own rules
             continue
         part.pop("$schema", None)
-        names = list(fam.plan_mechanisms)
-        parts.append({"if": {"properties": {"mechanism": {"enum": names}}, "required": ["mechanism"]}, "then": part})
+        parts.append({"if": {"properties": {"mechanism": {"enum": list(mechanisms)}}, "required": ["mechanism"]},
+                      "then": part})
     schema["allOf"] = parts
-    schema["properties"]["mechanism"]["enum"] = sorted({m for fam in all_families() for m in fam.plan_mechanisms})
+    schema["properties"]["mechanism"]["enum"] = sorted({m for _, mechanisms in registry for m in mechanisms})
     return schema
 
 
 @functools.cache
-def _plan_validator() -> Any:
-    """The strict validator of the composed schema (built once per process)."""
-    return _strict_validator()(_composed_schema())
+def _plan_validator(registry: tuple[tuple[str, tuple[str, ...]], ...]) -> Any:
+    """The strict validator of the composed schema (built once per process and registry)."""
+    return _strict_validator()(_composed_schema(registry))
 
 
 def check_envelope(plan: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -179,7 +185,7 @@ def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
         another format version gets a one-line error naming the version.
     """
     check_envelope(plan)
-    validator = _plan_validator() if schema == "plan-2.0" else _strict_validator()(load_schema(schema))
+    validator = _plan_validator(_registry_key()) if schema == "plan-2.0" else _strict_validator()(load_schema(schema))
     instance = plan if isinstance(plan, dict) else dict(plan)  # a Plan: its read-only blocks are dicts and lists
     errors = sorted(validator.iter_errors(instance),
                     key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
