@@ -292,11 +292,12 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
     from ._console import interactive, print_tables, progress_bar
     from .auditing import audit
 
+    from ..mechanisms import read_plan
+
     rng = np.random.default_rng(seed)
     mechanism = None
+    plan = read_plan(plan_file)  # the plan file, read once (strict JSON; audit and its runtime check the rest)
     if runtime_cmd is not None:
-        from ..mechanisms import read_plan
-
         from .auditing.external import ExternalRuntime
         from .errors import InputDataError
 
@@ -304,12 +305,12 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
             words = shlex.split(runtime_cmd)
         except ValueError as exc:
             raise InputDataError(f"--runtime-cmd: not a command line ({exc}): {runtime_cmd!r:.80}") from None
-        mechanism = ExternalRuntime(plan_file, words, read_plan(plan_file), timeout=runtime_timeout)
+        mechanism = ExternalRuntime(plan_file, words, plan, timeout=runtime_timeout)
     if as_json or not interactive(stderr=True):
-        result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
+        result = audit(plan, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
     else:
         with progress_bar("auditing") as progress:
-            result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng,
+            result = audit(plan, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng,
                            progress=progress)
     if as_json:
         _echo_json(dict(result.to_dict(), seed=seed))
