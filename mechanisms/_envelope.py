@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import numpy as np
 
@@ -184,7 +184,7 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], fields: PlanField
         One line naming the field, the rule and the value.
     """
     if isinstance(plan, ReadOnce):  # a Plan: parsed, checked and fingerprinted once, when it was read
-        data: Mapping[str, Any] = plan
+        data = cast(Mapping[str, Any], plan)
         check_fingerprint(data, fingerprint)  # its cached fingerprint
         if fields is not None:  # only what depends on the class (same order, same messages)
             _check_mechanism_domain(data, fields)

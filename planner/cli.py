@@ -400,7 +400,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json, full):
     if shuffle_n is not None:
         plan = api.read_plan(plan_file)
         if delta is None:  # the plan's own [shuffle] delta by default (issue 27)
-            delta = ((plan.get("spec") or {}).get("shuffle") or {}).get("delta")
+            delta = (plan.spec.get("shuffle") or {}).get("delta")
         if delta is None:
             raise SpecError("--delta", "is required with --shuffle-n (the plan has no [shuffle] block to take it from)",
                             None)
