@@ -10,8 +10,10 @@ composition (a profile hook counts the calls of their code objects, however they
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import hashlib
 import io
+import json
 import os
 import sys
 from collections import Counter
@@ -171,3 +173,81 @@ def test_plan_verifies_once(example, monkeypatch, tmp_path):
 def test_plan_parses_and_solves_once(example, monkeypatch, tmp_path):
     counts = Trace(monkeypatch, None, example).run(["plan", "--example", example, "-o", str(tmp_path / "plan.json")])
     assert counts["parse"] == 1 and counts["solve"] == 1, counts
+
+
+# --------------------------------------------------------------------------- the Plan object itself
+def _plan_dict(files) -> dict:
+    return json.loads(files["hadamard-synthetic"][0].read_text(encoding="utf-8"))
+
+
+def test_plan_is_typed_read_only_and_fingerprinted_once(files):
+    import copy
+    import pickle
+
+    from ldpplan.mechanisms._plan import content_fingerprint
+
+    path = files["hadamard-synthetic"][0]
+    raw = _plan_dict(files)
+    plan = mechanisms.Plan.read(path)
+    # typed envelope fields, the same content as the file
+    assert plan.mechanism == raw["mechanism"] and plan.format_version == "2.0"
+    assert plan.domain == mechanisms.Domain(raw["domain"]["size"], None)
+    assert (plan.verification.holds, plan.verification.message) == (True, raw["verification"]["message"])
+    assert plan == raw and plan.to_dict() == raw and dict(plan.params) == raw["params"]
+    # one fingerprint: the hash of the content, equal to plan_fingerprint of the dict; from every source
+    assert plan.fingerprint == content_fingerprint(raw) == mechanisms.plan_fingerprint(raw)
+    for source in (str(path), path.read_text(encoding="utf-8"), raw, plan):
+        assert mechanisms.Plan.read(source).fingerprint == plan.fingerprint
+    assert mechanisms.Plan.read(plan) is plan and mechanisms.read_plan(plan) is plan
+    assert mechanisms.read_envelope(plan) is plan
+    # read-only views that stay dicts and lists (isinstance, json) ...
+    assert isinstance(plan["params"], dict) and isinstance(plan["baselines"], list)
+    assert json.loads(json.dumps(plan["spec"])) == raw["spec"]
+    for mutate in (lambda: plan["params"].__setitem__("blocks", 1), lambda: plan["baselines"].append({}),
+                   lambda: plan["params"].update(blocks=1), lambda: plan["domain"].pop("size")):
+        with pytest.raises(TypeError, match="read-only"):
+            mutate()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.mechanism = "rr"  # type: ignore[misc]
+    # ... whose copies are plain and mutable; the input dict is copied (changing it changes nothing)
+    params = copy.deepcopy(plan["params"])
+    params["blocks"] = 1
+    raw["params"]["blocks"] = 1
+    assert plan["params"]["blocks"] == _plan_dict(files)["params"]["blocks"] != 1
+    again = pickle.loads(pickle.dumps(plan))
+    assert again == plan and again.fingerprint == plan.fingerprint and isinstance(again, mechanisms.Plan)
+    with pytest.raises(TypeError):
+        again["params"]["blocks"] = 1
+
+
+def test_plan_refuses_what_read_envelope_refused_with_the_same_line(files):
+    from ldpplan.mechanisms import PlanError
+    from ldpplan.mechanisms._envelope import read_envelope as envelope_of
+
+    raw = _plan_dict(files)
+    fields = mechanisms.runtime_class(raw["mechanism"]).PLAN_FIELDS
+    cases = [{**raw, "format_version": "2"}, {**raw, "extra": 1}, {**raw, "mechanism": "nope"},
+             {**raw, "domain": {"size": 2**40, "labels": None}}, {**raw, "params": {**raw["params"], "x": float("nan")}},
+             {**raw, "guarantee": {**raw["guarantee"], "made_up": 1}},
+             {**raw, "verification": {"holds": "yes", "message": ""}}]
+    for bad in cases:
+        with pytest.raises(PlanError) as old:
+            if bad["mechanism"] == "nope":
+                mechanisms.runtime_class(bad["mechanism"])
+            envelope_of(bad, fields)
+        with pytest.raises(PlanError) as new:
+            mechanisms.Plan.read(bad)
+        assert str(new.value) == str(old.value)
+    # the pin: the same refusals, from the cached fingerprint
+    plan = mechanisms.Plan.read(raw)
+    for pin in ("sha256:" + "0" * 64, "sha256:xyz", 7):
+        with pytest.raises(PlanError) as old:
+            envelope_of(raw, fields, fingerprint=pin)
+        with pytest.raises(PlanError) as new:
+            mechanisms.Plan.read(plan, fingerprint=pin)
+        assert str(new.value) == str(old.value)
+    assert mechanisms.load(plan, fingerprint="sha256:" + plan.fingerprint.upper()).domain_size == plan.domain.size
+    # a verified=True read refuses an unverified plan, a Plan as a dict
+    unverified = mechanisms.Plan.read({**raw, "verification": {"holds": False, "message": "no"}})
+    with pytest.raises(PlanError, match="verification.holds: must be true"):
+        mechanisms.load(unverified)
