@@ -7,12 +7,14 @@ import os
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ..mechanisms import Plan, PlanError
 from .errors import PlanFormatError, SpecError
+
+if TYPE_CHECKING:  # the runtime package is imported when a plan is read, not by `ldpplan --help`
+    from ..mechanisms import Plan
 
 __all__ = ["read_spec_file", "write_json_atomic", "read_plan_file", "to_jsonable", "write_bytes_atomic"]
 
@@ -153,6 +155,8 @@ def read_plan_file(path: str | os.PathLike | Mapping[str, Any]) -> Plan:
     PlanFormatError
         One line naming the field, the rule and the value.
     """
+    from ..mechanisms import Plan, PlanError
+
     try:
         return Plan.read(path)
     except PlanError as exc:

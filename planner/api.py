@@ -12,14 +12,16 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from ..mechanisms import Plan, plan_fingerprint
 from . import _io
 from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .errors import PrivacyViolation, SpecError, needs_planner_extra
 from . import families as _families
 from .families import all_examples, family_for, family_of_plan, spec_mechanisms
+
+if TYPE_CHECKING:  # the runtime package is imported when a plan is read, not by `ldpplan --help`
+    from ..mechanisms import Plan
 
 __all__ = [
     "load_spec", "make_plan", "verify_plan", "fingerprint", "write_plan", "read_plan", "summarize", "simulate",
@@ -92,6 +94,8 @@ def fingerprint(plan: Mapping[str, Any]) -> str:
     fingerprint=...)`` refuses any other plan. A :class:`~ldpplan.mechanisms.Plan` gives the one it
     computed when it was read.
     """
+    from ..mechanisms import Plan, plan_fingerprint
+
     if isinstance(plan, Plan):
         return "sha256:" + plan.fingerprint
     return "sha256:" + plan_fingerprint(_io.to_jsonable(plan))
