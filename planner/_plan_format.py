@@ -36,7 +36,9 @@ from importlib import resources
 from typing import Any, Mapping, Sequence
 
 from .errors import PlanFormatError
+from ..mechanisms import PlanError
 from ..mechanisms import plan_fingerprint as _runtime_plan_fingerprint
+from ..mechanisms._plan_object import checked_dict
 
 __all__ = ["FORMAT_VERSION", "envelope", "predicted", "provenance", "tool_version", "load_schema",
            "validate_plan", "check_envelope", "plan_fingerprint"]
@@ -164,9 +166,6 @@ def check_envelope(plan: Mapping[str, Any]) -> Mapping[str, Any]:
     PlanFormatError
         The runtime's message (field, rule, value).
     """
-    from ..mechanisms import PlanError
-    from ..mechanisms._plan_object import checked_dict
-
     if not isinstance(plan, Mapping):
         raise PlanFormatError("<plan>: a plan must be a JSON object")
     try:

@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..mechanisms import Plan
+from ..mechanisms import Plan, load
 from .errors import InputDataError, SpecError
 
 __all__ = ["AGGREGATE_FILE_FORMAT", "BATCH_ROWS", "ENGINES", "Source", "AggregateResult", "expand_inputs",
@@ -284,9 +284,7 @@ def aggregate_sources(plan: Mapping[str, Any] | Plan, sources: Sequence[Source],
 
             total = aggregate_dask(plan, [s.file for s in reports], scheduler=scheduler, batch_rows=batch_rows)
         else:
-            from .. import mechanisms
-
-            mech = mechanism if mechanism is not None else mechanisms.load(plan)
+            mech = mechanism if mechanism is not None else load(plan)
             total = _aggregate_local(plan, mech, reports, batch_rows)
         if total.n != sum(s.rows for s in reports):
             raise InputDataError(f"{[s.file for s in reports][:5]}: the reports aggregated ({total.n}) are not the "
