@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from ._envelope import MAX_DOMAIN_SIZE, PlanFields
 from ._envelope import read_envelope as _read_envelope
-from ._plan import PlanError, loads_strict, plan_fingerprint, read_plan
+from ._plan import PlanError, check_verified, loads_strict, plan_fingerprint, read_plan
 from ._plan_object import Domain, Plan, use_registry
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
@@ -178,5 +178,6 @@ def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None
         privacy than its numbers give (the class's ``privacy_map()`` rounded toward the safe
         side, exact near the bound). The message names the field, the rule and the value.
     """
-    data = Plan.read(plan, fingerprint=fingerprint)  # read once; from_plan checks verified and its class's part
+    data = Plan.read(plan, fingerprint=fingerprint)  # read once; from_plan re-checks its class's part (no re-read)
+    check_verified(data)  # (every from_plan checks it too: a safety net for a class that would forget)
     return runtime_class(data.mechanism).from_plan(data)
