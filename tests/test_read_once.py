@@ -256,3 +256,43 @@ def test_plan_refuses_what_read_envelope_refused_with_the_same_line(files):
     unverified = mechanisms.Plan.read({**raw, "verification": {"holds": False, "message": "no"}})
     with pytest.raises(PlanError, match="verification.holds: must be true"):
         mechanisms.load(unverified)
+
+
+def _measure() -> None:  # pragma: no cover - `python tests/test_read_once.py`: the counts of the closing note
+    """Print the traced counts of estimate, plan (PIE, health), verify, aggregate and perturb of the installed
+    ldpplan (run it against another install, e.g. the main branch's, with ``PYTHONPATH=DIR``)."""
+    import tempfile
+
+    import ldpplan
+    from ldpplan.mechanisms import _envelope
+
+    root, runner = Path(tempfile.mkdtemp()), CliRunner()
+    plan, inputs, reports = root / "h.json", root / "in.csv", root / "r.parquet"
+    assert runner.invoke(main, ["plan", "--example", "hadamard-synthetic", "-o", str(plan)]).exit_code == 0
+    inputs.write_text("item\n" + "\n".join(str(x) for x in np.random.default_rng(1).integers(0, 10_000, 500)) + "\n")
+    assert runner.invoke(main, ["perturb", str(plan), "--input", str(inputs), "-o", str(reports), "--seed", "1"]
+                         ).exit_code == 0
+    runs = {"estimate (hadamard-synthetic)": ("hadamard-synthetic", plan, ["estimate", str(plan), str(reports)]),
+            "plan --example pie-rr -o": ("pie-rr", None, ["plan", "--example", "pie-rr", "-o", str(root / "p.json")]),
+            "plan --example health -o": ("health", None, ["plan", "--example", "health", "-o", str(root / "e.json")]),
+            "verify": ("hadamard-synthetic", plan, ["verify", str(plan)]),
+            "aggregate": ("hadamard-synthetic", plan, ["aggregate", str(plan), str(reports), "-o", str(root / "a.json")]),
+            "perturb": ("hadamard-synthetic", plan, ["perturb", str(plan), "--input", str(inputs), "-o",
+                                                     str(root / "r2.parquet"), "--seed", "2"])}
+    print("ldpplan", ldpplan.__file__)
+    keys = ("plan_open", "envelope_read", "full_envelope", "fingerprint", "runtime", "parse", "solve", "verify", "schema")
+    for name, (example, plan_file, args) in runs.items():
+        patch = pytest.MonkeyPatch()
+        try:
+            trace = Trace(patch, plan_file, example)
+            trace._codes[_envelope.read_envelope.__code__] = "envelope_read"
+            if hasattr(_envelope, "check_envelope_data"):  # the full checks (before: inside every read_envelope)
+                trace._codes[_envelope.check_envelope_data.__code__] = "full_envelope"
+            counts = trace.run(args)
+        finally:
+            patch.undo()
+        print(f"{name:30s}", " ".join(f"{k}={counts[k]}" for k in keys))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _measure()
