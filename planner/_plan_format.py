@@ -122,21 +122,27 @@ def _read_schema(stem: str) -> dict[str, Any]:
     return json.loads(text)
 
 
-def _registry_key() -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """What the composed schema depends on: each registered runtime package's name and plan mechanisms."""
-    return tuple((package.__name__.rpartition(".")[2],
-                  tuple(m for cls in package.RUNTIME_CLASSES for m in cls.PLAN_FIELDS.mechanisms))
-                 for package in mechanisms.RUNTIME_PACKAGES)
+_RegistryKey = tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]
+
+
+def _registry_key() -> _RegistryKey:
+    """What the composed schema depends on: each registered runtime package's name and plan mechanisms,
+    and every plan mechanism a runtime class runs (``ldpplan.mechanisms.RUNTIMES``)."""
+    packages = tuple((package.__name__.rpartition(".")[2],
+                      tuple(m for cls in package.RUNTIME_CLASSES for m in cls.PLAN_FIELDS.mechanisms))
+                     for package in mechanisms.RUNTIME_PACKAGES)
+    return packages, tuple(sorted(mechanisms.RUNTIMES))
 
 
 
 @functools.cache
-def _composed_schema(registry: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[str, Any]:
+def _composed_schema(registry: _RegistryKey) -> dict[str, Any]:
     """The composed ``plan-2.0`` schema of a registry (:func:`_registry_key`), built once per process and
     registry (never changed: callers get copies)."""
     schema = _read_schema("plan-2.0")
     parts = []
-    for name, names in registry:
+    packages, runtimes = registry
+    for name, names in packages:
         try:
             part = _read_schema(name)
         except FileNotFoundError:  # pragma: no cover - a family without its own rules
@@ -145,7 +151,7 @@ def _composed_schema(registry: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[
         parts.append({"if": {"properties": {"mechanism": {"enum": list(names)}}, "required": ["mechanism"]},
                       "then": part})
     schema["allOf"] = parts
-    schema["properties"]["mechanism"]["enum"] = sorted({m for _, names in registry for m in names})
+    schema["properties"]["mechanism"]["enum"] = list(runtimes)
     return schema
 
 
