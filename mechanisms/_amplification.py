@@ -62,6 +62,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -403,7 +404,7 @@ def randomizer_of_plan(plan, kind: str) -> dict:
             raise ValueError(f"domain.size: must be an integer >= 2, got {size!r:.40}")
         return {"kind": kind, "hash_range": g, "collision": collision_probability(g, hash_prime(size, g))}
     if kind == "unary-rounds":  # permanent (p1, q1) then instantaneous (p2, q2) per bit: one round's channel
-        numbers = [params.get(key) for key in ("p1", "q1", "p2", "q2")]
+        numbers: list[Any] = [params.get(key) for key in ("p1", "q1", "p2", "q2")]
         if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1 for v in numbers):
             raise ValueError("params.p1/q1/p2/q2: must be numbers in (0, 1)")
         p1, q1, p2, q2 = (float(v) for v in numbers)

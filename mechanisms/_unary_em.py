@@ -129,6 +129,8 @@ class _Packed:
     def __init__(self, y: np.ndarray | None = None, *, packed: np.ndarray | None = None, d: int = 0) -> None:
         """From a bool ``y`` (n, d), or from ``packed = np.packbits(y, axis=1)`` and ``d``."""
         if packed is None:
+            if y is None:
+                raise ValueError("_Packed: give y (n, d) or packed and d")
             packed = np.packbits(y, axis=1)
             d = y.shape[1]
         self.n, self.d = packed.shape[0], int(d)

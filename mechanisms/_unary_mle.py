@@ -96,7 +96,7 @@ class _Rows:
         lo = self.lo[cols]
         h = float(s.sum()) * np.outer(lo, lo)
         act = cols[cols < self.ka]
-        if act.size:
+        if act.size and self.kernel is not None:  # act is empty when no item is active (no kernel)
             pos = np.flatnonzero(cols < self.ka)
             t = np.zeros(cols.size)
             t[pos] = self.dA[act] * self.kernel.backward(s)[act]

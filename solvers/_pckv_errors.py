@@ -322,7 +322,7 @@ def _worst_corrected(a: float, b: float, p: float, L: int, n: float, f_min: floa
     mc = np.linspace(0.0, M, _COARSE_M)
     ff, mm = (v.ravel() for v in np.meshgrid(fc, mc, indexing="ij"))
     coarse = corrected_mean_mse(a, b, p, L, n, ff, mm, truncation * ff, nodes=_COARSE_NODES)
-    i, j = np.unravel_index(int(np.argmax(coarse)), (fc.size, mc.size))
+    i, j = (int(v) for v in np.unravel_index(int(np.argmax(coarse)), (fc.size, mc.size)))
     f_lo, f_hi = fc[max(i - 1, 0)], fc[min(i + 1, fc.size - 1)]
     fr = np.unique(np.concatenate([np.geomspace(f_lo, f_hi, _FINE_F), [fc[i]]]))
     mr = np.unique(np.linspace(mc[max(j - 1, 0)], mc[min(j + 1, mc.size - 1)], _FINE_M))

@@ -316,6 +316,8 @@ def solve_opt0_conic(epsilons: Sequence[float], sizes: Sequence[int], *, notion:
         raise SolverError(f"IDUE opt0 conic: backend failed ({exc})") from None
     if prob.status != cp.OPTIMAL:
         raise SolverError(f"IDUE opt0 conic: solver status {prob.status!r}")
+    if u.value is None or w.value is None:
+        raise SolverError("IDUE opt0 conic: the backend reported optimal but returned no solution")
     a, b = ue_from_uw(np.maximum(u.value, 1e-300), np.maximum(w.value, 1e-300))
     obj = worst_case_mse(a, b, m)
     stats = prob.solver_stats
