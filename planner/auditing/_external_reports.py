@@ -174,7 +174,9 @@ class _Batch:
     """Up to :data:`BATCH` parsed reports, checked and stored together."""
 
     def __init__(self, fmt: ReportFormat) -> None:
-        self.fmt, self.rows, self.lines = fmt, [], []
+        self.fmt = fmt
+        self.rows: list[dict[str, Any]] = []
+        self.lines: list[int] = []
         self.names = set(fmt.names)
 
     def add(self, obj: dict[str, Any], line: int) -> None:

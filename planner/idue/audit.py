@@ -42,10 +42,10 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     levels = params["levels"]
     itemsets = plan["mechanism"] == "idue-ps"
     L = int(params["padding_length"]) if itemsets else 1
-    dummy = params.get("dummy") if itemsets else None
     claims = [float(guarantee["levels"][lv["name"]]) for lv in levels]
     if itemsets:
-        claims = [_set_budget(e, float(dummy["epsilon"]), L) for e in claims]
+        dummy_epsilon = float(params["dummy"]["epsilon"])
+        claims = [_set_budget(e, dummy_epsilon, L) for e in claims]
     cap = float(guarantee.get("ldp_epsilon", math.inf))
     average = guarantee["notion"] == "AvgID-LDP"
     reps = _representatives(plan)

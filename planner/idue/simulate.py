@@ -98,6 +98,8 @@ def _truth_and_sampled(inputs: _Inputs, m: int, L: int | None) -> tuple[np.ndarr
     if not inputs.is_sets:
         f = np.bincount(inputs.items, minlength=m) / n
         return f, f, np.zeros(m)
+    if L is None:
+        raise ValueError("params.padding_length: item-set inputs need the plan's padding length")
     sizes = np.diff(inputs.indptr)
     f = np.bincount(inputs.indices, minlength=m) / n
     w = np.repeat(1.0 / np.maximum(sizes, L), sizes)
@@ -249,6 +251,7 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     opts = parse_options(SimulateOptions, options.extra)
     inputs = _load_inputs(plan, options, opts)
     model = plan["params"]["model"]
+    points: list[tuple[float | None, list[Mapping[str, Any]]]]
     if opts.sweep:
         points = [(x, [_rescaled(plan, x, mdl) for mdl in ("opt0", "opt1", "opt2")]) for x in opts.sweep]
     else:

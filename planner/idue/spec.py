@@ -203,6 +203,8 @@ def _by_items(spec: IDUESpec):
     for i, lv in enumerate(spec.levels):
         if lv.share is not None:
             raise SpecError(f"levels[{i}].share", "cannot be combined with 'items'", lv.share)
+        if lv.items is None:  # (the caller takes this route only when every level has items)
+            raise SpecError(f"levels[{i}].items", "is required on every level when one level has 'items'", None)
         if isinstance(lv.items, int):
             items.append([lv.name] if lv.items == 1 else [f"{lv.name}-{k}" for k in range(1, lv.items + 1)])
         else:
@@ -220,10 +222,11 @@ def _by_items(spec: IDUESpec):
 
 def _by_shares(spec: IDUESpec, base: Path):
     names = [lv.name for lv in spec.levels]
-    if any(lv.share is None for lv in spec.levels) or any(lv.items is not None for lv in spec.levels):
+    shares = [lv.share for lv in spec.levels if lv.share is not None]
+    if len(shares) != len(spec.levels) or any(lv.items is not None for lv in spec.levels):
         raise SpecError("levels", "every level needs 'share' (and no 'items') when 'domain' is given",
                         [lv.share for lv in spec.levels])
-    total = sum(lv.share for lv in spec.levels)
+    total = sum(shares)
     if not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):
         raise SpecError("levels[*].share", "must sum to 1", total)
     if spec.domain is not None and spec.domain_csv is not None:
@@ -236,6 +239,8 @@ def _by_shares(spec: IDUESpec, base: Path):
         m = len(labels)
     elif isinstance(spec.domain, int):
         labels, m = None, spec.domain
+    elif spec.domain is None:  # (the caller takes this route only with 'domain' or 'domain_csv')
+        raise SpecError("domain", "is required (or 'domain_csv') when every level has a 'share'", None)
     else:
         labels = check_labels("domain", spec.domain)
         if len(set(labels)) != len(labels):
@@ -243,7 +248,7 @@ def _by_shares(spec: IDUESpec, base: Path):
         m = len(labels)
     if m < len(names):
         raise SpecError("domain", f"must have at least one item per level ({len(names)})", m)
-    counts = _shares_to_counts([lv.share for lv in spec.levels], m)
+    counts = _shares_to_counts(shares, m)
     perm = np.random.default_rng(spec.assignment_seed).permutation(m)
     level_of = np.repeat(np.arange(len(names)), counts)[np.argsort(perm)]
     items: list[list] = [[] for _ in names]
@@ -278,7 +283,7 @@ def parse_idue_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> tup
     if modes[0]:
         items, labels = _by_items(spec)
         m = len(labels)
-    elif modes[1]:
+    elif spec.item_levels_csv is not None:  # modes[1]
         if any(lv.items is not None or lv.share is not None for lv in spec.levels) or spec.domain is not None:
             raise SpecError("levels", "must not have 'items', 'share' or 'domain' when 'item_levels_csv' is given", names)
         path = Path(spec.item_levels_csv)

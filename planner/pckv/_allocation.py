@@ -155,7 +155,8 @@ def solve_on_grid(mechanism: str, epsilon: float, method: str, domain_size: int,
         return Attempt(q, holds, overshoot, sol)
 
     def lower(aim: float, failed: Attempt) -> float | None:
-        aim = aim - max(2.0 * failed.overshoot, aim * 1e-12)
+        step = 2.0 * failed.overshoot if failed.overshoot is not None else 0.0  # (unmeasured: the least step)
+        aim = aim - max(step, aim * 1e-12)
         return aim if aim > 0 else None
 
     def failure(_last) -> SpecError:

@@ -91,7 +91,7 @@ def baseline_table(rows: list[dict[str, Any]], set_name: str, pckv_rows: list[di
 def epsilon_sweep(epsilons, users, freq, means, sets, set_name: str, trial_seqs, pckv_row: Callable,
                   tick: Callable) -> tuple[Table, list[dict[str, Any]]]:
     """MSE vs epsilon of PCKV-UE / PCKV-GRR (``pckv_row(epsilon) -> rows``) and the baselines."""
-    data = []
+    data: list[dict[str, Any]] = []
     for eps in epsilons:
         data.extend({"epsilon": eps, **r} for r in pckv_row(eps))
         data.extend(baseline_rows(eps, users, freq, means, sets, trial_seqs, tick))

@@ -19,7 +19,7 @@ from ...mechanisms.pckv import KeyValueUsers
 from .._report import Table
 from ._allocation import solve_on_grid
 from ._private_length import estimate_distribution, phase1_counts, private_key_model, split_users
-from .spec import parse_spec, private_phase
+from .spec import parse_spec, required_private_phase
 
 __all__ = ["subset_users", "two_phase"]
 
@@ -67,7 +67,7 @@ def two_phase(plan: Mapping[str, Any], users: KeyValueUsers, truth: tuple, top: 
     from ...solvers.pckv import theorem4_mse
 
     spec = parse_spec(plan["spec"])
-    phase = private_phase(spec)
+    phase = required_private_phase(spec)
     freq, means, sampled = truth
     mech, alloc = plan["mechanism"], plan["solver"]["allocation"]
     eps, d, n = float(spec.epsilon), int(plan["params"]["domain_size"]), users.n_users

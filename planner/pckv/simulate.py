@@ -63,8 +63,8 @@ def synthetic_users(d: int, n: int, distribution: str, rng: np.random.Generator)
         keys = keys[:n]
         means = np.empty(0)
         while means.size < d:
-            x = rng.normal(0.0, 1.0, size=2 * d)
-            means = np.concatenate([means, x[np.abs(x) <= 1]])
+            y = rng.normal(0.0, 1.0, size=2 * d)
+            means = np.concatenate([means, y[np.abs(y) <= 1]])
         means = means[:d]
     m = means[keys]
     values = m + (1 - np.abs(m)) * rng.uniform(-1, 1, size=n)

@@ -92,8 +92,8 @@ def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progre
     if progress is not None:
         progress(0, total)
     seeds = trial_seed.spawn(total)
-    tv = {(e, b, m): [] for e in eps_list for b in backgrounds for m in methods}
-    mse = {key: [] for key in tv}
+    tv: dict[tuple[Any, ...], list[float]] = {(e, b, m): [] for e in eps_list for b in backgrounds for m in methods}
+    mse: dict[tuple[Any, ...], list[float]] = {key: [] for key in tv}
     theory = {}
     t0 = time.perf_counter()
     for ei, eps in enumerate(eps_list):

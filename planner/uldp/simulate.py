@@ -132,9 +132,9 @@ def _trials(options: RunOptions, opts: SimulateOptions, k: int, sens: list[int],
     p_true = true_counts / n
     names = list(_NAMES)
     total = options.trials * len(eps_list)
-    tv = {(m, e, meth): [] for m in names for e in eps_list for meth in methods}
-    mse = {key: [] for key in tv}
-    iters = {key: [] for key in tv if key[2] == "em"}
+    tv: dict[tuple[Any, ...], list[float]] = {(m, e, meth): [] for m in names for e in eps_list for meth in methods}
+    mse: dict[tuple[Any, ...], list[float]] = {key: [] for key in tv}
+    iters: dict[tuple[Any, ...], list[int]] = {key: [] for key in tv if key[2] == "em"}
     theory = {}
     for ei, eps in enumerate(eps_list):
         mechs = _mechanisms(eps, k, sens)

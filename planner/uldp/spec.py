@@ -139,8 +139,12 @@ def _sensitive(spec: ULDPSpec, size: int, labels: list[str] | None) -> list[int]
 
 def resolve(spec: ULDPSpec) -> Resolved:
     """Resolve domain, X_S, the solved mechanism and PUM's tags/background (SpecError on a bad mix)."""
-    labels = None if isinstance(spec.domain, int) else check_labels("domain", spec.domain)
-    size = spec.domain if isinstance(spec.domain, int) else len(labels)
+    labels: list[str] | None = None
+    if isinstance(spec.domain, int):
+        size = spec.domain
+    else:
+        labels = check_labels("domain", spec.domain)
+        size = len(labels)
     sens = _sensitive(spec, size, labels)
     kind = spec.mechanism
     if spec.mechanism == "pum":
