@@ -390,6 +390,8 @@ class KeyModel:
             return np.asarray(self._sampled(int(padding_length)), dtype=float)
         if self.set_sizes is None:
             return self.frequencies
+        if self.set_size_weights is None:
+            raise ValueError("set_size_weights: required with set_sizes (the set-size distribution)")
         return self.frequencies * truncation_factor(self.set_sizes, self.set_size_weights, padding_length)
 
     def objective(self, a, b, p, padding_length, weights=(1.0, 1.0)) -> tuple[float, float, float]:

@@ -180,10 +180,10 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
             mses.append(n * float(np.sum((est - f) ** 2)))
             res.append(_re_topk(est, f, top_k))
             tick()
-        mses = np.array(mses)
+        mse_trials = np.array(mses)
         results[name] = {
-            "empirical_mse": float(mses.mean()),
-            "empirical_mse_se": float(mses.std(ddof=1) / np.sqrt(trials)) if trials > 1 else None,  # JSON: no NaN
+            "empirical_mse": float(mse_trials.mean()),
+            "empirical_mse_se": float(mse_trials.std(ddof=1) / np.sqrt(trials)) if trials > 1 else None,  # JSON: no NaN
             "theoretical_mse": theoretical_mse(mech.a, mech.b, f, fs, n, L, spread),
             "re_topk": float(np.mean([x for x in res if x == x])) if any(x == x for x in res) else None,
         }

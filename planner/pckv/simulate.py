@@ -126,7 +126,7 @@ def _runtimes(plan, eps: float, d: int, L: int):
 
 def _run_row(rt, users, sets, freq, means, options, trial_seqs, tick):
     """Trials of one runtime: mean squared errors per key set, and per-key squared errors (trial means)."""
-    err = {s: {k: [] for k in ("f", "fr", "m", "mr")} for s in sets}
+    err: dict[Any, dict[str, list[float]]] = {s: {k: [] for k in ("f", "fr", "m", "mr")} for s in sets}
     per_key_m = np.zeros(freq.shape[0])
     for t in range(options.trials):
         rng = np.random.default_rng(trial_seqs[t])
