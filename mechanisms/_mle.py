@@ -36,6 +36,7 @@ counts excepted), so it equals ``sum_r w_r log Pr(report_r)`` under the estimate
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ._fit import SimplexFit
 
@@ -248,7 +249,8 @@ def _unary_params(a, b, d: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def _composite_inputs(bit_counts, n, a, b):
+def _composite_inputs(bit_counts: npt.ArrayLike, n: float, a: npt.ArrayLike, b: npt.ArrayLike
+                      ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     s = _vector(bit_counts, "bit_counts")
     n = float(n)
     if not (n > 0) or np.any(s < 0) or np.any(s > n):

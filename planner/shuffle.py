@@ -19,11 +19,14 @@ falls back to the runtime's own bound (e.g. binary RR: the blanket instead of th
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ._shuffle_blanket import solver_keywords as _solver_keywords
 from ._shuffle_blanket import two_level_claim as _two_level_claim
 from ._shuffle_blanket import two_level_source as _two_level_source
+
+if TYPE_CHECKING:  # (the solver is imported where it runs)
+    from ..solvers.shuffle import ShuffleBound
 
 
 def __getattr__(name: str):  # ShuffleBound without importing scipy when the planner package loads
@@ -68,7 +71,8 @@ def _solver_kind(mechanism: str | None, domain_size: int | None, hash_range: int
 
 
 def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
-                  domain_size: int | None = None, hash_range: int | None = None, collision: float | None = None):
+                  domain_size: int | None = None, hash_range: int | None = None, collision: float | None = None
+                  ) -> ShuffleBound:
     """Central ``(epsilon, delta)`` of ``n`` shuffled epsilon0-LDP reports -> ``ShuffleBound``.
 
     Parameters

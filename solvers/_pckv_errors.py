@@ -10,6 +10,7 @@ import functools
 from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["truncation_factor", "theorem4_mse", "approximate_mse", "worst_case_mean_mse", "corrected_mean_mse",
            "WorstKey", "worst_case_corrected_mean_mse", "KeyModel"]
@@ -45,8 +46,9 @@ def truncation_factor(set_sizes: Sequence[int] | np.ndarray, weights: Sequence[f
     return float(np.dot(w, np.minimum(s, padding_length)) / mean)
 
 
-def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means,
-                 sampled_frequencies=None) -> tuple[np.ndarray, np.ndarray]:
+def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies: npt.ArrayLike,
+                 means: npt.ArrayLike, sampled_frequencies: npt.ArrayLike | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Per-key MSE of the baseline estimators (7) and (8), Theorem 4.
 
     ``MSE_f = Var (9) + (f_s - f)^2`` and ``MSE_m = Var (11) + bias (10)^2`` with
@@ -87,7 +89,8 @@ def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, fr
     return mse_f, mse_m
 
 
-def approximate_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means) -> tuple[np.ndarray, np.ndarray]:
+def approximate_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies: npt.ArrayLike,
+                    means: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     r"""Approximations (17)-(18): ``MSE_f ~ L^2 h / n``, ``MSE_m ~ mu (g + h m^2)``.
 
     With ``mu = L^2/(n f^2)``, ``g = b/(a^2 (2p-1)^2)``, ``h = (1-b) b/(a-b)^2`` (eq. (16)).
@@ -173,8 +176,9 @@ def _corrected_mean(n1, n2, n: float, a: float, b: float, p: float, L: float) ->
     return L * (hat1 - hat2) / (n * f)
 
 
-def corrected_mean_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means,
-                       sampled_frequencies=None, nodes: int = 401) -> np.ndarray:
+def corrected_mean_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies: npt.ArrayLike,
+                       means: npt.ArrayLike, sampled_frequencies: npt.ArrayLike | None = None,
+                       nodes: int = 401) -> np.ndarray:
     r"""Per-key MSE of the *corrected* mean estimator (Algorithm 4, eq. (13)-(14)), by integration.
 
     Theorem 4's mean MSE (:func:`theorem4_mse`) is a first-order (delta-method) expansion of the

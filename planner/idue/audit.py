@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..auditing.events import InputPair, Test, item_index, item_label, unpacked_bit
+from ..auditing.events import Domain, InputPair, Test, item_index, item_label, unpacked_bit
 
 __all__ = ["pairs", "MAX_DUMMY_BITS"]
 
@@ -109,10 +109,8 @@ def _pair(plan, x: int, xp: int, ai: float, bi: float, aj: float, bj: float, L: 
     return InputPair(lx, lxp, lambda which, n: np.full(n, items[which], dtype=np.int64), tests, cost=float(width))
 
 
-def domain(plan: Mapping[str, Any]):
+def domain(plan: Mapping[str, Any]) -> Domain:
     """Every item (IDUE-PS: every singleton set ``{x}``), with the level pair's claim."""
-    from ..auditing.events import Domain
-
     params, guarantee = plan["params"], plan["guarantee"]
     levels = params["levels"]
     itemsets = plan["mechanism"] == "idue-ps"

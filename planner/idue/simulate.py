@@ -6,9 +6,10 @@ Metrics: ``MSE = sum_i (c_hat_i - c_i)^2 / n`` (counts^2 per user, the paper's u
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Callable, Literal, Mapping, Optional
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._common import parse_options
@@ -107,7 +108,8 @@ def _truth_and_sampled(inputs: _Inputs, m: int, L: int | None) -> tuple[np.ndarr
             np.bincount(inputs.indices, weights=w * (1 - w), minlength=m) / n)
 
 
-def theoretical_mse(a, b, f, f_sampled, n: int, L: int | None, spread=None) -> float:
+def theoretical_mse(a: npt.ArrayLike, b: npt.ArrayLike, f: np.ndarray, f_sampled: np.ndarray, n: int,
+                    L: int | None, spread: npt.ArrayLike | None = None) -> float:
     """Expected ``sum_k (c_hat_k - c_k)^2 / n`` (counts^2 per user).
 
     IDUE: eq. (8) summed over items, divided by n. IDUE-PS: the estimator ``L (c_k/n - b)/(a - b)``
@@ -223,7 +225,8 @@ def _load_inputs(plan, options: RunOptions, opts: SimulateOptions) -> _Inputs:
         if isinstance(data, tuple) else _Inputs(items=data, source=name, skipped_empty=stream.skipped_empty)
 
 
-def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[int, int], None] | None = None
+             ) -> SimulationReport:
     """Simulate an IDUE / IDUE-PS plan against RAPPOR and OUE at ``epsilon = min(E)``.
 
     Parameters

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ...mechanisms import on_grid
 
@@ -59,7 +59,8 @@ def _structure(plan: Mapping[str, Any]) -> None:
         raise PlanFormatError("params.padding_length / params.dummy: required for 'idue-ps' and absent (null) for 'idue'")
 
 
-def check_numbers(names, epsilons, a, b, notion: str) -> tuple[bool, Decimal, tuple[int, int]]:
+def check_numbers(names: Sequence[str], epsilons: Sequence[float], a: Sequence[float], b: Sequence[float],
+                  notion: str) -> tuple[bool, Decimal, tuple[int, int]]:
     """Exact check of (6) over all ordered level pairs in O(t).
 
     Returns

@@ -10,7 +10,7 @@ has one, the plan's background.
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -65,7 +65,8 @@ def _one_trial(pum, eps, plan, options, opts, methods, backgrounds, x, tag, z_co
             mse[(eps, b, meth)].append(float(np.mean((est - p) ** 2)))
 
 
-def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progress=None) -> SimulationReport:
+def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts: Any,
+                 progress: Callable[[int, int], None] | None = None) -> SimulationReport:
     """Run a PUM plan over synthetic tagged users (see the module docstring).
 
     Raises

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -206,7 +206,8 @@ def _report(options: RunOptions, opts: SimulateOptions, desc: str, k: int, sens:
     return SimulationReport(tables=[table], data=data, plot=plot)
 
 
-def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[int, int], None] | None = None
+             ) -> SimulationReport:
     """Run a ULDP plan's simulation (see the module docstring and :class:`SimulateOptions`).
 
     ``mode="aggregate"`` samples each mechanism's aggregate from the true counts (O(|X|)

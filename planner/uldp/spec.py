@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Mapping, Optional, Union
 
 import numpy as np
 from pydantic import AliasChoices, Field, StrictInt, field_validator
@@ -110,7 +110,7 @@ class Resolved:
         return self.size + len(self.tags)
 
 
-def parse_spec(raw) -> ULDPSpec:
+def parse_spec(raw: Mapping[str, Any]) -> ULDPSpec:
     """Validate a raw spec mapping (SpecError naming the first bad key)."""
     return spec_from_pydantic(ULDPSpec, raw)
 
