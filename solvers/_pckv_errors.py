@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -371,9 +371,12 @@ class KeyModel:
         Where ``frequencies`` and ``means`` come from: ``"data"``, ``"priors"`` or ``"assumption"``.
     """
 
-    def __init__(self, frequencies, means, n, set_sizes=None, set_size_weights=None,
-                 sampled_frequencies=None, objective_keys=None, min_key_frequency=None, max_abs_mean=1.0,
-                 basis="priors", allowed_min_frequency=None):
+    def __init__(self, frequencies: npt.ArrayLike, means: npt.ArrayLike, n: float,
+                 set_sizes: npt.ArrayLike | None = None, set_size_weights: npt.ArrayLike | None = None,
+                 sampled_frequencies: Callable[[int], npt.ArrayLike] | None = None,
+                 objective_keys: npt.ArrayLike | None = None, min_key_frequency: float | None = None,
+                 max_abs_mean: float = 1.0, basis: str = "priors", allowed_min_frequency: float | None = None
+                 ) -> None:
         self.min_key_frequency = None if min_key_frequency is None else float(min_key_frequency)
         self.allowed_min_frequency = None if min_key_frequency is None else float(
             min(1.0, 1.0 / float(n)) if allowed_min_frequency is None else allowed_min_frequency)
@@ -398,7 +401,8 @@ class KeyModel:
             raise ValueError("set_size_weights: required with set_sizes (the set-size distribution)")
         return self.frequencies * truncation_factor(self.set_sizes, self.set_size_weights, padding_length)
 
-    def objective(self, a, b, p, padding_length, weights=(1.0, 1.0)) -> tuple[float, float, float]:
+    def objective(self, a: float, b: float, p: float, padding_length: int,
+                  weights: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float, float]:
         """``(w_f MSE_f + w_m MSE_m, MSE_f, MSE_m)`` averaged over :attr:`objective_keys`."""
         keys = self.objective_keys
         fs = self.sampled(padding_length)

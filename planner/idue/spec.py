@@ -40,9 +40,10 @@ import copy
 import csv
 import math
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Union
+from typing import Any, Iterable, Literal, Mapping, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
@@ -118,7 +119,8 @@ class ResolvedLevels:
         Files read to plan (``{what, source, private}``).
     """
 
-    def __init__(self, names, epsilons, items, labels, size, planning_inputs=()):
+    def __init__(self, names: list[str], epsilons: npt.ArrayLike, items: list[list[Any]], labels: list[str] | None,
+                 size: int, planning_inputs: Iterable[dict[str, Any]] = ()) -> None:
         self.names, self.epsilons, self.items = names, np.asarray(epsilons, float), items
         self.labels, self.size, self.planning_inputs = labels, int(size), list(planning_inputs)
 
@@ -319,11 +321,13 @@ def inline_spec(raw: Mapping[str, Any], levels: ResolvedLevels) -> dict[str, Any
     """
     out = copy.deepcopy(dict(raw))
     out.pop("user_set_budgets", None)  # the file is not inlined; guarantee.users_set_budgets records the result
+    if ("domain_csv" in out or "item_levels_csv" in out) and levels.labels is None:
+        raise ValueError("levels.labels: a domain read from a file has labels")
     if "domain_csv" in out:
         out.pop("domain_csv")
-        out["domain"] = list(levels.labels)
+        out["domain"] = list(levels.labels or ())
     if "item_levels_csv" in out:
         out.pop("item_levels_csv")
-        out["domain"] = list(levels.labels)
+        out["domain"] = list(levels.labels or ())
         out["levels"] = [dict(lv) | {"items": list(it)} for lv, it in zip(out["levels"], levels.items)]
     return out

@@ -10,7 +10,7 @@ the whole population's true frequencies and means.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -53,8 +53,9 @@ def _raw_model(freq, means, sampled, sizes, n: int, objective_keys):
                     objective_keys=keys[freq[keys] > 0])
 
 
-def two_phase(plan: Mapping[str, Any], users: KeyValueUsers, truth: tuple, top: np.ndarray, trial_seqs,
-              runtime_of: Callable, aggregate: Callable, tick: Callable) -> tuple[Table, dict[str, Any]]:
+def two_phase(plan: Mapping[str, Any], users: KeyValueUsers, truth: tuple[np.ndarray, np.ndarray, Callable[[int], np.ndarray]],
+              top: np.ndarray, trial_seqs: Sequence[np.random.SeedSequence], runtime_of: Callable[..., Any],
+              aggregate: Callable[..., Any], tick: Callable[[], None]) -> tuple[Table, dict[str, Any]]:
     """Run both routes ``len(trial_seqs)`` times; the comparison table and its data.
 
     Parameters
