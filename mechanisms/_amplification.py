@@ -285,8 +285,8 @@ def blanket_delta_upper(epsilon: float, n: int, pairs: Sequence[BlanketPair], de
     return worst
 
 
-def blanket_epsilon_upper(n: int, delta: float, pairs: Sequence[BlanketPair], epsilon_max: float, *, tolerance: float = 1e-3,
-                          guess: float | None = None) -> float:
+def blanket_epsilon_upper(n: int, delta: float, pairs: Sequence[BlanketPair], epsilon_max: float, *,
+                          tolerance: float = 1e-3, guess: float | None = None) -> float:
     """Smallest ``epsilon`` (to ``tolerance``, relative) at which :func:`blanket_delta_upper` is at most ``delta``.
 
     Returns the upper end of the final bracket, at which the bound was computed to hold, or

@@ -191,8 +191,8 @@ def _solve_reduced(e, m, model, notion):
 
 
 # ----------------------------------------------------------------------------- public solvers
-def solve_idue(epsilons: Sequence[float] | np.ndarray, sizes: Sequence[int] | np.ndarray, *, model: str = "opt0", notion: str = "minid",
-               safety_margin: float = SAFETY_MARGIN) -> SolveResult:
+def solve_idue(epsilons: Sequence[float] | np.ndarray, sizes: Sequence[int] | np.ndarray, *, model: str = "opt0",
+               notion: str = "minid", safety_margin: float = SAFETY_MARGIN) -> SolveResult:
     """Optimal IDUE probabilities ``(a_i, b_i)`` per privacy level.
 
     Parameters

@@ -328,7 +328,8 @@ class Memo:
         return memo
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str], *, binding: str | None = None, max_bytes: int = MAX_MEMO_BYTES) -> "Memo":
+    def from_file(cls, path: str | os.PathLike[str], *, binding: str | None = None,
+                  max_bytes: int = MAX_MEMO_BYTES) -> "Memo":
         """Read a memo file: a regular file of at most ``max_bytes``, sized as its header says, then checked.
 
         Nothing larger than the header's stated size is ever read (``stat`` first), so a device

@@ -245,7 +245,8 @@ class ExternalRuntime:
             inputs, output = os.path.join(tmp, "inputs.jsonl"), os.path.join(tmp, "reports.jsonl")
             n = _write_inputs(inputs, input_lines(data, users if self.memoized else None, round))
             total = n * fmt.line_bytes + (1 << 16)
-            argv = self.command + [self.plan_path, str(seed), inputs, output] + ([memo.path] if self.memoized and memo is not None else [])
+            memo_args = [memo.path] if self.memoized and memo is not None else []
+            argv = self.command + [self.plan_path, str(seed), inputs, output] + memo_args
             run_program(argv, ProgramLimits(self.timeout, total), output)
             try:
                 with open(output, "rb") as fh:

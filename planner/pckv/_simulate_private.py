@@ -53,8 +53,9 @@ def _raw_model(freq, means, sampled, sizes, n: int, objective_keys):
                     objective_keys=keys[freq[keys] > 0])
 
 
-def two_phase(plan: Mapping[str, Any], users: KeyValueUsers, truth: tuple[np.ndarray, np.ndarray, Callable[[int], np.ndarray]],
-              top: np.ndarray, trial_seqs: Sequence[np.random.SeedSequence], runtime_of: Callable[..., Any],
+def two_phase(plan: Mapping[str, Any], users: KeyValueUsers,
+              truth: tuple[np.ndarray, np.ndarray, Callable[[int], np.ndarray]], top: np.ndarray,
+              trial_seqs: Sequence[np.random.SeedSequence], runtime_of: Callable[..., Any],
               aggregate: Callable[..., Any], tick: Callable[[], None]) -> tuple[Table, dict[str, Any]]:
     """Run both routes ``len(trial_seqs)`` times; the comparison table and its data.
 
