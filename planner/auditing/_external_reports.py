@@ -125,8 +125,8 @@ def _refuse(line: int, message: str) -> InputDataError:
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
-        seen: set[str] = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        keys = [k for k, _ in pairs]
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])  # the first key seen before
         raise ValueError(f"column {twice!r} appears twice")
     return out
 
