@@ -20,6 +20,7 @@ import dataclasses
 from statistics import NormalDist
 
 import numpy as np
+import numpy.typing as npt
 
 from ._fit import SimplexFit, run_em
 
@@ -122,7 +123,7 @@ def significance_threshold(freq_hat, n: int, variance_per_user, alpha: float = 0
     return out
 
 
-def project_simplex(v) -> np.ndarray:
+def project_simplex(v: npt.ArrayLike) -> np.ndarray:
     """Euclidean projection of a vector onto the probability simplex.
 
     Sort-based algorithm of Duchi, Shalev-Shwartz, Singer & Chandra (ICML 2008,
@@ -277,7 +278,7 @@ def _em_loop(lik, backward, w: np.ndarray, tol, max_iter, init, accelerate) -> S
                       method="squarem" if accelerate else "em", n=total)
 
 
-def em_warm_start(freq_threshold) -> np.ndarray:
+def em_warm_start(freq_threshold: npt.ArrayLike) -> np.ndarray:
     """Strictly positive EM starting point from an emp+thr estimate (ULDP Sec. 6.2).
 
     ``max(freq, 0) + 1e-3/K``, renormalised: close to the thresholded estimate, with no

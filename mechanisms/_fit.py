@@ -105,7 +105,7 @@ class SimplexFit:
         return int(np.count_nonzero(self.frequency > 0))
 
 
-def check_options(tol, max_iter) -> tuple[float, int]:
+def check_options(tol: float, max_iter: int) -> tuple[float, int]:
     """``(tol, max_iter)`` validated: ``tol`` a finite float >= 0, ``max_iter`` an int >= 1.
 
     Raises
