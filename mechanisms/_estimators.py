@@ -55,7 +55,8 @@ def bonferroni_z(alpha: float, k: int) -> float:
     return float(NormalDist().inv_cdf(1.0 - alpha / int(k)))
 
 
-def significance_threshold(freq_hat, n: int, variance_per_user, alpha: float = 0.05) -> np.ndarray:
+def significance_threshold(freq_hat: npt.ArrayLike, n: int, variance_per_user: npt.ArrayLike, alpha: float = 0.05
+                           ) -> np.ndarray:
     """Empirical estimate with the Bonferroni significance threshold ("emp+thr").
 
     The threshold for each of the ``K = |X|`` estimates is

@@ -30,6 +30,7 @@ Scand. J. Stat. 35 (2008) (SQUAREM).
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 import numpy as np
 
@@ -130,7 +131,8 @@ def stop(gap: float, log_likelihood: float, tol: float) -> bool:
     return gap <= tol * abs(log_likelihood)
 
 
-def run_em(step, p: np.ndarray, tol: float, max_iter: int, accelerate: bool):
+def run_em(step: Callable[[np.ndarray], tuple[float, float, np.ndarray]], p: np.ndarray, tol: float, max_iter: int,
+           accelerate: bool) -> tuple[np.ndarray, float, float, int, bool]:
     """EM iterations under the one rule, SQUAREM-accelerated with a monotonicity guard.
 
     ``step(q)`` returns ``(L(q), certified_gap(q), EM(q))``. A SQUAREM cycle (Varadhan & Roland
