@@ -162,7 +162,8 @@ def private_key_model(spec: PCKVSpec, d: int, distribution: npt.ArrayLike, users
                     **open_assumptions(spec, d, mean_size))
 
 
-def run_phase_one(spec: PCKVSpec, phase: PrivatePhase, set_sizes: npt.ArrayLike | None, data_source: str | None) -> PhaseOne:
+def run_phase_one(spec: PCKVSpec, phase: PrivatePhase, set_sizes: npt.ArrayLike | None,
+                  data_source: str | None) -> PhaseOne:
     """Phase 1 from the spec's ``counts`` or simulated on the data's set sizes.
 
     Parameters
