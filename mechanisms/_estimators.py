@@ -17,6 +17,7 @@ Everything here works on **frequencies** (fractions of users), never counts.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 from statistics import NormalDist
 
 import numpy as np
@@ -176,8 +177,8 @@ class RRChannel:
         return self.nu * float(np.sum(r)) + (self.mu - self.nu) * r
 
 
-def em_simplex(likelihood, weights, tol: float = 1e-12, max_iter: int = 100000, init=None,
-               accelerate: bool = False) -> SimplexFit:
+def em_simplex(likelihood: Any, weights: npt.ArrayLike, tol: float = 1e-12, max_iter: int = 100000,
+               init: npt.ArrayLike | None = None, accelerate: bool = False) -> SimplexFit:
     """EM reconstruction: the maximum-likelihood distribution on the simplex.
 
     Maximises ``L(p) = sum_g w_g log(sum_k likelihood[g, k] p_k)`` over the
@@ -290,8 +291,8 @@ def em_warm_start(freq_threshold: npt.ArrayLike) -> np.ndarray:
     return init / init.sum()
 
 
-def em_structured(likelihood, weights, tol: float = 1e-12, max_iter: int = 100000, init=None,
-                  accelerate: bool = False) -> SimplexFit:
+def em_structured(likelihood: Any, weights: npt.ArrayLike, tol: float = 1e-12, max_iter: int = 100000,
+                  init: npt.ArrayLike | None = None, accelerate: bool = False) -> SimplexFit:
     """:func:`em_simplex` for a likelihood given by its products instead of a dense matrix.
 
     Parameters
