@@ -86,7 +86,7 @@ def _cached_default_trials(tests: tuple, alpha: float, work_per_trial: float, fa
     return _default_trials(tests, alpha, work_per_trial, factor, level)
 
 
-def default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per_trial: float,
+def default_trials(tests: Sequence[tuple[float, ...]], alpha: float, work_per_trial: float,
                    factor: float | None = None, level: float | None = None) -> int:
     """:func:`_default_trials` (cached: the same design gives the same number)."""
     return _cached_default_trials(tuple(map(tuple, tests)), float(alpha), float(work_per_trial),
@@ -94,7 +94,7 @@ def default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per_
                                   POWER if level is None else float(level))
 
 
-def _default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per_trial: float,
+def _default_trials(tests: Sequence[tuple[float, ...]], alpha: float, work_per_trial: float,
                    factor: float = DETECT_FACTOR, level: float = POWER) -> int:
     """Trials per input such that the most sensitive test flags a leak to ``factor x claim``.
 
@@ -194,7 +194,7 @@ class _Design:
         import numpy as np
         from scipy import stats
 
-        lo, hi = stats.binom.ppf([1e-12, 1.0 - 1e-12], trials, p_den)
+        lo, hi = np.asarray(stats.binom.ppf([1e-12, 1.0 - 1e-12], trials, p_den), dtype=float)
         k_den = np.arange(int(lo), int(hi) + 1)
         self.trials = trials
         self.weights = stats.binom.pmf(k_den, trials, p_den)
