@@ -190,9 +190,9 @@ class FrequencyVariance:
     """
 
     unbiased: np.ndarray
-    c0: np.ndarray
-    c1: np.ndarray
-    c2: np.ndarray
+    c0: np.ndarray | float  # a float (a coefficient shared by all K) is stored as a 0-d array
+    c1: np.ndarray | float
+    c2: np.ndarray | float
     n: int
     upper: float = 1.0
     mixing: np.ndarray | None = None

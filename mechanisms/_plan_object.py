@@ -43,8 +43,8 @@ class FrozenDict(dict):
     """A read-only ``dict`` (a view of a :class:`Plan`'s object): mutating methods raise ``TypeError``."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = __ior__ = _read_only  # type: ignore[assignment]
-    clear = pop = popitem = setdefault = update = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __ior__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
 
     def __copy__(self) -> dict:
         return dict(self)
@@ -60,8 +60,8 @@ class FrozenList(list):
     """A read-only ``list`` (a view of a :class:`Plan`'s array): mutating methods raise ``TypeError``."""
 
     __slots__ = ()
-    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only  # type: ignore[assignment]
-    append = extend = insert = pop = remove = clear = sort = reverse = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
 
     def __copy__(self) -> list:
         return list(self)

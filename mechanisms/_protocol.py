@@ -442,7 +442,7 @@ class Aggregate(Frozen):
                 and all(np.array_equal(v, other.counts[k]) for k, v in self.counts.items())
                 and other.plan_fingerprint == self.plan_fingerprint and other.batches == self.batches)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # unhashable (mutable count arrays); mypy types object.__hash__ as a method, the data model allows None
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}: {list(v.shape)}" for k, v in self.counts.items())
@@ -462,7 +462,7 @@ class Aggregate(Frozen):
         return out
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Aggregate":
+    def from_dict(cls, data: object) -> "Aggregate":
         """Inverse of :meth:`to_dict`, validating what an untrusted file may hold.
 
         Counts must be JSON integers (not booleans or floats), non-negative, and consistent

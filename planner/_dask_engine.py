@@ -99,7 +99,7 @@ def _unwrap(value: tuple) -> Any:
 def _tasks(paths: Sequence[str]) -> list[tuple[str, list[int]]]:
     import pyarrow.parquet as pq
 
-    out = []
+    out: list[tuple[str, list[int]]] = []
     for path in paths:
         groups = pq.read_metadata(path).num_row_groups
         out.extend((os.path.abspath(path), [g]) for g in range(groups))

@@ -17,6 +17,7 @@ where they are used: pydantic (the planner extra, ``_common``), the runtime regi
 from __future__ import annotations
 
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
@@ -88,7 +89,7 @@ class Family(Protocol):
         """Read a CSV of users' true inputs into what the runtime's ``perturb`` accepts (whole; the
         chunks of :meth:`iter_inputs` joined)."""
 
-    def iter_inputs(self, plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool = False,
+    def iter_inputs(self, plan: Mapping[str, Any], path: str | os.PathLike, *, skip_empty: bool = False,
                     chunk_rows: int | None = None) -> Any:
         """The users' inputs of a CSV or Parquet file, streamed: an ``ldpplan.planner.data.InputStream``
         whose chunks are what the runtime's ``perturb`` accepts (peak memory set by ``chunk_rows``,
@@ -251,7 +252,7 @@ class ModuleFamily:
         """Users' true inputs from a CSV, in the form the runtime's ``perturb`` takes."""
         return self.room.read_inputs(plan, path)
 
-    def iter_inputs(self, plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool = False,
+    def iter_inputs(self, plan: Mapping[str, Any], path: str | os.PathLike, *, skip_empty: bool = False,
                     chunk_rows: int | None = None) -> Any:
         """Users' inputs streamed a chunk at a time (``InputStream``); see :meth:`Family.iter_inputs`."""
         from .data.stream import DEFAULT_CHUNK_ROWS  # deferred: planner.data (see the module's note)

@@ -114,8 +114,8 @@ class ReportsWriter:
         if seed is not None:
             self.meta["seed"] = str(int(seed))
         self.rows = 0
-        self._writer = None
-        self._schema = None
+        self._writer: Any = None  # a pyarrow.parquet.ParquetWriter once written to (pyarrow is untyped)
+        self._schema: Any = None
         self._tmp: str | None = None
 
     def __enter__(self) -> "ReportsWriter":
@@ -147,6 +147,7 @@ class ReportsWriter:
             if self._writer is not None:
                 self._writer.close()
             if exc_type is None:
+                assert self._tmp is not None  # __enter__ made it
                 with open(self._tmp, "rb+") as fh:
                     os.fsync(fh.fileno())
                 os.replace(self._tmp, self.path)

@@ -221,7 +221,9 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
     from ._report import SimulateOptions
 
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (2**63))
+        entropy = np.random.SeedSequence().entropy  # drawn from the OS: an int
+        assert isinstance(entropy, int)
+        seed = int(entropy % (2**63))
     extra = _parse_options(options) | ({} if rounds is None else {"rounds": str(rounds)})
     opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=extra, skip_empty=skip_empty)
     plan = api.read_plan(plan_file)

@@ -7,13 +7,17 @@ Part of the CLI (it prints); :mod:`ldpplan.planner.cli` registers :data:`RUNTIME
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, NoReturn
 
 import click
+
+if TYPE_CHECKING:  # rich is imported when a bar is shown
+    from rich.progress import Progress
 
 __all__ = ["RUNTIME_COMMANDS", "fail"]
 
 
-def fail(message: str, code: int):
+def fail(message: str, code: int) -> NoReturn:
     """Print ``error: message`` on stderr (one line) and exit with ``code``."""
     from ._console import print_message
 
@@ -105,7 +109,8 @@ class _bytes_progress:
     """A rich progress bar of bytes read on stderr when it is a terminal; else no callback (``None``)."""
 
     def __init__(self, what: str):
-        self.what, self.bar = what, None
+        self.what = what
+        self.bar: Progress | None = None
 
     def __enter__(self):
         from ._console import console, interactive
@@ -114,13 +119,13 @@ class _bytes_progress:
             return None
         from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-        self.bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(), DownloadColumn(),
-                            TimeRemainingColumn(), console=console(stderr=True), transient=True)
-        self.bar.__enter__()
-        task = self.bar.add_task(self.what, total=None)
+        self.bar = bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                                  DownloadColumn(), TimeRemainingColumn(), console=console(stderr=True), transient=True)
+        bar.__enter__()
+        task = bar.add_task(self.what, total=None)
 
         def progress(advance: int, total: int) -> None:
-            self.bar.update(task, advance=advance, total=total)
+            bar.update(task, advance=advance, total=total)
 
         return progress
 

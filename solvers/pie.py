@@ -140,6 +140,7 @@ def solve_rr(*, n: int, domain_size: int, alpha_bits: float | None = None, epsil
         eps, binding = min(float(epsilon), EPSILON_CEILING), "epsilon target"
         unconstrained = eps
     else:
+        assert alpha_bits is not None  # _check_target: exactly one of alpha_bits, epsilon
         unconstrained = epsilon_for_alpha(alpha_bits, n, k, t)
         cap = min(float(epsilon_max), EPSILON_CEILING)
         eps, binding = (unconstrained, "alpha target") if unconstrained <= cap else (cap, "epsilon_max")
@@ -264,6 +265,7 @@ def solve_glh(*, n: int, domain_size: int, g_max: int, alpha_bits: float | None 
     def eps_of(g: int) -> float:
         if epsilon is not None:
             return float(epsilon)
+        assert alpha_bits is not None  # _check_target: exactly one of alpha_bits, epsilon
         return min(float(epsilon_max), epsilon_for_alpha(alpha_bits, n, k, t, g=g))
 
     candidates = _glh_g_candidates(alpha_bits, epsilon, n, k, t, g_min, g_max, epsilon_max)

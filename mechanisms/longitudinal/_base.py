@@ -8,6 +8,7 @@ aggregate and estimator of :class:`ldpplan.mechanisms.longitudinal.LongitudinalG
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from typing import Any, ClassVar, Mapping
@@ -170,7 +171,7 @@ class _Longitudinal(Frozen):
         exact_of = {"epsilon": "epsilon_1", "epsilon_lifetime_one_value": "epsilon_perm"}
         for key in ("epsilon", "epsilon_perm", "epsilon_1", "epsilon_2", "epsilon_lifetime_one_value"):
             exact_key = exact_of.get(key, key)
-            check_claim(pm[key], gu.get(key), f"guarantee.{key}", exact=lambda e=exact_key: ex[e])
+            check_claim(pm[key], gu.get(key), f"guarantee.{key}", exact=functools.partial(ex.__getitem__, exact_key))
         # the claims above bound the exact values; the bound of the claims is then at least the exact bound
         lifetime = lifetime_upper(changes, rounds, number(gu["epsilon_perm"], "guarantee.epsilon_perm", low=0.0),
                                   number(gu["epsilon_2"], "guarantee.epsilon_2", low=0.0))
@@ -329,6 +330,7 @@ class _Longitudinal(Frozen):
         if values is not None:  # L-GRR: counts of each reported value per round
             np.add.at(support, (rnd, values), 1)
         else:
+            assert support_rows is not None  # the callers pass one of values, support_rows
             for t in np.flatnonzero(reports):
                 support[t] = count_bits(support_rows[rnd == t], self.domain_size)
         return Aggregate(self.mechanism, int(rnd.size), {"reports": reports, "support": support})
@@ -337,11 +339,12 @@ class _Longitudinal(Frozen):
         if isinstance(source, Aggregate):
             if source.mechanism != self.mechanism:
                 raise ValueError(f"aggregate.mechanism: must be {self.mechanism!r} (got {source.mechanism!r})")
-            reports, support = source.counts.get("reports"), source.counts.get("support")
-            if set(source.counts) != {"reports", "support"} or reports.shape != (self.rounds,) \
-                    or support.shape != (self.rounds, self.domain_size):
+            counts = source.counts
+            if set(counts) != {"reports", "support"} or counts["reports"].shape != (self.rounds,) \
+                    or counts["support"].shape != (self.rounds, self.domain_size):
                 raise ValueError(f"aggregate.counts: a {self.mechanism} aggregate has 'reports' ({self.rounds},) and "
                                  f"'support' ({self.rounds}, {self.domain_size})")
+            reports, support = counts["reports"], counts["support"]
             if int(reports.sum()) != source.n or np.any(support > reports[:, None]):
                 raise ValueError("aggregate.counts: support counts must be at most the round's reports, which sum to n")
             return source

@@ -8,9 +8,10 @@ shared by :class:`ldpplan.mechanisms.pie.RandomizedResponse` and
 from __future__ import annotations
 
 import dataclasses
+import functools
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -71,6 +72,10 @@ class KaryRRBase(Frozen):
     n: int | None
     releases: int
     max_prior: float | None
+
+    if TYPE_CHECKING:  # the constructor every subclass defines (from_plan calls cls(...) with these)
+        def __init__(self, *, domain: Any, epsilon: float, g: int | None = None, mu: float | None = None,
+                     n: int | None = None, releases: int = 1, max_prior: float | None = None) -> None: ...
 
     # ---------------------------------------------------------------- construction
     def _init_common(self, epsilon, domain, g, mu, n, releases, max_prior) -> None:
@@ -178,7 +183,7 @@ class KaryRRBase(Frozen):
             raise PlanError(f"guarantee.max_prior: must be >= 1/n = {1.0 / n!r} (a prior cannot be flatter than "
                             f"uniform; got {max_prior!r})")
         target = pie_promises(data)
-        args = {"domain": labels if labels is not None else k, "epsilon": epsilon} | ({} if g is None else {"g": g})
+        args: dict[str, Any] = {"domain": labels if labels is not None else k, "epsilon": epsilon} | ({} if g is None else {"g": g})
         expected = keep_probability(epsilon, k if g is None else g)
         if mu != expected:
             raise PlanError(f"params.mu: must be the 2^-48 grid rounding (down) of the keep probability of "
@@ -196,7 +201,7 @@ class KaryRRBase(Frozen):
         symbols = self.domain_size if self.g is None else self.g
         cache: dict[str, Any] = {}
 
-        def exact(key: str):
+        def exact(key: str) -> Any:
             if not cache:
                 assert self.n is not None and self.max_prior is not None  # from_plan sets both
                 prior = max(Fraction(self.max_prior), Fraction(1, self.n))  # never flatter than uniform
@@ -217,7 +222,7 @@ class KaryRRBase(Frozen):
         for key, where, claim in claims:
             rule = "the spec's target is below what the plan's numbers give," if where.startswith("spec") else \
                 "the plan's numbers give"
-            check_claim(pm[key], claim, where, rule, exact=lambda key=key: exact(key), scale=_SCALE)
+            check_claim(pm[key], claim, where, rule, exact=functools.partial(exact, key), scale=_SCALE)
         bounds = [("guarantee.bayes_error_lower_bound", gu.get("bayes_error_lower_bound"))]
         if target["bayes_error"] is not None:
             bounds.append(("spec.target.bayes_error", target["bayes_error"]))

@@ -39,7 +39,7 @@ import os
 import shutil
 import tempfile
 import weakref
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -162,7 +162,7 @@ class ExternalRuntime:
         A plan its runtime refuses.
     """
 
-    def __init__(self, plan_path: Any, command: Sequence[str], plan: dict[str, Any], *,
+    def __init__(self, plan_path: Any, command: Sequence[str], plan: Mapping[str, Any], *,
                  timeout: float = TIMEOUT) -> None:
         from ...mechanisms import load
 

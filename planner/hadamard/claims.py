@@ -63,7 +63,7 @@ def baselines_of(numbers: HadamardNumbers, users: int | None) -> list[dict[str, 
     }
     if users is not None:
         rr["l2_total"] = predicted(randomized_response_l2(eps, k, users), _UNIT, f"k-ary RR, n = {users}")
-    out = [{"name": "k-ary RR", "guarantee": f"{eps:g}-LDP", "predicted": rr}]
+    out: list[dict[str, Any]] = [{"name": "k-ary RR", "guarantee": f"{eps:g}-LDP", "predicted": rr}]
     for name, B in (("HR, B = 1 (basic)", 1), ("HR, authors' B = 2^floor(log2 min(e^eps, 2k))", authors_blocks(eps, k))):
         if B != numbers.blocks and all(b.get("blocks") != B for b in out):
             try:

@@ -86,7 +86,7 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     plans = _plans(plan, n, opts)
     trials = int(options.trials)
     seeds = np.random.SeedSequence(int(options.seed)).spawn(len(plans))
-    results = []
+    results: list[dict[str, Any]] = []
     if progress:
         progress(0, len(plans) * trials)  # the bar shows its total from the start
     for sp, ss in zip(plans, seeds):

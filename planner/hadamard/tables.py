@@ -19,7 +19,7 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
         k-ary RR and the other choices of B.
     """
     p, gu, pr = plan["params"], plan["guarantee"], plan["predicted"]
-    rows = [["mechanism", "hr (Hadamard response)"],
+    rows: list[list[Any]] = [["mechanism", "hr (Hadamard response)"],
             ["epsilon (spec, nats)", float(p["epsilon"])],
             ["epsilon of the grid channel (guarantee)", float(gu["epsilon"])],
             ["k (items)", int(p["domain_size"])], ["B (blocks)", int(p["blocks"])],

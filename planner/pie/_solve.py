@@ -24,6 +24,7 @@ def alpha_budget(spec: ParsedSpec) -> float:
         ctx.prec = 60
         prior = exact(t.max_prior) if t.max_prior is not None else exact(1) / spec.n
         prior_bits = -log_exact(prior) / Decimal(2).ln()
+        assert t.bayes_error is not None  # the spec sets exactly one target (spec.py); not alpha_bits here
         alpha = (1 - Decimal(t.bayes_error)) * prior_bits - 1
         return float_down(alpha * (1 - Decimal(SAFETY_MARGIN)))
 
@@ -32,6 +33,7 @@ def solve(spec: ParsedSpec, mechanism: str):
     from ...solvers.pie import solve_glh, solve_rr
 
     t, m = spec.target, spec.model
+    eps: float | None
     if t.central_epsilon is not None:
         eps = shrink(shuffled_local_epsilon(spec, mechanism))
         alpha = None
@@ -53,10 +55,12 @@ def shuffled_local_epsilon(spec: ParsedSpec, mechanism: str) -> float:
     """
     from ..shuffle import local_epsilon_for
 
-    kind = {"mechanism": "rr", "domain_size": spec.domain_size} if mechanism == "rr" else {}  # plan names
-    block = spec.model.shuffle
+    rr = mechanism == "rr"  # plan names; GLH: the generic bounds (no mechanism, no domain size)
+    block, central = spec.model.shuffle, spec.target.central_epsilon
+    assert block is not None and central is not None  # spec.py: central_epsilon needs a [shuffle] block
     try:
-        return local_epsilon_for(spec.target.central_epsilon, block.delta, block.n, **kind)
+        return local_epsilon_for(central, block.delta, block.n, mechanism="rr" if rr else None,
+                                 domain_size=spec.domain_size if rr else None)
     except ValueError as exc:
         raise SpecError("target.central_epsilon", str(exc), spec.target.central_epsilon) from None
 

@@ -29,6 +29,7 @@ def report_bits(mechanism: str, domain_size: int, g: int | None) -> int:
     """Bits of one report: ``ceil(log2 |X|)`` (RR) or the hash seed (2 x 31 bits) plus ``ceil(log2 g)`` (GLH)."""
     if mechanism == "rr":
         return int(math.ceil(math.log2(domain_size)))
+    assert g is not None  # GLH plans carry g
     return 2 * 31 + int(math.ceil(math.log2(g)))
 
 
@@ -42,6 +43,7 @@ def predicted_of(mechanism: str, epsilon: float, k: int, n: int, g: int | None, 
         zero, one, total = l2_loss_rr(epsilon, k, n, 0.0), l2_loss_rr(epsilon, k, n, 1.0), total_l2_loss_rr(epsilon, k, n)
     else:
         src = "Prop. 4.7 (eq. 23) at the realised epsilon"
+        assert g is not None  # GLH plans carry g
         zero, one = l2_loss_glh(epsilon, g, n, 0.0), l2_loss_glh(epsilon, g, n, 1.0)
         total = total_l2_loss_glh(epsilon, g, n, k)
     out = {

@@ -18,7 +18,7 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     """
     p, gu, pr, mech = plan["params"], plan["guarantee"], plan["predicted"], plan["mechanism"]
     sel = plan["solver"].get("selection", {})
-    rows = [["mechanism", f"{mech} ({'k-ary RR, eq. 2' if mech == 'rr' else 'GLH, eq. 3'})"],
+    rows: list[list[Any]] = [["mechanism", f"{mech} ({'k-ary RR, eq. 2' if mech == 'rr' else 'GLH, eq. 3'})"],
             ["epsilon (nats)", float(p["epsilon"])], ["epsilon realised on the grid (guarantee)", float(gu["epsilon"])],
             ["domain size |X|", int(plan["domain"]["size"])]]
     if mech == "glh":

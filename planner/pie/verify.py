@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .._exact import ratio_within
 from .._plan_format import validate_plan
@@ -178,7 +178,7 @@ def _spec_with_recorded_inputs(plan: Mapping[str, Any]):
 
     raw = copy.deepcopy(dict(plan["spec"])) if isinstance(plan["spec"], Mapping) else plan["spec"]
     recorded = {pi.get("what"): pi.get("value") for pi in plan["planning_inputs"]}
-    refs = []
+    refs: list[tuple[str, Callable[[Any], None], type]] = []
     if isinstance(raw, dict) and isinstance(raw.get("users"), Mapping):
         refs.append(("users (n)", lambda v: raw.__setitem__("users", v), int))
     target = raw.get("target") if isinstance(raw, dict) else None
@@ -233,10 +233,10 @@ def verify(plan: Mapping[str, Any]) -> Verification:
             failures.append(f"{field}: the channel's epsilon log(mu/nu) = {float(ex['epsilon'])!r} nats exceeds the "
                             f"claim {claim!r} by {float(ex['epsilon'] - to_decimal(float(claim))):.3g} nats")
     for field, key in (("guarantee.alpha_bits", "alpha_bits"), ("guarantee.alpha_nats", "alpha_nats")):
-        claim = to_decimal(float((gu[key])))
-        if ex[key] > claim:
+        exact_claim = to_decimal(float((gu[key])))
+        if ex[key] > exact_claim:
             failures.append(f"{field}: the numbers give alpha = {float(ex[key])!r} > the claim {float(gu[key])!r} "
-                            f"(by {float(ex[key] - claim):.3g}; Thm. 4.2/4.4, Prop. 4.1)")
+                            f"(by {float(ex[key] - exact_claim):.3g}; Thm. 4.2/4.4, Prop. 4.1)")
     bayes_claim = float(gu["bayes_error_lower_bound"])
     bayes_true = ex["bayes"] if ex["bayes"] is not None else Decimal(0)
     if to_decimal(float(bayes_claim)) > max(bayes_true, Decimal(0)):
