@@ -442,7 +442,7 @@ class Aggregate(Frozen):
                 and all(np.array_equal(v, other.counts[k]) for k, v in self.counts.items())
                 and other.plan_fingerprint == self.plan_fingerprint and other.batches == self.batches)
 
-    __hash__ = None  # type: ignore[assignment]  # unhashable (mutable count arrays); mypy types object.__hash__ as a method, the data model allows None
+    __hash__ = None  # type: ignore[assignment]  # unhashable, as a dict; mypy types object.__hash__ as a method
 
     def __repr__(self) -> str:
         shapes = ", ".join(f"{k}: {list(v.shape)}" for k, v in self.counts.items())
