@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ._binomial import chernoff  # the one Chernoff bound (re-exported)
 
@@ -66,7 +68,7 @@ def log_margin(size, prob: float):
     return (2 * LGAMMA_ULPS + 8) * _U * (2.0 * _log_factorial(size) + size * (1.0 + logs) + 1.0)
 
 
-def log_pmf(k, size, prob: float):
+def log_pmf(k: npt.ArrayLike, size: npt.ArrayLike, prob: float) -> np.ndarray:
     """``log Bin(k; size, prob)`` elementwise; ``-inf`` for ``k`` outside ``[0, size]`` (``prob = 1`` allowed)."""
     k, size = np.broadcast_arrays(np.asarray(k, dtype=np.int64), np.asarray(size, dtype=np.int64))
     valid = (k >= 0) & (k <= size)
@@ -79,7 +81,7 @@ def log_pmf(k, size, prob: float):
     return np.where(valid, out, -np.inf)
 
 
-def pmf_bounds(k, size, prob: float) -> tuple[np.ndarray, np.ndarray]:
+def pmf_bounds(k: npt.ArrayLike, size: npt.ArrayLike, prob: float) -> tuple[np.ndarray, np.ndarray]:
     """``(pmf_lo, pmf_up)`` bracketing ``Bin(k; size, prob)`` elementwise."""
     value = log_pmf(k, size, prob)
     margin = log_margin(size, prob)
@@ -225,7 +227,7 @@ def _exclusive_delta(epsilon: float, pair, m: int, tail: float) -> float:
     return total * (1.0 + 4 * _U) + row_outside * pair.high * (1.0 + 4 * _U)
 
 
-def delta_given_m(epsilon: float, pair, m: int, tail: float) -> float:
+def delta_given_m(epsilon: float, pair: Any, m: int, tail: float) -> float:
     """Upper bound of ``delta_m(epsilon)`` for one pair, ``s = m + 1`` reports (module docstring).
 
     ``tail``: mass each window may drop (added in full, times the largest value there).

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["binom_pmf", "chernoff", "chernoff_outside", "window", "positive_part_half", "ANCHOR", "TAIL_SLACK"]
 
@@ -67,7 +68,7 @@ def _bd0(x: np.ndarray, mean: np.ndarray) -> np.ndarray:
     return out
 
 
-def binom_pmf(x, n, p: float) -> np.ndarray:
+def binom_pmf(x: npt.ArrayLike, n: npt.ArrayLike, p: float) -> np.ndarray:
     """``P(Bin(n, p) = x)`` for integer-valued arrays ``x`` and ``n`` (0 outside ``0..n``), relative error ~1e-15."""
     x = np.asarray(x, dtype=float)
     n = np.broadcast_to(np.asarray(n, dtype=float), x.shape).astype(float)
@@ -85,7 +86,7 @@ def binom_pmf(x, n, p: float) -> np.ndarray:
     return out
 
 
-def chernoff(size, prob: float, point, upper: bool):
+def chernoff(size: npt.ArrayLike, prob: float, point: npt.ArrayLike, upper: bool) -> np.ndarray:
     """Upper bound of ``P(Bin(size, prob) >= point)`` (``upper``) or of ``P(... <= point)``: ``exp(-size KL)``.
 
     Elementwise over ``size`` and ``point``; 1 where ``point`` is on the mean's side (not a tail), 0
@@ -142,7 +143,7 @@ def _half_tails(t: np.ndarray, j: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.clip(out, 0.0, 1.0), missed
 
 
-def positive_part_half(m, slope: float, offset) -> np.ndarray:
+def positive_part_half(m: npt.ArrayLike, slope: float, offset: npt.ArrayLike) -> np.ndarray:
     """Upper bounds of ``E[(slope X - offset_i)_+]``, ``X ~ Bin(m_i, 1/2)``, ``slope > 0``, integers ``m_i >= 0``.
 
     ``E[X 1{X >= j}] = (m / 2) P(Bin(m - 1, 1/2) >= j - 1)`` with ``j`` the smallest ``x`` with

@@ -38,6 +38,7 @@ import dataclasses
 from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
 from ._api import PRIVACY_MAP_TYPES, PrivacyMap, check_privacy_map, domain_labels
 from ._fit import SimplexFit
@@ -53,7 +54,7 @@ AGGREGATE_FORMAT = "ldpplan-aggregate/1"
 _AGGREGATE_KEYS = {"format", "mechanism", "n", "counts", "plan_fingerprint", "batches"}
 
 
-def readonly(x) -> np.ndarray:
+def readonly(x: npt.ArrayLike) -> np.ndarray:
     """A read-only view of ``x`` as an ndarray (numbers inside runtime objects never change)."""
     arr = np.asarray(x)
     view = arr.view()

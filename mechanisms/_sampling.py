@@ -19,6 +19,7 @@ another language reproduces bit for bit (docs/REPORTS.md, "Sampling procedure"; 
 from __future__ import annotations
 
 import sys
+from typing import overload
 
 import numpy as np
 import numpy.typing as npt
@@ -50,7 +51,11 @@ def check_rng(rng: object) -> np.random.Generator:
     return rng
 
 
-def to_grid(p, rounding: str = "nearest"):
+@overload
+def to_grid(p: float, rounding: str = "nearest") -> float: ...
+@overload
+def to_grid(p: npt.ArrayLike, rounding: str = "nearest") -> float | np.ndarray: ...
+def to_grid(p: npt.ArrayLike, rounding: str = "nearest") -> float | np.ndarray:
     """Round probabilities to multiples of ``2**-48``.
 
     Parameters

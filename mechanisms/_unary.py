@@ -11,9 +11,10 @@ array ``bit_counts`` (shape ``(width,)``): eq. (7)'s ``c_k``, the number of ones
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Iterator, Mapping
+from typing import Any, ClassVar, Iterator, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _sampling
 from ._api import domain_labels
@@ -59,7 +60,7 @@ class UnaryReports(Reports):
         return np.unpackbits(self.bits, axis=1, count=int(width), bitorder="little").astype(bool)
 
     @classmethod
-    def from_bool(cls, mechanism: str, y) -> "UnaryReports":
+    def from_bool(cls, mechanism: str, y: npt.ArrayLike) -> "UnaryReports":
         """Pack a bool / 0-1 array of shape ``(n, width)``.
 
         Raises
@@ -154,8 +155,9 @@ class UnaryEncoding(Frozen):
     _privacy: dict[str, Any]
     _nbytes: int
 
-    def __init__(self, *, domain, a, b, epsilon, padding_length: int | None = None,
-                 level_names=(), privacy: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, *, domain: int | Sequence[str], a: npt.ArrayLike, b: npt.ArrayLike, epsilon: npt.ArrayLike,
+                 padding_length: int | None = None,
+                 level_names: Sequence[str] = (), privacy: Mapping[str, Any] | None = None) -> None:
         domain_size, labels = domain_labels(domain)
         a = readonly(np.array(a, dtype=np.float64))
         b = readonly(np.array(b, dtype=np.float64))
@@ -253,7 +255,7 @@ class UnaryEncoding(Frozen):
 
     # ---------------------------------------------------------------- server side
 
-    def aggregate(self, reports) -> Aggregate:
+    def aggregate(self, reports: Any) -> Aggregate:
         """Count the ones per bit (eq. 7's ``c_k``) over all reports.
 
         Parameters
@@ -315,7 +317,7 @@ class UnaryEncoding(Frozen):
     def _scale(self) -> float:
         return float(self.padding_length or 1)
 
-    def variance(self, freq, n: int) -> np.ndarray:
+    def variance(self, freq: npt.ArrayLike, n: int) -> np.ndarray:
         """Variance of each frequency estimate: ``s^2`` times eq. (8) over ``n^2`` (``s`` = L or 1).
 
         ``s^2 (b_k (1-b_k)/(a_k-b_k)^2 + f_k (1-a_k-b_k)/(a_k-b_k)) / n`` where ``f_k`` is
@@ -352,7 +354,7 @@ class UnaryEncoding(Frozen):
         s = self._scale()
         return s * s * (coef_n + f * coef_c) / n
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, tol: float = TOL,
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, tol: float = TOL,
                  max_iter: int = MAX_ITER) -> Estimate:
         """Item frequencies by eq. (7): ``s (c_k / n - b_k) / (a_k - b_k)`` (``s`` = L for IDUE-PS, else 1).
 

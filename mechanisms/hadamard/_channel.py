@@ -30,6 +30,7 @@ from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
+import numpy.typing as npt
 
 from .._sampling import GRID_DENOMINATOR
 from .._api import check_items  # the one check of item indices (re-exported)
@@ -157,7 +158,7 @@ def exact_epsilon(p: float, blocks: int = 1) -> Decimal:
         return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
 
 
-def in_set(x, y, b: int) -> np.ndarray:
+def in_set(x: npt.ArrayLike, y: npt.ArrayLike, b: int) -> np.ndarray:
     """``y in C_x`` for blocks of size ``b``: same block and ``popcount(t & (y mod b))`` even (broadcasts)."""
     x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
     block, t = np.divmod(x, b - 1)
@@ -172,7 +173,7 @@ def channel_matrix(k: int, p: float, blocks: int = 1) -> np.ndarray:
     return np.where(inside, p / s, (1.0 - p) / (K - s))
 
 
-def fwht(values) -> np.ndarray:
+def fwht(values: npt.ArrayLike) -> np.ndarray:
     """Fast Walsh-Hadamard transform ``H_b v`` (Sylvester order) along the last axis (length a power of 2).
 
     Integer input stays integer (exact); ``O(b log b)`` per row.
@@ -197,7 +198,7 @@ def fwht(values) -> np.ndarray:
     return v
 
 
-def supports(counts, k: int, blocks: int = 1, b: int | None = None) -> np.ndarray:
+def supports(counts: npt.ArrayLike, k: int, blocks: int = 1, b: int | None = None) -> np.ndarray:
     """Each item's ``sum z`` = reports in ``C_x`` minus reports in its block outside ``C_x`` (int64, exact).
 
     Block ``j``'s Walsh-Hadamard transform ``T_j = H_b c_j`` has ``T_j[t]`` = exactly that for the

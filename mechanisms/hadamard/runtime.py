@@ -31,9 +31,10 @@ This module imports numpy only (plus the standard library).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .._envelope import MAX_DOMAIN_SIZE, PlanFields, read_domain, read_envelope
 from .._estimators import project_simplex
@@ -109,7 +110,8 @@ class HadamardResponse(Frozen):
     keep_probability: float
     epsilon_realized: float
 
-    def __init__(self, *, domain, epsilon: float, blocks: int = 1, keep_probability: float | None = None) -> None:
+    def __init__(self, *, domain: int | Sequence[str], epsilon: float, blocks: int = 1,
+                 keep_probability: float | None = None) -> None:
         from . import _channel
 
         k, labels = domain_labels(domain)
@@ -217,7 +219,7 @@ class HadamardResponse(Frozen):
         return np.where(inside, p / (b // 2), (1.0 - p) / (big_k - b // 2))
 
     # ------------------------------------------------------------------ client
-    def perturb(self, data, rng: np.random.Generator) -> Reports:
+    def perturb(self, data: Any, rng: np.random.Generator) -> Reports:
         """Each user's report: uniform on ``C_x`` with probability ``P``, else uniform on the other ``K - s`` outputs.
 
         Parameters
@@ -247,7 +249,7 @@ class HadamardResponse(Frozen):
         return Reports(self.mechanism, {"y": out_block * b + u})
 
     # ------------------------------------------------------------------ server
-    def aggregate(self, reports) -> Aggregate:
+    def aggregate(self, reports: Any) -> Aggregate:
         """Output counts (counts key ``y``, int64, shape ``(K,)``; they sum to ``n``).
 
         Raises
@@ -286,14 +288,14 @@ class HadamardResponse(Frozen):
         d = self.keep_probability - self.q
         return 2.0 * self.q / (d * d), 1.0 / d, -1.0
 
-    def variance_per_user(self, frequency) -> np.ndarray:
+    def variance_per_user(self, frequency: npt.ArrayLike) -> np.ndarray:
         """``n Var f_hat(x)`` at the true frequencies ``frequency`` (shape ``(k,)``), exact."""
         f = np.asarray(frequency, dtype=np.float64)
         c0, cb, c1 = self.variance_coefficients()
         mass = np.bincount(np.arange(self.domain_size) // (self.block_size - 1), weights=f, minlength=self.blocks)
         return c0 + cb * mass[np.arange(self.domain_size) // (self.block_size - 1)] + c1 * f
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, tol: float = TOL,
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, tol: float = TOL,
                  max_iter: int = MAX_ITER) -> Estimate:
         """Estimate the item frequencies (shape ``(k,)``).
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from decimal import Decimal, localcontext
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _sampling
 from .._envelope import PlanFields, read_domain, read_envelope
@@ -59,7 +60,7 @@ def log_ratios(a, b) -> tuple[np.ndarray, np.ndarray]:
     return np.log1p(d / b), np.log1p(d / (1.0 - a))
 
 
-def level_privacy(epsilon, a, b, notion: str) -> np.ndarray:
+def level_privacy(epsilon: npt.ArrayLike, a: npt.ArrayLike, b: npt.ArrayLike, notion: str) -> np.ndarray:
     """Smallest budget (nats) each level can claim under constraint (6).
 
     Parameters
@@ -84,7 +85,7 @@ def level_privacy(epsilon, a, b, notion: str) -> np.ndarray:
     return np.maximum(np.maximum(2 * u + _max_others(2 * w - e), 2 * w + _max_others(2 * u - e)), u + w)
 
 
-def ldp_epsilon(a, b, sizes) -> float:
+def ldp_epsilon(a: npt.ArrayLike, b: npt.ArrayLike, sizes: npt.ArrayLike) -> float:
     """Plain LDP budget of the numbers (Lemma 1, exact): max of ``u_i + w_j`` over distinct items.
 
     Parameters
@@ -107,7 +108,7 @@ def ldp_epsilon(a, b, sizes) -> float:
     return max(best, 0.0)
 
 
-def set_budget(item_epsilons, padding_length: int, dummy_epsilon: float) -> float:
+def set_budget(item_epsilons: npt.ArrayLike, padding_length: int, dummy_epsilon: float) -> float:
     """Budget of an item set under IDUE-PS (ID-LDP eq. 16), nats.
 
     ``epsilon_x = ln[eta_x sum_{i in x} e^{epsilon_i} / |x| + (1 - eta_x) e^{epsilon*}]`` with
@@ -146,7 +147,8 @@ def set_budget(item_epsilons, padding_length: int, dummy_epsilon: float) -> floa
     return float(np.log(inner) + top)
 
 
-def set_budget_range(level_epsilons, sizes, padding_length: int, dummy_epsilon: float) -> np.ndarray:
+def set_budget_range(level_epsilons: npt.ArrayLike, sizes: npt.ArrayLike, padding_length: int,
+                     dummy_epsilon: float) -> np.ndarray:
     """Smallest and largest eq. (16) budget over the sets of each size ``1 .. min(L, m)``.
 
     The sum of ``e^{epsilon_i}`` grows with every item's budget, so the largest budget of a
@@ -258,7 +260,7 @@ def _levels(plan: Mapping[str, Any], size: int, labels: list[str] | None):
     return names, np.array(eps), np.array(a), np.array(b), np.array(sizes), owner
 
 
-def parse_plan(plan, mechanism: str) -> ParsedPlan:
+def parse_plan(plan: Any, mechanism: str) -> ParsedPlan:
     """Read a plan strictly (path or dict) for ``mechanism`` ("idue" or "idue-ps").
 
     Returns
@@ -317,7 +319,9 @@ def _check_spec(plan: Mapping[str, Any], names, eps, owner: np.ndarray) -> None:
                         f"but the embedded spec puts it in level {spec_names[int(spec_owner[k])]!r}")
 
 
-def privacy_map(names, epsilon, a, b, sizes, notion: str, padding_length=None, dummy=None) -> dict[str, Any]:
+def privacy_map(names: Sequence[str], epsilon: npt.ArrayLike, a: npt.ArrayLike, b: npt.ArrayLike,
+                sizes: npt.ArrayLike, notion: str, padding_length: int | None = None,
+                dummy: tuple[float, float, float] | None = None) -> dict[str, Any]:
     """``{"notion", "epsilon", "levels": {name: nats}, "ldp_epsilon", ["dummy_epsilon"]}`` from the numbers.
 
     ``epsilon`` is the smallest recomputed level budget; the dummy items of IDUE-PS are
@@ -326,6 +330,7 @@ def privacy_map(names, epsilon, a, b, sizes, notion: str, padding_length=None, d
     e, aa, bb, ss = (np.asarray(x, dtype=np.float64) for x in (epsilon, a, b, sizes))
     if dummy is not None:
         e, aa, bb = np.append(e, dummy[0]), np.append(aa, dummy[1]), np.append(bb, dummy[2])
+        assert padding_length is not None  # IDUE-PS: the dummy items and the padding length come together
         ss = np.append(ss, padding_length)
     need = level_privacy(e, aa, bb, notion)
     t = len(names)

@@ -23,9 +23,10 @@ multiples of ``2**-48`` and are sampled exactly.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .. import _sampling
 from ._params import IDUEParams, IDUEPSParams
@@ -88,7 +89,8 @@ class IDUE(UnaryEncoding):
     PLAN_FIELDS: ClassVar[PlanFields] = _PLAN_FIELDS["idue"]
     Params: ClassVar[type[IDUEParams]] = IDUEParams
 
-    def __init__(self, *, domain, a, b, epsilon, level_names=(), privacy=None) -> None:
+    def __init__(self, *, domain: int | Sequence[str], a: npt.ArrayLike, b: npt.ArrayLike, epsilon: npt.ArrayLike,
+                 level_names: Sequence[str] = (), privacy: Any = None) -> None:
         """Keyword-only: ``domain`` (size or labels of the ``m`` items), per-item ``a``, ``b`` (multiples
         of 2^-48, ``0 < b < a < 1``) and ``epsilon`` (nats), shape (m,). ``privacy``: the map
         ``from_plan`` computes from the plan's levels; without it, the plain LDP map of the numbers
@@ -97,7 +99,7 @@ class IDUE(UnaryEncoding):
                                    privacy=privacy if privacy is not None else _ldp_map(a, b))
 
     @classmethod
-    def from_plan(cls, plan) -> "IDUE":
+    def from_plan(cls, plan: Any) -> "IDUE":
         """Build the runtime from a verified ``"idue"`` plan (path or dict, format 2.0).
 
         Raises
@@ -109,7 +111,7 @@ class IDUE(UnaryEncoding):
         a, b, e = _per_item(p)
         return cls(domain=_domain(p), a=a, b=b, epsilon=e, level_names=p.names, privacy=p.privacy)
 
-    def perturb(self, data, rng: np.random.Generator, *, chunk_size: int | None = None) -> UnaryReports:
+    def perturb(self, data: Any, rng: np.random.Generator, *, chunk_size: int | None = None) -> UnaryReports:
         """Perturb each user's item (client side, Sec. V-B), exactly on the 2^-48 grid.
 
         Parameters
@@ -136,7 +138,7 @@ class IDUE(UnaryEncoding):
         _sampling.check_rng(rng)
         return self._perturb_indices(self._indices(data, "items", self.m), rng, chunk_size)
 
-    def collect(self, data, rng: np.random.Generator, *, chunk_size: int | None = None) -> Aggregate:
+    def collect(self, data: Any, rng: np.random.Generator, *, chunk_size: int | None = None) -> Aggregate:
         """Perturb and aggregate in one streaming pass (memory of one chunk).
 
         Equals ``aggregate(perturb(data, rng, chunk_size=...))`` for the same ``rng`` state.
@@ -149,7 +151,7 @@ class IDUE(UnaryEncoding):
         _sampling.check_rng(rng)
         return self._collect_indices(self._indices(data, "items", self.m), rng, chunk_size)
 
-    def simulate_counts(self, true_counts, n: int, rng: np.random.Generator) -> Aggregate:
+    def simulate_counts(self, true_counts: npt.ArrayLike, n: int, rng: np.random.Generator) -> Aggregate:
         """Sample the aggregate directly (exact in distribution, O(m)).
 
         ``counts_k ~ Binomial(c_k, a_k) + Binomial(n - c_k, b_k)``, independent over ``k``.
@@ -214,7 +216,8 @@ class IDUEPS(UnaryEncoding):
 
     padding_length: int
 
-    def __init__(self, *, domain, a, b, epsilon, padding_length: int, level_names=(), privacy=None) -> None:
+    def __init__(self, *, domain: int | Sequence[str], a: npt.ArrayLike, b: npt.ArrayLike, epsilon: npt.ArrayLike,
+                 padding_length: int, level_names: Sequence[str] = (), privacy: Any = None) -> None:
         """Keyword-only: as :class:`IDUE`, with ``a``, ``b``, ``epsilon`` of shape (m + L,) (the ``L``
         dummy items last) and ``padding_length`` ``L >= 1``; without ``privacy``, the plain LDP map of
         the numbers over the ``m + L`` bits (ID-LDP Lemma 1)."""
@@ -224,7 +227,7 @@ class IDUEPS(UnaryEncoding):
                                      level_names=level_names, privacy=privacy if privacy is not None else _ldp_map(a, b))
 
     @classmethod
-    def from_plan(cls, plan) -> "IDUEPS":
+    def from_plan(cls, plan: Any) -> "IDUEPS":
         """Build the runtime from a verified ``"idue-ps"`` plan (path or dict, format 2.0).
 
         Raises
@@ -292,7 +295,7 @@ class IDUEPS(UnaryEncoding):
                                      "(item sets have no repeats)")
         return indptr, indices
 
-    def sample_items(self, item_sets, rng: np.random.Generator) -> np.ndarray:
+    def sample_items(self, item_sets: Any, rng: np.random.Generator) -> np.ndarray:
         """Padding-and-sampling (Algorithm 1), vectorised over users.
 
         User ``u`` with set ``x`` of size ``s`` draws ``j`` uniformly from
@@ -338,7 +341,7 @@ class IDUEPS(UnaryEncoding):
         out[~real] = self.m + _sampling.uniform_below(rng, L, n_dummy)
         return out
 
-    def sampling_probabilities(self, item_sets) -> tuple[np.ndarray, np.ndarray]:
+    def sampling_probabilities(self, item_sets: Any) -> tuple[np.ndarray, np.ndarray]:
         """Per-item sampling probabilities of Algorithm 1 summed over users.
 
         For user ``u`` with set ``x_u``, ``pi_uk = 1 / max(|x_u|, L)`` if ``k`` is in
@@ -376,7 +379,7 @@ class IDUEPS(UnaryEncoding):
 
     # ---------------------------------------------------------------- client side
 
-    def perturb(self, data, rng: np.random.Generator, *, chunk_size: int | None = None) -> UnaryReports:
+    def perturb(self, data: Any, rng: np.random.Generator, *, chunk_size: int | None = None) -> UnaryReports:
         """Perturb each user's item set (Algorithm 1 sampling, then Algorithm 2 unary encoding).
 
         Parameters
@@ -400,7 +403,7 @@ class IDUEPS(UnaryEncoding):
         indptr, indices = self._item_sets(data)
         return self._perturb_indices(self._sample(indptr, indices, rng), rng, chunk_size)
 
-    def perturb_sampled(self, sampled, rng: np.random.Generator, *, chunk_size: int | None = None) -> UnaryReports:
+    def perturb_sampled(self, sampled: Any, rng: np.random.Generator, *, chunk_size: int | None = None) -> UnaryReports:
         """Unary-encode and perturb already sampled items in ``[0, m + L)`` (Algorithm 2, steps 3-9).
 
         Raises
@@ -411,7 +414,7 @@ class IDUEPS(UnaryEncoding):
         _sampling.check_rng(rng)
         return self._perturb_indices(self._indices(sampled, "sampled", self.width), rng, chunk_size)
 
-    def collect(self, data, rng: np.random.Generator, *, chunk_size: int | None = None) -> Aggregate:
+    def collect(self, data: Any, rng: np.random.Generator, *, chunk_size: int | None = None) -> Aggregate:
         """Sample, perturb and aggregate in one streaming pass (bounded memory).
 
         Equals ``aggregate(perturb(data, rng, chunk_size=...))`` for the same ``rng`` state.
@@ -425,7 +428,7 @@ class IDUEPS(UnaryEncoding):
         indptr, indices = self._item_sets(data)
         return self._collect_indices(self._sample(indptr, indices, rng), rng, chunk_size)
 
-    def simulate_counts(self, sampled_counts, n: int, rng: np.random.Generator) -> Aggregate:
+    def simulate_counts(self, sampled_counts: npt.ArrayLike, n: int, rng: np.random.Generator) -> Aggregate:
         """Sample the aggregate directly (exact in distribution, O(m + L)).
 
         ``counts_k ~ Binomial(c_k, a_k) + Binomial(n - c_k, b_k)`` over the ``m + L`` bits,

@@ -26,7 +26,7 @@ round=r)`` estimates one round (the last one present when ``round`` is omitted).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
@@ -88,7 +88,8 @@ class LongitudinalGRR(_Longitudinal):
     p1: float
     p2: float
 
-    def __init__(self, *, domain, p1: float, p2: float, rounds: int = 1, max_values: int | None = None,
+    def __init__(self, *, domain: int | Sequence[str], p1: float, p2: float, rounds: int = 1,
+                 max_values: int | None = None,
                  max_changes: int | None = None, plan_fingerprint: str | None = None) -> None:
         k = len(domain) if isinstance(domain, (list, tuple)) else domain
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_MEMO_DOMAIN:
@@ -112,7 +113,7 @@ class LongitudinalGRR(_Longitudinal):
         y = _grr_step(permanent, self.domain_size, self.p2, rng)
         return Reports(self.mechanism, {"round": np.full(y.shape, round, dtype=np.int64), "y": y})
 
-    def aggregate(self, reports) -> Aggregate:
+    def aggregate(self, reports: Any) -> Aggregate:
         """Counts per round: ``reports`` (shape ``(rounds,)``) and ``support`` (``(rounds, k)``)."""
         rnd, y = self._columns(reports, "y")
         if y.ndim != 1 or y.shape != rnd.shape or (y.size and (y.dtype.kind not in "iu" or y.min() < 0
@@ -159,7 +160,8 @@ class LongitudinalUE(_Longitudinal):
     p2: float
     q2: float
 
-    def __init__(self, *, variant: str, domain, p1: float, q1: float, p2: float, q2: float, rounds: int = 1,
+    def __init__(self, *, variant: str, domain: int | Sequence[str], p1: float, q1: float, p2: float, q2: float,
+                 rounds: int = 1,
                  max_values: int | None = None, max_changes: int | None = None,
                  plan_fingerprint: str | None = None) -> None:
         if variant not in UNARY_VARIANTS:
@@ -198,7 +200,7 @@ class LongitudinalUE(_Longitudinal):
         bits = np.packbits(self._bits(ones, self.p2, self.q2, rng), axis=1, bitorder="little")
         return Reports(self.mechanism, {"round": np.full(bits.shape[0], round, dtype=np.int64), "bits": bits})
 
-    def aggregate(self, reports) -> Aggregate:
+    def aggregate(self, reports: Any) -> Aggregate:
         """Counts per round: ``reports`` (shape ``(rounds,)``) and ones per bit ``support`` (``(rounds, k)``)."""
         rnd, bits = self._columns(reports, "bits")
         width = (self.domain_size + 7) // 8

@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .._intervals import FrequencyVariance, MeanVariance, affine_variance
 from .._plan import log_fraction
@@ -257,7 +258,8 @@ def exceeds_exactly(ratio: Fraction, claim: float) -> bool:
         return log_ratio - Decimal(float(claim)) > Decimal("-1e-50")
 
 
-def estimate_from_counts(n: int, n1, n2, a: float, b: float, p: float, padding_length: int,
+def estimate_from_counts(n: int, n1: npt.ArrayLike, n2: npt.ArrayLike, a: float, b: float, p: float,
+                         padding_length: int,
                          method: str = "corrected") -> Estimate:
     r"""Frequency and mean estimates from the per-key counts (PCKV Sec. 5.3).
 
@@ -309,7 +311,7 @@ def estimate_from_counts(n: int, n1, n2, a: float, b: float, p: float, padding_l
                     mean_variance=mean_variance(f, m, a, b, p, L, nf))
 
 
-def corrected_mean(n1, n2, n: float, a: float, b: float, p: float, padding_length: float
+def corrected_mean(n1: np.ndarray, n2: np.ndarray, n: float, a: float, b: float, p: float, padding_length: float
                    ) -> tuple[np.ndarray, np.ndarray]:
     r"""Algorithm 4's frequency and mean estimates from (real-valued) counts: the one copy.
 
@@ -350,7 +352,8 @@ def corrected_mean(n1, n2, n: float, a: float, b: float, p: float, padding_lengt
     return f, L * (hat1 - hat2) / (n * f)                                    # (14)
 
 
-def theorem4_mean_terms(sampled_frequencies, means, a: float, b: float, p: float, padding_length: float,
+def theorem4_mean_terms(sampled_frequencies: npt.ArrayLike, means: npt.ArrayLike, a: float, b: float, p: float,
+                        padding_length: float,
                         n: float) -> tuple[np.ndarray, np.ndarray]:
     r"""Theorem 4's variance (11) and bias (10) of the mean estimate (8): the one copy.
 
@@ -382,7 +385,8 @@ def theorem4_mean_terms(sampled_frequencies, means, a: float, b: float, p: float
     return var, bias
 
 
-def mean_variance(f, m, a: float, b: float, p: float, padding_length: float, n: float) -> MeanVariance:
+def mean_variance(f: npt.ArrayLike, m: npt.ArrayLike, a: float, b: float, p: float, padding_length: float,
+                  n: float) -> MeanVariance:
     r"""Root-MSE of the mean estimates by Theorem 4 at the estimates (delta method, eq. (10)-(12)).
 
     ``se_k = sqrt(Var (11) + bias (10)^2)`` with ``delta = (a-b) f_k / L``, ``gamma = a (2p-1) f_k / L``

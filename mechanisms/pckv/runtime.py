@@ -305,13 +305,14 @@ class PCKVUE(_PCKV):
     count_rule: ClassVar[CountRule] = CountRule(at_most_n=(("n1", "n2"),))
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("pckv-ue",), _GUARANTEE_FIELDS)
 
-    def __init__(self, *, domain, a, b, p, padding_length, values: str = "reject",
+    def __init__(self, *, domain: int | Sequence[str], a: float, b: float, p: float, padding_length: int,
+                 values: str = "reject",
                  out_of_domain_keys: str = "reject") -> None:
         super(PCKVUE, self).__init__(domain=domain, a=a, b=b, p=p, padding_length=padding_length, values=values,
                                      out_of_domain_keys=out_of_domain_keys)
         self._check_probabilities([self.a, self.b, self.p], "a, b and p")
 
-    def perturb(self, data, rng: np.random.Generator) -> PCKVReports:
+    def perturb(self, data: Any, rng: np.random.Generator) -> PCKVReports:
         """Perturb every user's key-value set (Algorithms 1 and 2).
 
         Parameters
@@ -375,7 +376,8 @@ class PCKVGRR(_PCKV):
     count_rule: ClassVar[CountRule] = CountRule(total_at_most_n=(("n1", "n2"),))
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("pckv-grr",), _GUARANTEE_FIELDS)
 
-    def __init__(self, *, domain, a, b, p, padding_length, values: str = "reject",
+    def __init__(self, *, domain: int | Sequence[str], a: float, b: float, p: float, padding_length: int,
+                 values: str = "reject",
                  out_of_domain_keys: str = "reject") -> None:
         super(PCKVGRR, self).__init__(domain=domain, a=a, b=b, p=p, padding_length=padding_length, values=values,
                                       out_of_domain_keys=out_of_domain_keys)
@@ -385,7 +387,7 @@ class PCKVGRR(_PCKV):
         set_fields(self, b=exact_b)
         self._check_probabilities([self.a, self.p], "a and p")
 
-    def perturb(self, data, rng: np.random.Generator) -> PCKVReports:
+    def perturb(self, data: Any, rng: np.random.Generator) -> PCKVReports:
         """Perturb every user's key-value set (Algorithms 1 and 3).
 
         Parameters

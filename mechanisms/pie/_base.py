@@ -11,9 +11,10 @@ import dataclasses
 import functools
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Self
 
 import numpy as np
+import numpy.typing as npt
 
 from .._estimators import bonferroni_z, significance_threshold
 from .._intervals import FrequencyVariance
@@ -118,7 +119,7 @@ class KaryRRBase(Frozen):
         return 8 if self.g is None else 24
 
     @property
-    def domain(self):
+    def domain(self) -> list[str] | range:
         """Labels of ``X`` (or ``range(|X|)`` when there are none)."""
         return self.labels if self.labels is not None else range(self.domain_size)
 
@@ -128,7 +129,7 @@ class KaryRRBase(Frozen):
         """Support probability of an input the user does not hold (eq. 19-20)."""
         raise NotImplementedError
 
-    def aggregate(self, reports) -> Aggregate:
+    def aggregate(self, reports: Any) -> Aggregate:
         """The reports' support counts (each subclass its own columns)."""
         raise NotImplementedError
 
@@ -139,7 +140,7 @@ class KaryRRBase(Frozen):
         raise NotImplementedError
 
     @classmethod
-    def from_plan(cls, plan: Any):
+    def from_plan(cls, plan: Any) -> Self:
         """Build the runtime from a verified plan 2.0 (dict or path), re-checking its guarantee.
 
         Raises
@@ -273,7 +274,7 @@ class KaryRRBase(Frozen):
         return out
 
     # ---------------------------------------------------------------- estimation
-    def variance_per_user(self, p=0.0):
+    def variance_per_user(self, p: npt.ArrayLike = 0.0) -> np.ndarray:
         """``n Var(p_hat(x))`` of the empirical estimate at true frequency ``p`` (frequency^2).
 
         ``(p mu (1-mu) + (1-p) nu (1-nu))/(mu - nu)^2`` with the support probability ``nu``:
@@ -298,7 +299,7 @@ class KaryRRBase(Frozen):
             return source
         return self.aggregate(source)
 
-    def item_support(self, source, items) -> np.ndarray:
+    def item_support(self, source: Any, items: npt.ArrayLike) -> np.ndarray:
         """Support counts ``c(x)`` of the chosen ``items`` only (int64, shape ``(m,)``), in O(n m) time and
         O(n + m) memory whatever ``|X|``: reports supporting each item (RR: ``y = x``; GLH: ``h_{a,b}(x) = y``).
 
@@ -322,7 +323,8 @@ class KaryRRBase(Frozen):
             return self._support(self._as_aggregate(source))[x].astype(np.int64)
         return self._item_support(source, x)
 
-    def estimate_items(self, sources, items, method: str | None = None, *, alpha: float = 0.05) -> Estimate:
+    def estimate_items(self, sources: Any, items: npt.ArrayLike, method: str | None = None, *,
+                       alpha: float = 0.05) -> Estimate:
         """The estimate of :meth:`estimate` at the chosen items only, from reports read a batch at a time.
 
         Equal, item by item, to ``estimate(...).frequency[items]`` (and its ``std_error``) for the
@@ -373,7 +375,7 @@ class KaryRRBase(Frozen):
             emp = np.where(emp > threshold, emp, 0.0)
         return Estimate(emp, None, method, n, std_error=std, variance=var)
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, alpha: float = 0.05,
                  threshold_fill: str = "zero", tol: float = TOL, max_iter: int = MAX_ITER) -> Estimate:
         """Estimate the input distribution (frequencies, shape ``(|X|,)``).
 

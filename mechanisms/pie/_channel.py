@@ -19,6 +19,7 @@ from decimal import ROUND_FLOOR, Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
+import numpy.typing as npt
 
 from .._sampling import GRID_DENOMINATOR
 
@@ -197,7 +198,7 @@ def collision_probability(g: int, prime: int = HASH_PRIME) -> float:
     return float(Fraction(pairs, prime * (prime - 1)))
 
 
-def hash_values(a, b, x, g: int, prime: int = HASH_PRIME) -> np.ndarray:
+def hash_values(a: npt.ArrayLike, b: npt.ArrayLike, x: npt.ArrayLike, g: int, prime: int = HASH_PRIME) -> np.ndarray:
     """``((a x + b) mod P) mod g`` elementwise (broadcasting), int64.
 
     Parameters
@@ -327,7 +328,8 @@ def _generic_counts(a, b, y, k: int, g: int, prime: int, block: int) -> np.ndarr
     return out
 
 
-def support_counts(a, b, y, domain_size: int, g: int, chunk_entries: int | None = None,
+def support_counts(a: npt.ArrayLike, b: npt.ArrayLike, y: npt.ArrayLike, domain_size: int, g: int,
+                   chunk_entries: int | None = None,
                    method: str = "auto", *, prime: int = HASH_PRIME) -> np.ndarray:
     """``c(x) = #{users i : h_{a_i, b_i}(x) = y_i}`` for every ``x`` in ``[0, |X|)`` (int64, shape ``(|X|,)``).
 

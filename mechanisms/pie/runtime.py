@@ -39,7 +39,7 @@ This module imports numpy only (plus the standard library).
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -114,7 +114,7 @@ class RandomizedResponse(KaryRRBase):
     Params: ClassVar[type[RandomizedResponseParams]] = RandomizedResponseParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN, shuffle="krr")
 
-    def __init__(self, *, domain, epsilon: float, mu: float | None = None, n: int | None = None,
+    def __init__(self, *, domain: int | Sequence[str], epsilon: float, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
         self._init_common(epsilon, domain, None, mu, n, releases, max_prior)
 
@@ -124,7 +124,7 @@ class RandomizedResponse(KaryRRBase):
         return self.domain_size
 
     # -------------------------------------------------------------- client
-    def perturb(self, data, rng: np.random.Generator) -> Reports:
+    def perturb(self, data: Any, rng: np.random.Generator) -> Reports:
         """Perturb each user's item with the epsilon-RR (eq. 2).
 
         Parameters
@@ -163,7 +163,7 @@ class RandomizedResponse(KaryRRBase):
         """``nu_RR`` of eq. 19: probability of reporting a given symbol other than the input."""
         return self.nu_other
 
-    def aggregate(self, reports) -> Aggregate:
+    def aggregate(self, reports: Any) -> Aggregate:
         """Output counts ``c_RR(y)`` (counts key ``y``, int64, shape ``(|X|,)``).
 
         Raises
@@ -240,7 +240,8 @@ class GeneralizedLocalHashing(KaryRRBase):
     hash_prime: int
     kappa: float
 
-    def __init__(self, *, domain, epsilon: float, g: int, mu: float | None = None, n: int | None = None,
+    def __init__(self, *, domain: int | Sequence[str], epsilon: float, g: int, mu: float | None = None,
+                 n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
         if isinstance(g, bool) or not isinstance(g, (int, np.integer)) or not (2 <= int(g) <= HASH_PRIME_LARGE):
             raise ValueError(f"g: must be an integer in [2, {HASH_PRIME_LARGE}] (got {g!r})")
@@ -262,7 +263,7 @@ class GeneralizedLocalHashing(KaryRRBase):
         return self.kappa * self.mu + (1.0 - self.kappa) * self.nu_other
 
     # -------------------------------------------------------------- client
-    def perturb(self, data, rng: np.random.Generator) -> Reports:
+    def perturb(self, data: Any, rng: np.random.Generator) -> Reports:
         """Hash each item with a fresh per-user hash and perturb the hash value.
 
         The seeds and the coins come from independent streams (:func:`split_streams`).
@@ -281,7 +282,7 @@ class GeneralizedLocalHashing(KaryRRBase):
         seed_rng, coin_rng = split_streams(rng)
         return self.perturb_streams(data, seed_rng=seed_rng, coin_rng=coin_rng)
 
-    def perturb_streams(self, data, *, seed_rng: np.random.Generator, coin_rng: np.random.Generator) -> Reports:
+    def perturb_streams(self, data: Any, *, seed_rng: np.random.Generator, coin_rng: np.random.Generator) -> Reports:
         """:meth:`perturb` with caller-chosen streams: seeds from ``seed_rng``, coins from ``coin_rng``.
 
         The published seed columns ``a``, ``b`` depend on ``seed_rng`` only.
@@ -307,7 +308,7 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"reports.a: must be in [1, {self.hash_prime}) (got {int(a.min())})")
         return {"a": a, "b": b, "y": y}
 
-    def aggregate(self, reports, chunk_entries: int | None = None) -> Aggregate:
+    def aggregate(self, reports: Any, chunk_entries: int | None = None) -> Aggregate:
         """Support counts ``c_GLH(x)``: reports with ``y = h_{a,b}(x)`` (counts key ``support``, shape ``(|X|,)``).
 
         Exact; costs about ``n min(|X|, 4 ceil(P/g))`` pair evaluations (:func:`support_counts`:
@@ -340,7 +341,7 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"aggregate.counts.support: a support count cannot exceed aggregate.n = {agg.n}")
         return c.astype(np.float64)
 
-    def estimate_em_reports(self, reports, *, alpha: float = 0.05, tol: float = 1e-12,
+    def estimate_em_reports(self, reports: Any, *, alpha: float = 0.05, tol: float = 1e-12,
                             max_iter: int = 100000) -> Estimate:
         """Exact EM (the maximum-likelihood estimate on the simplex) from the individual reports.
 

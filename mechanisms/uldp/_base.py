@@ -7,7 +7,7 @@ threshold (Sec. 2.5) are shared: :func:`linear_estimate`.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping, Protocol, Sequence, TypeVar
 
 import numpy as np
 
@@ -34,7 +34,7 @@ GUARANTEE_FIELDS = {
 GRID_DENOMINATOR = _sampling.GRID_DENOMINATOR
 
 
-def domain_labels(domain) -> tuple[int, list[str] | None]:
+def domain_labels(domain: int | Sequence[str]) -> tuple[int, list[str] | None]:
     """:func:`ldpplan.mechanisms._api.domain_labels` with at least 2 items (ULDP needs X_S and X_N)."""
     return _domain_labels(domain, low=2)
 
@@ -50,7 +50,7 @@ def read_domain(plan: Mapping[str, Any]) -> tuple[int, list[str] | None]:
     return _read_domain(plan, low=2)
 
 
-def read_uldp_envelope(plan, fields: PlanFields) -> tuple[dict[str, Any], int, list[str] | None, float]:
+def read_uldp_envelope(plan: Any, fields: PlanFields) -> tuple[dict[str, Any], int, list[str] | None, float]:
     """The envelope (:func:`read_envelope`, verified), the domain, and ``spec.epsilon`` after the
     plan's domain and sensitive set were checked against its embedded spec (:func:`uldp_promises`)."""
     data = read_envelope(plan, fields, verified=True)
@@ -89,7 +89,7 @@ def grid_probability(value: Any, field: str) -> float:
     return x
 
 
-def sensitive_mask(size: int, sensitive) -> np.ndarray:
+def sensitive_mask(size: int, sensitive: Any) -> np.ndarray:
     """Boolean mask of X_S, shape (size,).
 
     Raises
@@ -233,7 +233,20 @@ def check_guarantee(actual: dict[str, Any], plan: dict[str, Any], spec_epsilon: 
                         "protect them; the runtime refuses a plan that claims more privacy than its numbers give")
 
 
-def from_plan_numbers(cls, plan, names: tuple[str, ...]):
+class _FromNumbers(Protocol):
+    """What :func:`from_plan_numbers` uses of the uRR and uRAP classes."""
+
+    PLAN_FIELDS: ClassVar[PlanFields]
+
+    def __init__(self, *, domain: Any, sensitive: Any, **numbers: float) -> None: ...
+
+    def privacy_map(self) -> dict[str, Any]: ...
+
+
+_Runtime = TypeVar("_Runtime", bound=_FromNumbers)  # the uRR or uRAP class of from_plan_numbers
+
+
+def from_plan_numbers(cls: type[_Runtime], plan: Any, names: tuple[str, ...]) -> _Runtime:
     """``cls(domain=..., sensitive=..., **params[names])`` from a verified plan, refused unless its guarantee holds.
 
     The shared body of the uRR and uRAP ``from_plan``: strict reading, ``verification.holds``,

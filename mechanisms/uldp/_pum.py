@@ -13,6 +13,7 @@ import math
 from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .._envelope import PlanFields
 from .._plan import PlanError, integer, number, require
@@ -90,7 +91,7 @@ class PersonalizedULDP(Frozen):
     sensitive: np.ndarray
     background: dict[str, np.ndarray]
 
-    def __init__(self, *, domain: int | Sequence[str], common, tags: Sequence[str],
+    def __init__(self, *, domain: int | Sequence[str], common: Any, tags: Sequence[str],
                  background: Mapping[str, Any] | None = None) -> None:
         size, labels = domain_labels(domain)
         tags = [str(t) for t in tags]
@@ -123,7 +124,7 @@ class PersonalizedULDP(Frozen):
         return out
 
     @classmethod
-    def from_plan(cls, plan) -> "PersonalizedULDP":
+    def from_plan(cls, plan: Any) -> "PersonalizedULDP":
         """Build from a verified ``pum`` plan (format 2.0), refusing claims its numbers do not give.
 
         Raises
@@ -197,7 +198,7 @@ class PersonalizedULDP(Frozen):
                          "the common part over Z is .common.channel_matrix()")
 
     # ------------------------------------------------------------------ client
-    def preprocess(self, items, private_tags=None) -> np.ndarray:
+    def preprocess(self, items: npt.ArrayLike, private_tags: Any = None) -> np.ndarray:
         """Apply the users' pre-processors (eq. 19) on the client.
 
         Parameters
@@ -222,11 +223,11 @@ class PersonalizedULDP(Frozen):
         return np.where(t >= 0, self.domain_size + t, x)
 
     @staticmethod
-    def tags_from_preprocessors(items, preprocessors: Sequence[PreProcessor]) -> np.ndarray:
+    def tags_from_preprocessors(items: npt.ArrayLike, preprocessors: Sequence[PreProcessor]) -> np.ndarray:
         """Evaluate per-user :class:`PreProcessor` objects on the users' items (client side)."""
         return np.array([f.tag_of(x) for f, x in zip(preprocessors, np.asarray(items).tolist())], dtype=np.int64)
 
-    def perturb(self, data, rng: np.random.Generator) -> Reports:
+    def perturb(self, data: Any, rng: np.random.Generator) -> Reports:
         """``Q_cmn(f_pre(x))``: only the obfuscated report leaves the client.
 
         Parameters
@@ -261,7 +262,7 @@ class PersonalizedULDP(Frozen):
         inner = self.common.aggregate(self._inner(reports))
         return Aggregate(self.mechanism, inner.n, inner.counts)
 
-    def combine(self, r_hat, background: Mapping[str, Any] | None = None) -> np.ndarray:
+    def combine(self, r_hat: npt.ArrayLike, background: Mapping[str, Any] | None = None) -> np.ndarray:
         """Eq. (21): ``p_hat(x) = r_hat(x) + sum_k r_hat(bot_k) pi_hat_k(x)``, shape (|X|,).
 
         Tags without a background distribution use ``pi_hat_k`` proportional to
@@ -287,7 +288,7 @@ class PersonalizedULDP(Frozen):
         fallback = fallback / total if total > 0 else np.where(nonsens, 1.0, 0.0) / max(1, int(nonsens.sum()))
         return [np.asarray(bg.get(tag, fallback), dtype=np.float64) for tag in self.tags]
 
-    def background_matrix(self, r_hat, background: Mapping[str, Any] | None = None) -> np.ndarray:
+    def background_matrix(self, r_hat: npt.ArrayLike, background: Mapping[str, Any] | None = None) -> np.ndarray:
         """Eq. (21) as ``p_hat = r_hat[:|X|] + B @ r_hat[|X|:]``: ``B`` has the tags' ``pi_hat_k`` as columns.
 
         Shape ``(|X|, kappa)``, non-negative (the backgrounds at ``r_hat``, as :meth:`combine`).
@@ -296,7 +297,8 @@ class PersonalizedULDP(Frozen):
         cols = self._backgrounds(r, background)
         return np.column_stack(cols) if cols else np.zeros((self.domain_size, 0))
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, background=None, alpha: float = 0.05,
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *,
+                 background: Mapping[str, Any] | None = None, alpha: float = 0.05,
                  tol: float = 1e-15, max_iter: int = 10000) -> Estimate:
         """Estimate p over X: ``r_hat`` over Z with the common mechanism's ``method``, then eq. (21).
 
@@ -325,6 +327,6 @@ class PersonalizedULDP(Frozen):
                         log_likelihood=inner.log_likelihood, iterations=inner.iterations,
                         optimality_gap=inner.optimality_gap, variance=var)
 
-    def estimate_intermediate(self, reports_or_aggregate, method: str | None = None, **kwargs) -> Estimate:
+    def estimate_intermediate(self, reports_or_aggregate: Any, method: str | None = None, **kwargs: Any) -> Estimate:
         """``r_hat`` over Z = X + bots (shape (|X| + kappa,))."""
         return self.common.estimate(self._inner(reports_or_aggregate), method, **kwargs)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -201,7 +201,7 @@ class UtilityOptimizedRAPPOR(Frozen):
     d1: float
     d2: float
 
-    def __init__(self, *, domain, sensitive, theta: float, d1: float, d2: float) -> None:
+    def __init__(self, *, domain: int | Sequence[str], sensitive: Any, theta: float, d1: float, d2: float) -> None:
         size, labels = domain_labels(domain)
         mask = sensitive_mask(size, sensitive)
         probs = [float(theta), float(d1), float(d2)]
@@ -219,7 +219,7 @@ class UtilityOptimizedRAPPOR(Frozen):
                 f"d1={self.d1:.6g}, d2={self.d2:.6g}, epsilon={self.privacy_map()['epsilon']:.6g})")
 
     @classmethod
-    def from_plan(cls, plan) -> "UtilityOptimizedRAPPOR":
+    def from_plan(cls, plan: Any) -> "UtilityOptimizedRAPPOR":
         """Build from a verified ``urap`` plan (format 2.0), refusing claims its numbers do not give.
 
         Raises
@@ -266,7 +266,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         return np.prod(np.where(ys[None, :, :], bp[:, None, :], 1.0 - bp[:, None, :]), axis=2)
 
     # ------------------------------------------------------------------ client
-    def perturb(self, data, rng: np.random.Generator) -> Reports:
+    def perturb(self, data: Any, rng: np.random.Generator) -> Reports:
         """Perturb each user's item (eqs. 8-10), sampled exactly on the 2^-48 grid.
 
         Parameters
@@ -376,7 +376,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         s = self.sensitive_mask
         return np.where(s, self.theta, 1.0 - self.d2), np.where(s, self.d1, 0.0)
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, alpha: float = 0.05,
                  tol: float = 1e-15, max_iter: int = 10000) -> Estimate:
         """Estimate the input distribution (frequencies over X).
 
@@ -464,13 +464,13 @@ class BasicRAPPOR(UtilityOptimizedRAPPOR):
 
     mechanism: ClassVar[str] = "rappor"
 
-    def __init__(self, *, domain, theta: float, psi: float) -> None:
+    def __init__(self, *, domain: int | Sequence[str], theta: float, psi: float) -> None:
         size, labels = domain_labels(domain)
         super(BasicRAPPOR, self).__init__(domain=labels if labels is not None else size, sensitive=np.arange(size),
                                           theta=theta, d1=psi, d2=0.5)
 
     @classmethod
-    def from_plan(cls, plan) -> "BasicRAPPOR":
+    def from_plan(cls, plan: Any) -> "BasicRAPPOR":
         """A ``urap`` plan whose X_S is all of X, as the basic RAPPOR (``psi = d1``).
 
         Raises

@@ -20,7 +20,8 @@ _REVERSE = np.packbits(_LITTLE_BITS.astype(np.uint8), axis=1).reshape(-1)
 _LOWBIT = np.array([(v & -v).bit_length() - 1 if v else 0 for v in range(256)], dtype=np.int64)
 
 
-def sensitive_patterns(packed: np.ndarray, sensitive_mask: np.ndarray, chunk_rows: int = 1 << 16):
+def sensitive_patterns(packed: np.ndarray, sensitive_mask: np.ndarray, chunk_rows: int = 1 << 16
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Split packed uRAP reports into X_S patterns and revealed items, validating them.
 
     Parameters

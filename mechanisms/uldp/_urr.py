@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -111,7 +111,7 @@ class UtilityOptimizedRR(Frozen):
     c2: float
     c3: float
 
-    def __init__(self, *, domain, sensitive, c1: float, c2: float, c3: float) -> None:
+    def __init__(self, *, domain: int | Sequence[str], sensitive: Any, c1: float, c2: float, c3: float) -> None:
         size, labels = domain_labels(domain)
         mask = sensitive_mask(size, sensitive)
         probs = [float(c1), float(c2), float(c3)]
@@ -133,7 +133,7 @@ class UtilityOptimizedRR(Frozen):
 
     # ------------------------------------------------------------------ plan
     @classmethod
-    def from_plan(cls, plan) -> "UtilityOptimizedRR":
+    def from_plan(cls, plan: Any) -> "UtilityOptimizedRR":
         """Build from a verified ``urr`` plan (format 2.0), refusing claims its numbers do not give.
 
         Raises
@@ -164,7 +164,7 @@ class UtilityOptimizedRR(Frozen):
         return q
 
     # ------------------------------------------------------------------ client
-    def perturb(self, data, rng: np.random.Generator) -> Reports:
+    def perturb(self, data: Any, rng: np.random.Generator) -> Reports:
         """Perturb each user's item (eq. 6), sampled exactly on the 2^-48 grid.
 
         Parameters
@@ -223,7 +223,7 @@ class UtilityOptimizedRR(Frozen):
         s = self.sensitive_mask
         return np.where(s, self.c2, 0.0), np.where(s, self.c1 - self.c2, self.c3)
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, alpha: float = 0.05,
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, alpha: float = 0.05,
                  tol: float = 1e-15, max_iter: int = 10000) -> Estimate:
         """Estimate the input distribution (frequencies over X).
 
