@@ -260,6 +260,7 @@ def test_numbers_are_traceable():
         ("1,370,637", "1.38629", "1.81512e-05", "yes")
 
 
+@pytest.mark.slow  # ~4 s (plans each family twice): kept out of the fast tier
 def test_every_family_states_its_report_facts():
     """Each registered family's claims declare the report's hook: bounds at real fields, a real headline."""
     from ldpplan.planner.families import all_examples
