@@ -45,6 +45,7 @@ from .._fit import TOL, MAX_ITER, check_options
 from ._channel import (block_size, check_items, exact_epsilon, in_set, keep_probability,
                        realized_epsilon, supports)
 from ._promises import hadamard_promises
+from . import _channel
 
 __all__ = ["HadamardResponse", "CHANNEL_MAX_ENTRIES", "NOTION"]
 
@@ -96,8 +97,6 @@ class HadamardResponse(Frozen):
     PLAN_FIELDS = PlanFields(("hr",), ("sources",), shuffle="sylvester")
 
     def __init__(self, *, domain, epsilon: float, blocks: int = 1, keep_probability: float | None = None) -> None:
-        from . import _channel
-
         k, labels = domain_labels(domain)
         if not 2 <= k <= MAX_DOMAIN_SIZE:
             raise ValueError(f"domain: needs 2 .. {MAX_DOMAIN_SIZE} items (got {k})")
