@@ -11,6 +11,10 @@ from .._common import parse_options, split_list
 from .._report import SimulateOptions as RunOptions
 from .._report import SimulationReport, Table
 from ..errors import InputDataError
+from ... import mechanisms
+from ..data.single import read_single_items, zipf_items
+from ..families import family_of_plan
+from .inputs import iter_inputs
 
 __all__ = ["SimulateOptions", "simulate", "SYNTHETIC_USERS"]
 
@@ -40,9 +44,6 @@ class SimulateOptions(BaseModel):
 
 def _data_items(plan: Mapping[str, Any], options: RunOptions) -> tuple[np.ndarray, str, int]:
     """Users' items, a description, and the rows skipped for an empty item."""
-    from ..data.single import read_single_items, zipf_items
-    from .inputs import iter_inputs
-
     k = int(plan["domain"]["size"])
     if options.data:
         data = read_single_items(options.data, lambda path, **kw: iter_inputs(plan, path, **kw),
@@ -59,7 +60,6 @@ def _plans(plan: Mapping[str, Any], n: int, opts: SimulateOptions) -> list[dict]
     """The plan itself, or its spec re-planned at each ``-O epsilons`` (with the data's n)."""
     if not opts.epsilons:
         return [dict(plan)]
-    from ..families import family_of_plan
 
     spec = {key: v for key, v in dict(plan["spec"]).items() if key not in ("users", "n", "epsilon", "shuffle")}
     return [family_of_plan(plan).plan(dict(spec, epsilon=e, users=n)) for e in opts.epsilons]
@@ -76,8 +76,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     InputDataError
         Unreadable data; SpecError for bad ``-O`` options (listing the valid keys).
     """
-    from ... import mechanisms
-
     opts = parse_options(SimulateOptions, options.extra)
     items, source, skipped = _data_items(plan, options)
     n, k = int(items.size), int(plan["domain"]["size"])

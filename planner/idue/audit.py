@@ -18,7 +18,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..auditing.events import InputPair, Test, item_index, item_label, unpacked_bit
+from ..auditing.events import InputPair, Test, item_index, item_label, unpacked_bit, Domain
+from ._audit_itemsets import set_pairs
 
 __all__ = ["pairs", "MAX_DUMMY_BITS"]
 
@@ -62,8 +63,6 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
             claim = min(claim, cap)
             out.append(_pair(plan, x, xp, a[i], b[i], a[j], b[j], L, claim, width, itemsets))
     if itemsets:
-        from ._audit_itemsets import set_pairs
-
         out.extend(set_pairs(plan))
     return out
 
@@ -111,8 +110,6 @@ def _pair(plan, x: int, xp: int, ai: float, bi: float, aj: float, bj: float, L: 
 
 def domain(plan: Mapping[str, Any]):
     """Every item (IDUE-PS: every singleton set ``{x}``), with the level pair's claim."""
-    from ..auditing.events import Domain
-
     params, guarantee = plan["params"], plan["guarantee"]
     levels = params["levels"]
     itemsets = plan["mechanism"] == "idue-ps"

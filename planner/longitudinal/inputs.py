@@ -12,6 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import InputDataError
+from ..data import concat_chunks, DEFAULT_CHUNK_ROWS, item_stream
 
 __all__ = ["INPUT_DOC", "read_inputs", "iter_inputs", "read_panel"]
 
@@ -25,15 +26,11 @@ INPUT_DOC = ("CSV with a header and columns 'user' (integer ids: ASCII digits wi
 
 def read_inputs(plan: Mapping[str, Any], path):
     """Items (int64 indices, shape (n,)) from a CSV with a column ``item``, one row per user."""
-    from ..data import concat_chunks
-
     return concat_chunks(list(iter_inputs(plan, path)))
 
 
 def iter_inputs(plan: Mapping[str, Any], path, *, skip_empty: bool = False, chunk_rows: int | None = None):
     """Items streamed (an ``InputStream`` of int64 index chunks; :func:`ldpplan.planner.data.item_stream`)."""
-    from ..data import DEFAULT_CHUNK_ROWS, item_stream
-
     return item_stream(path, plan["domain"]["labels"], int(plan["domain"]["size"]), skip_empty=skip_empty,
                        chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows)
 

@@ -18,6 +18,7 @@ from typing import Any, Mapping
 from .._exact import ceil_log, exact, shrink
 from .._grid import Attempt, exact_check, round_and_repair, round_safe
 from ..errors import SpecError
+from ...solvers import SolverError, pckv as S
 
 __all__ = ["GridAllocation", "composed_ratio_exact", "key_ratio_exact", "value_ratio_exact", "ceil_log",
            "grid_params", "solve_on_grid", "exact_budgets", "MAX_REPAIRS", "DIRECTIONS"]
@@ -136,9 +137,6 @@ def solve_on_grid(mechanism: str, epsilon: float, method: str, domain_size: int,
     SpecError
         ``epsilon``: no grid allocation holds (the reason is named).
     """
-    from ...solvers import SolverError
-    from ...solvers import pckv as S
-
     d, L = domain_size, padding_length
 
     def attempt(aim: float) -> Attempt:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ...mechanisms.pckv import KeyValueUsers
 
-from ..auditing.events import InputPair, Test, item_label, unpacked_bit
+from ..auditing.events import InputPair, Test, item_label, unpacked_bit, Domain
 
 __all__ = ["pairs", "domain", "set_pairs", "MIN_EVENT_PROBABILITY"]
 
@@ -166,8 +166,6 @@ def _set_pair(plan, kind: int, m: int, quiet: bool, claim: float, num: float, de
 
 def domain(plan: Mapping[str, Any]):
     """Every key-value pair ``<k, v>``, ``v`` in {1, -1} (input ``2 k + (v == -1)``)."""
-    from ..auditing.events import Domain
-
     params, guarantee = plan["params"], plan["guarantee"]
     d, L = int(params["domain_size"]), int(params["padding_length"])
     eps = float(guarantee["epsilon"])

@@ -8,6 +8,7 @@ from decimal import Decimal, localcontext
 from typing import Any
 
 from .._exact import DIGITS, exact, float_down, float_up, log_exact, to_decimal
+from ...mechanisms.pie import hash_prime
 
 __all__ = ["NOTION", "HASH_PARAMS", "hash_params", "exact_guarantee", "claimed_numbers"]
 
@@ -21,8 +22,6 @@ def hash_params(domain_size: int, g: int) -> dict[str, Any]:
     """``params.hash`` of a GLH plan over ``|X| = domain_size`` items and ``g`` values: :data:`HASH_PARAMS`
     with the runtime's prime (``2**31 - 1`` when ``|X|, g`` fit, else ``2**61 - 1``;
     :func:`ldpplan.mechanisms.pie.hash_prime`)."""
-    from ...mechanisms.pie import hash_prime
-
     return {**HASH_PARAMS, "prime": hash_prime(domain_size, g)}
 
 

@@ -31,6 +31,8 @@ from ._exact import NOTION, claimed_numbers, exact_guarantee, hash_params
 from .claims import predicted_of, unshuffled_baseline
 from ._solve import select
 from .spec import HASH_PRIME_LARGE, MAX_DOMAIN, parse_spec
+from ...mechanisms.pie import keep_probability
+from ...solvers.pie import total_l2_loss_glh
 
 __all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # float_up, float_down re-exported from .._exact
 
@@ -150,8 +152,6 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
     a relative 1e-9, and another ``g`` (or, for ``"pie"``, the other mechanism) is accepted
     only at the same predicted loss (within a relative 1e-9: a near tie).
     """
-    from ...solvers.pie import total_l2_loss_glh
-
     try:
         results, chosen, _ = select(spec, plan["spec"])
     except SpecError as exc:
@@ -209,8 +209,6 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     PlanFormatError
         Schema violation, a non-finite number, or unusable numbers (mu off the grid, sizes).
     """
-    from ...mechanisms.pie import keep_probability
-
     validate_plan(plan)  # the runtime's envelope reader (finite numbers, domain, fields), then the schema
     k, symbols, mu, eps_param = _structure(plan)
     gu = plan["guarantee"]

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..auditing.events import InputPair, Test, item_label, unpacked_bit
+from ..auditing.events import InputPair, Test, item_label, unpacked_bit, Domain
 
 __all__ = ["pairs"]
 
@@ -117,8 +117,6 @@ def _nonsensitive_bits(mask: np.ndarray):
 
 def domain(plan: Mapping[str, Any]):
     """Every input over Z (PUM: items and bots); only protected outputs (Y_P) count."""
-    from ..auditing.events import Domain
-
     eps = float(plan["guarantee"]["epsilon"])
     z_size, mask, common, _ = _space(plan)
     size = int(plan["domain"]["size"])
