@@ -8,6 +8,7 @@ below read numbers with their rule and name the field in every error.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -286,8 +287,6 @@ def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's
 
 def _exact_at_most(value: Any, c: float) -> bool:
     """``value <= c`` exactly (``value`` a Decimal, Fraction, int or float)."""
-    from decimal import Decimal
-
     if isinstance(value, Decimal):
         return value <= Decimal(c)  # Decimal(float) is exact
     return Fraction(value) <= Fraction(c)
@@ -315,8 +314,6 @@ def plan_fingerprint(plan: Mapping[str, Any]) -> str:
     str
         64 lowercase hex digits.
     """
-    import hashlib
-
     for block, key in _NOT_CONTENT:
         node = plan.get(block) if isinstance(plan, Mapping) else None
         if isinstance(node, Mapping) and key in node:

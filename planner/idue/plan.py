@@ -122,9 +122,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
 
 def _add_user_set_budgets(plan: dict[str, Any], path: str) -> None:
     """``guarantee.users_set_budgets``: eq. (16) over the users of the domain file (raw data, private: false)."""
-    from pathlib import Path as _Path
-
     _, indptr, indices = read_item_sets(path, plan["domain"]["labels"], plan["domain"]["size"])
     plan["guarantee"]["users_set_budgets"] = budget_distribution(user_set_budgets(plan, indptr, indices),
-                                                                 _Path(path).name)
+                                                                 Path(path).name)
     plan["planning_inputs"].append({"what": USERS_SETS_WHAT, "source": str(path), "private": False})

@@ -6,6 +6,7 @@ Metrics: ``MSE = sum_i (c_hat_i - c_i)^2 / n`` (counts^2 per user, the paper's u
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal, Mapping, Optional
 
 import numpy as np
@@ -204,8 +205,6 @@ def _rescaled(plan: Mapping[str, Any], eps_min: float, model: str) -> dict[str, 
 def _load_inputs(plan, options: RunOptions, opts: SimulateOptions) -> _Inputs:
     if options.data is None:
         return synthetic_inputs(plan, opts, np.random.default_rng(np.random.SeedSequence([options.seed, 0xDA7A])))
-    from pathlib import Path
-
     name = Path(options.data).name
     header = open_table_stream(options.data, [], field="--data").header
     if plan["mechanism"] == "idue" and "item" not in header and {"userId", "movieId"} <= set(header):

@@ -214,7 +214,7 @@ class ManyReports:
 
 
 def _beta_bounds(k: int, n: int, alpha: float) -> tuple[float, float]:
-    from scipy.stats import beta
+    from scipy.stats import beta  # deferred: scipy
 
     low = 0.0 if k == 0 else float(beta.ppf(alpha, k, n - k + 1))
     high = 1.0 if k == n else float(beta.ppf(1 - alpha, k + 1, n - k))

@@ -46,7 +46,7 @@ def read_panel(plan: Mapping[str, Any], path: str | Path) -> dict[str, np.ndarra
         Missing file or column, a round outside ``[0, rounds)``, an unknown item, a repeated
         (user, round).
     """
-    import pyarrow.csv as pacsv
+    import pyarrow.csv as pacsv  # deferred: pyarrow
 
     try:
         table = pacsv.read_csv(str(path), convert_options=pacsv.ConvertOptions(

@@ -20,6 +20,8 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+
 from ...mechanisms import on_grid
 
 from .._exact import ratio_within, shrink
@@ -199,8 +201,6 @@ def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
 
 def _check_phase1_simulation(plan: Mapping[str, Any], spec: PCKVSpec, d: int, rec: Mapping[str, Any]) -> None:
     """A phase 1 simulated on a data file: re-run it (seeded) when the file is readable here."""
-    import numpy as np
-
     path = rec.get("data")
     if not isinstance(path, str) or not Path(path).is_file():
         return
@@ -218,8 +218,6 @@ def _check_phase1_simulation(plan: Mapping[str, Any], spec: PCKVSpec, d: int, re
 
 def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
     """Check the phase-1 record against the spec, recompute the distribution from its counts."""
-    import numpy as np
-
     phase = private_phase(spec)
     rec = plan["solver"].get("padding_length_selection", {}).get("private")
     if not isinstance(rec, Mapping):

@@ -18,6 +18,7 @@ for ``k`` symbols (so editing ``g``, ``mu`` or the domain fails).
 """
 from __future__ import annotations
 
+import copy
 import math
 from decimal import Decimal
 from typing import Any, Mapping
@@ -174,8 +175,6 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
 
 def _spec_with_recorded_inputs(plan: Mapping[str, Any]):
     """Parse the embedded spec; numbers it read from data files are taken from ``planning_inputs``."""
-    import copy
-
     raw = copy.deepcopy(dict(plan["spec"])) if isinstance(plan["spec"], Mapping) else plan["spec"]
     recorded = {pi.get("what"): pi.get("value") for pi in plan["planning_inputs"]}
     refs = []

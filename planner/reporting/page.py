@@ -95,7 +95,7 @@ def _figures(plan, facts, lines) -> dict[str, str]:
 
 
 def _environment():
-    import jinja2
+    import jinja2  # deferred: jinja2
 
     env = jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined,
