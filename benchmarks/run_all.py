@@ -1,4 +1,4 @@
-"""All of issue 11's benchmarks in one process, printed as one Markdown table for the README.
+"""All of issue 11's benchmarks in one process, printed as one Markdown table for docs/BENCHMARKS.md.
 
 Usage::
 

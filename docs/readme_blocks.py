@@ -1,4 +1,8 @@
-"""Run, check and refresh the README's console blocks (``tests/test_readme.py`` uses this module).
+"""Run, check and refresh the console blocks of the README and of ``docs/`` (``tests/test_readme.py`` uses this module).
+
+The checked files are :func:`checked_files`: ``README.md`` and every Markdown file under ``docs/``
+(the blocks stay checked wherever they live). Each file runs in its own session, so a file's blocks
+must not rely on files another document's blocks wrote.
 
 Convention
 ----------
@@ -26,9 +30,10 @@ Convention
 
 Usage
 -----
-``python docs/readme_blocks.py [README.md]`` checks (exit 1 on a mismatch, with a diff);
-``python docs/readme_blocks.py --update [README.md]`` rewrites the expected output of every
-command whose output does not match (``--fill`` also fills commands that show no output).
+``python docs/readme_blocks.py [FILE ...]`` checks (every checked file by default; exit 1 on a
+mismatch, with a diff); ``python docs/readme_blocks.py --update [FILE ...]`` rewrites the expected
+output of every command whose output does not match (``--fill`` also fills commands that show no
+output).
 """
 from __future__ import annotations
 
@@ -70,6 +75,11 @@ class Block:
     start: int
     end: int
     commands: list[Command]
+
+
+def checked_files() -> list[Path]:
+    """The Markdown files whose console blocks are checked: ``README.md``, then ``docs/**/*.md`` (sorted)."""
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 
 
 def parse(text: str) -> list[Block]:
@@ -283,27 +293,39 @@ def update(text: str, session: Session, *, fill: bool = False) -> tuple[str, int
     return "\n".join(out), len(replacements)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("readme", nargs="?", default=str(REPO / "README.md"))
-    parser.add_argument("--update", action="store_true", help="rewrite mismatching expected outputs")
-    parser.add_argument("--fill", action="store_true", help="with --update: also fill commands showing no output")
-    args = parser.parse_args(argv)
-    path = Path(args.readme)
+def check_file(path: Path) -> list[Outcome]:
+    """The failing commands of one file's console blocks, run in a fresh session of their own."""
     text = path.read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="readme-") as tmp:
         session = Session(Path(tmp))
+        return [o for b in parse(text) for o in run_block(session, b) if not o.ok]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("files", nargs="*", help="Markdown files (default: README.md and docs/**/*.md)")
+    parser.add_argument("--update", action="store_true", help="rewrite mismatching expected outputs")
+    parser.add_argument("--fill", action="store_true", help="with --update: also fill commands showing no output")
+    args = parser.parse_args(argv)
+    paths = [Path(f) for f in args.files] or checked_files()
+    failed = 0
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        if not parse(text):
+            continue
         if args.update:
-            new, changed = update(text, session, fill=args.fill)
+            with tempfile.TemporaryDirectory(prefix="readme-") as tmp:
+                new, changed = update(text, Session(Path(tmp)), fill=args.fill)
             if new != text:
                 path.write_text(new, encoding="utf-8")
             print(f"{path}: {changed} command output(s) rewritten")
-            return 0
-        failures = [o for b in parse(text) for o in run_block(session, b) if not o.ok]
-    for failure in failures:
-        print(failure.describe(), end="\n\n")
-    print(f"{path}: {len(failures)} command(s) do not match")
-    return 1 if failures else 0
+            continue
+        failures = check_file(path)
+        for failure in failures:
+            print(failure.describe(), end="\n\n")
+        print(f"{path}: {len(failures)} command(s) do not match")
+        failed += bool(failures)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,9 +17,8 @@ and samples exactly under every bit generator; production clients use
 """
 from __future__ import annotations
 
-import importlib
 import os
-import pkgutil
+from types import MappingProxyType, ModuleType
 from typing import Any, Mapping
 
 from ._envelope import MAX_DOMAIN_SIZE, PlanFields
@@ -27,28 +26,35 @@ from ._envelope import read_envelope as _read_envelope
 from ._plan import PlanError, loads_strict, plan_fingerprint, read_plan
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
-from .longitudinal._memo import Memo  # client state of memoized runtimes (issue 22)
-from ._protocol import Frozen, check_method
+from ._protocol import Frozen, check_method, set_runtime_lookup
+from . import hadamard, idue, longitudinal, pckv, pie, uldp
+from .longitudinal import Memo  # client state of memoized runtimes (issue 22)
 from ._sampling import GRID_BITS, bernoulli, bernoulli_iid, check_rng, on_grid, to_grid
 
 __all__ = ["load", "runtime_class", "read_plan", "loads_strict", "PlanError", "RUNTIMES", "Estimate", "Aggregate",
            "Reports", "Runtime", "secure_rng", "plan_fingerprint", "read_envelope", "MAX_DOMAIN_SIZE", "PlanFields",
-           "Batch", "CountRule", "runtime_families", "family_runtimes", "Memo"]
+           "Batch", "CountRule", "runtime_families", "family_runtimes", "Memo", "RUNTIME_PACKAGES"]
 # the 2^-48 probability grid (the planner rounds onto it) and exact sampling on it, and the pieces of a
 # runtime class (the planner's simulation-only baselines are built from them)
 __all__ += ["GRID_BITS", "to_grid", "on_grid", "bernoulli", "bernoulli_iid", "check_rng", "Frozen", "check_method"]
 
 
+#: The runtime's registry line: every family's runtime package, in the planner's registry order
+#: (``ldpplan.planner.families.FAMILIES``; the runtime imports nothing of the planner, so it keeps its
+#: own line). Each package declares its classes in its ``__init__`` as ``RUNTIME_CLASSES``.
+RUNTIME_PACKAGES: tuple[ModuleType, ...] = (idue, pckv, pie, uldp, hadamard, longitudinal)
+
+#: runtime family name (the package's last name) -> its runtime classes, in registry order
+_FAMILY_RUNTIMES: Mapping[str, tuple[type[Any], ...]] = MappingProxyType(
+    {package.__name__.rpartition(".")[2]: tuple(package.RUNTIME_CLASSES) for package in RUNTIME_PACKAGES})
+
+
 def runtime_families() -> tuple[str, ...]:
-    """The runtime family packages: every subpackage of ``ldpplan.mechanisms`` (found on disk, sorted).
-
-    Each declares its runtime classes in its ``__init__`` as ``RUNTIME_CLASSES``; nothing else
-    lists them (a new family's runtime is found by adding its folder).
-    """
-    return tuple(sorted(m.name for m in pkgutil.iter_modules(__path__) if m.ispkg and not m.name.startswith("_")))
+    """The runtime family packages of :data:`RUNTIME_PACKAGES` (their names, sorted)."""
+    return tuple(sorted(_FAMILY_RUNTIMES))
 
 
-def family_runtimes(family: str) -> tuple[type, ...]:
+def family_runtimes(family: str) -> tuple[type[Any], ...]:
     """The runtime classes the family package ``ldpplan.mechanisms.<family>`` declares (``RUNTIME_CLASSES``).
 
     Raises
@@ -56,54 +62,35 @@ def family_runtimes(family: str) -> tuple[type, ...]:
     PlanError
         For a name that is not a runtime family package.
     """
-    if family not in runtime_families():
+    if family not in _FAMILY_RUNTIMES:
         raise PlanError(f"family: must be one of {list(runtime_families())} (got {family!r})")
-    return tuple(importlib.import_module(f"{__name__}.{family}").RUNTIME_CLASSES)
+    return _FAMILY_RUNTIMES[family]
 
 
-class _Runtimes(Mapping[str, type]):
-    """Plan ``mechanism`` -> runtime class, derived on first use from the family packages.
+def _runtime_table() -> Mapping[str, type[Any]]:
+    """Plan ``mechanism`` -> runtime class, from the registered packages' classes.
 
     A class names its plan mechanism(s) once, in ``PLAN_FIELDS.mechanisms``; a name claimed by
     two classes is an error here (the registry would be ambiguous).
     """
-
-    def __init__(self) -> None:
-        self._table: dict[str, type] | None = None
-
-    def _build(self) -> dict[str, type]:
-        if self._table is None:
-            table: dict[str, type] = {}
-            for family in runtime_families():
-                for cls in family_runtimes(family):
-                    for name in cls.PLAN_FIELDS.mechanisms:
-                        if name in table:
-                            raise RuntimeError(f"plan mechanism {name!r} is declared by {table[name].__name__} "
-                                               f"and {cls.__name__}")
-                        table[name] = cls
-            self._table = table
-        return self._table
-
-    def __getitem__(self, name: str) -> type:
-        return self._build()[name]
-
-    def __iter__(self):
-        return iter(self._build())
-
-    def __len__(self) -> int:
-        return len(self._build())
-
-    def __repr__(self) -> str:
-        return f"RUNTIMES({ {k: v.__name__ for k, v in self._build().items()} })"
+    table: dict[str, type[Any]] = {}
+    for classes in _FAMILY_RUNTIMES.values():
+        for cls in classes:
+            for name in cls.PLAN_FIELDS.mechanisms:
+                if name in table:
+                    raise RuntimeError(f"plan mechanism {name!r} is declared by {table[name].__name__} "
+                                       f"and {cls.__name__}")
+                table[name] = cls
+    return MappingProxyType(table)
 
 
 #: plan ``mechanism`` -> runtime class (implementing the runtime protocol), read from each
-#: family package's ``RUNTIME_CLASSES`` and their ``PLAN_FIELDS``. The planner's family rooms
+#: registered package's ``RUNTIME_CLASSES`` and their ``PLAN_FIELDS``. The planner's family rooms
 #: (``ldpplan.planner.families``) read the same declarations.
-RUNTIMES: Mapping[str, type] = _Runtimes()
+RUNTIMES: Mapping[str, type[Any]] = _runtime_table()
 
 
-def runtime_class(mechanism: Any) -> type:
+def runtime_class(mechanism: Any) -> type[Any]:
     """The runtime class of a plan ``mechanism`` name.
 
     Raises
@@ -114,6 +101,11 @@ def runtime_class(mechanism: Any) -> type:
     if not isinstance(mechanism, str) or mechanism not in RUNTIMES:
         raise PlanError(f"mechanism: must be one of {sorted(RUNTIMES)} (got {mechanism!r})")
     return RUNTIMES[mechanism]
+
+
+# ``Aggregate.from_dict`` checks counts by the runtime class's ``count_rule``: _protocol sits below the
+# runtime classes (they build its types), so the registry is handed to it here instead of imported there.
+set_runtime_lookup(runtime_class)
 
 
 def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None,

@@ -16,7 +16,8 @@ from above, ``s = m + 1``, for the two kinds of :class:`~ldpplan.mechanisms._amp
 Every pmf is bracketed (``pmf_lo <= pmf <= pmf_up``, log-space ``math.lgamma`` with the margin of
 :func:`log_margin`); sums that are subtracted use the lower value, sums that are added the upper
 one; each cumulative sum carries ``k u`` times the sum of its terms' sizes; windows drop mass
-bounded by the Chernoff bound, added in full times the largest value a term can take there.
+bounded by the Chernoff bound (:func:`ldpplan.mechanisms._binomial.chernoff`, the runtime's one copy),
+added in full times the largest value a term can take there.
 """
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ import functools
 import math
 
 import numpy as np
+
+from ._binomial import chernoff  # the one Chernoff bound (re-exported)
 
 __all__ = ["LGAMMA_ULPS", "ANCHOR", "log_pmf", "pmf_bounds", "chernoff", "window", "delta_given_m"]
 
@@ -81,20 +84,6 @@ def pmf_bounds(k, size, prob: float) -> tuple[np.ndarray, np.ndarray]:
     value = log_pmf(k, size, prob)
     margin = log_margin(size, prob)
     return np.exp(value - margin) * (1.0 - 4 * _U), np.exp(value + margin) * (1.0 + 4 * _U)
-
-
-def chernoff(size, prob: float, point, upper: bool):
-    """Upper bound of ``P(Bin(size, prob) >= point)`` (``upper``) or of ``P(... <= point)``: ``exp(-size KL)``."""
-    size, point = np.broadcast_arrays(np.asarray(size, dtype=float), np.asarray(point, dtype=float))
-    x = np.clip(point / np.maximum(size, 1.0), 0.0, 1.0)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        first = np.where(x > 0, x * np.log(x / prob), 0.0)
-        second = np.where(x < 1, (1 - x) * np.log((1 - x) / (1 - prob)), 0.0) if prob < 1 else 0.0
-    kl = np.maximum(first + second, 0.0)
-    beyond = (x > prob) if upper else (x < prob)
-    bound = np.where(beyond, np.exp(-size * kl * (1.0 - 1e-9)) * (1.0 + 1e-12), 1.0)
-    empty = (point > size) if upper else (point < 0)
-    return np.where(empty, 0.0, np.minimum(bound, 1.0))
 
 
 def window(size: int, prob: float, tail: float) -> tuple[int, int, float]:

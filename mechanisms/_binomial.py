@@ -2,7 +2,9 @@
 
 :func:`binom_pmf` is Loader's saddle-point formula (``stirlerr`` and ``bd0``), vectorized:
 relative error ~1e-15 at any ``n`` (``math.lgamma`` differences lose ``log(n!)``'s magnitude:
-3e-8 at ``n = 10^7``). :func:`chernoff_outside` bounds the mass outside a window. :func:`positive_part_half`
+3e-8 at ``n = 10^7``). :func:`chernoff` bounds a tail and :func:`chernoff_outside` the mass outside
+a window (the one Chernoff bound of the runtime: :mod:`ldpplan.mechanisms._amplification_sums`,
+whose pmfs are rigorous brackets rather than accurate values, takes its tails from here). :func:`positive_part_half`
 gives ``E[(a X - b)_+]`` for ``X ~ Bin(m_i, 1/2)`` along a path of consecutive ``m`` (the
 threshold moving by 0 or 1 per step) from binomial tails computed by one exact windowed sum per
 :data:`ANCHOR` points and the recursion ``S(t + 1, j) = S(t, j) + pmf(j - 1; t) / 2`` in between,
@@ -20,7 +22,7 @@ import math
 
 import numpy as np
 
-__all__ = ["binom_pmf", "chernoff_outside", "window", "positive_part_half", "ANCHOR", "TAIL_SLACK"]
+__all__ = ["binom_pmf", "chernoff", "chernoff_outside", "window", "positive_part_half", "ANCHOR", "TAIL_SLACK"]
 
 #: points between exact anchors of the tail recursion (accumulated rounding <= ANCHOR * 3e-16, relative)
 ANCHOR = 4096
@@ -83,23 +85,28 @@ def binom_pmf(x, n, p: float) -> np.ndarray:
     return out
 
 
-def _kl(a: float, p: float) -> float:
-    out = 0.0
-    if a > 0:
-        out += a * math.log(a / p)
-    if a < 1:
-        out += (1.0 - a) * math.log((1.0 - a) / (1.0 - p))
-    return max(out, 0.0)
+def chernoff(size, prob: float, point, upper: bool):
+    """Upper bound of ``P(Bin(size, prob) >= point)`` (``upper``) or of ``P(... <= point)``: ``exp(-size KL)``.
+
+    Elementwise over ``size`` and ``point``; 1 where ``point`` is on the mean's side (not a tail), 0
+    where the tail is empty. The exponent is shrunk by ``1e-9`` relative and the value raised by
+    ``1e-12`` relative, so the float evaluation of ``KL`` cannot make the bound too small.
+    """
+    size, point = np.broadcast_arrays(np.asarray(size, dtype=float), np.asarray(point, dtype=float))
+    x = np.clip(point / np.maximum(size, 1.0), 0.0, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        first = np.where(x > 0, x * np.log(x / prob), 0.0)
+        second = np.where(x < 1, (1 - x) * np.log((1 - x) / (1 - prob)), 0.0) if prob < 1 else 0.0
+    kl = np.maximum(first + second, 0.0)
+    beyond = (x > prob) if upper else (x < prob)
+    bound = np.where(beyond, np.exp(-size * kl * (1.0 - 1e-9)) * (1.0 + 1e-12), 1.0)
+    empty = (point > size) if upper else (point < 0)
+    return np.where(empty, 0.0, np.minimum(bound, 1.0))
 
 
 def chernoff_outside(n: int, p: float, lo: int, hi: int) -> float:
-    """Upper bound of ``P(X < lo) + P(X > hi)``, ``X ~ Bin(n, p)`` (Chernoff; 1 per tail that is not a tail)."""
-    total = 0.0
-    if lo > 0:
-        total += math.exp(-n * _kl((lo - 1) / n, p)) if lo - 1 < n * p else 1.0
-    if hi < n:
-        total += math.exp(-n * _kl((hi + 1) / n, p)) if hi + 1 > n * p else 1.0
-    return min(total, 1.0)
+    """Upper bound of ``P(X < lo) + P(X > hi)``, ``X ~ Bin(n, p)`` (:func:`chernoff`; 1 per tail that is not a tail)."""
+    return min(float(chernoff(n, p, lo - 1, False) + chernoff(n, p, hi + 1, True)), 1.0)
 
 
 def window(n: int, p: float) -> tuple[int, int]:

@@ -35,7 +35,7 @@ The one runtime API (issue 18; ``docs/ARCHITECTURE.md`` lists every constructor)
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -268,13 +268,24 @@ class Reports(Frozen):
         return cls(mechanism, arrays)
 
 
+#: The runtime registry's ``runtime_class`` (plan mechanism -> class), handed over by ``ldpplan.mechanisms``
+#: once its registry line is built (:func:`set_runtime_lookup`): the runtime classes import this module,
+#: so it cannot import their registry.
+_runtime_lookup: Callable[[Any], type[Any]] | None = None
+
+
+def set_runtime_lookup(lookup: Callable[[Any], type[Any]]) -> None:
+    """Install the registry's ``runtime_class`` for :func:`_count_rule` (``ldpplan.mechanisms`` does, once)."""
+    global _runtime_lookup
+    _runtime_lookup = lookup
+
+
 def _count_rule(mechanism: str) -> CountRule | None:
     """The ``count_rule`` of the runtime class of ``mechanism`` (None: unknown mechanism or none declared)."""
-    import importlib
-
-    package = importlib.import_module(__package__)   # ldpplan.mechanisms, imported before this module
+    if _runtime_lookup is None:  # pragma: no cover - ldpplan.mechanisms installs it before any use
+        return None
     try:
-        cls = package.runtime_class(mechanism)
+        cls = _runtime_lookup(mechanism)
     except ValueError:
         return None
     return getattr(cls, "count_rule", None)

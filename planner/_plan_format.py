@@ -101,7 +101,8 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
     """The JSON Schema of plan files (``"plan-2.0"``, composed) or one family's part.
 
     ``plan-2.0`` is the envelope (``schemas/plan-2.0.schema.json``) plus, for each
-    registered family, ``if mechanism in family.plan_mechanisms then <family schema>``,
+    registered runtime package (``ldpplan.mechanisms.RUNTIME_PACKAGES``, the planner registry's
+    order), ``if mechanism in its classes' plan mechanisms then <family schema>``,
     where ``schemas/<family>.schema.json`` constrains ``params``, ``guarantee`` and
     ``predicted`` of that family's mechanisms.
     """
@@ -111,20 +112,20 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
 
     if name != "plan-2.0":
         return read(name)
-    from .families import all_families
+    from .. import mechanisms  # the runtime's registry line (the planner's rooms import this module)
 
     schema = read("plan-2.0")
     parts = []
-    for fam in all_families():
+    for package in mechanisms.RUNTIME_PACKAGES:
         try:
-            part = read(fam.name)
+            part = read(package.__name__.rpartition(".")[2])
         except FileNotFoundError:  # pragma: no cover - a family without its own rules
             continue
         part.pop("$schema", None)
-        names = list(fam.plan_mechanisms)
+        names = [m for cls in package.RUNTIME_CLASSES for m in cls.PLAN_FIELDS.mechanisms]
         parts.append({"if": {"properties": {"mechanism": {"enum": names}}, "required": ["mechanism"]}, "then": part})
     schema["allOf"] = parts
-    schema["properties"]["mechanism"]["enum"] = sorted({m for fam in all_families() for m in fam.plan_mechanisms})
+    schema["properties"]["mechanism"]["enum"] = sorted(mechanisms.RUNTIMES)
     return schema
 
 

@@ -275,7 +275,7 @@ def explain_items(plan: Mapping[str, Any] | str | os.PathLike, items) -> dict[st
         plan = _io.read_plan_file(plan)
     if isinstance(items, str):
         items = [x for x in items.split(",") if x.strip()]
-    return family_of_plan(plan).explain_items(plan, list(items))
+    return _families.explain_items(plan, list(items))
 
 
 def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..mechanisms.pckv._core import corrected_mean, theorem4_mean_terms
+
 __all__ = ["truncation_factor", "theorem4_mse", "approximate_mse", "worst_case_mean_mse", "corrected_mean_mse",
            "WorstKey", "worst_case_corrected_mean_mse", "KeyModel"]
 
@@ -78,11 +80,8 @@ def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, fr
     fs = f if sampled_frequencies is None else np.asarray(sampled_frequencies, dtype=float)
     var_f = L * L * b * (1 - b) / (n * (a - b) ** 2) + L * fs * (1 - a - b) / (n * (a - b))
     mse_f = var_f + (fs - f) ** 2
-    delta = (a - b) * fs / L
-    gamma = a * (2 * p - 1) * fs / L
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bias = m * (1 - b - delta) * b / (n * delta ** 2)
-        var_m = (b + delta) / (n * gamma ** 2) + (b * (1 - b) - delta) / (n * delta ** 2) * m ** 2
+    var_m, bias = theorem4_mean_terms(fs, m, a, b, p, L, n)  # the runtime's one copy of (10)-(12)
+    with np.errstate(invalid="ignore", over="ignore"):
         mse_m = np.where(fs > 0, var_m + bias ** 2, np.inf)
     return mse_f, mse_m
 
@@ -162,15 +161,8 @@ _SPAN = 7.0
 
 
 def _corrected_mean(n1, n2, n: float, a: float, b: float, p: float, L: float) -> np.ndarray:
-    """Algorithm 4's mean estimate (the runtime's default ``"corrected"``) from real-valued counts."""
-    f = np.clip(((n1 + n2) / n - b) / (a - b) * L, 1.0 / n, 1.0)
-    alpha, beta = a * p - b / 2.0, a * (1 - p) - b / 2.0
-    det = alpha * alpha - beta * beta
-    r1, r2 = n1 - n * b / 2.0, n2 - n * b / 2.0
-    cap = n * f / L
-    hat1 = np.clip((alpha * r1 - beta * r2) / det, 0.0, cap)
-    hat2 = np.clip((alpha * r2 - beta * r1) / det, 0.0, cap)
-    return L * (hat1 - hat2) / (n * f)
+    """Algorithm 4's mean estimate (the runtime's default ``"corrected"``: its one copy) from real-valued counts."""
+    return corrected_mean(n1, n2, n, a, b, p, L)[1]
 
 
 def corrected_mean_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means,

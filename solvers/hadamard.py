@@ -32,6 +32,15 @@ differ by a factor of two in ``B`` elsewhere, e.g. epsilon = 1: ``B = 1`` vs 2).
 optimal for ``epsilon = O(1)``; for large epsilon ``B ~ e^eps`` brings the error from about
 ``k/n`` down to about ``k/(n e^eps)``.
 
+The solver. :func:`solve_hr` has the shape of every solver here: it checks the budget with
+:func:`~ldpplan.solvers._checks.check_epsilon` and returns a frozen :class:`~ldpplan.solvers.SolveResult`
+(a closed form; the :class:`HadamardNumbers` in ``extra["numbers"]``); :func:`solve_hadamard` returns
+those numbers directly (``ValueError`` on bad input), as before. The channel's formulas (``b``,
+``P``, ``C_x``, the exact epsilon, the transform, the variance and the rule of ``"auto"``) have one
+copy, in the numpy-only runtime (:mod:`ldpplan.mechanisms.hadamard._channel`), re-exported here:
+the planner and the runtime derive every number with the same code; the independent check is the
+exact one (rational ``P``, 60-digit logarithms; the verifier's ``ratio_within``), not a second copy.
+
 All probabilities in a plan are multiples of ``2^-48``: ``P`` is rounded *down* (a smaller ``P`` has
 a smaller ratio), and the plan's epsilon is ``ln(P (2B - 1)/(1 - P))`` of the rounded ``P``, decided
 exactly (60-digit logarithm of the exact rational).
@@ -50,120 +59,42 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from decimal import ROUND_FLOOR, Decimal, localcontext
-from fractions import Fraction
+import time
+from decimal import Decimal
 
 import numpy as np
 
+from ..mechanisms import MAX_DOMAIN_SIZE as MAX_DOMAIN  # the runtime reads domains of at most 2^24 items
+# the channel's formulas: one copy, in the runtime (re-exported here under their public names)
+from ..mechanisms.hadamard._channel import (GRID_STEPS, auto_blocks, block_size, channel_matrix, check_blocks,
+                                            exact_epsilon, fwht, in_set, keep_probability, supports,
+                                            variance_coefficients, worst_l2)
+from ._checks import check_epsilon
+from ._result import STATUS_CLOSED_FORM, Certificate, SolveResult, SolverError
+
 __all__ = ["GRID_STEPS", "MAX_DOMAIN", "block_size", "output_size", "output_bits", "keep_probability",
            "exact_epsilon", "in_set", "channel_matrix", "fwht", "supports", "HadamardNumbers", "solve_hadamard",
-           "block_candidates", "authors_blocks", "randomized_response_l2"]
+           "solve_hr", "SOLVER_NAME", "CERTIFICATE_SOURCE", "block_candidates", "authors_blocks",
+           "randomized_response_l2"]
 
-#: Denominator of the probability grid.
-GRID_STEPS = 2**48
-#: Largest input domain (the runtime reads domains of at most 2^24 items).
-MAX_DOMAIN = 2**24
-#: Digits of the exact computations.
-DIGITS = 60
-
-
-def _check_blocks(blocks: int) -> int:
-    B = int(blocks)
-    if isinstance(blocks, bool) or B != blocks or B < 1 or B & (B - 1):
-        raise ValueError(f"blocks: must be a power of two >= 1 (got {blocks!r})")
-    return B
-
-
-def block_size(k: int, blocks: int = 1) -> int:
-    """``b``: the smallest power of two with ``blocks (b - 1) >= k`` (``blocks = 1``: the smallest above ``k``)."""
-    k, B = int(k), _check_blocks(blocks)
-    if k < 2:
-        raise ValueError(f"k: must be an integer >= 2 (got {k})")
-    return 1 << (-(-k // B)).bit_length()
+#: ``SolveResult.solver`` of :func:`solve_hr`, by the spec's ``blocks``: a number, or ``"auto"``.
+SOLVER_NAME = {
+    "given": "closed form on the 2^-48 grid (P rounded down), exact ln(P (2B-1)/(1-P)); B from the spec",
+    "auto": "closed form on the 2^-48 grid (P rounded down), exact ln(P (2B-1)/(1-P)); B by the smallest "
+            "worst-case l2 over powers of two",
+}
+#: ``Certificate.details["source"]`` of :func:`solve_hr`.
+CERTIFICATE_SOURCE = "Hadamard response, Acharya-Sun-Zhang AISTATS 2019"
 
 
 def output_size(k: int, blocks: int = 1) -> int:
     """``K = B b`` outputs (``B = 1``: ``2^ceil(log2(k + 1))``)."""
-    return _check_blocks(blocks) * block_size(k, blocks)
+    return check_blocks(blocks) * block_size(k, blocks)
 
 
 def output_bits(k: int, blocks: int = 1) -> int:
     """Bits of one report: ``log2 K`` (at most ``log2 k + 2``)."""
     return output_size(k, blocks).bit_length() - 1
-
-
-def keep_probability(epsilon: float, blocks: int = 1) -> float:
-    """``P = e^eps/(e^eps + 2B - 1)`` rounded down to the ``2^-48`` grid, at most ``1 - 2^-48``.
-
-    Computed with 60 significant digits (a tie would need the exact value within ``10^-45`` of a
-    grid point), so the value is the same on every platform and equal to the runtime's.
-
-    Raises
-    ------
-    ValueError
-        For a non-finite or non-positive epsilon, or ``blocks`` not a power of two.
-    """
-    eps, B = float(epsilon), _check_blocks(blocks)
-    if not (math.isfinite(eps) and eps > 0.0):
-        raise ValueError(f"epsilon: must be finite and > 0 (got {epsilon!r})")
-    eps = min(eps, 100.0 + math.log(2 * B))  # beyond, (2B - 1)/(e^eps + 2B - 1) < 2^-48: the value is 1 - 2^-48
-    with localcontext() as ctx:
-        ctx.prec = DIGITS
-        e = Decimal(eps).exp()
-        steps = int((e / (e + 2 * B - 1) * GRID_STEPS).to_integral_value(rounding=ROUND_FLOOR))
-    return min(steps, GRID_STEPS - 1) / GRID_STEPS
-
-
-def exact_epsilon(p: float, blocks: int = 1) -> Decimal:
-    """``ln(P (2B - 1)/(1 - P))`` of the grid value ``P`` (nats, 60 digits): the channel's epsilon exactly."""
-    r = Fraction(p) * (2 * _check_blocks(blocks) - 1) / (1 - Fraction(p))
-    with localcontext() as ctx:
-        ctx.prec = DIGITS
-        return Decimal(r.numerator).ln() - Decimal(r.denominator).ln()
-
-
-def in_set(x, y, b: int) -> np.ndarray:
-    """``y in C_x`` for blocks of size ``b`` (broadcasts): same block, and ``popcount(t & u)`` even."""
-    x, y = np.asarray(x, dtype=np.int64), np.asarray(y, dtype=np.int64)
-    block, t = np.divmod(x, b - 1)
-    return (y // b == block) & ((np.bitwise_count((t + 1) & (y % b)) & 1) == 0)
-
-
-def channel_matrix(k: int, p: float, blocks: int = 1) -> np.ndarray:
-    """``Q[x, y]``, shape ``(k, K)``: ``P/s`` on ``C_x``, ``(1 - P)/(K - s)`` elsewhere (small domains)."""
-    b = block_size(k, blocks)
-    K, s = blocks * b, b // 2
-    inside = in_set(np.arange(k)[:, None], np.arange(K)[None, :], b)
-    return np.where(inside, p / s, (1.0 - p) / (K - s))
-
-
-def fwht(values) -> np.ndarray:
-    """Fast Walsh-Hadamard transform ``H_b v`` (Sylvester order) along the last axis (length a power of 2).
-
-    Integer input stays integer (exact); ``O(b log b)`` per row.
-    """
-    v = np.array(values, copy=True)
-    b = v.shape[-1]
-    if b < 1 or b & (b - 1):
-        raise ValueError(f"fwht: the length must be a power of two (got {b})")
-    lead = v.shape[:-1]
-    h = 1
-    while h < b:
-        w = v.reshape(*lead, -1, 2, h)
-        a = w[..., 0, :].copy()
-        w[..., 0, :] += w[..., 1, :]
-        w[..., 1, :] = a - w[..., 1, :]
-        h *= 2
-    return v
-
-
-def supports(counts, k: int, blocks: int = 1) -> np.ndarray:
-    """``sum z`` for each item: reports in ``C_x`` minus reports in ``x``'s block outside ``C_x`` (int64, exact)."""
-    b = block_size(k, blocks)
-    t = fwht(np.asarray(counts, dtype=np.int64).reshape(int(blocks), b))
-    x = np.arange(k)
-    block, pos = np.divmod(x, b - 1)
-    return t[block, pos + 1]
 
 
 def randomized_response_l2(epsilon: float, k: int, n: int = 1) -> float:
@@ -215,13 +146,11 @@ class HadamardNumbers:
 
     def variance_coefficients(self) -> tuple[float, float, float]:
         """``(c0, c_block, c1)`` of ``n Var f_hat(x) = c0 + c_block F_j + c1 f(x)`` (``c1 = -1``)."""
-        d = self.keep_probability - self.q
-        return 2.0 * self.q / (d * d), 1.0 / d, -1.0
+        return variance_coefficients(self.keep_probability, self.blocks)
 
     def worst_l2(self, n: int = 1) -> float:
         """Largest ``E ||f_hat - f||^2`` over distributions (all users in one full block; ``B = 1``: every one)."""
-        c0, cb, c1 = self.variance_coefficients()
-        return (self.domain_size * c0 + cb * min(self.block_size - 1, self.domain_size) + c1) / n
+        return worst_l2(self.keep_probability, self.domain_size, self.blocks, n)
 
 
 def block_candidates(k: int) -> list[int]:
@@ -242,43 +171,74 @@ def authors_blocks(epsilon: float, k: int) -> int:
 def _numbers(epsilon: float, k: int, B: int) -> HadamardNumbers:
     p = keep_probability(epsilon, B)
     if not p > (1.0 - p) / (2 * B - 1):
-        raise ValueError(f"epsilon: {float(epsilon)!r} is too small for the 2^-48 probability grid with {B} blocks "
-                         "(P rounds down to (1 - P)/(2B - 1): the estimator would divide by zero)")
+        raise SolverError(f"epsilon: {float(epsilon)!r} is too small for the 2^-48 probability grid with {B} blocks "
+                          "(P rounds down to (1 - P)/(2B - 1): the estimator would divide by zero)")
     b = block_size(k, B)
     return HadamardNumbers(float(epsilon), k, B, b, B * b, p, exact_epsilon(p, B))
 
 
-def solve_hadamard(epsilon: float, domain_size: int, blocks: int | str = "auto") -> HadamardNumbers:
-    """The grid numbers of the Hadamard response for ``epsilon`` over ``domain_size`` items.
+def solve_hr(epsilon: float, domain_size: int, blocks: int | str = "auto") -> SolveResult:
+    """The grid numbers of the Hadamard response for ``epsilon`` over ``domain_size`` items, as a solver result.
 
     Parameters
     ----------
     epsilon : float
-        Budget (nats).
+        Budget (nats), finite and > 0 (:func:`~ldpplan.solvers._checks.check_epsilon`).
     domain_size : int
         ``k``, 2 .. 2^24.
     blocks : int or "auto"
         ``B`` (a power of two), or ``"auto"``: the candidate (:func:`block_candidates`) with the
-        smallest worst-case total squared error (ties: the smaller ``B``).
+        smallest worst-case total squared error (ties: the smaller ``B``;
+        :func:`ldpplan.mechanisms.hadamard._channel.auto_blocks`, the rule the runtime re-checks).
+
+    Returns
+    -------
+    SolveResult
+        ``status`` ``"closed_form"``; ``objective`` the worst-case total squared error times ``n``
+        (squared frequency x users, :meth:`HadamardNumbers.worst_l2` at ``n = 1``); ``parameters``
+        ``epsilon, domain_size, blocks, block_size, output_size, keep_probability`` (``B``, ``b``,
+        ``K``, ``P`` spelled out, as in a plan's ``params``); ``certificate`` a closed form;
+        ``extra["numbers"]`` the :class:`HadamardNumbers` and ``extra["epsilon_exact"]`` the exact
+        ``ln(P (2B-1)/(1-P))`` (Decimal, nats).
+
+    Raises
+    ------
+    SolverError
+        A bad epsilon or ``blocks``, ``domain_size`` out of range, or an epsilon too small for the
+        grid; the message names the field.
+
+    References
+    ----------
+    Acharya, Sun & Zhang, AISTATS 2019 (arXiv:1802.04705): the general Hadamard response.
+    """
+    start = time.perf_counter()
+    epsilon = check_epsilon(epsilon, error=SolverError)
+    k = int(domain_size)
+    if not 2 <= k <= MAX_DOMAIN:
+        raise SolverError(f"domain_size: must be in [2, {MAX_DOMAIN}] (got {k})")
+    try:
+        B = auto_blocks(epsilon, k) if blocks == "auto" else check_blocks(blocks)
+    except ValueError as exc:
+        raise SolverError(str(exc)) from None
+    numbers = _numbers(epsilon, k, B)  # "auto" with no B on the grid: B = 1, which raises naming the grid
+    objective = numbers.worst_l2(1)
+    params = {"epsilon": numbers.epsilon, "domain_size": k, "blocks": B, "block_size": numbers.block_size,
+              "output_size": numbers.output_size, "keep_probability": numbers.keep_probability}
+    return SolveResult(STATUS_CLOSED_FORM, objective, params,
+                       Certificate("closed form", objective, objective, {"source": CERTIFICATE_SOURCE}),
+                       SOLVER_NAME["auto" if blocks == "auto" else "given"], time.perf_counter() - start,
+                       {"numbers": numbers, "epsilon_exact": numbers.epsilon_exact})
+
+
+def solve_hadamard(epsilon: float, domain_size: int, blocks: int | str = "auto") -> HadamardNumbers:
+    """The :class:`HadamardNumbers` of :func:`solve_hr` (kept for its callers; ``ValueError`` on bad input).
 
     Raises
     ------
     ValueError
-        ``domain_size`` out of range, a bad ``blocks``, or an epsilon too small for the grid.
+        As :func:`solve_hr`'s ``SolverError``, with the same message.
     """
-    k = int(domain_size)
-    if not 2 <= k <= MAX_DOMAIN:
-        raise ValueError(f"domain_size: must be in [2, {MAX_DOMAIN}] (got {k})")
-    if blocks != "auto":
-        return _numbers(epsilon, k, _check_blocks(blocks))
-    best = None
-    for B in block_candidates(k):
-        try:
-            cand = _numbers(epsilon, k, B)
-        except ValueError:
-            continue
-        if best is None or cand.worst_l2() < best.worst_l2():
-            best = cand
-    if best is None:
-        return _numbers(epsilon, k, 1)  # raises, naming the grid
-    return best
+    try:
+        return solve_hr(epsilon, domain_size, blocks).extra["numbers"]
+    except SolverError as exc:
+        raise ValueError(str(exc)) from None

@@ -3,7 +3,7 @@
 It implements both contracts (runtime protocol and planner Family protocol) in the
 smallest honest way, so the generic CLI/API glue can be tested before (and
 independently of) the real families. Registered by :func:`registered` (monkeypatching
-``ldpplan.planner.families.REGISTRY`` to ``("toy",)``, this module as the room
+``ldpplan.planner.families``' registry line to this module's ``FAMILY``, this module as the room
 ``ldpplan.planner.toy`` and as the family's conformance module ``test_toy_conformance``, and
 ``ldpplan.mechanisms.RUNTIMES``). Its conformance declarations (``AGGREGATE_SPECS``,
 ``interval_specs``, ``exact_claims``, ``PREDICTED_VS_SIMULATED``; ``tests/_family_helpers.py``) are at
@@ -245,7 +245,7 @@ def registered():
 
     with pytest_monkeypatch() as mp:
         # the registry line names the family; its room is ``ldpplan.planner.toy`` (this module)
-        mp.setattr(families, "REGISTRY", ("toy",))
+        mp.setattr(families, "_registry_line", lambda: (FAMILY,))
         mp.setitem(sys.modules, f"{families.__package__}.toy", sys.modules[__name__])
         # its tests' conformance module ``tests/test_toy_conformance.py`` (the declarations below)
         mp.setitem(sys.modules, "test_toy_conformance", sys.modules[__name__])

@@ -1,7 +1,9 @@
-"""The README's console blocks are tested (convention and refresh script: ``docs/readme_blocks.py``).
+"""The console blocks of the README and of ``docs/`` are tested (convention and refresh script:
+``docs/readme_blocks.py``).
 
-The real README runs in the ``slow`` tier; the convention itself is tested here on small
-temporary READMEs with the toy family.
+The real files run in the ``slow`` tier, each in its own session; the convention itself is tested
+here on small temporary READMEs with the toy family. The README's set-up commands are pinned
+verbatim (``.ci/run`` runs the test command).
 """
 from __future__ import annotations
 
@@ -138,41 +140,94 @@ def _ignored_at_root(names) -> list[str]:
     return out.stdout.split()
 
 
+#: The checked files that hold console blocks (README.md and docs/**/*.md), relative to the repository.
+CHECKED = [str(p.relative_to(REPO)) for p in rb.checked_files() if rb.parse(p.read_text(encoding="utf-8"))]
+
+
+def test_the_docs_with_console_blocks_are_checked():
+    """Moving a block out of the README keeps it checked: the README and the family pages hold blocks."""
+    assert CHECKED[0] == "README.md"
+    assert {"docs/families/idue.md", "docs/families/pie.md", "docs/REPORTS.md"} <= set(CHECKED)
+
+
 @pytest.mark.slow
-def test_readme_console_blocks(tmp_path):
-    readme = REPO / "README.md"
-    text = readme.read_text(encoding="utf-8")
+@pytest.mark.parametrize("name", CHECKED)
+def test_readme_console_blocks(name, tmp_path):
+    text = (REPO / name).read_text(encoding="utf-8")
     before = _git_status()
     session = rb.Session(tmp_path)
     failures = [o for b in rb.parse(text) for o in rb.run_block(session, b) if not o.ok]
-    assert not failures, "README console blocks differ (refresh: python docs/readme_blocks.py --update):\n\n" + \
-        "\n\n".join(o.describe() for o in failures)
+    assert not failures, f"{name}: console blocks differ (refresh: python docs/readme_blocks.py --update {name}):" \
+        "\n\n" + "\n\n".join(o.describe() for o in failures)
     # issue 19: running the README leaves the repository clean. The test runs in a temporary folder and
     # changes nothing in the checkout; a user running the blocks from the repository root gets files
     # that .gitignore ignores (every file the blocks wrote, checked by name at the root).
     assert _git_status() == before
     written = sorted(p.name for p in (tmp_path / "work").iterdir() if p.is_file())
-    assert written, "the README blocks wrote no file?"
-    if before is not None:
+    if before is not None and written:
         assert _ignored_at_root(written) == written
 
 
 def test_readme_outputs_are_git_ignored_at_the_root():
-    """Every file a README command names as its output (-o, --plot, >) is ignored in the repository root."""
+    """Every file a checked command names as its output (-o, --plot, >) is ignored in the repository root."""
     import shlex
 
     if _git_status() is None:
         pytest.skip("not a git checkout")
     outputs = set()
-    for block in rb.parse((REPO / "README.md").read_text(encoding="utf-8")):
-        for command in block.commands:
-            words = shlex.split(command.text, comments=True)
-            outputs |= {after for word, after in zip(words, words[1:]) if word in ("-o", "--output", "--plot", ">")}
-            if "examples/gss_inputs.py" in command.text:
-                outputs |= {w.rstrip(":;,") for line in command.expected for w in line.split() if "." in w}
+    for name in CHECKED:
+        for block in rb.parse((REPO / name).read_text(encoding="utf-8")):
+            for command in block.commands:
+                words = shlex.split(command.text, comments=True)
+                outputs |= {after for word, after in zip(words, words[1:])
+                            if word in ("-o", "--output", "--plot", ">")}
+                if "examples/gss_inputs.py" in command.text:
+                    outputs |= {w.rstrip(":;,") for line in command.expected for w in line.split() if "." in w}
     outputs = sorted(o for o in outputs if "/" not in o)
     assert len(outputs) >= 15, outputs
     assert _ignored_at_root(outputs) == outputs
+
+
+def _setup_block() -> list[str]:
+    """The lines of the README's first ``sh`` block under "## Set up"."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("\n## Set up\n"):]
+    start = section.index("```sh\n") + len("```sh\n")
+    return section[start:section.index("```", start)].strip("\n").split("\n")
+
+
+def test_readme_set_up_commands_are_verbatim_and_ci_runs_the_test_command():
+    """A fresh machine's two commands stay as they are, and .ci/run ends with the README's test command."""
+    assert _setup_block() == ["pip install '.[planner]' && ldpplan plan --example health",
+                              "pip install -e '.[test]' && pytest"]
+    ci = [ln for ln in (REPO / ".ci" / "run").read_text(encoding="utf-8").split("\n")
+          if ln.strip() and not ln.lstrip().startswith("#")]
+    assert ci[-1] in _setup_block()
+
+
+def test_readme_is_a_few_screens():
+    """Issue 28 point 7: the README leads a newcomer through the flow; the detail lives in docs/."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").split("\n")
+    assert len(lines) <= 250, len(lines)
+    flow = ["ldpplan plan", "ldpplan verify", "ldpplan perturb", "ldpplan aggregate", "ldpplan estimate",
+            "ldpplan simulate", "ldpplan audit", "ldpplan report"]
+    commands = [c.text for b in rb.parse("\n".join(lines)) for c in b.commands]
+    firsts = [next(i for i, c in enumerate(commands) if c.startswith(step)) for step in flow]
+    assert firsts == sorted(firsts), "the README's session runs the flow in order"
+
+
+def test_relative_links_in_the_docs_resolve():
+    """Every relative Markdown link of the README and docs/ names a file that exists."""
+    import re
+
+    broken = []
+    for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", path.read_text(encoding="utf-8")):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            if not (path.parent / target).exists():
+                broken.append(f"{path.relative_to(REPO)}: {target}")
+    assert not broken, broken
 
 
 def test_monte_carlo_output_matches_within_tolerance_and_structure():

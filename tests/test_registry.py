@@ -46,6 +46,14 @@ def test_the_registry_line_names_the_family_folders():
     assert len(names) == len(set(names)) and len(names) >= 4
     # a runtime package without a planner room (or the reverse) is a family half-registered
     assert sorted(names) == list(runtime_families())
+    # the two registry lines (planner: FAMILIES; runtime: RUNTIME_PACKAGES) list the same families in one order,
+    # and each runtime package is a folder of mechanisms/ (nothing is found by walking the disk at run time)
+    from ldpplan.mechanisms import RUNTIME_PACKAGES
+    from ldpplan.planner.families import FAMILIES, all_families
+
+    assert [fam.name for fam in FAMILIES] == [fam.name for fam in all_families()] == list(names)
+    assert [p.__name__ for p in RUNTIME_PACKAGES] == [f"ldpplan.mechanisms.{n}" for n in names]
+    assert {p.parent.name for p in (ROOT / "mechanisms").glob("*/__init__.py")} == set(names)
     rooms = {p.parent.name for p in (ROOT / "planner").glob("*/__init__.py")
              if "FAMILY" in p.read_text(encoding="utf-8")}
     assert rooms == set(names)
@@ -90,31 +98,89 @@ def test_room_functions_have_the_fixed_names(family):
 
 @pytest.mark.parametrize("family", _registry())
 def test_a_family_declares_only_what_is_its_own(family):
-    from ldpplan.planner.families import ModuleFamily
+    from ldpplan.planner.families import ModuleFamily, Room
 
     fam = importlib.import_module(f"ldpplan.planner.{family}").FAMILY
     assert isinstance(fam, ModuleFamily) and fam.name == family
     assert fam.package == f"ldpplan.planner.{family}"
-    assert {f.name for f in dataclasses.fields(fam)} == {"name", "spec_mechanisms", "examples", "package", "runtime"}
+    assert {f.name for f in dataclasses.fields(fam)} == {"name", "spec_mechanisms", "examples", "package", "room",
+                                                         "runtime_classes", "runtime"}
     # the plan mechanisms are the runtime classes' PLAN_FIELDS, in their order
     classes = importlib.import_module(f"ldpplan.mechanisms.{fam.runtime or family}").RUNTIME_CLASSES
+    assert fam.runtime_classes is classes
     assert fam.plan_mechanisms == tuple(m for c in classes for m in c.PLAN_FIELDS.mechanisms)
+    # the operations are the room's own functions (referenced, not looked up by name): a room
+    # function replaced after import would not be called, so the references must be the very objects
+    assert isinstance(fam.room, Room)
+
+    def module(name):
+        return importlib.import_module(f"ldpplan.planner.{family}.{name}")
+
+    fixed = {"build_plan": module("plan").build_plan, "verify": module("verify").verify,
+             "summarize": module("tables").summarize, "simulate": module("simulate").simulate,
+             "options_model": module("simulate").SimulateOptions, "read_inputs": module("inputs").read_inputs,
+             "iter_inputs": module("inputs").iter_inputs, "input_doc": module("inputs").INPUT_DOC,
+             "audit_pairs": module("audit").pairs, "audit_domain": module("audit").domain}
+    claims = module("claims")
+    hooks = {name: getattr(claims, name, None) for name in ("explain_items", "shuffle_randomizer", "report_facts",
+                                                             "report_spec")}
+    assert {f.name for f in dataclasses.fields(Room)} == set(fixed) | set(hooks)
+    for name, value in {**fixed, **hooks}.items():
+        assert getattr(fam.room, name) is value, f"{family}: room.{name}"
+    assert fam.options_model is fixed["options_model"] and fam.input_doc is fixed["input_doc"]
 
 
-def test_family_packages_import_nothing_heavy():
-    # the registry imports every family's __init__ to read the declarations: they stay light
+def test_family_rooms_import_nothing_heavy():
+    # ``import ldpplan.planner`` reads no room (the planner extra's pydantic stays optional, ``ldpplan --help``
+    # stays light); the first registry lookup imports every room, its public modules explicitly, and the
+    # heavy packages stay deferred
     import subprocess
     import sys
 
-    code = ("import sys\nfrom ldpplan.planner import families\nfamilies.spec_mechanisms()\n"
-            "print(sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'cvxpy', 'pydantic', 'matplotlib', "
-            "'pyarrow'}))\n"
-            f"print(sorted(m for m in sys.modules if m.startswith(tuple(f'ldpplan.planner.{{f}}.' for f in {_registry()!r}))))")
+    heavy = ("scipy", "cvxpy", "matplotlib", "pyarrow", "dask", "jsonschema")
+    rooms = f"sorted(m for m in sys.modules if m.startswith(tuple(f'ldpplan.planner.{{f}}' for f in {_registry()!r})))"
+    code = ("import sys\nimport ldpplan.planner\nfrom ldpplan.planner import families\n"
+            f"print({rooms})\nprint('pydantic' in sys.modules)\n"
+            "families.spec_mechanisms()\n"
+            f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))\nprint({rooms})")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
     assert out.returncode == 0, out.stderr
-    heavy, room_modules = out.stdout.strip().splitlines()
-    assert heavy == "[]"
-    assert room_modules == "[]", room_modules  # no spec/plan/... module imported to read a declaration
+    before, pydantic, found, room_modules = out.stdout.strip().splitlines()
+    assert before == "[]" and pydantic == "False"
+    assert found == "[]"
+    # every room's public modules are imported by the registry line's imports (no lookup on first use)
+    for family in _registry():
+        for name in sorted(ROOM_MODULES - {"__init__"}):
+            assert f"'ldpplan.planner.{family}.{name}'" in room_modules, (family, name)
+
+
+def test_the_runtime_imports_nothing_of_the_planner_and_nothing_heavy():
+    # ``import ldpplan.mechanisms`` imports its registry line (every runtime package): numpy only
+    import subprocess
+    import sys
+
+    code = ("import sys\nimport ldpplan.mechanisms as m\nm.RUNTIMES\n"
+            "print(sorted({x.split('.')[0] for x in sys.modules} & {'scipy', 'cvxpy', 'pydantic', 'click', "
+            "'matplotlib', 'pyarrow', 'dask', 'jsonschema'}))\n"
+            "print(sorted(x for x in sys.modules if x.startswith(('ldpplan.planner', 'ldpplan.solvers'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd="/")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[]", "[]"]
+
+
+def test_explain_items_names_the_families_with_item_sets():
+    # the registry (not the family object, which sees no other family) names the mechanisms that have them
+    from ldpplan.planner import families
+
+    with_sets = [m for f in families.all_families() if f.has_item_sets for m in f.plan_mechanisms]
+    assert with_sets  # at least one family has item-set budgets
+    without = next(f for f in families.all_families() if not f.has_item_sets)
+    plan = {"mechanism": without.plan_mechanisms[0]}
+    with pytest.raises(families.SpecError) as err:
+        families.explain_items(plan, ["0"])
+    assert all(repr(m) in str(err.value) for m in with_sets) and without.name in str(err.value)
+    with pytest.raises(families.SpecError, match=f"the {without.name} family has none"):
+        without.explain_items(plan, ["0"])
 
 
 # --------------------------------------------------------------------------- each name declared once

@@ -10,9 +10,14 @@ statement, function-level ones included) and fails on
 * an absolute ``ldpplan.*`` import inside a layer (only the namespace root ``planner/_top`` may
   name ``ldpplan``, since it has no parent to be relative to);
 * a relative import that names no file or folder of the tree;
-* an upward arrow: ``mechanisms`` imports nothing of ours, ``solvers`` nothing of ``planner`` or
-  ``mechanisms``;
-* an import cycle between modules.
+* an upward arrow: ``mechanisms`` imports nothing of ours, ``solvers`` nothing of ``planner`` (it
+  may import the runtime's formulas from ``mechanisms``: one copy of each formula, issue 28);
+* an import cycle between modules;
+* a name-built import of our own code (``importlib.import_module``, ``__import__``, ``pkgutil``,
+  ``sys.modules`` lookups): a dispatch the graph cannot see. Every dispatch is an import statement,
+  so every dispatch is an edge of the graph (the registries import the rooms by name:
+  ``planner/families.py``, ``mechanisms/__init__.py``). ``importlib.resources`` (data files) and
+  ``importlib.metadata`` (the version) name no module of ours and are allowed.
 """
 from __future__ import annotations
 
@@ -27,7 +32,8 @@ LAYERS = ("planner", "solvers", "mechanisms")
 #: the repository root plays the namespace package: ``planner/api.py`` is ``ldpplan.planner.api``
 ROOT_PACKAGE = "ldpplan"
 #: what each layer may import from the others (``planner`` uses the public APIs of both)
-ALLOWED = {"planner": {"planner", "solvers", "mechanisms"}, "solvers": {"solvers"}, "mechanisms": {"mechanisms"}}
+ALLOWED = {"planner": {"planner", "solvers", "mechanisms"}, "solvers": {"solvers", "mechanisms"},
+           "mechanisms": {"mechanisms"}}
 
 
 def _modules() -> dict[str, Path]:
@@ -159,3 +165,54 @@ def test_the_graph_has_the_arrows_of_the_design():
 def test_the_cycle_finder_finds_cycles(cycle):
     assert _cycles(cycle, list(cycle)) == [sorted(cycle)]
     assert _cycles({"ldpplan.planner.a": {"ldpplan.planner.b": "x"}}, ["ldpplan.planner.a", "ldpplan.planner.b"]) == []
+
+
+#: ``importlib`` submodules that read data files and metadata, not modules of ours
+DATA_IMPORTLIB = {"importlib.resources", "importlib.metadata"}
+
+
+def _name_built_imports(source: str) -> list[tuple[int, str]]:
+    """``(lineno, what)`` for every way of importing a module by a name built at run time."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ("importlib", "importlib.util", "pkgutil") or alias.name.startswith("pkgutil."):
+                    found.append((node.lineno, f"import {alias.name}"))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "pkgutil" or node.module == "importlib.util":
+                found.append((node.lineno, f"from {node.module} import ..."))
+            elif node.module == "importlib":
+                bad = [a.name for a in node.names if f"importlib.{a.name}" not in DATA_IMPORTLIB]
+                if bad:
+                    found.append((node.lineno, f"from importlib import {', '.join(bad)}"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+            found.append((node.lineno, "__import__(...)"))
+        elif (isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name)
+              and node.value.id == "sys"):
+            found.append((node.lineno, "sys.modules"))
+        elif isinstance(node, ast.Attribute) and node.attr in ("import_module", "find_spec", "iter_modules"):
+            found.append((node.lineno, f".{node.attr}"))
+    return found
+
+
+def test_no_name_built_import_of_our_modules():
+    found = [f"{path.relative_to(ROOT)}:{line}: {what} (import the module by name, in one place)"
+             for path in sorted({*MODULES.values(), *(ROOT / "planner" / "_top").glob("*.py")})
+             for line, what in _name_built_imports(path.read_text(encoding="utf-8"))]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("source", [
+    "import importlib\nimportlib.import_module(f'ldpplan.planner.{name}')",
+    "from importlib import import_module",
+    "import pkgutil",
+    "from pkgutil import iter_modules",
+    "__import__('ldpplan.mechanisms.' + name)",
+    "import sys\nsys.modules[f'{__package__}.{name}']",
+    "from . import mechanisms\nmechanisms.import_module",
+])
+def test_the_dispatch_finder_finds_name_built_imports(source):
+    assert _name_built_imports(source)
+    assert not _name_built_imports("from importlib import resources\nfrom importlib.metadata import version\n"
+                                   "import importlib.metadata\nfrom . import idue, pie\nFAMILIES = (idue.FAMILY,)")

@@ -13,25 +13,77 @@ from .._envelope import MAX_DOMAIN_SIZE
 from .._plan import PlanError
 from .._promises import spec_of, spec_domain, same, is_int, is_number, check_domain
 
-__all__ = ["idue_levels", "IDUE_NOTIONS"]
+__all__ = ["idue_levels", "IDUE_NOTIONS", "shares_to_counts", "items_by_shares"]
 
 #: spec ``notion`` of IDUE -> ``guarantee.notion``.
 IDUE_NOTIONS = {"minid": "MinID-LDP", "avgid": "AvgID-LDP"}
 
 
-def _shares_to_counts(shares: list[float], m: int) -> list[int]:
-    """Largest-remainder split of ``m`` items by ``shares`` (at least one per level): the planner's rule."""
+def shares_to_counts(shares: list[float], m: int) -> list[int]:
+    """Largest-remainder split of ``m`` items by ``shares`` (at least one per level).
+
+    The one copy of the rule: the planner (``ldpplan.planner.idue.spec``) splits a spec's domain
+    with it and the runtime re-derives the split of an embedded spec with it.
+
+    Parameters
+    ----------
+    shares : list of float
+        Each level's share of the domain, summing to 1.
+    m : int
+        Items to split, ``m >= len(shares)``.
+
+    Returns
+    -------
+    list of int
+        Items per level: ``floor(share m)``, the ``m - sum`` left over to the largest remainders
+        (ties: the first level), then an empty level takes one item from the largest.
+    """
     raw = np.array(shares) * m
     counts = np.floor(raw).astype(int)
     rest = m - counts.sum()
     order = np.argsort(-(raw - counts), kind="stable")
     counts[order[:rest]] += 1
-    for i in range(len(counts)):
+    for i in range(len(counts)):  # at least one item per level (taken from the largest level)
         if counts[i] == 0:
             j = int(np.argmax(counts))
             counts[j] -= 1
             counts[i] = 1
     return counts.tolist()
+
+
+_shares_to_counts = shares_to_counts  # the former private name
+
+
+def items_by_shares(shares: list[float], m: int, seed: int, labels: list[str] | None) -> list[list]:
+    """Each level's items when a spec gives shares: :func:`shares_to_counts` over a seeded permutation.
+
+    The one copy of the assignment (planner and runtime): item ``i`` of the domain goes to the level
+    of position ``argsort(perm)[i]`` in ``repeat(levels, counts)``, ``perm`` the permutation of
+    ``numpy.random.default_rng(seed)``.
+
+    Parameters
+    ----------
+    shares : list of float
+        Each level's share, summing to 1.
+    m : int
+        Domain size (``>= len(shares)``).
+    seed : int
+        The spec's ``assignment_seed``.
+    labels : list of str or None
+        The domain's labels (None: items are the indices ``0 .. m-1``).
+
+    Returns
+    -------
+    list of list
+        Per level, its items (labels, or int indices) in domain order.
+    """
+    counts = shares_to_counts(shares, m)
+    perm = np.random.default_rng(int(seed)).permutation(m)
+    level_of = np.repeat(np.arange(len(shares)), counts)[np.argsort(perm)]
+    items: list[list] = [[] for _ in shares]
+    for idx, lvl in enumerate(level_of.tolist()):
+        items[lvl].append(labels[idx] if labels is not None else idx)
+    return items
 
 
 def _idue_by_items(spec: Mapping[str, Any], levels: list) -> tuple[list[list], list[str]]:
@@ -64,13 +116,7 @@ def _idue_by_shares(spec: Mapping[str, Any], levels: list) -> tuple[list[list], 
     seed = spec.get("assignment_seed", 0)
     if not is_int(seed):
         raise PlanError(f"spec.assignment_seed: must be an integer (got {seed!r:.40})")
-    counts = _shares_to_counts(shares, m)
-    perm = np.random.default_rng(int(seed)).permutation(m)
-    level_of = np.repeat(np.arange(len(levels)), counts)[np.argsort(perm)]
-    items: list[list] = [[] for _ in levels]
-    for idx, lvl in enumerate(level_of.tolist()):
-        items[lvl].append(labels[idx] if labels is not None else idx)
-    return items, labels, m
+    return items_by_shares(shares, m, int(seed), labels), labels, m
 
 
 def idue_levels(plan: Mapping[str, Any]) -> tuple[list[str], list[float], np.ndarray]:

@@ -20,7 +20,8 @@ from .._plan import log_fraction
 from .._protocol import Estimate
 from .._sampling import check_rng, uniform_below, uniform_bits, uniform_unit
 
-__all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "mean_variance", "composed_ratio", "key_budget",
+__all__ = ["KeyValueUsers", "sample_pairs", "estimate_from_counts", "corrected_mean", "theorem4_mean_terms",
+           "mean_variance", "composed_ratio", "key_budget",
            "value_budget", "ESTIMATORS", "exact_ratios", "exceeds_exactly"]
 
 #: Estimators of :func:`estimate_from_counts` (first = default).
@@ -303,16 +304,82 @@ def estimate_from_counts(n: int, n1, n2, a: float, b: float, p: float, padding_l
             m = (n1 - n2) * (a - b) / (a * (2 * p - 1) * (n1 + n2 - nf * b))  # (8)
         return Estimate(frequency=f, mean=m, method=method, n=int(n), std_error=std, variance=fvar,
                         mean_variance=mean_variance(f, m, a, b, p, L, nf))
-    f = np.clip(f, 1.0 / nf, 1.0)
-    alpha, beta = a * p - b / 2.0, a * (1 - p) - b / 2.0                    # A of (13)
-    det = alpha * alpha - beta * beta
-    r1, r2 = n1 - nf * b / 2.0, n2 - nf * b / 2.0
-    cap = nf * f / L
-    hat1 = np.clip((alpha * r1 - beta * r2) / det, 0.0, cap)
-    hat2 = np.clip((alpha * r2 - beta * r1) / det, 0.0, cap)
-    m = L * (hat1 - hat2) / (nf * f)                                         # (14)
+    f, m = corrected_mean(n1, n2, nf, a, b, p, L)
     return Estimate(frequency=f, mean=m, method=method, n=int(n), std_error=std, variance=fvar,
                     mean_variance=mean_variance(f, m, a, b, p, L, nf))
+
+
+def corrected_mean(n1, n2, n: float, a: float, b: float, p: float, padding_length: float
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    r"""Algorithm 4's frequency and mean estimates from (real-valued) counts: the one copy.
+
+    ``f`` by eq. (7) clipped to ``[1/n, 1]``; the calibrated counts of Lemma 1 eq. (13) clipped to
+    ``[0, n f / L]``; the mean by eq. (14), in ``[-1, 1]``. The runtime's ``"corrected"`` estimate
+    (:func:`estimate_from_counts`) and the planner's prediction of its error
+    (``ldpplan.solvers.pckv.corrected_mean_mse``, which integrates it over a normal model of the
+    counts) both call this.
+
+    Parameters
+    ----------
+    n1, n2 : array_like of float, same shape
+        Counts of reports supporting ``<k, 1>`` and ``<k, -1>``.
+    n : float
+        Users.
+    a, b, p : float
+        The perturbation probabilities.
+    padding_length : float
+        ``L``.
+
+    Returns
+    -------
+    (f, m) : tuple of ndarray
+        Frequencies (fractions of users) and means (value units), the shape of ``n1``.
+
+    References
+    ----------
+    PCKV (Gu et al., USENIX Security 2020), eq. (7), Lemma 1 eq. (13), Algorithm 4, eq. (14).
+    """
+    L = float(padding_length)
+    f = np.clip(((n1 + n2) / n - b) / (a - b) * L, 1.0 / n, 1.0)           # (7), clipped
+    alpha, beta = a * p - b / 2.0, a * (1 - p) - b / 2.0                    # A of (13)
+    det = alpha * alpha - beta * beta
+    r1, r2 = n1 - n * b / 2.0, n2 - n * b / 2.0
+    cap = n * f / L
+    hat1 = np.clip((alpha * r1 - beta * r2) / det, 0.0, cap)
+    hat2 = np.clip((alpha * r2 - beta * r1) / det, 0.0, cap)
+    return f, L * (hat1 - hat2) / (n * f)                                    # (14)
+
+
+def theorem4_mean_terms(sampled_frequencies, means, a: float, b: float, p: float, padding_length: float,
+                        n: float) -> tuple[np.ndarray, np.ndarray]:
+    r"""Theorem 4's variance (11) and bias (10) of the mean estimate (8): the one copy.
+
+    With ``delta = (a-b) f_s / L`` and ``gamma = a (2p-1) f_s / L`` (eq. (12)):
+    ``Var = (b + delta)/(n gamma^2) + (b (1-b) - delta)/(n delta^2) m^2`` and
+    ``bias = m (1 - b - delta) b/(n delta^2)``. The runtime's standard errors (:func:`mean_variance`)
+    and the planner's predictions (``ldpplan.solvers.pckv.theorem4_mse``) both take them here.
+
+    Parameters: as :func:`mean_variance`'s, unclipped: ``sampled_frequencies`` are ``f_s`` (``0``
+    gives ``inf``/``nan``), ``means`` the ``m`` in [-1, 1] (shape ``(d,)`` both).
+
+    Returns
+    -------
+    (var, bias) : tuple of ndarray, shape (d,)
+        Squared value units and value units.
+
+    References
+    ----------
+    PCKV (Gu et al., USENIX Security 2020), Theorem 4, eq. (10)-(12).
+    """
+    L = float(padding_length)
+    fs = np.asarray(sampled_frequencies, dtype=np.float64)
+    m = np.asarray(means, dtype=np.float64)
+    delta = (a - b) * fs / L
+    gamma = a * (2 * p - 1) * fs / L
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = (b + delta) / (n * gamma ** 2) + (b * (1 - b) - delta) / (n * delta ** 2) * m ** 2
+        bias = m * (1 - b - delta) * b / (n * delta ** 2)
+    return var, bias
 
 
 def mean_variance(f, m, a: float, b: float, p: float, padding_length: float, n: float) -> MeanVariance:
@@ -343,8 +410,5 @@ def mean_variance(f, m, a: float, b: float, p: float, padding_length: float, n: 
     fs = np.clip(np.asarray(f, dtype=np.float64), 1.0 / n, 1.0)
     mm = np.asarray(m, dtype=np.float64)
     mm = np.clip(np.where(np.isfinite(mm), mm, 0.0), -1.0, 1.0)
-    delta = (a - b) * fs / L
-    gamma = a * (2 * p - 1) * fs / L
-    var = (b + delta) / (n * gamma * gamma) + (b * (1 - b) - delta) / (n * delta * delta) * mm * mm
-    bias = mm * (1 - b - delta) * b / (n * delta * delta)
+    var, bias = theorem4_mean_terms(fs, mm, a, b, p, L, n)
     return MeanVariance(np.sqrt(np.maximum(var, 0.0) + bias * bias), source="PCKV Theorem 4, eq. (10)-(12)")

@@ -4,6 +4,11 @@ The runtime's float64 privacy map (:meth:`ldpplan.mechanisms.pie._base.KaryRRBas
 accepts a claim that is clearly on the safe side; a claim within a few ulps of the float value
 is decided here, exactly, so that a claim one float step below the numbers is refused and the
 planner's claims (the exact values rounded toward the safe side) load.
+
+This is the one copy of the exact guarantee: the planner (``ldpplan.planner.pie._exact``) writes its
+claims from it and its verifier recomputes them with it. The independent second path is not a
+copy but a different arithmetic: the float64 maps (:func:`._channel.pie_alpha_bits` in the runtime,
+:mod:`ldpplan.solvers.pie` in the planner's solver) against these rationals and 60-digit decimals.
 """
 from __future__ import annotations
 
@@ -19,13 +24,13 @@ __all__ = ["exact_pie_guarantee", "DIGITS"]
 DIGITS = 60
 
 
-def exact_pie_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,
+def exact_pie_guarantee(mu: float | Fraction, symbols: int, domain_size: int, n: int, releases: int,
                         max_prior: float | Fraction) -> dict[str, Any]:
-    """``epsilon``, ``alpha_bits``, ``alpha_nats`` and ``bayes`` (None when vacuous) of the channel, exactly.
+    """The guarantee of a grid channel, exactly: rationals, then :data:`DIGITS`-digit decimal logarithms.
 
     Parameters
     ----------
-    mu : float
+    mu : float or Fraction
         Keep probability (a dyadic rational), ``1/symbols < mu < 1``.
     symbols : int
         ``|X|`` (RR) or ``g`` (GLH).
@@ -35,8 +40,11 @@ def exact_pie_guarantee(mu: float, symbols: int, domain_size: int, n: int, relea
 
     Returns
     -------
-    dict of Decimal
-        Nats for ``epsilon`` and ``alpha_nats``; bits for ``alpha_bits``.
+    dict
+        ``ratio`` (Fraction, ``e^eps = mu (k - 1)/(1 - mu)``), ``epsilon`` (nats), ``theta``
+        (``(k mu - 1)/(k - 1)``), ``mechanism_bits``, ``ldp_bits``, ``alpha_bits``, ``alpha_nats``,
+        ``prior_bits`` and ``bayes`` (Cor. 3.9, raw; ``None`` when ``max_prior = 1``), all Decimal
+        except ``ratio``.
 
     References
     ----------
@@ -59,4 +67,5 @@ def exact_pie_guarantee(mu: float, symbols: int, domain_size: int, n: int, relea
         prior = Fraction(max_prior)
         prior_bits = -log_fraction(prior) / ln2 if prior < 1 else Decimal(0)
         bayes = 1 - (alpha + 1) / prior_bits if prior_bits > 0 else None
-        return {"epsilon": eps, "alpha_bits": alpha, "alpha_nats": alpha * ln2, "bayes": bayes}
+        return {"ratio": ratio, "epsilon": eps, "theta": th, "mechanism_bits": mech, "ldp_bits": ldp,
+                "alpha_bits": alpha, "alpha_nats": alpha * ln2, "prior_bits": prior_bits, "bayes": bayes}

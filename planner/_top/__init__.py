@@ -20,21 +20,13 @@ True
 """
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 __all__ = ["make_plan", "verify_plan", "load", "secure_rng", "__version__"]
 
-_LAZY = {
-    "make_plan": ("ldpplan.planner.api", "make_plan"),
-    "verify_plan": ("ldpplan.planner.api", "verify_plan"),
-    "load": ("ldpplan.mechanisms", "load"),
-    "secure_rng": ("ldpplan.mechanisms", "secure_rng"),
-}
-
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # deferred: stdlib, 30 ms (``import ldpplan``)
 
     try:
         return version("ldpplan")
@@ -42,22 +34,41 @@ def _version() -> str:
         return "0+unknown"
 
 
+def _planner_api() -> Any:
+    """``ldpplan.planner.api``, or an ImportError of one line naming the extra to install."""
+    try:
+        from .planner import api  # deferred: pydantic, click (the extra ``ldpplan[planner]``) and numpy
+    except ImportError as exc:
+        from ._cli import missing_planner_dependency
+
+        message = missing_planner_dependency(exc)
+        if message is None:
+            raise
+        raise ImportError(message, name=exc.name) from None
+    return api
+
+
 def __getattr__(name: str) -> Any:
+    # Each name is a plain import of the module that defines it, deferred so that ``import ldpplan``
+    # stays free of numpy (the runtime) and of the planner's extra (pydantic, cvxpy, scipy).
     if name == "__version__":
         return _version()
-    if name in _LAZY:
-        module, attr = _LAZY[name]
-        try:
-            return getattr(importlib.import_module(module), attr)
-        except ImportError as exc:
-            from ._cli import missing_planner_dependency
+    if name == "make_plan":
+        return _planner_api().make_plan
+    if name == "verify_plan":
+        return _planner_api().verify_plan
+    if name in ("load", "secure_rng", "mechanisms"):
+        import ldpplan.mechanisms as mechanisms  # deferred: numpy (``from . import`` would recurse into here)
 
-            message = missing_planner_dependency(exc)
-            if message is None:
-                raise
-            raise ImportError(message, name=exc.name) from None
-    if name in ("planner", "solvers", "mechanisms"):
-        return importlib.import_module(f"ldpplan.{name}")
+        return {"load": mechanisms.load, "secure_rng": mechanisms.secure_rng, "mechanisms": mechanisms}[name]
+    if name == "planner":
+        import ldpplan.planner as planner  # deferred: pydantic, click, numpy (as above)
+
+        return planner
+    if name == "solvers":
+        import ldpplan.solvers as solvers  # deferred: numpy, scipy, cvxpy (as above)
+
+        return solvers
     raise AttributeError(f"module 'ldpplan' has no attribute {name!r}")
 
 

@@ -10,7 +10,9 @@ Modules: :mod:`.spec`, :mod:`.plan` (``build_plan``), :mod:`.verify`, :mod:`.cla
 """
 from __future__ import annotations
 
-from ..families import ModuleFamily
+from ...mechanisms import hadamard as _runtime
+from .._family import ModuleFamily, Room
+from . import audit, claims, inputs, plan, simulate, tables, verify
 from .._gss import gss_labels
 
 __all__ = ["FAMILY", "EXAMPLES"]
@@ -28,5 +30,12 @@ EXAMPLES: dict[str, dict] = {
     },
 }
 
-#: The Hadamard-response implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(name="hadamard", spec_mechanisms=("hr",), examples=EXAMPLES, package=__name__)
+#: The Hadamard-response implementation of :class:`ldpplan.planner._family.Family`.
+_ROOM = Room(build_plan=plan.build_plan, verify=verify.verify, summarize=tables.summarize,
+             simulate=simulate.simulate, options_model=simulate.SimulateOptions,
+             read_inputs=inputs.read_inputs, iter_inputs=inputs.iter_inputs, input_doc=inputs.INPUT_DOC,
+             audit_pairs=audit.pairs, audit_domain=audit.domain,
+             report_facts=claims.report_facts,
+             report_spec=claims.report_spec)
+FAMILY = ModuleFamily(name="hadamard", spec_mechanisms=("hr",), examples=EXAMPLES, package=__name__,
+                      runtime_classes=_runtime.RUNTIME_CLASSES, room=_ROOM)

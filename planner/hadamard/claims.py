@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import copy
 import math
-from decimal import Decimal
 from typing import Any, Mapping
 
-from ...solvers.hadamard import HadamardNumbers, authors_blocks, randomized_response_l2, solve_hadamard
+from ...mechanisms.hadamard import NOTION  # ``guarantee.notion``: "LDP" (the runtime checks it)
+from ...solvers import SolverError
+from ...solvers.hadamard import HadamardNumbers, authors_blocks, randomized_response_l2, solve_hr
+from .._exact import float_up
 from .._plan_format import predicted
 from .._report import Bound, ReportFacts
 
@@ -22,17 +24,13 @@ _VAR = "Hadamard response: n Var f_hat(x) = (2q + (P-q) F_j)/(P-q)^2 - f(x), q =
 _UNIT = "squared frequency (sum over the k items of E[(f_hat(x) - f(x))^2])"
 
 
-def claimed_epsilon(exact: Decimal) -> float:
-    """The smallest float at or above the exact epsilon (the claim rounded toward the safe side)."""
-    value = float(exact)
-    while Decimal(value) < exact:
-        value = math.nextafter(value, math.inf)
-    return value
+#: The claim of an exact epsilon: the smallest float at or above it (toward the safe side; ``planner._exact.float_up``).
+claimed_epsilon = float_up
 
 
 def guarantee_of(numbers: HadamardNumbers) -> dict[str, Any]:
     """``{"notion": "LDP", "epsilon": ln(P (2B-1)/(1-P)) rounded up, "sources"}``."""
-    return {"notion": "LDP", "epsilon": claimed_epsilon(numbers.epsilon_exact), "sources": SOURCES}
+    return {"notion": NOTION, "epsilon": claimed_epsilon(numbers.epsilon_exact), "sources": SOURCES}
 
 
 def _worst(numbers: HadamardNumbers, users: int | None) -> dict[str, Any]:
@@ -69,8 +67,8 @@ def baselines_of(numbers: HadamardNumbers, users: int | None) -> list[dict[str, 
     for name, B in (("HR, B = 1 (basic)", 1), ("HR, authors' B = 2^floor(log2 min(e^eps, 2k))", authors_blocks(eps, k))):
         if B != numbers.blocks and all(b.get("blocks") != B for b in out):
             try:
-                other = solve_hadamard(eps, k, B)
-            except ValueError:  # too small an epsilon for the grid with this B
+                other = solve_hr(eps, k, B).extra["numbers"]
+            except SolverError:  # too small an epsilon for the grid with this B
                 continue
             out.append({"name": name, "guarantee": f"{eps:g}-LDP", "blocks": B, "predicted": _worst(other, users)})
     return out

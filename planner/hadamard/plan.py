@@ -1,11 +1,11 @@
 """Hadamard-response planning: spec -> grid numbers -> plan format 2.0 (verified by ``ModuleFamily.plan``)."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from ...solvers.hadamard import solve_hadamard
+from ...solvers import SolverError
+from ...solvers.hadamard import solve_hr
 from .._plan_format import envelope
 from ..errors import SpecError
 from .claims import baselines_of, guarantee_of, predicted_of
@@ -32,21 +32,17 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     SpecError
         A bad spec, or an epsilon too small for the 2^-48 grid.
     """
-    t0 = time.perf_counter()
     res = parse_spec(raw)
     try:
-        numbers = solve_hadamard(res.spec.epsilon, res.size, res.spec.blocks)
-    except ValueError as exc:
+        solved = solve_hr(res.spec.epsilon, res.size, res.spec.blocks)
+    except SolverError as exc:
         raise SpecError("epsilon", str(exc).removeprefix("epsilon: "), res.spec.epsilon) from None
+    numbers = solved.extra["numbers"]
     params = {"epsilon": res.spec.epsilon, "domain_size": res.size, "blocks": numbers.blocks,
               "block_size": numbers.block_size, "output_size": numbers.output_size,
               "keep_probability": numbers.keep_probability}
-    solver = {"name": "closed form on the 2^-48 grid (P rounded down), exact ln(P (2B-1)/(1-P)); B by the smallest "
-                      "worst-case l2 over powers of two" if res.spec.blocks == "auto" else
-                      "closed form on the 2^-48 grid (P rounded down), exact ln(P (2B-1)/(1-P)); B from the spec",
-              "status": "closed_form",
-              "time_seconds": time.perf_counter() - t0,
-              "certificate": {"kind": "closed form", "source": "Hadamard response, Acharya-Sun-Zhang AISTATS 2019"}}
+    solver = {"name": solved.solver, "status": solved.status, "time_seconds": solved.time_seconds,
+              "certificate": {"kind": solved.certificate.kind, **solved.certificate.details}}
     return envelope(mechanism="hr", domain_size=res.size, labels=res.labels, params=params,
                     guarantee=guarantee_of(numbers), predicted=predicted_of(numbers, res.spec.users),
                     baselines=baselines_of(numbers, res.spec.users), solver=solver, spec=dict(raw))

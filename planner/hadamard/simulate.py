@@ -7,14 +7,15 @@ from typing import Any, Literal, Mapping
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .._common import parse_options, split_list
+from .._common import attach_verification, parse_options, split_list
 from .._report import SimulateOptions as RunOptions
 from .._report import SimulationReport, Table
 from ..errors import InputDataError
 from ... import mechanisms
 from ..data.single import read_single_items, zipf_items
-from ..families import family_of_plan
 from .inputs import iter_inputs
+from .plan import build_plan
+from .verify import verify
 
 __all__ = ["SimulateOptions", "simulate", "SYNTHETIC_USERS"]
 
@@ -60,9 +61,9 @@ def _plans(plan: Mapping[str, Any], n: int, opts: SimulateOptions) -> list[dict]
     """The plan itself, or its spec re-planned at each ``-O epsilons`` (with the data's n)."""
     if not opts.epsilons:
         return [dict(plan)]
-
     spec = {key: v for key, v in dict(plan["spec"]).items() if key not in ("users", "n", "epsilon", "shuffle")}
-    return [family_of_plan(plan).plan(dict(spec, epsilon=e, users=n)) for e in opts.epsilons]
+    plans = [build_plan(dict(spec, epsilon=e, users=n)) for e in opts.epsilons]
+    return [attach_verification(p, verify(p)) for p in plans]  # the room's steps of FAMILY.plan (no [shuffle])
 
 
 def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:

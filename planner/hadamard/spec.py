@@ -18,13 +18,11 @@ from typing import Literal, Optional, Union
 
 from pydantic import AliasChoices, Field, StrictInt, field_validator
 
+from ...mechanisms import MAX_DOMAIN_SIZE as MAX_DOMAIN  # largest domain: the runtime reads at most 2^24 items
 from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
 
 __all__ = ["HadamardSpec", "Resolved", "parse_spec", "MAX_DOMAIN"]
-
-#: Largest domain (the runtime reads domains of at most 2^24 items).
-MAX_DOMAIN = 2**24
 
 
 class HadamardSpec(SpecBase):

@@ -12,7 +12,10 @@ import math
 from fractions import Fraction
 from typing import Any, Mapping
 
-from ...solvers.hadamard import GRID_STEPS, exact_epsilon, solve_hadamard
+from ...mechanisms.hadamard import NOTION
+from ...mechanisms.hadamard._channel import GRID_STEPS, exact_epsilon
+from ...solvers import SolverError
+from ...solvers.hadamard import solve_hr
 from .._exact import log_ratio_slack, ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
@@ -43,8 +46,8 @@ def _spec_mismatch(plan: Mapping[str, Any]):
         if params.get(key) != value:
             return f"params.{key}: must match the embedded spec ({value!r}) (got {params.get(key)!r})", None
     try:
-        numbers = solve_hadamard(res.spec.epsilon, res.size, res.spec.blocks)
-    except ValueError as exc:
+        numbers = solve_hr(res.spec.epsilon, res.size, res.spec.blocks).extra["numbers"]
+    except SolverError as exc:
         return f"spec.epsilon: {exc}", None
     return None, (res, numbers)
 
@@ -67,8 +70,8 @@ def _numbers(params: Mapping[str, Any], numbers) -> str | None:
 def _claims(plan: Mapping[str, Any], res, numbers) -> str | None:
     """Guarantee, predictions and baselines recomputed and compared (floats to 1e-12 relative)."""
     want_g, gu = guarantee_of(numbers), plan["guarantee"]
-    if gu.get("notion") != "LDP" or gu.get("sources") != want_g["sources"]:
-        return f"guarantee.notion: must be 'LDP' with the family's sources (got {gu.get('notion')!r})"
+    if gu.get("notion") != NOTION or gu.get("sources") != want_g["sources"]:
+        return f"guarantee.notion: must be {NOTION!r} with the family's sources (got {gu.get('notion')!r})"
     extra = sorted(set(gu) - set(want_g) - {"shuffled"})
     if extra:
         return f"guarantee.{extra[0]}: not a claim of a Hadamard-response plan"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 
-from ..families import ModuleFamily
+from ...mechanisms import idue as _runtime
+from .._family import ModuleFamily, Room
+from . import audit, claims, inputs, plan, simulate, tables, verify
 
 __all__ = ["FAMILY", "EXAMPLES"]
 
@@ -58,5 +60,13 @@ EXAMPLES: dict[str, dict] = {
 }
 
 
-#: The IDUE / IDUE-PS implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(name="idue", spec_mechanisms=("idue", "idue-ps"), examples=EXAMPLES, package=__name__)
+#: The IDUE / IDUE-PS implementation of :class:`ldpplan.planner._family.Family`.
+_ROOM = Room(build_plan=plan.build_plan, verify=verify.verify, summarize=tables.summarize,
+             simulate=simulate.simulate, options_model=simulate.SimulateOptions,
+             read_inputs=inputs.read_inputs, iter_inputs=inputs.iter_inputs, input_doc=inputs.INPUT_DOC,
+             audit_pairs=audit.pairs, audit_domain=audit.domain,
+             explain_items=claims.explain_items,
+             report_facts=claims.report_facts,
+             report_spec=claims.report_spec)
+FAMILY = ModuleFamily(name="idue", spec_mechanisms=("idue", "idue-ps"), examples=EXAMPLES, package=__name__,
+                      runtime_classes=_runtime.RUNTIME_CLASSES, room=_ROOM)

@@ -45,14 +45,15 @@ from typing import Any, Literal, Mapping, Optional, Union
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
+from ...mechanisms.idue._promises import IDUE_NOTIONS, items_by_shares
 from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
 from ..data import resolve_data_path
 
 __all__ = ["IDUESpec", "LevelSpec", "ResolvedLevels", "parse_idue_spec", "inline_spec", "NOTION_NAMES"]
 
-#: spec ``notion`` -> ``guarantee.notion``
-NOTION_NAMES = {"minid": "MinID-LDP", "avgid": "AvgID-LDP"}
+#: spec ``notion`` -> ``guarantee.notion`` (the runtime's table)
+NOTION_NAMES = IDUE_NOTIONS
 
 
 class LevelSpec(BaseModel):
@@ -164,20 +165,6 @@ def _domain_from_csv(dc: DomainCSV, base: Path) -> tuple[list[str], Path]:
     return sorted(values), path
 
 
-def _shares_to_counts(shares: list[float], m: int) -> list[int]:
-    raw = np.array(shares) * m
-    counts = np.floor(raw).astype(int)
-    rest = m - counts.sum()
-    order = np.argsort(-(raw - counts), kind="stable")
-    counts[order[:rest]] += 1
-    for i in range(len(counts)):  # at least one item per level (taken from the largest level)
-        if counts[i] == 0:
-            j = int(np.argmax(counts))
-            counts[j] -= 1
-            counts[i] = 1
-    return counts.tolist()
-
-
 def _check_common(spec: IDUESpec) -> dict[str, int]:
     seen: dict[str, int] = {}
     for i, lv in enumerate(spec.levels):
@@ -222,7 +209,8 @@ def _by_shares(spec: IDUESpec, base: Path):
     if any(lv.share is None for lv in spec.levels) or any(lv.items is not None for lv in spec.levels):
         raise SpecError("levels", "every level needs 'share' (and no 'items') when 'domain' is given",
                         [lv.share for lv in spec.levels])
-    total = sum(lv.share for lv in spec.levels)
+    shares = [lv.share for lv in spec.levels if lv.share is not None]  # every level's (checked above)
+    total = sum(shares)
     if not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):
         raise SpecError("levels[*].share", "must sum to 1", total)
     if spec.domain is not None and spec.domain_csv is not None:
@@ -242,12 +230,7 @@ def _by_shares(spec: IDUESpec, base: Path):
         m = len(labels)
     if m < len(names):
         raise SpecError("domain", f"must have at least one item per level ({len(names)})", m)
-    counts = _shares_to_counts([lv.share for lv in spec.levels], m)
-    perm = np.random.default_rng(spec.assignment_seed).permutation(m)
-    level_of = np.repeat(np.arange(len(names)), counts)[np.argsort(perm)]
-    items: list[list] = [[] for _ in names]
-    for idx, lvl in enumerate(level_of):
-        items[int(lvl)].append(labels[idx] if labels is not None else idx)
+    items = items_by_shares(shares, m, spec.assignment_seed, labels)
     return items, labels, m, inputs
 
 

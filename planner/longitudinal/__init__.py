@@ -5,11 +5,13 @@ Arcolezi et al., "Improving the utility of locally differentially private protoc
 longitudinal and multidimensional frequency estimates" (2022, arXiv:2111.04636): L-GRR, L-SUE,
 L-OUE, L-OSUE, L-SOUE. One module per concern (:mod:`.spec`, :mod:`.plan`, :mod:`.claims`,
 :mod:`.verify`, :mod:`.inputs`, :mod:`.simulate`, :mod:`.tables`, :mod:`.audit`);
-:data:`FAMILY` implements :class:`ldpplan.planner.families.Family`.
+:data:`FAMILY` implements :class:`ldpplan.planner._family.Family`.
 """
 from __future__ import annotations
 
-from ..families import ModuleFamily
+from ...mechanisms import longitudinal as _runtime
+from .._family import ModuleFamily, Room
+from . import audit, claims, inputs, plan, simulate, tables, verify
 
 __all__ = ["FAMILY", "EXAMPLES"]
 
@@ -28,6 +30,13 @@ EXAMPLES: dict[str, dict] = {
     },
 }
 
-#: The longitudinal implementation of :class:`ldpplan.planner.families.Family`.
+#: The longitudinal implementation of :class:`ldpplan.planner._family.Family`.
+_ROOM = Room(build_plan=plan.build_plan, verify=verify.verify, summarize=tables.summarize,
+             simulate=simulate.simulate, options_model=simulate.SimulateOptions,
+             read_inputs=inputs.read_inputs, iter_inputs=inputs.iter_inputs, input_doc=inputs.INPUT_DOC,
+             audit_pairs=audit.pairs, audit_domain=audit.domain,
+             report_facts=claims.report_facts,
+             report_spec=claims.report_spec)
 FAMILY = ModuleFamily(name="longitudinal", spec_mechanisms=("auto", "l-grr", "l-sue", "l-oue", "l-osue", "l-soue"),
-                      examples=EXAMPLES, package=__name__)
+                      examples=EXAMPLES, package=__name__,
+                      runtime_classes=_runtime.RUNTIME_CLASSES, room=_ROOM)

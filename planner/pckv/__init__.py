@@ -14,7 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..families import ModuleFamily
+from ...mechanisms import pckv as _runtime
+from .._family import ModuleFamily, Room
+from . import audit, claims, inputs, plan, simulate, tables, verify
 
 __all__ = ["FAMILY", "EXAMPLES"]
 
@@ -36,6 +38,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
-#: The PCKV implementation of :class:`ldpplan.planner.families.Family`.
+#: The PCKV implementation of :class:`ldpplan.planner._family.Family`.
+_ROOM = Room(build_plan=plan.build_plan, verify=verify.verify, summarize=tables.summarize,
+             simulate=simulate.simulate, options_model=simulate.SimulateOptions,
+             read_inputs=inputs.read_inputs, iter_inputs=inputs.iter_inputs, input_doc=inputs.INPUT_DOC,
+             audit_pairs=audit.pairs, audit_domain=audit.domain,
+             report_facts=claims.report_facts,
+             report_spec=claims.report_spec)
 FAMILY = ModuleFamily(name="pckv", spec_mechanisms=("pckv", "pckv-ue", "pckv-grr"), examples=EXAMPLES,
-                      package=__name__)
+                      package=__name__,
+                      runtime_classes=_runtime.RUNTIME_CLASSES, room=_ROOM)

@@ -8,12 +8,14 @@ The room's public modules are those of every family (``docs/ARCHITECTURE.md``): 
 :mod:`.plan` (``build_plan``), :mod:`.verify`, :mod:`.claims` (guarantee, predicted, baselines),
 :mod:`.inputs`, :mod:`.simulate` (``SimulateOptions``), :mod:`.tables`, :mod:`.audit`; private
 helpers: ``_solve`` (the RR and GLH candidates), ``_exact`` (the exact guarantee).
-:data:`FAMILY` implements :class:`ldpplan.planner.families.Family`.
+:data:`FAMILY` implements :class:`ldpplan.planner._family.Family`.
 """
 from __future__ import annotations
 
 from .._gss import GSS_FIELDS, gss_labels
-from ..families import ModuleFamily
+from ...mechanisms import pie as _runtime
+from .._family import ModuleFamily, Room
+from . import audit, claims, inputs, plan, simulate, tables, verify
 
 __all__ = ["FAMILY", "EXAMPLES", "gss_labels", "GSS_FIELDS"]
 
@@ -35,5 +37,13 @@ EXAMPLES: dict[str, dict] = {
     },
 }
 
-#: The PIE implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(name="pie", spec_mechanisms=("pie", "rr", "glh"), examples=EXAMPLES, package=__name__)
+#: The PIE implementation of :class:`ldpplan.planner._family.Family`.
+_ROOM = Room(build_plan=plan.build_plan, verify=verify.verify, summarize=tables.summarize,
+             simulate=simulate.simulate, options_model=simulate.SimulateOptions,
+             read_inputs=inputs.read_inputs, iter_inputs=inputs.iter_inputs, input_doc=inputs.INPUT_DOC,
+             audit_pairs=audit.pairs, audit_domain=audit.domain,
+             shuffle_randomizer=claims.shuffle_randomizer,
+             report_facts=claims.report_facts,
+             report_spec=claims.report_spec)
+FAMILY = ModuleFamily(name="pie", spec_mechanisms=("pie", "rr", "glh"), examples=EXAMPLES, package=__name__,
+                      runtime_classes=_runtime.RUNTIME_CLASSES, room=_ROOM)

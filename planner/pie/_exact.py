@@ -4,17 +4,18 @@ Used by :mod:`.plan` to write the claims and by :mod:`.verify` to recompute them
 """
 from __future__ import annotations
 
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from typing import Any
 
-from .._exact import DIGITS, exact, float_down, float_up, log_exact, to_decimal
-from ...mechanisms.pie import hash_prime
+from ...mechanisms.pie import HASH_PRIME, hash_prime
+from ...mechanisms.pie._base import NOTION  # ``guarantee.notion`` of PIE plans (the runtime checks it)
+from ...mechanisms.pie._exact import exact_pie_guarantee
+from .._exact import exact, float_down, float_up
 
 __all__ = ["NOTION", "HASH_PARAMS", "hash_params", "exact_guarantee", "claimed_numbers"]
 
-NOTION = "LDP+PIE"
 #: ``params.hash`` of GLH plans: the runtime's Carter-Wegman family (informational, checked verbatim).
-HASH_PARAMS = {"family": "carter-wegman", "formula": "((a*x + b) mod P) mod g", "prime": 2**31 - 1,
+HASH_PARAMS = {"family": "carter-wegman", "formula": "((a*x + b) mod P) mod g", "prime": HASH_PRIME,
                "seed_per_user": "a in [1, P-1], b in [0, P-1]"}
 
 
@@ -27,7 +28,10 @@ def hash_params(domain_size: int, g: int) -> dict[str, Any]:
 
 def exact_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases: int,
                     max_prior: float) -> dict[str, Any]:
-    """The guarantee of a grid channel, exactly (60 significant digits).
+    """The guarantee of a grid channel, exactly (60 significant digits): the runtime's one copy.
+
+    :func:`ldpplan.mechanisms.pie._exact.exact_pie_guarantee` (rationals, then 60-digit decimal
+    logarithms), after refusing a NaN or infinite ``mu`` or ``max_prior``.
 
     Parameters
     ----------
@@ -46,28 +50,16 @@ def exact_guarantee(mu: float, symbols: int, domain_size: int, n: int, releases:
         ``ldp_bits``, ``alpha_bits``, ``alpha_nats``, ``prior_bits`` and ``bayes`` (Cor. 3.9,
         raw, ``None`` when ``max_prior = 1``), all Decimal except ``ratio``.
 
+    Raises
+    ------
+    ValueError
+        ``mu`` or ``max_prior`` NaN or infinite.
+
     References
     ----------
     Murakami & Takahashi (TDP 2021): Prop. 4.1, Thm. 4.2-4.5, Cor. 3.9.
     """
-    m = exact(mu)
-    ratio = m * (symbols - 1) / (1 - m)
-    theta = (symbols * m - 1) / (symbols - 1)
-    eps = log_exact(ratio)
-    with localcontext() as ctx:
-        ctx.prec = DIGITS + 10
-        ln2 = Decimal(2).ln()
-        log2n = Decimal(n).ln() / ln2
-        log2k = Decimal(domain_size).ln() / ln2
-        th = to_decimal(theta)
-        te = releases * eps
-        mech = releases * th * min(log2n, log2k)
-        ldp = min(te / ln2, te * te / ln2, log2n, releases * log2k)
-        alpha = min(mech, ldp)
-        prior_bits = -log_exact(exact(max_prior)) / ln2 if max_prior < 1 else Decimal(0)
-        bayes = 1 - (alpha + 1) / prior_bits if prior_bits > 0 else None
-        return {"ratio": ratio, "epsilon": eps, "theta": th, "mechanism_bits": mech, "ldp_bits": ldp,
-                "alpha_bits": alpha, "alpha_nats": alpha * ln2, "prior_bits": prior_bits, "bayes": bayes}
+    return exact_pie_guarantee(exact(mu), symbols, domain_size, n, releases, exact(max_prior))
 
 
 def claimed_numbers(ex: dict[str, Any], target: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from typing import Any, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...mechanisms.pie import HASH_PRIME, HASH_PRIME_LARGE  # the GLH runtime's primes (re-exported)
 from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import InputDataError, SpecError
 from ..data import count_pie_users, resolve_data_path, max_prior_from_weights
@@ -35,10 +36,6 @@ from ..data import count_pie_users, resolve_data_path, max_prior_from_weights
 __all__ = ["PIESpec", "Target", "UsersFromData", "ParsedSpec", "parse_spec", "HASH_PRIME", "HASH_PRIME_LARGE",
            "MAX_DOMAIN", "MAX_USERS"]
 
-#: hash family prime of the GLH runtime when ``|X|`` and ``g`` do not exceed it (the default ``g_max``)
-HASH_PRIME = 2**31 - 1
-#: the GLH runtime's prime for larger domains or hash ranges (``|X|`` and ``g`` of a GLH at most this)
-HASH_PRIME_LARGE = 2**61 - 1
 #: largest |X| (k-RR): planning, verification and perturbation take O(1) memory in |X|; aggregate and
 #: estimate are bounded by their memory budget (``--max-memory``)
 MAX_DOMAIN = 2**62

@@ -13,7 +13,9 @@ sampling). This ``__init__`` is the family's one declaration and stays light.
 """
 from __future__ import annotations
 
-from ..families import ModuleFamily
+from ...mechanisms import uldp as _runtime
+from .._family import ModuleFamily, Room
+from . import audit, claims, inputs, plan, simulate, tables, verify
 
 __all__ = ["FAMILY", "EXAMPLES"]
 
@@ -35,5 +37,12 @@ EXAMPLES: dict[str, dict] = {
 
 
 
-#: The ULDP implementation of :class:`ldpplan.planner.families.Family`.
-FAMILY = ModuleFamily(name="uldp", spec_mechanisms=("urr", "urap", "pum"), examples=EXAMPLES, package=__name__)
+#: The ULDP implementation of :class:`ldpplan.planner._family.Family`.
+_ROOM = Room(build_plan=plan.build_plan, verify=verify.verify, summarize=tables.summarize,
+             simulate=simulate.simulate, options_model=simulate.SimulateOptions,
+             read_inputs=inputs.read_inputs, iter_inputs=inputs.iter_inputs, input_doc=inputs.INPUT_DOC,
+             audit_pairs=audit.pairs, audit_domain=audit.domain,
+             report_facts=claims.report_facts,
+             report_spec=claims.report_spec)
+FAMILY = ModuleFamily(name="uldp", spec_mechanisms=("urr", "urap", "pum"), examples=EXAMPLES, package=__name__,
+                      runtime_classes=_runtime.RUNTIME_CLASSES, room=_ROOM)
