@@ -137,10 +137,11 @@ def check_privacy_map(pm: Mapping[str, Any]) -> None:
         kind, item = PRIVACY_MAP_TYPES[key]
         if type(value) is not kind:
             raise ValueError(f"privacy_map.{key}: must be {kind.__name__} (got {type(value).__name__} {value!r:.40})")
-        inner = list(value.values()) if kind is dict else value if kind is list else ()
-        if kind is dict and not all(type(k) is str for k in value):
+        container: Any = value  # of type ``kind``: a dict, a list or a scalar
+        inner = list(container.values()) if kind is dict else container if kind is list else ()
+        if kind is dict and not all(type(k) is str for k in container):
             raise ValueError(f"privacy_map.{key}: keys must be str")
-        if not all(type(v) is item for v in inner):
+        if item is not None and not all(type(v) is item for v in inner):
             raise ValueError(f"privacy_map.{key}: items must be {item.__name__}")
 
 

@@ -16,7 +16,7 @@ Every runtime class (``ldpplan.mechanisms.load(plan)`` returns one) offers:
   against the plan's ``guarantee`` claims;
 * ``channel_matrix()`` where defined: ``Q[x, y] = Pr(Y = y | X = x)`` (rows are inputs).
 
-Runtime objects are immutable (:class:`Frozen`) and have a useful ``repr``.
+Runtime objects are immutable frozen slotted dataclasses (:class:`Frozen`) and have a useful ``repr``.
 
 The one runtime API (issue 18; ``docs/ARCHITECTURE.md`` lists every constructor), which
 ``tests/test_runtime_api.py`` checks for every class in ``RUNTIMES``:
@@ -44,9 +44,9 @@ from ._fit import SimplexFit
 from ._batches import FINGERPRINT, MAX_COUNT, Batch, CountRule, check_int, count_array, duplicate_message
 from ._intervals import SCORE_METHOD, WALD_MEAN_METHOD, FrequencyVariance, MeanVariance, two_sided_z
 
-__all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "check_method", "readonly",
-           "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT", "PrivacyMap", "PRIVACY_MAP_TYPES", "check_privacy_map",
-           "domain_labels", "SimplexFit"]
+__all__ = ["Estimate", "Reports", "Aggregate", "Batch", "CountRule", "Runtime", "Frozen", "set_fields", "check_method",
+           "readonly", "duplicate_message", "AGGREGATE_FORMAT", "MAX_COUNT", "PrivacyMap", "PRIVACY_MAP_TYPES",
+           "check_privacy_map", "domain_labels", "SimplexFit"]
 
 #: ``format`` tag of :meth:`Aggregate.to_dict` documents.
 AGGREGATE_FORMAT = "ldpplan-aggregate/1"
@@ -71,23 +71,51 @@ def check_method(method: str | None, methods: tuple[str, ...]) -> str:
 
 
 class Frozen:
-    """Mixin: attributes can be set only inside ``__init__`` (via ``object.__setattr__``)."""
+    """Base of the runtime objects: no attribute can be set or deleted after ``__init__``.
+
+    A thin base, kept for its public name. Every runtime class (and :class:`Reports`,
+    :class:`Aggregate`) is also declared a frozen slotted dataclass,
+    ``@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)``: its
+    annotated fields are every instance attribute (type checkers see them), its class constants
+    are ``ClassVar``; its hand-written ``__init__`` validates and sets the fields once with
+    :func:`set_fields`, and its ``__repr__`` is hand-written too (``eq=False``: fields hold
+    ndarrays; no ``__dict__``). Such a class calls ``super(Cls, self)``: the zero-argument
+    ``super()`` fails in slotted dataclasses before CPython 3.14.
+
+    Setting or deleting any attribute raises :class:`dataclasses.FrozenInstanceError` (an
+    ``AttributeError``), by this base's methods: they replace the ones ``dataclass`` generates
+    for a slotted subclass (on CPython 3.11 those refer to the class before slots were added and
+    raise TypeError for a name that is not a field), and they hold for a subclass that is not
+    itself a dataclass.
+    """
 
     __slots__ = ()
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__dataclass_fields__" in cls.__dict__:  # the class dataclass(slots=True) builds: keep our methods
+            setattr(cls, "__setattr__", Frozen.__setattr__)
+            setattr(cls, "__delattr__", Frozen.__delattr__)
+
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable (cannot set {name!r})")
+        raise dataclasses.FrozenInstanceError(f"{type(self).__name__} is immutable (cannot set {name!r})")
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable (cannot delete {name!r})")
-
-    def _set(self, **values: Any) -> None:
-        for k, v in values.items():
-            object.__setattr__(self, k, v)
+        raise dataclasses.FrozenInstanceError(f"{type(self).__name__} is immutable (cannot delete {name!r})")
 
 
-@dataclasses.dataclass(frozen=True)
-class Estimate:
+def set_fields(obj: object, **values: Any) -> None:
+    """Set fields of a frozen dataclass ``obj`` from its ``__init__`` (``object.__setattr__``, as dataclasses do).
+
+    The one place runtime objects are written; each name must be a declared field (slots: any
+    other name raises AttributeError).
+    """
+    for name, value in values.items():
+        object.__setattr__(obj, name, value)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Estimate(Frozen):
     """What every runtime's ``estimate`` returns.
 
     Attributes
@@ -231,6 +259,7 @@ class Estimate:
         return out
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class Reports(Frozen):
     """One report per user: named columns of equal length (numpy arrays).
 
@@ -239,14 +268,16 @@ class Reports(Frozen):
     is the number of users; ``to_arrays()`` / ``from_arrays()`` give the columns for files.
     """
 
-    __slots__ = ("mechanism", "columns", "_n")
+    mechanism: str
+    columns: dict[str, np.ndarray]
+    _n: int
 
     def __init__(self, mechanism: str, columns: Mapping[str, Any]) -> None:
         cols = {str(k): readonly(v) for k, v in columns.items()}
         lengths = {k: (v.shape[0] if v.ndim else -1) for k, v in cols.items()}
         if not cols or len(set(lengths.values())) != 1 or -1 in lengths.values():
             raise ValueError(f"reports: every column must be an array with one row per user (got lengths {lengths})")
-        self._set(mechanism=str(mechanism), columns=cols, _n=next(iter(lengths.values())))
+        set_fields(self, mechanism=str(mechanism), columns=cols, _n=next(iter(lengths.values())))
 
     def __len__(self) -> int:
         return int(self._n)
@@ -291,6 +322,7 @@ def _count_rule(mechanism: str) -> CountRule | None:
     return getattr(cls, "count_rule", None)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class Aggregate(Frozen):
     """Sufficient statistics of a set of reports: ``n`` and named count arrays, with their provenance.
 
@@ -325,7 +357,11 @@ class Aggregate(Frozen):
         Naming the field and the rule.
     """
 
-    __slots__ = ("mechanism", "n", "counts", "plan_fingerprint", "batches")
+    mechanism: str
+    n: int
+    counts: dict[str, np.ndarray]
+    plan_fingerprint: str | None
+    batches: tuple[Batch, ...]
     format: ClassVar[str] = AGGREGATE_FORMAT
 
     def __init__(self, mechanism: str, n: int, counts: Mapping[str, Any], *, plan_fingerprint: str | None = None,
@@ -357,7 +393,8 @@ class Aggregate(Frozen):
             if sum(b.rows for b in batches) != n:
                 raise ValueError(f"aggregate.batches: rows must sum to n = {n} "
                                  f"(got {sum(b.rows for b in batches)})")
-        self._set(mechanism=str(mechanism), n=n, counts=cols, plan_fingerprint=plan_fingerprint, batches=batches)
+        set_fields(self, mechanism=str(mechanism), n=n, counts=cols, plan_fingerprint=plan_fingerprint,
+                   batches=batches)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.counts[name]

@@ -10,7 +10,8 @@ array ``bit_counts`` (shape ``(width,)``): eq. (7)'s ``c_k``, the number of ones
 """
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+import dataclasses
+from typing import Any, ClassVar, Iterator, Mapping
 
 import numpy as np
 
@@ -19,7 +20,8 @@ from ._api import domain_labels
 from ._fit import MAX_ITER, TOL, check_options
 from ._bitkernels import bernoulli_entries, bernoulli_rows, column_sums, count_bits, grid_split, hi_tile
 from ._intervals import FrequencyVariance, affine_variance
-from ._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
+from ._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly,
+                        set_fields)
 
 __all__ = ["UnaryReports", "UnaryEncoding", "COUNTS", "CHUNK_BITS", "WORKERS"]
 
@@ -31,6 +33,7 @@ WORKERS = 1
 COUNTS = "bit_counts"
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class UnaryReports(Reports):
     """Bit-packed unary-encoding reports: one column ``bits``.
 
@@ -40,8 +43,6 @@ class UnaryReports(Reports):
         ``np.packbits(y, axis=1, bitorder="little")`` of the report vectors ``y``
         (shape ``(n, width)``), padding bits zero. Read-only.
     """
-
-    __slots__ = ()
 
     @property
     def bits(self) -> np.ndarray:
@@ -98,6 +99,7 @@ def histogram(x, width: int, name: str) -> np.ndarray:
     return c
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class UnaryEncoding(Frozen):
     """Perturbation, aggregation and the eq. (7)/(8) estimator shared by IDUE and IDUE-PS.
 
@@ -134,10 +136,23 @@ class UnaryEncoding(Frozen):
         A malformed ``domain``, shapes differ, or probabilities off the grid or not ``0 < b < a < 1``.
     """
 
-    MECHANISM = ""
-    methods = ("empirical",)
+    MECHANISM: ClassVar[str] = ""
+    methods: ClassVar[tuple[str, ...]] = ("empirical",)
     #: each report sets each bit at most once
-    count_rule = CountRule(at_most_n=((COUNTS,),))
+    count_rule: ClassVar[CountRule] = CountRule(at_most_n=((COUNTS,),))
+
+    mechanism: str
+    labels: list[str] | None
+    domain_size: int
+    m: int
+    width: int
+    a: np.ndarray
+    b: np.ndarray
+    epsilon: np.ndarray
+    padding_length: int | None
+    level_names: tuple[str, ...]
+    _privacy: dict[str, Any]
+    _nbytes: int
 
     def __init__(self, *, domain, a, b, epsilon, padding_length: int | None = None,
                  level_names=(), privacy: Mapping[str, Any] | None = None) -> None:
@@ -150,10 +165,10 @@ class UnaryEncoding(Frozen):
             raise ValueError("a, b and epsilon must have the same length")
         if not (_sampling.on_grid(a) and _sampling.on_grid(b) and np.all((0 < b) & (b < a) & (a < 1))):
             raise ValueError("a and b must be multiples of 2**-48 with 0 < b < a < 1")
-        self._set(mechanism=self.MECHANISM, labels=None if labels is None else list(labels),
-                  domain_size=int(domain_size), m=int(domain_size), width=width, a=a, b=b, epsilon=eps,
-                  padding_length=padding_length, level_names=tuple(level_names),
-                  _privacy=dict(privacy or {}), _nbytes=(width + 7) // 8)
+        set_fields(self, mechanism=self.MECHANISM, labels=None if labels is None else list(labels),
+                   domain_size=int(domain_size), m=int(domain_size), width=width, a=a, b=b, epsilon=eps,
+                   padding_length=padding_length, level_names=tuple(level_names),
+                   _privacy=dict(privacy or {}), _nbytes=(width + 7) // 8)
 
     def __repr__(self) -> str:
         extra = f", padding_length={self.padding_length}" if self.padding_length is not None else ""

@@ -18,8 +18,10 @@ Estimator ("empirical"): ``f_yes = (m_yes / n - (1 - p)) / (2p - 1)``, standard 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from fractions import Fraction
+from typing import ClassVar
 
 import numpy as np
 import pydantic
@@ -27,7 +29,8 @@ import pydantic
 from ldpplan.mechanisms import Aggregate, CountRule, Estimate, PlanError, PlanFields, Reports
 from ldpplan.mechanisms._envelope import read_envelope
 from ldpplan.mechanisms._plan import check_claim, number
-from ldpplan.mechanisms._protocol import Frozen, check_method
+from ldpplan.mechanisms._params import PlanParams
+from ldpplan.mechanisms._protocol import Frozen, check_method, set_fields
 from ldpplan.planner._common import SpecBase, attach_verification, parse_options, spec_from_pydantic
 from ldpplan.planner._exact import SAFETY_MARGIN, exact, log_ratio_slack, ratio_within
 from ldpplan.planner._plan_format import envelope, predicted, validate_plan
@@ -40,21 +43,36 @@ LABELS = ["no", "yes"]
 GRID = 2.0**-48
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ToyRRParams(PlanParams):
+    """``params`` of a toy plan: the keep probability."""
+
+    p: float
+
+
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class ToyRR(Frozen):
     """Binary randomized response (runtime side)."""
 
-    __slots__ = ("mechanism", "p", "epsilon", "labels", "domain_size", "methods")
     #: one answer per report
-    count_rule = CountRule(sums_to_n=(("counts",),))
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("counts",),))
+    Params: ClassVar[type[ToyRRParams]] = ToyRRParams
+
+    mechanism: str
+    p: float
+    epsilon: float
+    labels: list[str]
+    domain_size: int
+    methods: tuple[str, ...]
 
     def __init__(self, *, p: float, epsilon: float) -> None:
-        self._set(mechanism=MECHANISM, p=float(p), epsilon=float(epsilon), labels=list(LABELS), domain_size=2,
-                  methods=("empirical", "clipped"))
+        set_fields(self, mechanism=MECHANISM, p=float(p), epsilon=float(epsilon), labels=list(LABELS), domain_size=2,
+                   methods=("empirical", "clipped"))
 
     def __repr__(self) -> str:
         return f"ToyRR(p={self.p!r}, epsilon={self.epsilon!r})"
 
-    PLAN_FIELDS = PlanFields((MECHANISM,), ())
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields((MECHANISM,), ())
 
     @classmethod
     def from_plan(cls, plan) -> "ToyRR":

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import pickle
 import subprocess
 import sys
 import zipfile
@@ -54,6 +55,8 @@ def test_every_runtime_class_is_importable_and_implements_the_protocol():
     for name in RUNTIMES:
         cls = runtime_class(name)
         assert issubclass(cls, Frozen), f"{name}: runtime classes subclass Frozen"
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, f"{name}: a frozen dataclass"
+        assert "__slots__" in vars(cls), f"{name}: a slotted dataclass (every attribute a declared field)"
         for attr in ("from_plan", "perturb", "aggregate", "estimate", "privacy_map"):
             assert callable(getattr(cls, attr, None)), f"{name}: {attr} missing"
 
@@ -140,6 +143,8 @@ def test_runtime_object_contract(fam, name, request):
             setattr(mech, attr, 1)
     with pytest.raises(AttributeError):
         delattr(mech, "domain_size")
+    assert not hasattr(mech, "__dict__"), "every attribute is a declared field (slots)"
+    assert repr(pickle.loads(pickle.dumps(mech))) == repr(mech)
     text = repr(mech)
     assert " object at 0x" not in text and type(mech).__name__ in text
     # numbers inside runtime objects never change
@@ -369,5 +374,25 @@ def test_estimate_is_a_frozen_record():
     est = Estimate(frequency=[0.5, 0.5], mean=None, method="empirical", n=2)
     with pytest.raises(dataclasses.FrozenInstanceError):
         est.n = 3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        est.a_brand_new_attribute = 3  # type: ignore[attr-defined]
+    assert not hasattr(est, "__dict__") and pickle.loads(pickle.dumps(est)).n == 2
     with pytest.raises(ValueError):
         est.frequency[0] = 1.0
+
+
+def test_reports_and_aggregates_are_frozen_slotted_records():
+    from ldpplan.mechanisms import Aggregate, Batch, Reports
+
+    reports = Reports("any-mechanism", {"y": [1, 0, 1]})
+    agg = Aggregate("any-mechanism", 3, {"y": [1, 2]}, plan_fingerprint="a" * 64,
+                    batches=[Batch(batch_id="b" * 32, digest="sha256:" + "0" * 64, rows=3, source="f.parquet")])
+    for obj, field in ((reports, "columns"), (agg, "n")):
+        assert dataclasses.is_dataclass(obj) and not hasattr(obj, "__dict__")
+        for name in (field, "a_brand_new_attribute"):
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                setattr(obj, name, 1)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            delattr(obj, field)
+    assert pickle.loads(pickle.dumps(agg)) == agg and agg.n == 3 and agg.identified
+    assert len(pickle.loads(pickle.dumps(reports))) == 3

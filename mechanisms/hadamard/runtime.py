@@ -30,7 +30,8 @@ This module imports numpy only (plus the standard library).
 """
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -38,12 +39,14 @@ from .._envelope import MAX_DOMAIN_SIZE, PlanFields, read_domain, read_envelope
 from .._estimators import project_simplex
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, require
-from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method, readonly
+from .._protocol import (Aggregate, CountRule, Estimate, Frozen, Reports, check_method, readonly,
+                         set_fields)
 from .._sampling import bernoulli_iid, check_rng, on_grid, uniform_below
 from .._api import domain_labels, report_columns
 from .._fit import TOL, MAX_ITER, check_options
 from ._channel import (block_size, check_items, exact_epsilon, in_set, keep_probability,
                        realized_epsilon, supports)
+from ._params import HadamardResponseParams
 from ._promises import hadamard_promises
 from . import _channel
 
@@ -57,6 +60,7 @@ _SOURCE = ("Hadamard response, Acharya-Sun-Zhang AISTATS 2019: n Var = (2q + (P-
            "(F_j: the block's mass, plugged in from its estimate when B > 1)")
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class HadamardResponse(Frozen):
     """The Hadamard response over ``k`` items with ``B`` blocks (``B = 1``: the basic scheme).
 
@@ -90,11 +94,21 @@ class HadamardResponse(Frozen):
     with Little Communication", AISTATS 2019 (arXiv:1802.04705).
     """
 
-    mechanism = "hr"
-    methods: tuple[str, ...] = ("empirical", "projected")
+    mechanism: ClassVar[str] = "hr"
+    methods: ClassVar[tuple[str, ...]] = ("empirical", "projected")
     #: one output per report: the counts of ``y`` sum to ``n``
-    count_rule = CountRule(sums_to_n=(("y",),))
-    PLAN_FIELDS = PlanFields(("hr",), ("sources",), shuffle="sylvester")
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),))
+    Params: ClassVar[type[HadamardResponseParams]] = HadamardResponseParams
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("hr",), ("sources",), shuffle="sylvester")
+
+    epsilon: float
+    domain_size: int
+    labels: list[str] | None
+    blocks: int
+    block_size: int
+    output_size: int
+    keep_probability: float
+    epsilon_realized: float
 
     def __init__(self, *, domain, epsilon: float, blocks: int = 1, keep_probability: float | None = None) -> None:
         k, labels = domain_labels(domain)
@@ -112,8 +126,8 @@ class HadamardResponse(Frozen):
             raise ValueError(f"epsilon: {float(epsilon)!r} is too small for the 2^-48 probability grid with {B} "
                              "blocks (P rounds down to (1 - P)/(2B - 1))")
         b = block_size(k, B)
-        self._set(epsilon=float(epsilon), domain_size=k, labels=labels, blocks=B, block_size=b, output_size=B * b,
-                  keep_probability=expected, epsilon_realized=realized_epsilon(expected, B))
+        set_fields(self, epsilon=float(epsilon), domain_size=k, labels=labels, blocks=B, block_size=b,
+                   output_size=B * b, keep_probability=expected, epsilon_realized=realized_epsilon(expected, B))
 
     def __repr__(self) -> str:
         return (f"HadamardResponse(epsilon={self.epsilon!r}, domain_size={self.domain_size}, blocks={self.blocks}, "

@@ -184,6 +184,19 @@ def set_budget_range(level_epsilons, sizes, padding_length: int, dummy_epsilon: 
 class ParsedPlan:
     """The numbers of an IDUE / IDUE-PS plan, validated (see :func:`parse_plan`)."""
 
+    labels: list[str] | None
+    size: int
+    names: list[str]
+    epsilon: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    sizes: np.ndarray
+    owner: np.ndarray
+    padding_length: int | None
+    dummy: tuple[float, float, float] | None
+    notion: str
+    privacy: dict[str, Any]
+
     def __init__(self, **kw: Any) -> None:
         self.__dict__.update(kw)
 

@@ -22,11 +22,16 @@ multiples of ``2**-48`` and are sampled exactly.
 """
 from __future__ import annotations
 
+import dataclasses
+from typing import ClassVar
+
 import numpy as np
 
 from .. import _sampling
+from ._params import IDUEParams, IDUEPSParams
 from ._plan import PLAN_FIELDS as _PLAN_FIELDS
 from ._plan import ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
+from .._envelope import PlanFields
 from .._protocol import Aggregate
 from .._sampling import to_grid
 from .._unary import COUNTS, UnaryEncoding, UnaryReports, _n_users, histogram
@@ -51,6 +56,7 @@ def _domain(parsed):
     return parsed.labels if parsed.labels is not None else parsed.size
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class IDUE(UnaryEncoding):
     """IDUE runtime for single-item input (Gu et al. ICDE 2020, Sec. V-B/V-C).
 
@@ -78,16 +84,17 @@ class IDUE(UnaryEncoding):
     Gu, Li, Xiong & Cao, ICDE 2020, Sec. V, eq. (6)-(8).
     """
 
-    MECHANISM = "idue"
-    PLAN_FIELDS = _PLAN_FIELDS["idue"]
+    MECHANISM: ClassVar[str] = "idue"
+    PLAN_FIELDS: ClassVar[PlanFields] = _PLAN_FIELDS["idue"]
+    Params: ClassVar[type[IDUEParams]] = IDUEParams
 
     def __init__(self, *, domain, a, b, epsilon, level_names=(), privacy=None) -> None:
         """Keyword-only: ``domain`` (size or labels of the ``m`` items), per-item ``a``, ``b`` (multiples
         of 2^-48, ``0 < b < a < 1``) and ``epsilon`` (nats), shape (m,). ``privacy``: the map
         ``from_plan`` computes from the plan's levels; without it, the plain LDP map of the numbers
         (ID-LDP Lemma 1)."""
-        super().__init__(domain=domain, a=a, b=b, epsilon=epsilon, level_names=level_names,
-                         privacy=privacy if privacy is not None else _ldp_map(a, b))
+        super(IDUE, self).__init__(domain=domain, a=a, b=b, epsilon=epsilon, level_names=level_names,
+                                   privacy=privacy if privacy is not None else _ldp_map(a, b))
 
     @classmethod
     def from_plan(cls, plan) -> "IDUE":
@@ -173,6 +180,7 @@ class IDUE(UnaryEncoding):
         return self._binomial_counts(c, n, rng)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class IDUEPS(UnaryEncoding):
     """IDUE-PS runtime for item-set input (Gu et al. ICDE 2020, Sec. VI, Algorithms 1-2).
 
@@ -200,8 +208,11 @@ class IDUEPS(UnaryEncoding):
     Gu, Li, Xiong & Cao, ICDE 2020, Sec. VI, Algorithms 1-2, Theorem 4.
     """
 
-    MECHANISM = "idue-ps"
-    PLAN_FIELDS = _PLAN_FIELDS["idue-ps"]
+    MECHANISM: ClassVar[str] = "idue-ps"
+    PLAN_FIELDS: ClassVar[PlanFields] = _PLAN_FIELDS["idue-ps"]
+    Params: ClassVar[type[IDUEPSParams]] = IDUEPSParams
+
+    padding_length: int
 
     def __init__(self, *, domain, a, b, epsilon, padding_length: int, level_names=(), privacy=None) -> None:
         """Keyword-only: as :class:`IDUE`, with ``a``, ``b``, ``epsilon`` of shape (m + L,) (the ``L``
@@ -209,8 +220,8 @@ class IDUEPS(UnaryEncoding):
         the numbers over the ``m + L`` bits (ID-LDP Lemma 1)."""
         if isinstance(padding_length, bool) or not isinstance(padding_length, (int, np.integer)) or padding_length < 1:
             raise ValueError(f"padding_length: must be an integer >= 1 (got {padding_length!r})")
-        super().__init__(domain=domain, a=a, b=b, epsilon=epsilon, padding_length=int(padding_length),
-                         level_names=level_names, privacy=privacy if privacy is not None else _ldp_map(a, b))
+        super(IDUEPS, self).__init__(domain=domain, a=a, b=b, epsilon=epsilon, padding_length=int(padding_length),
+                                     level_names=level_names, privacy=privacy if privacy is not None else _ldp_map(a, b))
 
     @classmethod
     def from_plan(cls, plan) -> "IDUEPS":
@@ -224,6 +235,7 @@ class IDUEPS(UnaryEncoding):
         """
         p = parse_plan(plan, cls.MECHANISM)
         a, b, e = _per_item(p)
+        assert p.padding_length is not None and p.dummy is not None  # parse_plan requires both of idue-ps plans
         L = int(p.padding_length)
         e_star, a_star, b_star = p.dummy
         return cls(domain=_domain(p), a=np.concatenate([a, np.full(L, a_star)]), b=np.concatenate([b, np.full(L, b_star)]),

@@ -7,9 +7,10 @@ aggregate and estimator of :class:`ldpplan.mechanisms.longitudinal.LongitudinalG
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-from typing import Any
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -19,7 +20,8 @@ from .._api import report_columns
 from .._fit import MAX_ITER, TOL, check_options
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, plan_fingerprint, require
-from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method
+from .._envelope import PlanFields
+from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method, set_fields
 from .._sampling import check_rng, on_grid
 from ._memo import MAX_MEMO_DOMAIN, MAX_USER, Memo
 from ._numbers import Rounds, lifetime_upper
@@ -53,14 +55,31 @@ def _values(max_values: Any, max_changes: Any) -> Any:
     return max_values if max_values is not None else (1 if max_changes is None else max_changes)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class _Longitudinal(Frozen):
-    """State and methods shared by both classes (subclasses draw and count)."""
+    """State and methods shared by both classes (subclasses draw and count).
 
-    mechanism = ""
-    methods: tuple[str, ...] = ("empirical",)
+    ``mechanism`` (the plan mechanism, = ``variant``) is a field: :class:`LongitudinalUE` runs four.
+    """
+
+    methods: ClassVar[tuple[str, ...]] = ("empirical",)
     #: this runtime keeps client state: ``perturb`` needs ``memo=``, ``users=`` and ``round=``
-    memoized = True
-    count_rule = CountRule(sums_to_n=(("reports",),), at_most_n=(("support",),))
+    memoized: ClassVar[bool] = True
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("reports",),), at_most_n=(("support",),))
+    PLAN_FIELDS: ClassVar[PlanFields]
+    #: what a :class:`Memo` stores per (user, value): ``"value"`` (L-GRR) or ``"bits"`` (unary)
+    _memo_kind: ClassVar[str]
+
+    mechanism: str
+    variant: str
+    numbers: Rounds
+    domain_size: int
+    labels: list[str] | None
+    rounds: int
+    max_changes: int
+    max_values: int
+    plan_fingerprint: str
+    _variance: tuple[float, float]
 
     def _init(self, rounds_numbers: Rounds, domain, rounds, max_changes, plan_fingerprint) -> None:
         # ``max_changes`` here is the number of distinct values (``max_values``; both attributes are set)
@@ -83,9 +102,9 @@ class _Longitudinal(Frozen):
                    "p": [str(rounds_numbers.p1), str(rounds_numbers.q1), str(rounds_numbers.p2),
                          str(rounds_numbers.q2)]}
             plan_fingerprint = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
-        self._set(numbers=rounds_numbers, domain_size=rounds_numbers.k, labels=labels, rounds=int(rounds),
-                  max_changes=int(max_changes), max_values=int(max_changes), plan_fingerprint=str(plan_fingerprint),
-                  _variance=rounds_numbers.variance_line())
+        set_fields(self, numbers=rounds_numbers, domain_size=rounds_numbers.k, labels=labels, rounds=int(rounds),
+                   max_changes=int(max_changes), max_values=int(max_changes), plan_fingerprint=str(plan_fingerprint),
+                   _variance=rounds_numbers.variance_line())
 
     # ------------------------------------------------------------------ privacy
     def privacy_map(self) -> dict[str, Any]:
@@ -232,6 +251,7 @@ class _Longitudinal(Frozen):
         """
         check_rng(rng)
         x, u, r = self._check_call(data, memo, users, round)
+        assert memo is not None  # _check_call refuses a missing memo
         memo.check_round(u, r)
         keys = memo.keys_of(u, x)
         fresh, over = self._over_limit(memo, keys)
@@ -278,6 +298,21 @@ class _Longitudinal(Frozen):
         x, u, _ = self._check_call(data, memo, users, 0)
         _, over = self._over_limit(memo, memo.keys_of(u, x))
         return np.isin(u, over)
+
+    # ------------------------------------------------------------------ each subclass defines these
+    @classmethod
+    def _from_params(cls, data, params: Mapping[str, Any], domain, rounds, changes, fingerprint) -> "_Longitudinal":
+        raise NotImplementedError
+
+    def _permanent(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        raise NotImplementedError
+
+    def _instantaneous(self, permanent: np.ndarray, round: int, rng: np.random.Generator) -> Reports:
+        raise NotImplementedError
+
+    def aggregate(self, reports) -> Aggregate:
+        """Counts per round (each subclass its report column)."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------ server
     def _columns(self, reports, data_column: str) -> tuple[np.ndarray, np.ndarray]:

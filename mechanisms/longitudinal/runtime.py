@@ -25,17 +25,19 @@ round=r)`` estimates one round (the last one present when ``round`` is omitted).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+import dataclasses
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
 from .._bitkernels import bernoulli_rows, grid_split
 from .._envelope import PlanFields
 from .._plan import PlanError
-from .._protocol import Aggregate, Reports
+from .._protocol import Aggregate, Reports, set_fields
 from .._sampling import bernoulli_iid, uniform_below
 from ._base import GUARANTEE_FIELDS, NOTION, _Longitudinal, _probability, _values
 from ._memo import MAX_MEMO_DOMAIN, Memo
+from ._params import LongitudinalGRRParams, LongitudinalUEParams
 from ._numbers import Rounds
 
 __all__ = ["LongitudinalGRR", "LongitudinalUE", "Memo", "NOTION", "GUARANTEE_FIELDS", "UNARY_VARIANTS",
@@ -55,6 +57,7 @@ def _grr_step(values: np.ndarray, k: int, keep: float, rng: np.random.Generator)
     return np.where(kept, values, other)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class LongitudinalGRR(_Longitudinal):
     """L-GRR: GRR(p1) drawn once per (user, value), then GRR(p2) at every report.
 
@@ -78,9 +81,12 @@ class LongitudinalGRR(_Longitudinal):
     channel, ``ldpplan.solvers.longitudinal.l_grr_exact``).
     """
 
-    mechanism = "l-grr"
-    PLAN_FIELDS = PlanFields(("l-grr",), GUARANTEE_FIELDS, shuffle="krr")  # one round: k-RR (composed GRRs)
-    _memo_kind = "value"
+    Params: ClassVar[type[LongitudinalGRRParams]] = LongitudinalGRRParams
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("l-grr",), GUARANTEE_FIELDS, shuffle="krr")  # one round: k-RR
+    _memo_kind: ClassVar[str] = "value"
+
+    p1: float
+    p2: float
 
     def __init__(self, *, domain, p1: float, p2: float, rounds: int = 1, max_values: int | None = None,
                  max_changes: int | None = None, plan_fingerprint: str | None = None) -> None:
@@ -88,8 +94,9 @@ class LongitudinalGRR(_Longitudinal):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_MEMO_DOMAIN:
             raise ValueError(f"domain: must be a size in 2..2^16 or a list of labels (got {domain!r:.40})")
         p1, p2 = _probability(p1, "p1"), _probability(p2, "p2")
+        set_fields(self, mechanism="l-grr", variant="l-grr")
         self._init(Rounds.grr(p1, p2, int(k)), domain, rounds, _values(max_values, max_changes), plan_fingerprint)
-        self._set(variant="l-grr", p1=p1, p2=p2)
+        set_fields(self, p1=p1, p2=p2)
 
     @classmethod
     def _from_params(cls, data, params: Mapping[str, Any], domain, rounds, changes, fingerprint):
@@ -123,6 +130,7 @@ class LongitudinalGRR(_Longitudinal):
         return q
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class LongitudinalUE(_Longitudinal):
     """Memoized unary encoding: per-bit (p1, q1) drawn once per (user, value), then (p2, q2) per report.
 
@@ -142,8 +150,14 @@ class LongitudinalUE(_Longitudinal):
     L-SUE, L-OUE, L-OSUE, L-SOUE.
     """
 
-    PLAN_FIELDS = PlanFields(UNARY_VARIANTS, GUARANTEE_FIELDS, shuffle="unary-rounds")
-    _memo_kind = "bits"
+    Params: ClassVar[type[LongitudinalUEParams]] = LongitudinalUEParams
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(UNARY_VARIANTS, GUARANTEE_FIELDS, shuffle="unary-rounds")
+    _memo_kind: ClassVar[str] = "bits"
+
+    p1: float
+    q1: float
+    p2: float
+    q2: float
 
     def __init__(self, *, variant: str, domain, p1: float, q1: float, p2: float, q2: float, rounds: int = 1,
                  max_values: int | None = None, max_changes: int | None = None,
@@ -154,10 +168,10 @@ class LongitudinalUE(_Longitudinal):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 2 <= k <= MAX_MEMO_DOMAIN:
             raise ValueError(f"domain: must be a size in 2..2^16 or a list of labels (got {domain!r:.40})")
         probs = {name: _probability(v, name) for name, v in (("p1", p1), ("q1", q1), ("p2", p2), ("q2", q2))}
-        self._set(mechanism=variant, variant=variant)
+        set_fields(self, mechanism=variant, variant=variant)
         self._init(Rounds.unary(probs["p1"], probs["q1"], probs["p2"], probs["q2"], int(k)), domain, rounds,
                    _values(max_values, max_changes), plan_fingerprint)
-        self._set(**probs)
+        set_fields(self, **probs)
 
     @classmethod
     def _from_params(cls, data, params: Mapping[str, Any], domain, rounds, changes, fingerprint):

@@ -15,12 +15,13 @@ column ``y`` (``(n, d')``, entries in {-1, 0, 1}) is still accepted by ``aggrega
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Mapping
 
 import numpy as np
 
 from .._bitkernels import LANE_ROWS, bernoulli_entries, bernoulli_rows, count_bits, grid_split, hi_tile
-from .._protocol import Reports
+from .._protocol import Reports, set_fields
 from .._sampling import uniform_bytes
 
 __all__ = ["PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "perturb_packed", "packed_counts", "int8_counts",
@@ -34,16 +35,18 @@ _BLOCK_POSITIONS = 1 << 20
 _COUNT_ROWS = 4 * LANE_ROWS
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PCKVReports(Reports):
     """PCKV reports plus ``dropped_pairs`` (pairs removed by ``out_of_domain_keys="drop"``)."""
 
-    __slots__ = ("dropped_pairs",)
+    dropped_pairs: int
 
     def __init__(self, mechanism: str, columns: Mapping[str, Any], dropped_pairs: int = 0) -> None:
-        super().__init__(mechanism, columns)
-        self._set(dropped_pairs=int(dropped_pairs))
+        super(PCKVReports, self).__init__(mechanism, columns)
+        set_fields(self, dropped_pairs=int(dropped_pairs))
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PCKVUEReports(PCKVReports):
     """Packed PCKV-UE reports: columns ``nonzero`` and ``negative`` (see the module docstring).
 
@@ -55,15 +58,15 @@ class PCKVUEReports(PCKVReports):
         reading as 0).
     """
 
-    __slots__ = ("width",)
+    width: int
 
     def __init__(self, mechanism: str, columns: Mapping[str, Any], dropped_pairs: int = 0, *,
                  width: int | None = None) -> None:
-        super().__init__(mechanism, columns, dropped_pairs)
+        super(PCKVUEReports, self).__init__(mechanism, columns, dropped_pairs)
         if width is None:
             plane = self.columns.get("nonzero")
             width = 8 * plane.shape[1] if plane is not None and plane.ndim == 2 else 0
-        self._set(width=int(width))
+        set_fields(self, width=int(width))
 
     def unpack(self, positions: Iterable[int] | None = None) -> np.ndarray:
         """The reports as int8 values in {-1, 0, 1}.

@@ -40,7 +40,8 @@ sampling under every bit generator.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+import dataclasses
+from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
@@ -50,10 +51,11 @@ from ._packed import (PACKED_COLUMNS, PCKVReports, PCKVUEReports, int8_counts, p
                            packed_counts, perturb_packed)
 from .._envelope import PlanFields, read_domain, read_envelope
 from .._plan import PlanError, integer, number, require
+from ._params import PCKVParams
 from ._promises import pckv_promises
 from .._api import domain_labels
 from .._fit import MAX_ITER, TOL, check_options
-from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, set_fields
 from .._sampling import bernoulli_iid, check_rng, on_grid, to_grid, uniform_below
 
 __all__ = ["KeyValueUsers", "PCKVUE", "PCKVGRR", "PCKVReports", "PCKVUEReports", "PACKED_COLUMNS", "pack_ternary", "sample_pairs", "estimate_from_counts",
@@ -82,13 +84,24 @@ def _int_column(reports: Reports, name: str, ndim: int) -> np.ndarray:
     return col
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class _PCKV(Frozen):
     """Shared runtime of PCKV-UE and PCKV-GRR (immutable)."""
 
-    __slots__ = ("a", "b", "p", "domain_size", "padding_length", "labels", "values", "out_of_domain_keys")
-    mechanism = ""
-    methods: tuple[str, ...] = ESTIMATORS
-    PLAN_FIELDS = PlanFields((), _GUARANTEE_FIELDS)
+    mechanism: ClassVar[str] = ""
+    methods: ClassVar[tuple[str, ...]] = ESTIMATORS
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields((), _GUARANTEE_FIELDS)
+    #: both mechanisms' plans carry the same params
+    Params: ClassVar[type[PCKVParams]] = PCKVParams
+
+    a: float
+    b: float
+    p: float
+    domain_size: int
+    padding_length: int
+    labels: list[str] | None
+    values: str
+    out_of_domain_keys: str
 
     def __init__(self, *, domain: int | Sequence[str], a: float, b: float, p: float, padding_length: int,
                  values: str = "reject", out_of_domain_keys: str = "reject") -> None:
@@ -104,9 +117,9 @@ class _PCKV(Frozen):
             raise PlanError(f"params.values: must be one of {list(VALUE_MODES)} (got {values!r})")
         if out_of_domain_keys not in KEY_MODES:
             raise PlanError(f"params.out_of_domain_keys: must be one of {list(KEY_MODES)} (got {out_of_domain_keys!r})")
-        self._set(a=float(a), b=float(b), p=float(p), domain_size=d, padding_length=L,
-                  labels=None if labels is None else list(labels), values=values,
-                  out_of_domain_keys=out_of_domain_keys)
+        set_fields(self, a=float(a), b=float(b), p=float(p), domain_size=d, padding_length=L,
+                   labels=None if labels is None else list(labels), values=values,
+                   out_of_domain_keys=out_of_domain_keys)
 
     def _check_probabilities(self, grid_values: list[float], names: str) -> None:
         if not all(np.isfinite(grid_values)) or not on_grid(grid_values):
@@ -258,6 +271,7 @@ class _PCKV(Frozen):
         return check_users(as_users(users), self.domain_size, self.values, self.out_of_domain_keys)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PCKVUE(_PCKV):
     """PCKV-UE (Algorithm 2): each user sends a vector in {1, -1, 0}^(d+L).
 
@@ -286,16 +300,15 @@ class PCKVUE(_PCKV):
     PCKV, Algorithms 1-2, Theorem 2.
     """
 
-    __slots__ = ()
-    mechanism = "pckv-ue"
+    mechanism: ClassVar[str] = "pckv-ue"
     #: a report is +1, -1 or 0 at each key: n1 + n2 <= n key by key
-    count_rule = CountRule(at_most_n=(("n1", "n2"),))
-    PLAN_FIELDS = PlanFields(("pckv-ue",), _GUARANTEE_FIELDS)
+    count_rule: ClassVar[CountRule] = CountRule(at_most_n=(("n1", "n2"),))
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("pckv-ue",), _GUARANTEE_FIELDS)
 
     def __init__(self, *, domain, a, b, p, padding_length, values: str = "reject",
                  out_of_domain_keys: str = "reject") -> None:
-        super().__init__(domain=domain, a=a, b=b, p=p, padding_length=padding_length, values=values,
-                         out_of_domain_keys=out_of_domain_keys)
+        super(PCKVUE, self).__init__(domain=domain, a=a, b=b, p=p, padding_length=padding_length, values=values,
+                                     out_of_domain_keys=out_of_domain_keys)
         self._check_probabilities([self.a, self.b, self.p], "a, b and p")
 
     def perturb(self, data, rng: np.random.Generator) -> PCKVReports:
@@ -334,6 +347,7 @@ class PCKVUE(_PCKV):
         return packed_counts(reports, self.domain_size, self.output_size)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PCKVGRR(_PCKV):
     """PCKV-GRR (Algorithm 3): each user sends one pair ``<k', v'>``.
 
@@ -356,20 +370,19 @@ class PCKVGRR(_PCKV):
     PCKV, Algorithms 1 and 3, Theorem 3.
     """
 
-    __slots__ = ()
-    mechanism = "pckv-grr"
+    mechanism: ClassVar[str] = "pckv-grr"
     #: one pair per report (pairs of padding keys are not counted): sum of n1 + n2 <= n
-    count_rule = CountRule(total_at_most_n=(("n1", "n2"),))
-    PLAN_FIELDS = PlanFields(("pckv-grr",), _GUARANTEE_FIELDS)
+    count_rule: ClassVar[CountRule] = CountRule(total_at_most_n=(("n1", "n2"),))
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("pckv-grr",), _GUARANTEE_FIELDS)
 
     def __init__(self, *, domain, a, b, p, padding_length, values: str = "reject",
                  out_of_domain_keys: str = "reject") -> None:
-        super().__init__(domain=domain, a=a, b=b, p=p, padding_length=padding_length, values=values,
-                         out_of_domain_keys=out_of_domain_keys)
+        super(PCKVGRR, self).__init__(domain=domain, a=a, b=b, p=p, padding_length=padding_length, values=values,
+                                      out_of_domain_keys=out_of_domain_keys)
         exact_b = (1.0 - self.a) / (self.output_size - 1)
         if not (abs(self.b - exact_b) <= 1e-12 * exact_b):
             raise PlanError(f"params.b: must equal (1-a)/(d+L-1) = {exact_b!r} (got {self.b!r})")
-        self._set(b=exact_b)
+        set_fields(self, b=exact_b)
         self._check_probabilities([self.a, self.p], "a and p")
 
     def perturb(self, data, rng: np.random.Generator) -> PCKVReports:

@@ -7,9 +7,10 @@ shared by :class:`ldpplan.mechanisms.pie.RandomizedResponse` and
 """
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, ClassVar, Mapping
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from .._envelope import MAX_COUNT_DOMAIN, PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
 from ._promises import pie_promises
-from .._protocol import Aggregate, Estimate, Frozen, check_method
+from .._protocol import Aggregate, Estimate, Frozen, check_method, set_fields
 from .._sampling import on_grid
 
 #: ``params.hash`` of GLH plans but the prime (the planner writes it; ``verify`` checks it verbatim).
@@ -48,6 +49,7 @@ def _fill_zero(emp: np.ndarray, n: int, var0: float, alpha: float) -> np.ndarray
     return np.where(emp > threshold, emp, 0.0)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class KaryRRBase(Frozen):
     """Shared state and methods: ``mu``, ``nu_other``, ``epsilon``, ``epsilon_realized`` and the estimators.
 
@@ -55,9 +57,20 @@ class KaryRRBase(Frozen):
     of an input the user does not hold), ``perturb``, ``aggregate`` and ``_support``.
     """
 
-    mechanism = ""
-    methods: tuple[str, ...] = ("empirical", "threshold", "em")
-    PLAN_FIELDS = PlanFields((), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN)
+    mechanism: ClassVar[str] = ""
+    methods: ClassVar[tuple[str, ...]] = ("empirical", "threshold", "em")
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields((), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN)
+
+    domain_size: int
+    labels: list[str] | None
+    g: int | None
+    mu: float
+    nu_other: float
+    epsilon: float
+    epsilon_realized: float
+    n: int | None
+    releases: int
+    max_prior: float | None
 
     # ---------------------------------------------------------------- construction
     def _init_common(self, epsilon, domain, g, mu, n, releases, max_prior) -> None:
@@ -84,10 +97,10 @@ class KaryRRBase(Frozen):
             raise ValueError(f"releases: must be an integer >= 1 (got {releases!r})")
         if max_prior is not None and not (0.0 < float(max_prior) <= 1.0):
             raise ValueError(f"max_prior: must be in (0, 1] (got {max_prior!r})")
-        self._set(domain_size=k, labels=labels, g=g, mu=expected, nu_other=(1.0 - expected) / (symbols - 1),
-                  epsilon=float(epsilon), epsilon_realized=realized_epsilon(expected, symbols),
-                  n=None if n is None else int(n), releases=int(releases),
-                  max_prior=None if max_prior is None else float(max_prior))
+        set_fields(self, domain_size=k, labels=labels, g=g, mu=expected, nu_other=(1.0 - expected) / (symbols - 1),
+                   epsilon=float(epsilon), epsilon_realized=realized_epsilon(expected, symbols),
+                   n=None if n is None else int(n), releases=int(releases),
+                   max_prior=None if max_prior is None else float(max_prior))
 
     def __repr__(self) -> str:
         g = f", g={self.g}" if self.g is not None else ""
@@ -103,6 +116,22 @@ class KaryRRBase(Frozen):
     def domain(self):
         """Labels of ``X`` (or ``range(|X|)`` when there are none)."""
         return self.labels if self.labels is not None else range(self.domain_size)
+
+    # ---------------------------------------------------------------- each subclass defines these
+    @property
+    def nu(self) -> float:
+        """Support probability of an input the user does not hold (eq. 19-20)."""
+        raise NotImplementedError
+
+    def aggregate(self, reports) -> Aggregate:
+        """The reports' support counts (each subclass its own columns)."""
+        raise NotImplementedError
+
+    def _support(self, agg: Aggregate) -> np.ndarray:
+        raise NotImplementedError
+
+    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
 
     @classmethod
     def from_plan(cls, plan: Any):
@@ -169,6 +198,7 @@ class KaryRRBase(Frozen):
 
         def exact(key: str):
             if not cache:
+                assert self.n is not None and self.max_prior is not None  # from_plan sets both
                 prior = max(Fraction(self.max_prior), Fraction(1, self.n))  # never flatter than uniform
                 cache.update(exact_pie_guarantee(self.mu, symbols, self.domain_size, self.n, self.releases, prior))
             return cache[key]

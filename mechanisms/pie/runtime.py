@@ -38,6 +38,9 @@ This module imports numpy only (plus the standard library).
 """
 from __future__ import annotations
 
+import dataclasses
+from typing import ClassVar
+
 import numpy as np
 
 from .._envelope import PlanFields
@@ -46,7 +49,8 @@ from .._envelope import MAX_COUNT_DOMAIN
 from ._channel import (HASH_PRIME, HASH_PRIME_LARGE, hash_prime, inverse_mod_prime, check_items,
                        collision_probability, hash_values, keep_probability,
                        pie_alpha_bits, realized_epsilon, split_streams, support_counts)
-from .._protocol import CountRule, Aggregate, Estimate, Reports
+from ._params import GeneralizedLocalHashingParams, RandomizedResponseParams
+from .._protocol import CountRule, Aggregate, Estimate, Reports, set_fields
 from .._sampling import bernoulli_iid, check_rng, uniform_below
 from .._estimators import em_simplex, em_warm_start
 
@@ -72,6 +76,7 @@ def _rr_symbols(values: np.ndarray, size: int, mu: float, rng: np.random.Generat
     return np.where(keep, values, other)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class RandomizedResponse(KaryRRBase):
     """The epsilon-RR over ``|X|`` symbols (eq. 2).
 
@@ -104,10 +109,11 @@ class RandomizedResponse(KaryRRBase):
     Model", TDP 2021: eq. 2, eq. 19, Prop. 4.6 (eq. 22), Thm. 4.2.
     """
 
-    mechanism = "rr"
+    mechanism: ClassVar[str] = "rr"
     #: one reported item per report
-    count_rule = CountRule(sums_to_n=(("y",),))
-    PLAN_FIELDS = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN, shuffle="krr")
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),))
+    Params: ClassVar[type[RandomizedResponseParams]] = RandomizedResponseParams
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("rr",), GUARANTEE_FIELDS, max_domain=MAX_COUNT_DOMAIN, shuffle="krr")
 
     def __init__(self, *, domain, epsilon: float, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
@@ -194,6 +200,7 @@ class RandomizedResponse(KaryRRBase):
         return y.astype(np.float64)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class GeneralizedLocalHashing(KaryRRBase):
     """The (g, epsilon)-GLH (eq. 3): a per-user universal hash, then the g-ary RR on the hash value.
 
@@ -223,10 +230,16 @@ class GeneralizedLocalHashing(KaryRRBase):
     carries no information about ``x``.
     """
 
-    mechanism = "glh"
+    mechanism: ClassVar[str] = "glh"
     #: each report supports each item at most once
-    count_rule = CountRule(at_most_n=(("support",),))
-    PLAN_FIELDS = PlanFields(("glh",), GUARANTEE_FIELDS, max_domain=HASH_PRIME_LARGE, shuffle="hash")
+    count_rule: ClassVar[CountRule] = CountRule(at_most_n=(("support",),))
+    Params: ClassVar[type[GeneralizedLocalHashingParams]] = GeneralizedLocalHashingParams
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("glh",), GUARANTEE_FIELDS, max_domain=HASH_PRIME_LARGE,
+                                                   shuffle="hash")
+
+    g: int
+    hash_prime: int
+    kappa: float
 
     def __init__(self, *, domain, epsilon: float, g: int, mu: float | None = None, n: int | None = None,
                  releases: int = 1, max_prior: float | None = None) -> None:
@@ -234,7 +247,7 @@ class GeneralizedLocalHashing(KaryRRBase):
             raise ValueError(f"g: must be an integer in [2, {HASH_PRIME_LARGE}] (got {g!r})")
         self._init_common(epsilon, domain, int(g), mu, n, releases, max_prior)
         prime = hash_prime(self.domain_size, self.g)
-        self._set(hash_prime=prime, kappa=collision_probability(self.g, prime))
+        set_fields(self, hash_prime=prime, kappa=collision_probability(self.g, prime))
 
     @property
     def symbols(self) -> int:

@@ -8,14 +8,16 @@ the estimate is eq. (21) over X.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 from .._envelope import PlanFields
 from .._plan import PlanError, integer, number, require
-from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, readonly
+from ._params import PersonalizedULDPParams
+from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, readonly, set_fields
 from ._base import (GUARANTEE_FIELDS, check_guarantee, check_items, domain_labels, grid_probability, read_sensitive,
                     read_uldp_envelope)
 from ._urap import UtilityOptimizedRAPPOR
@@ -24,6 +26,7 @@ from ._urr import UtilityOptimizedRR
 __all__ = ["PersonalizedULDP", "PreProcessor"]
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PreProcessor(Frozen):
     """One user's private pre-processor ``f_pre`` (ULDP eq. 19), kept on the client.
 
@@ -33,8 +36,10 @@ class PreProcessor(Frozen):
         The user's own sensitive items ``X_{S,k}`` -> tag index ``k`` (0-based).
     """
 
+    mapping: dict[int, int]
+
     def __init__(self, mapping: Mapping[int, int]) -> None:
-        self._set(mapping={int(x): int(t) for x, t in dict(mapping).items()})
+        set_fields(self, mapping={int(x): int(t) for x, t in dict(mapping).items()})
 
     def __repr__(self) -> str:
         return f"PreProcessor({len(self.mapping)} private items)"
@@ -44,6 +49,7 @@ class PreProcessor(Frozen):
         return self.mapping.get(int(item), -1)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PersonalizedULDP(Frozen):
     """PUM with kappa semantic tags (ULDP Sec. 5).
 
@@ -69,10 +75,20 @@ class PersonalizedULDP(Frozen):
     Murakami & Kawamoto 2019, Sec. 5: eq. (19) (pre-processor), Props. 9-10, eq. (21).
     """
 
-    mechanism = "pum"
+    mechanism: ClassVar[str] = "pum"
     #: the common mechanism's counts over Z: uRR ``y`` (one item per report), uRAP ``bits``
-    count_rule = CountRule(sums_to_n=(("y",),), at_most_n=(("bits",),))
-    PLAN_FIELDS = PlanFields(("pum",), GUARANTEE_FIELDS["pum"])
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),), at_most_n=(("bits",),))
+    Params: ClassVar[type[PersonalizedULDPParams]] = PersonalizedULDPParams
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("pum",), GUARANTEE_FIELDS["pum"])
+
+    common: UtilityOptimizedRR | UtilityOptimizedRAPPOR
+    tags: list[str]
+    domain_size: int
+    labels: list[str] | None
+    #: the common mechanism's estimators
+    methods: tuple[str, ...]
+    sensitive: np.ndarray
+    background: dict[str, np.ndarray]
 
     def __init__(self, *, domain: int | Sequence[str], common, tags: Sequence[str],
                  background: Mapping[str, Any] | None = None) -> None:
@@ -85,9 +101,9 @@ class PersonalizedULDP(Frozen):
                              f"(got {common.domain_size})")
         if not bool(np.all(common.sensitive_mask[size:])):
             raise ValueError("common: must cover Z = X + bots with every bot sensitive (Prop. 9)")
-        self._set(common=common, tags=tags, domain_size=size, labels=None if labels is None else list(labels),
-                  methods=common.methods, sensitive=readonly(common.sensitive[common.sensitive < size]))
-        self._set(background=self._background(background or {}))
+        set_fields(self, common=common, tags=tags, domain_size=size, labels=None if labels is None else list(labels),
+                   methods=common.methods, sensitive=readonly(common.sensitive[common.sensitive < size]))
+        set_fields(self, background=self._background(background or {}))
 
     def __repr__(self) -> str:
         return f"PersonalizedULDP(|X|={self.domain_size}, tags={self.tags}, common={self.common!r})"

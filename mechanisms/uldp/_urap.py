@@ -16,8 +16,9 @@ an aggregate with a ValueError.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,7 +28,9 @@ from .._mle import unary_composite_mle
 from .._unary_mle import unary_mle_patterns
 from ._urap_data import sensitive_patterns
 from .._plan import PlanError
-from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
+from ._params import UtilityOptimizedRAPPORParams
+from .._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly,
+                         set_fields)
 from .._envelope import PlanFields
 from ._base import (GUARANTEE_FIELDS, bernoulli_two, check_items, domain_labels, from_plan_numbers, linear_estimate,
                     linear_variance, sensitive_mask)
@@ -156,6 +159,7 @@ class PatternChannel:
         return out
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class UtilityOptimizedRAPPOR(Frozen):
     """The (X_S, theta, epsilon)-uRAP of ULDP Def. 4.
 
@@ -182,11 +186,20 @@ class UtilityOptimizedRAPPOR(Frozen):
     Murakami & Kawamoto 2019, Def. 4, eqs. (7)-(10), Prop. 3, eq. (41).
     """
 
-    mechanism = "urap"
+    mechanism: ClassVar[str] = "urap"
     #: each report sets each bit at most once
-    count_rule = CountRule(at_most_n=(("bits",),))
-    PLAN_FIELDS = PlanFields(("urap",), GUARANTEE_FIELDS["urap"])
-    methods = ("empirical", "threshold", "em", "em-bits")
+    count_rule: ClassVar[CountRule] = CountRule(at_most_n=(("bits",),))
+    Params: ClassVar[type[UtilityOptimizedRAPPORParams]] = UtilityOptimizedRAPPORParams
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("urap",), GUARANTEE_FIELDS["urap"])
+    methods: ClassVar[tuple[str, ...]] = ("empirical", "threshold", "em", "em-bits")
+
+    domain_size: int
+    labels: list[str] | None
+    sensitive: np.ndarray
+    sensitive_mask: np.ndarray
+    theta: float
+    d1: float
+    d2: float
 
     def __init__(self, *, domain, sensitive, theta: float, d1: float, d2: float) -> None:
         size, labels = domain_labels(domain)
@@ -198,8 +211,8 @@ class UtilityOptimizedRAPPOR(Frozen):
             raise ValueError(f"theta, d1: the uRAP needs 0 < d1 < theta < 1 (got theta={probs[0]!r}, d1={probs[1]!r})")
         if not mask.all() and not (0 < probs[2] < 1):
             raise ValueError(f"d2: must be in (0, 1) so that non-sensitive items are estimable (got {probs[2]!r})")
-        self._set(domain_size=size, labels=labels, sensitive=readonly(np.flatnonzero(mask)),
-                  sensitive_mask=readonly(mask), theta=probs[0], d1=probs[1], d2=probs[2])
+        set_fields(self, domain_size=size, labels=labels, sensitive=readonly(np.flatnonzero(mask)),
+                   sensitive_mask=readonly(mask), theta=probs[0], d1=probs[1], d2=probs[2])
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(|X|={self.domain_size}, |X_S|={self.sensitive.size}, theta={self.theta:.6g}, "
@@ -434,6 +447,7 @@ class UtilityOptimizedRAPPOR(Frozen):
                         variance=var)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class BasicRAPPOR(UtilityOptimizedRAPPOR):
     """Basic one-time RAPPOR (symmetric unary encoding; ULDP Sec. 2.4): the uRAP with ``X_S = X``.
 
@@ -448,12 +462,12 @@ class BasicRAPPOR(UtilityOptimizedRAPPOR):
         Grid probabilities, ``theta > psi``.
     """
 
-    mechanism = "rappor"
+    mechanism: ClassVar[str] = "rappor"
 
     def __init__(self, *, domain, theta: float, psi: float) -> None:
         size, labels = domain_labels(domain)
-        super().__init__(domain=labels if labels is not None else size, sensitive=np.arange(size), theta=theta,
-                         d1=psi, d2=0.5)
+        super(BasicRAPPOR, self).__init__(domain=labels if labels is not None else size, sensitive=np.arange(size),
+                                          theta=theta, d1=psi, d2=0.5)
 
     @classmethod
     def from_plan(cls, plan) -> "BasicRAPPOR":
@@ -472,5 +486,5 @@ class BasicRAPPOR(UtilityOptimizedRAPPOR):
 
     def privacy_map(self) -> dict[str, Any]:
         """``{"notion": "LDP", "epsilon"}``: ``ln(theta (1 - psi) / (psi (1 - theta))) = 2 ln(theta / psi)``."""
-        out = super().privacy_map()
+        out = super(BasicRAPPOR, self).privacy_map()
         return {"notion": "LDP", "epsilon": out["epsilon"]}

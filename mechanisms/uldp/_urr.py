@@ -7,15 +7,18 @@ from an aggregate.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .. import _sampling
 from .._fit import check_options
 from .._mle import urr_mle
-from .._protocol import CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly
+from ._params import UtilityOptimizedRRParams
+from .._protocol import (CountRule, Aggregate, Estimate, Frozen, Reports, check_method, readonly,
+                         set_fields)
 from .._envelope import PlanFields
 from ._base import (GUARANTEE_FIELDS, GRID_DENOMINATOR, bernoulli_two, check_items, domain_labels,
                     from_plan_numbers, linear_estimate, linear_variance, sensitive_mask)
@@ -65,6 +68,7 @@ class URRChannel:
         return self.c2 * on_sensitive + np.where(self.mask, (self.c1 - self.c2) * r, self.c3 * r)
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class UtilityOptimizedRR(Frozen):
     """The (X_S, epsilon)-uRR of ULDP Def. 3.
 
@@ -92,11 +96,20 @@ class UtilityOptimizedRR(Frozen):
     Distribution Estimation", USENIX Security 2019, Def. 3, eq. (6), Prop. 2, eq. (35).
     """
 
-    mechanism = "urr"
+    mechanism: ClassVar[str] = "urr"
     #: one reported item per report
-    count_rule = CountRule(sums_to_n=(("y",),))
-    PLAN_FIELDS = PlanFields(("urr",), GUARANTEE_FIELDS["urr"])
-    methods = ("empirical", "threshold", "em")
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),))
+    Params: ClassVar[type[UtilityOptimizedRRParams]] = UtilityOptimizedRRParams
+    PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("urr",), GUARANTEE_FIELDS["urr"])
+    methods: ClassVar[tuple[str, ...]] = ("empirical", "threshold", "em")
+
+    domain_size: int
+    labels: list[str] | None
+    sensitive: np.ndarray
+    sensitive_mask: np.ndarray
+    c1: float
+    c2: float
+    c3: float
 
     def __init__(self, *, domain, sensitive, c1: float, c2: float, c3: float) -> None:
         size, labels = domain_labels(domain)
@@ -111,8 +124,8 @@ class UtilityOptimizedRR(Frozen):
                              f"|X_S| c2 + c3 = 1 (got {probs} with |X_S| = {ks})")
         if not (k1 > k2 and k3 > 0):
             raise ValueError(f"c1, c2, c3: the uRR needs c1 > c2 and c3 > 0 (got {probs})")
-        self._set(domain_size=size, labels=labels, sensitive=readonly(np.flatnonzero(mask)),
-                  sensitive_mask=readonly(mask), c1=probs[0], c2=probs[1], c3=probs[2])
+        set_fields(self, domain_size=size, labels=labels, sensitive=readonly(np.flatnonzero(mask)),
+                   sensitive_mask=readonly(mask), c1=probs[0], c2=probs[1], c3=probs[2])
 
     def __repr__(self) -> str:
         return (f"UtilityOptimizedRR(|X|={self.domain_size}, |X_S|={self.sensitive.size}, c1={self.c1:.6g}, "

@@ -38,13 +38,15 @@ Probabilities are on the 2^-48 grid, rounded toward privacy (``p1``, ``p2`` down
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ...mechanisms import (Aggregate, CountRule, Estimate, Frozen, Reports, bernoulli, bernoulli_iid, check_method,
                            check_rng, to_grid)
+from ...mechanisms._protocol import set_fields
 from ...mechanisms.pckv import KeyValueUsers
 from ...solvers._checks import check_epsilon
 
@@ -56,17 +58,24 @@ def keep_probability(epsilon: float) -> float:
     return to_grid(1.0 / (1.0 + np.exp(-float(epsilon))), "down")
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class _NaiveSampling(Frozen):
     """Shared: the naive sampling, discretisation, report checks and aggregation."""
 
-    mechanism = ""
-    methods = ("corrected", "empirical")
-    _columns = ("j", "k", "v")
+    mechanism: ClassVar[str] = ""
+    methods: ClassVar[tuple[str, ...]] = ("corrected", "empirical")
+    _columns: ClassVar[tuple[str, ...]] = ("j", "k", "v")
+    #: attributes shown by ``repr`` besides epsilon and domain_size
+    _repr_fields: ClassVar[tuple[str, ...]] = ()
+
+    epsilon: float
+    domain_size: int
+    labels: None
 
     def _init(self, epsilon: float, domain_size: int) -> None:
         if isinstance(domain_size, bool) or int(domain_size) != domain_size or int(domain_size) < 2:
             raise ValueError(f"domain_size: must be an integer >= 2 (got {domain_size!r})")
-        self._set(epsilon=check_epsilon(epsilon, maximum=50), domain_size=int(domain_size), labels=None)
+        set_fields(self, epsilon=check_epsilon(epsilon, maximum=50), domain_size=int(domain_size), labels=None)
 
     def _sample(self, users, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(j, holder, value)`` per user: the sampled index, whether she holds it, its value (else 0)."""
@@ -112,11 +121,16 @@ class _NaiveSampling(Frozen):
             return source
         return self.aggregate(source)
 
+    def aggregate(self, reports) -> Aggregate:
+        """Count the reports (each subclass its own columns)."""
+        raise NotImplementedError
+
     def __repr__(self) -> str:
         extra = "".join(f", {k}={getattr(self, k)!r}" for k in self._repr_fields)
         return f"{type(self).__name__}(epsilon={self.epsilon!r}, domain_size={self.domain_size}{extra})"
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class PrivKVM(_NaiveSampling):
     """PrivKV (``rounds=1``), PrivKVM (``rounds=c``) and PrivKVM with virtual rounds (see the module docstring).
 
@@ -137,10 +151,15 @@ class PrivKVM(_NaiveSampling):
     PrivKVM"), Sec. 6 ("Mechanisms for comparison"); Ye et al., PrivKV (S&P 2019).
     """
 
-    mechanism = "privkvm"
+    mechanism: ClassVar[str] = "privkvm"
     #: one sampled key per report; a report is <1, +-1> (n1 or n2) for its key only when kept
-    count_rule = CountRule(sums_to_n=(("sampled",),), at_most_column=((("n1", "n2"), "sampled"),))
-    _repr_fields = ("rounds", "virtual_rounds")
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("sampled",),), at_most_column=((("n1", "n2"), "sampled"),))
+    _repr_fields: ClassVar[tuple[str, ...]] = ("rounds", "virtual_rounds")
+
+    rounds: int
+    virtual_rounds: int
+    p1: float
+    p2: float
 
     def __init__(self, epsilon: float, domain_size: int, *, rounds: int = 1, virtual_rounds: int = 0) -> None:
         self._init(epsilon, domain_size)
@@ -148,8 +167,8 @@ class PrivKVM(_NaiveSampling):
             if isinstance(v, bool) or int(v) != v or not low <= int(v) <= 1000:
                 raise ValueError(f"{name}: must be an integer in [{low}, 1000] (got {v!r})")
         c = int(rounds)
-        self._set(rounds=c, virtual_rounds=int(virtual_rounds), p1=keep_probability(self.epsilon / 2),
-                  p2=keep_probability(self.epsilon / (2 * c)))
+        set_fields(self, rounds=c, virtual_rounds=int(virtual_rounds), p1=keep_probability(self.epsilon / 2),
+                   p2=keep_probability(self.epsilon / (2 * c)))
 
     def privacy_map(self) -> dict[str, Any]:
         """Budgets of this object's numbers (nats).
@@ -285,6 +304,7 @@ class PrivKVM(_NaiveSampling):
         return mse_f, mse_m
 
 
+@dataclasses.dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class KVUE(_NaiveSampling):
     """KVUE as reconstructed in the module docstring: naive sampling + OUE on the pair's two state bits.
 
@@ -301,15 +321,18 @@ class KVUE(_NaiveSampling):
     (USENIX Security 2017), OUE.
     """
 
-    mechanism = "kvue"
+    mechanism: ClassVar[str] = "kvue"
     #: one sampled key per report; its s+ and s- bits at most once each
-    count_rule = CountRule(sums_to_n=(("sampled",),), at_most_column=((("n1",), "sampled"), (("n2",), "sampled")))
-    _columns = ("j", "plus", "minus")
-    _repr_fields = ()
+    count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("sampled",),),
+                                                at_most_column=((("n1",), "sampled"), (("n2",), "sampled")))
+    _columns: ClassVar[tuple[str, ...]] = ("j", "plus", "minus")
+
+    p: float
+    q: float
 
     def __init__(self, epsilon: float, domain_size: int) -> None:
         self._init(epsilon, domain_size)
-        self._set(p=0.5, q=to_grid(1.0 / (np.exp(self.epsilon) + 1.0), "up"))
+        set_fields(self, p=0.5, q=to_grid(1.0 / (np.exp(self.epsilon) + 1.0), "up"))
 
     def privacy_map(self) -> dict[str, Any]:
         """``epsilon = ln(p(1-q)/(q(1-p)))`` (nats), the exact worst case over the three states."""
