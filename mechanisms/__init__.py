@@ -23,7 +23,8 @@ from typing import Any, Mapping
 
 from ._envelope import MAX_DOMAIN_SIZE, PlanFields
 from ._envelope import read_envelope as _read_envelope
-from ._plan import PlanError, loads_strict, plan_fingerprint, read_plan
+from ._plan import PlanError, check_verified, loads_strict, plan_fingerprint, read_plan
+from ._plan_object import Domain, Plan, use_registry
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
 from ._protocol import Frozen, check_method, set_runtime_lookup
@@ -33,7 +34,7 @@ from ._sampling import GRID_BITS, bernoulli, bernoulli_iid, check_rng, on_grid, 
 
 __all__ = ["load", "runtime_class", "read_plan", "loads_strict", "PlanError", "RUNTIMES", "Estimate", "Aggregate",
            "Reports", "Runtime", "secure_rng", "plan_fingerprint", "read_envelope", "MAX_DOMAIN_SIZE", "PlanFields",
-           "Batch", "CountRule", "runtime_families", "family_runtimes", "Memo", "RUNTIME_PACKAGES"]
+           "Batch", "CountRule", "runtime_families", "family_runtimes", "Memo", "RUNTIME_PACKAGES", "Plan", "Domain"]
 # the 2^-48 probability grid (the planner rounds onto it) and exact sampling on it, and the pieces of a
 # runtime class (the planner's simulation-only baselines are built from them)
 __all__ += ["GRID_BITS", "to_grid", "on_grid", "bernoulli", "bernoulli_iid", "check_rng", "Frozen", "check_method"]
@@ -103,13 +104,15 @@ def runtime_class(mechanism: Any) -> type[Any]:
     return RUNTIMES[mechanism]
 
 
-# ``Aggregate.from_dict`` checks counts by the runtime class's ``count_rule``: _protocol sits below the
-# runtime classes (they build its types), so the registry is handed to it here instead of imported there.
+# ``Aggregate.from_dict`` checks counts by the runtime class's ``count_rule`` and ``Plan.read`` checks a plan
+# with its mechanism's runtime class: _protocol and _plan_object sit below the runtime classes (they build
+# on their types), so the registry is handed to them here instead of imported there.
 set_runtime_lookup(runtime_class)
+use_registry(runtime_class)
 
 
 def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None,
-                  verified: bool = False) -> dict[str, Any]:
+                  verified: bool = False) -> Plan:
     """Read a plan and check its envelope: the one reader ``load()`` and the planner's ``verify`` share.
 
     Strict JSON (no NaN/Infinity, no duplicate keys, bounded size and depth), ``format_version``
@@ -121,17 +124,19 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: s
 
     Returns
     -------
-    dict
-        The plan.
+    Plan
+        The plan read once (:meth:`Plan.read`; a read-only ``Mapping[str, Any]``). Given a Plan, it
+        is neither parsed nor hashed again.
 
     Raises
     ------
     PlanError
         One line naming the field, the rule and the value.
     """
-    data = read_plan(plan)
-    return _read_envelope(data, runtime_class(data.get("mechanism")).PLAN_FIELDS, fingerprint=fingerprint,
-                          verified=verified)
+    data = Plan.read(plan, fingerprint=fingerprint)
+    if verified:
+        _read_envelope(data, runtime_class(data.mechanism).PLAN_FIELDS, verified=True)
+    return data
 
 
 def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None):
@@ -139,8 +144,9 @@ def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None
 
     Parameters
     ----------
-    plan : path-like or mapping
-        A plan JSON file written by ``ldpplan plan`` (or its parsed dict).
+    plan : path-like, mapping or Plan
+        A plan JSON file written by ``ldpplan plan`` (or its parsed dict, or a :class:`Plan`: then
+        it is not parsed nor hashed again).
     fingerprint : str, optional
         The plan's pinned fingerprint, ``"sha256:<64 hex digits>"`` as ``ldpplan plan`` and
         ``ldpplan verify`` print it (the bare hex digits of :func:`plan_fingerprint` are accepted
@@ -163,5 +169,6 @@ def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None
         privacy than its numbers give (the class's ``privacy_map()`` rounded toward the safe
         side, exact near the bound). The message names the field, the rule and the value.
     """
-    data = read_envelope(plan, fingerprint=fingerprint, verified=True)
-    return runtime_class(data.get("mechanism")).from_plan(data)
+    data = Plan.read(plan, fingerprint=fingerprint)  # read once; from_plan re-checks its class's part (no re-read)
+    check_verified(data)  # (every from_plan checks it too: a safety net for a class that would forget)
+    return runtime_class(data.mechanism).from_plan(data)

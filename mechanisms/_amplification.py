@@ -62,8 +62,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import Any, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ._amplification_sums import LGAMMA_ULPS, chernoff, delta_given_m, log_margin, log_pmf, window
 from ._hashing import collision_probability, hash_prime
@@ -196,7 +198,7 @@ def hadamard_pairs(epsilon0: float, k: int, blocks: int) -> tuple[BlanketPair, .
     return tuple(pairs)
 
 
-def unary_pairs(keep, flip) -> tuple[BlanketPair, ...]:
+def unary_pairs(keep: npt.ArrayLike, flip: npt.ArrayLike) -> tuple[BlanketPair, ...]:
     """Unary encodings: bit ``j`` is 1 with probability ``keep_j`` when ``j = x``, ``flip_j`` otherwise.
 
     ``keep``, ``flip``: one value per level (items of a level share them; SUE/OUE/IDUE and the rounds
@@ -245,7 +247,7 @@ def _blanket_blocks(n: int, gamma: float, delta: float) -> tuple[tuple[int, ...]
     return tuple(starts), tuple(masses), below
 
 
-def blanket_delta_upper(epsilon: float, n: int, pairs, delta: float) -> float:
+def blanket_delta_upper(epsilon: float, n: int, pairs: Sequence[BlanketPair], delta: float) -> float:
     """Sound upper bound of the central ``delta(epsilon)`` of ``n`` shuffled reports (largest over ``pairs``).
 
     Parameters
@@ -284,8 +286,8 @@ def blanket_delta_upper(epsilon: float, n: int, pairs, delta: float) -> float:
     return worst
 
 
-def blanket_epsilon_upper(n: int, delta: float, pairs, epsilon_max: float, *, tolerance: float = 1e-3,
-                          guess: float | None = None) -> float:
+def blanket_epsilon_upper(n: int, delta: float, pairs: Sequence[BlanketPair], epsilon_max: float, *,
+                          tolerance: float = 1e-3, guess: float | None = None) -> float:
     """Smallest ``epsilon`` (to ``tolerance``, relative) at which :func:`blanket_delta_upper` is at most ``delta``.
 
     Returns the upper end of the final bracket, at which the bound was computed to hold, or
@@ -333,7 +335,7 @@ TWO_LEVEL_KINDS = ("krr", "hash", "sylvester", "unary")
 PLAN_KINDS = TWO_LEVEL_KINDS + ("unary-rounds",)
 
 
-def pairs_of(randomizer, epsilon0: float) -> tuple[BlanketPair, ...]:
+def pairs_of(randomizer: Mapping[str, Any], epsilon0: float) -> tuple[BlanketPair, ...]:
     """The ordered neighbouring pairs of a randomizer description (``{"kind": ..., numbers}``).
 
     ``"krr"``: ``domain_size``; ``"hash"`` (GLH): ``hash_range``, ``collision``; ``"sylvester"``:
@@ -361,7 +363,10 @@ def pairs_of(randomizer, epsilon0: float) -> tuple[BlanketPair, ...]:
             raise ValueError(f"blocks: must be a power of two, got {blocks!r}")
         return hadamard_pairs(epsilon0, _count(randomizer, "domain_size", 2), blocks)
     if kind == "unary":
-        return unary_pairs(randomizer.get("keep"), randomizer.get("flip"))
+        keep, flip = randomizer.get("keep"), randomizer.get("flip")
+        if keep is None or flip is None:
+            raise ValueError("keep/flip: one pair per level with 0 < flip < keep < 1")
+        return unary_pairs(keep, flip)
     raise ValueError(f"kind: must be one of {list(TWO_LEVEL_KINDS)}, got {kind!r}")
 
 
@@ -372,7 +377,7 @@ def _count(randomizer, key: str, low: int) -> int:
     return int(value)
 
 
-def randomizer_of_plan(plan, kind: str) -> dict:
+def randomizer_of_plan(plan: Mapping[str, Any], kind: str) -> dict[str, Any]:
     """The randomizer description ``load()`` reads from a plan for its runtime's kind.
 
     ``"krr"``: ``domain.size``; ``"hash"``: ``params.g`` and the runtime hash family's collision
@@ -387,7 +392,8 @@ def randomizer_of_plan(plan, kind: str) -> dict:
     ValueError
         A number missing or of the wrong type (the message names the field).
     """
-    params = plan.get("params") if isinstance(plan.get("params"), dict) else {}
+    given = plan.get("params")
+    params: Mapping[str, Any] = given if isinstance(given, dict) else {}
     size = (plan.get("domain") or {}).get("size") if isinstance(plan.get("domain"), dict) else None
     if kind in ("krr", "sylvester"):
         out = {"kind": kind, "domain_size": size}
@@ -402,7 +408,7 @@ def randomizer_of_plan(plan, kind: str) -> dict:
             raise ValueError(f"domain.size: must be an integer >= 2, got {size!r:.40}")
         return {"kind": kind, "hash_range": g, "collision": collision_probability(g, hash_prime(size, g))}
     if kind == "unary-rounds":  # permanent (p1, q1) then instantaneous (p2, q2) per bit: one round's channel
-        numbers = [params.get(key) for key in ("p1", "q1", "p2", "q2")]
+        numbers: list[Any] = [params.get(key) for key in ("p1", "q1", "p2", "q2")]
         if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1 for v in numbers):
             raise ValueError("params.p1/q1/p2/q2: must be numbers in (0, 1)")
         p1, q1, p2, q2 = (float(v) for v in numbers)
@@ -425,7 +431,7 @@ def randomizer_of_plan(plan, kind: str) -> dict:
     raise ValueError(f"kind: no two-level description for {kind!r}")
 
 
-def two_level_delta(epsilon: float, epsilon0: float, n: int, randomizer) -> float:
+def two_level_delta(epsilon: float, epsilon0: float, n: int, randomizer: Mapping[str, Any]) -> float:
     """:func:`blanket_delta_upper` for a randomizer description (with its ``"delta"``): the gate's check.
 
     ``inf`` (nothing confirmed) above :data:`MAX_N` users.

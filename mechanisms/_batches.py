@@ -151,11 +151,11 @@ class CountRule:
             present = [c for c in cols if c in counts]
             return "+".join(present), [counts[c] for c in present]
 
-        for cols in {c for g in (*self.sums_to_n, *self.at_most_n, *self.total_at_most_n) for c in g} | \
+        for column in {c for g in (*self.sums_to_n, *self.at_most_n, *self.total_at_most_n) for c in g} | \
                 {c for g, col in self.at_most_column for c in (*g, col)}:
-            if cols in counts and counts[cols].size and int(counts[cols].max()) > n:
-                raise ValueError(f"aggregate.counts.{cols}: every count must be at most n = {n} "
-                                 f"(got {int(counts[cols].max())})")
+            if column in counts and counts[column].size and int(counts[column].max()) > n:
+                raise ValueError(f"aggregate.counts.{column}: every count must be at most n = {n} "
+                                 f"(got {int(counts[column].max())})")
         for cols in self.sums_to_n:
             name, arrays = group(cols)
             total = sum(_exact_sum(a) for a in arrays)

@@ -19,6 +19,7 @@ and the adds are vectorised.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ._sampling import on_grid, refine40, uniform_bytes
 
@@ -33,7 +34,7 @@ LANE_ROWS = 255
 _COUNT_ROWS = 4 * LANE_ROWS
 
 
-def grid_split(p) -> tuple[np.ndarray, np.ndarray]:
+def grid_split(p: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``(hi, lo)`` of grid probabilities ``p = (hi * 2**40 + lo) / 2**48``, ``0 <= p < 1``.
 
     Returns

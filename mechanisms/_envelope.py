@@ -30,14 +30,14 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
 import numpy as np
 
-from ._plan import PlanError, check_fingerprint, check_verified, read_plan, require
+from ._plan import PlanError, ReadOnce, check_fingerprint, check_verified, read_plan, require
 from ._shuffle_gate import check_plan_shuffled
 
-__all__ = ["PlanFields", "read_envelope", "read_domain", "MAX_DOMAIN_SIZE", "MAX_COUNT_DOMAIN", "TOP_LEVEL_FIELDS",
+__all__ = ["PlanFields", "read_envelope", "check_envelope_data", "read_domain", "MAX_DOMAIN_SIZE", "MAX_COUNT_DOMAIN", "TOP_LEVEL_FIELDS",
            "COMMON_GUARANTEE_FIELDS"]
 
 #: Default largest ``domain.size`` (2**24 = 16,777,216 items, keys or symbols): the cap of every
@@ -157,6 +157,10 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], fields: PlanField
                   fingerprint: str | None = None, verified: bool = False) -> dict[str, Any]:
     """Read a plan and check its envelope (see the module docstring); return the plan dict.
 
+    Given a :class:`ldpplan.mechanisms.Plan` (already parsed, checked and fingerprinted once), it
+    neither parses nor hashes again: it runs the checks that depend on ``fields`` (mechanism,
+    ``domain.size`` cap, claims) and ``verified``, and returns the Plan itself (a read-only mapping).
+
     Parameters
     ----------
     plan : path-like or mapping
@@ -179,8 +183,33 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], fields: PlanField
     PlanError
         One line naming the field, the rule and the value.
     """
-    data = read_plan(plan)
-    check_fingerprint(data, fingerprint)
+    if isinstance(plan, ReadOnce):  # a Plan: parsed, checked and fingerprinted once, when it was read
+        data = cast(Mapping[str, Any], plan)
+        check_fingerprint(data, fingerprint)  # its cached fingerprint
+        if fields is not None:  # only what depends on the class (same order, same messages)
+            _check_mechanism_domain(data, fields)
+            _check_claims(data, fields)
+    else:
+        data = read_plan(plan)
+        check_fingerprint(data, fingerprint)
+        check_envelope_data(data, fields)
+    if verified:
+        check_verified(data)
+        if fields is not None:  # the runtime's load(): the central claim, recomputed (verify has its own check)
+            failure = check_plan_shuffled(data, fields.shuffle)
+            if failure is not None:
+                raise PlanError(failure)
+    return data  # type: ignore[return-value]  # a dict, or the Plan given (a read-only Mapping)
+
+
+def check_envelope_data(data: Mapping[str, Any], fields: PlanFields | None) -> None:
+    """The envelope checks of :func:`read_envelope` on a parsed plan (without the fingerprint and ``verified``).
+
+    Raises
+    ------
+    PlanError
+        One line naming the field, the rule and the value.
+    """
     unknown = [k for k in data if k not in TOP_LEVEL_FIELDS]
     if unknown:
         raise PlanError(f"{str(unknown[0])[:40]}: unknown top-level field (a plan 2.0 has exactly "
@@ -188,10 +217,7 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], fields: PlanField
     missing = [k for k in TOP_LEVEL_FIELDS if k not in data]
     if missing:
         raise PlanError(f"{missing[0]}: required field is missing from the plan")
-    mechanism = data["mechanism"]
-    if fields is not None and mechanism not in fields.mechanisms:
-        raise PlanError(f"mechanism: this runtime class runs {list(fields.mechanisms)} plans (got {mechanism!r:.40})")
-    read_domain(data, high=MAX_DOMAIN_SIZE if fields is None else fields.max_domain)
+    _check_mechanism_domain(data, fields)
     where = _non_finite(data)
     if where is not None:
         raise PlanError(f"{where}: must be a finite number (NaN and infinity are not allowed in a plan)")
@@ -199,18 +225,22 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], fields: PlanField
         if not isinstance(data[key], Mapping):
             raise PlanError(f"{key}: must be an object (got {type(data[key]).__name__})")
     if fields is not None:
-        allowed = fields.guarantee_fields
-        extra = sorted(str(k) for k in data["guarantee"] if k not in allowed)
-        if extra:
-            raise PlanError(f"guarantee.{extra[0][:40]}: unknown claim for a {mechanism!r} plan (known: "
-                            f"{', '.join(sorted(allowed))}); the runtime refuses claims it cannot check")
+        _check_claims(data, fields)
     block = data["verification"]
     if not isinstance(block.get("holds"), bool) or not isinstance(block.get("message"), str):
         raise PlanError("verification: must be an object with a boolean 'holds' and a string 'message'")
-    if verified:
-        check_verified(data)
-        if fields is not None:  # the runtime's load(): the central claim, recomputed (verify has its own check)
-            failure = check_plan_shuffled(data, fields.shuffle)
-            if failure is not None:
-                raise PlanError(failure)
-    return data
+
+
+def _check_mechanism_domain(data: Mapping[str, Any], fields: PlanFields | None) -> None:
+    mechanism = data["mechanism"]
+    if fields is not None and mechanism not in fields.mechanisms:
+        raise PlanError(f"mechanism: this runtime class runs {list(fields.mechanisms)} plans (got {mechanism!r:.40})")
+    read_domain(data, high=MAX_DOMAIN_SIZE if fields is None else fields.max_domain)
+
+
+def _check_claims(data: Mapping[str, Any], fields: PlanFields) -> None:
+    allowed = fields.guarantee_fields
+    extra = sorted(str(k) for k in data["guarantee"] if k not in allowed)
+    if extra:
+        raise PlanError(f"guarantee.{extra[0][:40]}: unknown claim for a {data['mechanism']!r} plan (known: "
+                        f"{', '.join(sorted(allowed))}); the runtime refuses claims it cannot check")

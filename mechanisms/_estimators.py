@@ -17,9 +17,11 @@ Everything here works on **frequencies** (fractions of users), never counts.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 from statistics import NormalDist
 
 import numpy as np
+import numpy.typing as npt
 
 from ._fit import SimplexFit, run_em
 
@@ -54,7 +56,8 @@ def bonferroni_z(alpha: float, k: int) -> float:
     return float(NormalDist().inv_cdf(1.0 - alpha / int(k)))
 
 
-def significance_threshold(freq_hat, n: int, variance_per_user, alpha: float = 0.05) -> np.ndarray:
+def significance_threshold(freq_hat: npt.ArrayLike, n: int, variance_per_user: npt.ArrayLike, alpha: float = 0.05
+                           ) -> np.ndarray:
     """Empirical estimate with the Bonferroni significance threshold ("emp+thr").
 
     The threshold for each of the ``K = |X|`` estimates is
@@ -122,7 +125,7 @@ def significance_threshold(freq_hat, n: int, variance_per_user, alpha: float = 0
     return out
 
 
-def project_simplex(v) -> np.ndarray:
+def project_simplex(v: npt.ArrayLike) -> np.ndarray:
     """Euclidean projection of a vector onto the probability simplex.
 
     Sort-based algorithm of Duchi, Shalev-Shwartz, Singer & Chandra (ICML 2008,
@@ -174,8 +177,8 @@ class RRChannel:
         return self.nu * float(np.sum(r)) + (self.mu - self.nu) * r
 
 
-def em_simplex(likelihood, weights, tol: float = 1e-12, max_iter: int = 100000, init=None,
-               accelerate: bool = False) -> SimplexFit:
+def em_simplex(likelihood: Any, weights: npt.ArrayLike, tol: float = 1e-12, max_iter: int = 100000,
+               init: npt.ArrayLike | None = None, accelerate: bool = False) -> SimplexFit:
     """EM reconstruction: the maximum-likelihood distribution on the simplex.
 
     Maximises ``L(p) = sum_g w_g log(sum_k likelihood[g, k] p_k)`` over the
@@ -277,7 +280,7 @@ def _em_loop(lik, backward, w: np.ndarray, tol, max_iter, init, accelerate) -> S
                       method="squarem" if accelerate else "em", n=total)
 
 
-def em_warm_start(freq_threshold) -> np.ndarray:
+def em_warm_start(freq_threshold: npt.ArrayLike) -> np.ndarray:
     """Strictly positive EM starting point from an emp+thr estimate (ULDP Sec. 6.2).
 
     ``max(freq, 0) + 1e-3/K``, renormalised: close to the thresholded estimate, with no
@@ -288,8 +291,8 @@ def em_warm_start(freq_threshold) -> np.ndarray:
     return init / init.sum()
 
 
-def em_structured(likelihood, weights, tol: float = 1e-12, max_iter: int = 100000, init=None,
-                  accelerate: bool = False) -> SimplexFit:
+def em_structured(likelihood: Any, weights: npt.ArrayLike, tol: float = 1e-12, max_iter: int = 100000,
+                  init: npt.ArrayLike | None = None, accelerate: bool = False) -> SimplexFit:
     """:func:`em_simplex` for a likelihood given by its products instead of a dense matrix.
 
     Parameters

@@ -30,6 +30,7 @@ Scand. J. Stat. 35 (2008) (SQUAREM).
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 import numpy as np
 
@@ -105,7 +106,7 @@ class SimplexFit:
         return int(np.count_nonzero(self.frequency > 0))
 
 
-def check_options(tol, max_iter) -> tuple[float, int]:
+def check_options(tol: float, max_iter: int) -> tuple[float, int]:
     """``(tol, max_iter)`` validated: ``tol`` a finite float >= 0, ``max_iter`` an int >= 1.
 
     Raises
@@ -130,7 +131,8 @@ def stop(gap: float, log_likelihood: float, tol: float) -> bool:
     return gap <= tol * abs(log_likelihood)
 
 
-def run_em(step, p: np.ndarray, tol: float, max_iter: int, accelerate: bool):
+def run_em(step: Callable[[np.ndarray], tuple[float, float, np.ndarray]], p: np.ndarray, tol: float, max_iter: int,
+           accelerate: bool) -> tuple[np.ndarray, float, float, int, bool]:
     """EM iterations under the one rule, SQUAREM-accelerated with a monotonicity guard.
 
     ``step(q)`` returns ``(L(q), certified_gap(q), EM(q))``. A SQUAREM cycle (Varadhan & Roland

@@ -31,6 +31,7 @@ import dataclasses
 from statistics import NormalDist
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["FrequencyVariance", "MeanVariance", "score_interval", "wald_interval", "two_sided_z", "affine_variance",
            "SCORE_METHOD", "WALD_MEAN_METHOD"]
@@ -64,7 +65,8 @@ def _frozen_array(x) -> np.ndarray:
     return view
 
 
-def affine_variance(nu, mu, scale: float = 1.0, sampling: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def affine_variance(nu: npt.ArrayLike, mu: npt.ArrayLike, scale: float = 1.0, sampling: bool = False
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """``(c0, c1)`` of ``n Var(f_hat) = c0 + c1 f`` for ``f_hat = s (c/n - nu)/(mu - nu)``.
 
     A holder's report supports her item with probability ``mu``, a non-holder's with ``nu``
@@ -100,7 +102,8 @@ def affine_variance(nu, mu, scale: float = 1.0, sampling: bool = False) -> tuple
     return c0, c1
 
 
-def score_interval(estimate, n: int, c0, c1, c2=0.0, *, z: float, upper: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def score_interval(estimate: npt.ArrayLike, n: int, c0: npt.ArrayLike, c1: npt.ArrayLike, c2: npt.ArrayLike = 0.0, *,
+                   z: float, upper: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """``{f in [0, upper] : (f_hat - f)^2 <= z^2 (c0 + c1 f + c2 f^2) / n}`` as ``(low, high)``.
 
     The roots of ``(1 - z^2 c2/n) f^2 - (2 f_hat + z^2 c1/n) f + f_hat^2 - z^2 c0/n = 0``, intersected
@@ -150,7 +153,8 @@ def score_interval(estimate, n: int, c0, c1, c2=0.0, *, z: float, upper: float =
     return low, np.maximum(high, low)
 
 
-def wald_interval(estimate, std_error, *, z: float, lower: float, upper: float) -> tuple[np.ndarray, np.ndarray]:
+def wald_interval(estimate: npt.ArrayLike, std_error: npt.ArrayLike, *, z: float, lower: float, upper: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """``estimate +- z std_error`` clipped to ``[lower, upper]`` (NaN estimates give the whole range)."""
     est = np.asarray(estimate, dtype=np.float64)
     se = np.asarray(std_error, dtype=np.float64)
@@ -209,7 +213,7 @@ class FrequencyVariance:
             high = np.minimum(high[:d] + self.mixing @ high[d:], self.upper)
         return low, high
 
-    def with_mixing(self, mixing) -> "FrequencyVariance":
+    def with_mixing(self, mixing: npt.ArrayLike) -> "FrequencyVariance":
         """The same variance model mapped to a domain by ``mixing`` (see the attribute)."""
         return dataclasses.replace(self, mixing=np.asarray(mixing, dtype=np.float64))
 
@@ -231,6 +235,6 @@ class MeanVariance:
     def __post_init__(self) -> None:
         object.__setattr__(self, "std_error", _frozen_array(self.std_error))
 
-    def interval(self, mean, z: float) -> tuple[np.ndarray, np.ndarray]:
+    def interval(self, mean: npt.ArrayLike, z: float) -> tuple[np.ndarray, np.ndarray]:
         """Wald interval of ``mean`` clipped to [-1, 1]."""
         return wald_interval(mean, self.std_error, z=z, lower=-1.0, upper=1.0)

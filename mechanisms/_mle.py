@@ -36,6 +36,7 @@ counts excepted), so it equals ``sum_r w_r log Pr(report_r)`` under the estimate
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ._fit import SimplexFit
 
@@ -70,7 +71,7 @@ def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- water-filling
-def water_filling_mle(counts, intercept, slope) -> SimplexFit:
+def water_filling_mle(counts: npt.ArrayLike, intercept: npt.ArrayLike, slope: npt.ArrayLike) -> SimplexFit:
     """Exact MLE of ``L(f) = sum_y t_y log(alpha_y + beta_y f_y)`` on the simplex.
 
     Every term depends on one coordinate, so with the multiplier ``lambda`` of
@@ -132,7 +133,7 @@ def water_filling_mle(counts, intercept, slope) -> SimplexFit:
                       method="water-filling", n=float(t.sum()), lagrange_multiplier=1.0 / tau)
 
 
-def rr_mle(counts, mu: float, nu: float) -> SimplexFit:
+def rr_mle(counts: npt.ArrayLike, mu: float, nu: float) -> SimplexFit:
     """Exact MLE of the k-ary randomized response (no iterations).
 
     With ``Q[x, y] = mu`` if ``y = x`` else ``nu`` (ULDP paper eq. 2; ``mu`` is the
@@ -171,7 +172,7 @@ def rr_mle(counts, mu: float, nu: float) -> SimplexFit:
     return water_filling_mle(counts, nu, mu - nu)
 
 
-def urr_mle(counts, sensitive, c1: float, c2: float, c3: float) -> SimplexFit:
+def urr_mle(counts: npt.ArrayLike, sensitive: npt.ArrayLike, c1: float, c2: float, c3: float) -> SimplexFit:
     """Exact MLE of the (X_S, epsilon)-utility-optimized RR (no iterations).
 
     Derivation. By eq. (6), for an output ``y`` in ``X_S`` (protected, ``Y_P = X_S``)
@@ -248,7 +249,8 @@ def _unary_params(a, b, d: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def _composite_inputs(bit_counts, n, a, b):
+def _composite_inputs(bit_counts: npt.ArrayLike, n: float, a: npt.ArrayLike, b: npt.ArrayLike
+                      ) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     s = _vector(bit_counts, "bit_counts")
     n = float(n)
     if not (n > 0) or np.any(s < 0) or np.any(s > n):
@@ -271,7 +273,7 @@ def _composite_frequency(lam: float, s, n, a, b) -> np.ndarray:
     return np.clip((m - b) / delta, 0.0, 1.0)
 
 
-def unary_composite_mle(bit_counts, n, a, b) -> SimplexFit:
+def unary_composite_mle(bit_counts: npt.ArrayLike, n: float, a: npt.ArrayLike, b: npt.ArrayLike) -> SimplexFit:
     """Exact maximiser of the per-bit composite likelihood of a unary encoding.
 
     ``L_c(f) = sum_j s_j log m_j + (n - s_j) log(1 - m_j)``, ``m_j = b_j + (a_j - b_j)

@@ -21,7 +21,8 @@ import numpy as np
 
 __all__ = ["PlanError", "read_plan", "loads_strict", "require", "number", "integer", "check_verified",
            "check_claim", "round_up", "FORMAT_VERSION", "MAX_PLAN_BYTES", "MAX_DEPTH", "ROUNDING_ULPS",
-           "plan_fingerprint", "check_fingerprint", "log_fraction"]
+           "plan_fingerprint", "check_fingerprint", "log_fraction", "ReadOnce",
+           "check_pinned", "content_fingerprint"]
 
 #: The plan format this runtime reads: exactly this string (not "2", "2.1" or "2.0.0").
 FORMAT_VERSION = "2.0"
@@ -37,6 +38,17 @@ ROUNDING_ULPS = 16
 
 class PlanError(ValueError):
     """A plan cannot be used by the runtime (unreadable, wrong version, bad field, weaker than claimed)."""
+
+
+class ReadOnce:
+    """Base of :class:`ldpplan.mechanisms.Plan`: a plan already parsed, envelope-checked and fingerprinted.
+
+    :func:`read_plan` returns such a plan as it is (no copy, no parse) and :func:`plan_fingerprint`
+    returns its ``fingerprint`` (computed once, when it was read).
+    """
+
+    __slots__ = ()
+    fingerprint: str
 
 
 def _reject_constant(name: str):
@@ -118,8 +130,11 @@ def loads_strict(text: str, what: str = "plan") -> Any:
         raise PlanError(f"<json>: {_a(what)} must nest at most {MAX_DEPTH} levels deep") from None
 
 
-def read_plan(plan: str | os.PathLike | Mapping[str, Any], *, check_version: bool = True) -> dict[str, Any]:
+def read_plan(plan: str | os.PathLike | Mapping[str, Any], *, check_version: bool = True) -> Mapping[str, Any]:
     """Return the plan as a dict, reading strict JSON if given a path.
+
+    A plan already read (:class:`ldpplan.mechanisms.Plan`) is returned as it is: it was parsed
+    and checked once, when it was read, and is read-only.
 
     Parameters
     ----------
@@ -133,6 +148,8 @@ def read_plan(plan: str | os.PathLike | Mapping[str, Any], *, check_version: boo
         If the file is unreadable, not strict JSON, too large or deep, or has an
         unsupported ``format_version`` (the message names the version).
     """
+    if isinstance(plan, ReadOnce):
+        return plan  # type: ignore[return-value]  # a Plan: a read-only Mapping read once
     if isinstance(plan, Mapping):
         data = dict(plan)
     else:
@@ -304,6 +321,9 @@ def plan_fingerprint(plan: Mapping[str, Any]) -> str:
     ``provenance.created_at`` (the time the plan was written, not its content): re-planning
     the same spec gives the same fingerprint, so devices' memos and pins stay valid (issue 26).
 
+    A plan read once (:class:`ldpplan.mechanisms.Plan`) carries its fingerprint, computed when
+    it was read: it is returned without hashing again.
+
     Parameters
     ----------
     plan : mapping
@@ -314,11 +334,19 @@ def plan_fingerprint(plan: Mapping[str, Any]) -> str:
     str
         64 lowercase hex digits.
     """
+    if isinstance(plan, ReadOnce):
+        return plan.fingerprint
+    return content_fingerprint(plan)
+
+
+def content_fingerprint(plan: Mapping[str, Any], default: Callable[[Any], Any] | None = None) -> str:
+    """The hash behind :func:`plan_fingerprint`, always computed (``default``: :func:`json.dumps`'s hook)."""
     for block, key in _NOT_CONTENT:
         node = plan.get(block) if isinstance(plan, Mapping) else None
         if isinstance(node, Mapping) and key in node:
             plan = {**plan, block: {k: v for k, v in node.items() if k != key}}
-    text = json.dumps(plan, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True)
+    text = json.dumps(plan, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=True,
+                      default=default)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -339,15 +367,34 @@ def check_fingerprint(plan: Mapping[str, Any], fingerprint: str | None) -> None:
     PlanError
         ``fingerprint: ...`` when the value is malformed or differs from the plan's.
     """
-    if fingerprint is None:
-        return
+    if fingerprint is not None:
+        _compare(plan_fingerprint(plan), _pinned_digest(fingerprint))
+
+
+def check_pinned(actual: str, fingerprint: str | None) -> None:
+    """:func:`check_fingerprint` given the plan's fingerprint ``actual`` (64 hex digits), already computed.
+
+    Raises
+    ------
+    PlanError
+        ``fingerprint: ...`` when the value is malformed or differs from ``actual``.
+    """
+    if fingerprint is not None:
+        _compare(actual, _pinned_digest(fingerprint))
+
+
+def _pinned_digest(fingerprint: Any) -> str:
+    """The 64 lowercase hex digits of a pin (``"sha256:<hex>"`` or bare), or :class:`PlanError`."""
     if not isinstance(fingerprint, str):
         raise PlanError(f"fingerprint: must be a string 'sha256:<64 hex digits>' (got {type(fingerprint).__name__})")
     text = fingerprint.strip().lower()
     digest = text[len("sha256:"):] if text.startswith("sha256:") else text
     if len(digest) != 64 or any(ch not in "0123456789abcdef" for ch in digest):
         raise PlanError(f"fingerprint: must be 'sha256:' followed by 64 hex digits (got {fingerprint[:80]!r})")
-    actual = plan_fingerprint(plan)
+    return digest
+
+
+def _compare(actual: str, digest: str) -> None:
     if digest != actual:
         raise PlanError(f"fingerprint: the plan's fingerprint is sha256:{actual}, not the pinned sha256:{digest}; "
                         "the runtime refuses a plan other than the one it was shipped")

@@ -18,7 +18,7 @@ Each reader raises :class:`PlanError` naming the plan field that differs from it
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 import numpy as np
 
@@ -36,13 +36,13 @@ def spec_of(plan: Mapping[str, Any]) -> Mapping[str, Any]:
     return spec
 
 
-def is_int(x: Any) -> bool:
-    """An integer (numpy too), not a bool."""
+def is_int(x: object) -> TypeGuard[int | np.integer[Any]]:
+    """An integer (numpy too), not a bool (a type guard: ``x`` is an integer where it holds)."""
     return isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_))
 
 
-def is_number(x: Any) -> bool:
-    """A real number (numpy too), not a bool."""
+def is_number(x: object) -> TypeGuard[float | np.integer[Any] | np.floating[Any]]:
+    """A real number (numpy too), not a bool (a type guard: ``x`` is a number where it holds)."""
     return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["GRID_BITS", "GRID_DENOMINATOR", "GRID", "to_grid", "on_grid", "bernoulli", "bernoulli_columns", "bernoulli_iid", "check_rng",
            "uniform_bytes", "uniform_bits", "uniform_words", "uniform_below", "uniform_unit", "refine40"]
@@ -34,7 +35,7 @@ _LO_MASK = np.int64(2**_HI_SHIFT - 1)
 _U64_MAX = np.uint64(2**64 - 1)
 
 
-def check_rng(rng) -> np.random.Generator:
+def check_rng(rng: object) -> np.random.Generator:
     """Return ``rng`` if it is a :class:`numpy.random.Generator`.
 
     Raises
@@ -78,7 +79,7 @@ def to_grid(p, rounding: str = "nearest"):
     return float(out) if np.ndim(out) == 0 else out
 
 
-def on_grid(p) -> bool:
+def on_grid(p: npt.ArrayLike) -> bool:
     """True when every entry of ``p`` is a multiple of ``2**-48`` in [0, 1]."""
     x = np.asarray(p, dtype=np.float64)
     return bool(np.all((x >= 0) & (x <= 1) & (np.floor(x * GRID) == x * GRID)))
@@ -155,7 +156,7 @@ def _accepted(w: np.ndarray, bound: np.ndarray) -> np.ndarray:
     return (rem == 0) | (w < (np.uint64(0) - rem))  # w < 2**64 - rem (wraps to 0 only when rem == 0)
 
 
-def uniform_below(rng: np.random.Generator, bound, size: int | None = None) -> np.ndarray:
+def uniform_below(rng: np.random.Generator, bound: npt.ArrayLike, size: int | None = None) -> np.ndarray:
     """Uniform integers in ``[0, bound)``, exact, by rejection on 64-bit words.
 
     For entry ``i`` with bound ``m = bound[i]`` (1 <= m < 2**63): take a word ``w``; with
@@ -236,7 +237,7 @@ def _refine(rng: np.random.Generator, count: int) -> np.ndarray:
     return refine40(rng, count)
 
 
-def bernoulli(rng: np.random.Generator, p) -> np.ndarray:
+def bernoulli(rng: np.random.Generator, p: npt.ArrayLike) -> np.ndarray:
     """Independent Bernoulli draws, one per entry of ``p``.
 
     Parameters
@@ -267,7 +268,7 @@ def bernoulli(rng: np.random.Generator, p) -> np.ndarray:
     return out
 
 
-def bernoulli_columns(rng: np.random.Generator, p_columns, n_rows: int) -> np.ndarray:
+def bernoulli_columns(rng: np.random.Generator, p_columns: npt.ArrayLike, n_rows: int) -> np.ndarray:
     """A ``(n_rows, m)`` boolean matrix whose column ``k`` is Bernoulli(``p_columns[k]``).
 
     Parameters

@@ -292,7 +292,8 @@ def check_plan_shuffled(plan: Mapping[str, Any], kind: str = "generic") -> str |
     with a claim, or a claim above ``target.central_epsilon`` is refused.
     """
     guarantee = plan.get("guarantee") or {}
-    spec = plan.get("spec") if isinstance(plan.get("spec"), Mapping) else {}
+    embedded = plan.get("spec")
+    spec: Mapping[str, Any] = embedded if isinstance(embedded, Mapping) else {}
     block = spec.get("shuffle")
     if "shuffled" not in guarantee and "shuffled_lifetime" not in guarantee and block is None:
         return None
@@ -311,7 +312,10 @@ def check_plan_shuffled(plan: Mapping[str, Any], kind: str = "generic") -> str |
         return f"guarantee.shuffled: no plain local epsilon in a {notion!r:.40} plan"
     randomizer: dict[str, Any] = {"kind": kind}
     if kind == "krr":
-        randomizer["domain_size"] = int((plan.get("domain") or {}).get("size"))
+        size = (plan.get("domain") or {}).get("size")
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+            return f"domain.size: must be an integer (got {size!r:.40})"
+        randomizer["domain_size"] = int(size)
     elif kind in PLAN_KINDS:  # the numbers of the runtime's channel, read from the plan
         try:
             randomizer = randomizer_of_plan(plan, kind)

@@ -16,6 +16,7 @@ SQUAREM-accelerated with a monotonicity guard, and return a :class:`._fit.Simple
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ._fit import SimplexFit, certified_gap as _gap, run_em
 from ._mle import _rows_inputs, _composite_inputs, _unary_full_inputs, _vector, _xlogy
@@ -28,8 +29,8 @@ __all__ = ["unary_em", "unary_em_full", "binary_rows_em"]
 _BLOCK = 2048
 
 
-def unary_em(bit_counts, n, a, b, *, tol: float = 1e-12, max_iter: int = 100000,
-             init=None, accelerate: bool = True) -> SimplexFit:
+def unary_em(bit_counts: npt.ArrayLike, n: float, a: npt.ArrayLike, b: npt.ArrayLike, *, tol: float = 1e-12,
+             max_iter: int = 100000, init: npt.ArrayLike | None = None, accelerate: bool = True) -> SimplexFit:
     """EM on the per-bit composite likelihood of a unary encoding: ``O(d)`` per iteration.
 
     Every bit is one observation ``(j, y_j)`` of a mixture with latent input ``x``:
@@ -129,6 +130,8 @@ class _Packed:
     def __init__(self, y: np.ndarray | None = None, *, packed: np.ndarray | None = None, d: int = 0) -> None:
         """From a bool ``y`` (n, d), or from ``packed = np.packbits(y, axis=1)`` and ``d``."""
         if packed is None:
+            if y is None:
+                raise ValueError("_Packed: give y (n, d) or packed and d")
             packed = np.packbits(y, axis=1)
             d = y.shape[1]
         self.n, self.d = packed.shape[0], int(d)
@@ -170,9 +173,10 @@ class _Dense:
 _STORAGE = ("packed", "float64", "float32")
 
 
-def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: float = 0.0,
+def binary_rows_em(rows: npt.ArrayLike, low: npt.ArrayLike, high: npt.ArrayLike, *,
+                   weights: npt.ArrayLike | None = None, pinned: npt.ArrayLike | None = None, constant: float = 0.0,
                    storage: str = "packed", tol: float = 1e-12, max_iter: int = 10000,
-                   init=None, accelerate: bool = True) -> SimplexFit:
+                   init: npt.ArrayLike | None = None, accelerate: bool = True) -> SimplexFit:
     """EM for reports whose likelihood takes two values per input: ``O(n d)`` per iteration.
 
     Report ``r`` has ``Pr(y_r | x) = C_r (low_x + (high_x - low_x) Y[r, x])`` with a
@@ -289,8 +293,9 @@ def binary_rows_em(rows, low, high, *, weights=None, pinned=None, constant: floa
                       method="squarem" if accelerate else "em", n=total, likelihood="full")
 
 
-def unary_em_full(reports, a, b, *, weights=None, storage: str = "packed", tol: float = 1e-12,
-                  max_iter: int = 10000, init=None, accelerate: bool = True) -> SimplexFit:
+def unary_em_full(reports: npt.ArrayLike, a: npt.ArrayLike, b: npt.ArrayLike, *,
+                  weights: npt.ArrayLike | None = None, storage: str = "packed", tol: float = 1e-12,
+                  max_iter: int = 10000, init: npt.ArrayLike | None = None, accelerate: bool = True) -> SimplexFit:
     """The MLE of a unary encoding from the full reports (the paper's EM reconstruction).
 
     ``Pr(y | x) = prod_j Pr(y_j | x)`` (ULDP eq. 8). For bits with ``0 < b_j < 1`` the

@@ -51,6 +51,7 @@ this solver in the tests.
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from ._mle import _rows_inputs, _unary_full_inputs, _unary_params, _vector, _xlogy, unary_composite_mle
 from ._fit import SimplexFit, check_options, stop
@@ -96,7 +97,7 @@ class _Rows:
         lo = self.lo[cols]
         h = float(s.sum()) * np.outer(lo, lo)
         act = cols[cols < self.ka]
-        if act.size:
+        if act.size and self.kernel is not None:  # act is empty when no item is active (no kernel)
             pos = np.flatnonzero(cols < self.ka)
             t = np.zeros(cols.size)
             t[pos] = self.dA[act] * self.kernel.backward(s)[act]
@@ -274,8 +275,9 @@ def _compress(packed: np.ndarray, w: np.ndarray):
     return packed[first], np.bincount(inverse.ravel(), weights=w, minlength=uniq.size)
 
 
-def binary_rows_mle(rows, low, high, *, weights=None, pinned=None, constant: float = 0.0, tol: float = 1e-15,
-                    max_iter: int = 200, init=None) -> SimplexFit:
+def binary_rows_mle(rows: npt.ArrayLike, low: npt.ArrayLike, high: npt.ArrayLike, *,
+                    weights: npt.ArrayLike | None = None, pinned: npt.ArrayLike | None = None, constant: float = 0.0,
+                    tol: float = 1e-15, max_iter: int = 200, init: npt.ArrayLike | None = None) -> SimplexFit:
     """MLE for reports whose likelihood takes two values per input, by projected Newton.
 
     Same model and arguments as :func:`mechanisms._unary_em.binary_rows_em` (``Pr(y_r | x) =
@@ -386,8 +388,9 @@ def _expand(z, active, idle, group, pin, pin_group, d) -> np.ndarray:
     return f / f.sum()
 
 
-def unary_mle_full(reports, a, b, *, weights=None, tol: float = 1e-15, max_iter: int = 200,
-                   init=None) -> SimplexFit:
+def unary_mle_full(reports: npt.ArrayLike, a: npt.ArrayLike, b: npt.ArrayLike, *,
+                   weights: npt.ArrayLike | None = None, tol: float = 1e-15, max_iter: int = 200,
+                   init: npt.ArrayLike | None = None) -> SimplexFit:
     """The MLE of a unary encoding from the full reports, by projected Newton, with a certificate.
 
     The likelihood, pinned reports and constants are those of
@@ -425,8 +428,9 @@ def unary_mle_full(reports, a, b, *, weights=None, tol: float = 1e-15, max_iter:
                            max_iter=max_iter, init=start)
 
 
-def unary_mle_patterns(patterns, columns, pinned, bit_counts, n, a, b, *, tol: float = 1e-15,
-                       max_iter: int = 200, init=None) -> SimplexFit:
+def unary_mle_patterns(patterns: np.ndarray, columns: npt.ArrayLike, pinned: npt.ArrayLike,
+                       bit_counts: npt.ArrayLike, n: int, a: npt.ArrayLike, b: npt.ArrayLike, *, tol: float = 1e-15,
+                       max_iter: int = 200, init: npt.ArrayLike | None = None) -> SimplexFit:
     """:func:`unary_mle_full` from compact sufficient data (the uRAP runtime's path).
 
     For a unary encoding whose bits outside ``columns`` have ``b_j = 0`` (uRAP's X_N, eq. 10),

@@ -1,11 +1,15 @@
 """Pieces shared by the family packages: the spec base model, spec parsing, verification attachment."""
 from __future__ import annotations
 
-from typing import Annotated, Any, Mapping
+from typing import Annotated, Any, Iterable, Iterator, Mapping, Sequence, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._report import Verification
 from .errors import PrivacyViolation, SpecError
+
+#: a pydantic model class (spec and options models): the parsers return an instance of the class given
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 __all__ = ["SpecBase", "ShuffleSpec", "Epsilon", "epsilon_at_most", "EPSILON_MAX", "spec_from_pydantic", "attach_verification", "parse_options", "options_help", "split_list", "check_labels"]
 
@@ -20,7 +24,7 @@ EPSILON_MAX = 100.0
 Epsilon = Annotated[float, Field(gt=0, le=EPSILON_MAX, allow_inf_nan=False)]
 
 
-def epsilon_at_most(upper: float):
+def epsilon_at_most(upper: float) -> Any:
     """:data:`Epsilon` with a tighter upper end (``0 < upper <= EPSILON_MAX``) for a family whose numbers need it."""
     assert 0 < upper <= EPSILON_MAX
     return Annotated[float, Field(gt=0, le=upper, allow_inf_nan=False)]
@@ -53,7 +57,7 @@ class SpecBase(BaseModel):
 
 
 
-def _model_at(model_cls, loc) -> type:
+def _model_at(model_cls: type[BaseModel], loc: Sequence[Any]) -> type[BaseModel]:
     """The (nested) model class at ``loc`` (``("target",)`` -> the target model), for its valid keys.
 
     Falls back to the outermost model it reached when the path leaves the models (a list
@@ -61,7 +65,7 @@ def _model_at(model_cls, loc) -> type:
     """
     import typing
 
-    def models(annotation):
+    def models(annotation: Any) -> Iterator[type[BaseModel]]:
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             yield annotation
         for arg in typing.get_args(annotation):
@@ -79,7 +83,7 @@ def _model_at(model_cls, loc) -> type:
     return current
 
 
-def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):
+def spec_from_pydantic(model_cls: type[ModelT], raw: Mapping[str, Any]) -> ModelT:
     """Validate ``raw`` with a pydantic model, turning the first error into a SpecError.
 
     The field is the dotted location (``levels[1].epsilon``), the rule is
@@ -106,7 +110,7 @@ def spec_from_pydantic(model_cls, raw: Mapping[str, Any]):
         raise SpecError(field or "<spec>", rule, err.get("input")) from None
 
 
-def attach_verification(plan: dict[str, Any], check) -> dict[str, Any]:
+def attach_verification(plan: dict[str, Any], check: Verification) -> dict[str, Any]:
     """Record an independent re-check in ``plan["verification"]``, or refuse the plan.
 
     Parameters
@@ -127,7 +131,7 @@ def attach_verification(plan: dict[str, Any], check) -> dict[str, Any]:
     return plan
 
 
-def parse_options(model_cls, extra: Mapping[str, str]):
+def parse_options(model_cls: type[ModelT], extra: Mapping[str, str]) -> ModelT:
     """Parse ``-O KEY=VALUE`` strings into a family's typed simulate-options model.
 
     Parameters
@@ -157,7 +161,7 @@ def parse_options(model_cls, extra: Mapping[str, str]):
         raise SpecError(f"-O {key}", rule, err.get("input")) from None
 
 
-def options_help(model_cls) -> list[tuple[str, str, str]]:
+def options_help(model_cls: type[BaseModel]) -> list[tuple[str, str, str]]:
     """``(key, default, description)`` rows of an options model (for ``ldpplan options``)."""
     rows = []
     for name, f in model_cls.model_fields.items():
@@ -176,7 +180,7 @@ def split_list(value: Any) -> Any:
     return value
 
 
-def check_labels(field: str, labels) -> list[str]:
+def check_labels(field: str, labels: Iterable[Any]) -> list[str]:
     """A spec's item labels as strings, refused when one starts or ends with whitespace.
 
     Every CSV reader strips its cells of surrounding spaces (``planner/data``), so a label such as

@@ -13,7 +13,10 @@ the extremes, a count of the rest) unless ``full`` is asked for (``--full``).
 from __future__ import annotations
 
 import sys
-from typing import Iterable, TextIO
+from typing import TYPE_CHECKING, Any, Iterable, TextIO
+
+if TYPE_CHECKING:  # (rich is imported where a console is built)
+    from rich.console import Console
 
 __all__ = ["interactive", "console", "print_tables", "fmt_cell", "print_message", "progress_bar"]
 
@@ -35,7 +38,7 @@ def interactive(stderr: bool = False) -> bool:
     return _is_tty(sys.stderr if stderr else sys.stdout)
 
 
-def console(stderr: bool = False):
+def console(stderr: bool = False) -> Console:
     """A rich Console on stdout (or stderr): full rich on a terminal, plain text otherwise."""
     from rich.console import Console
 
@@ -55,7 +58,7 @@ def _columns() -> int | None:
     return max(20, int(text)) if text.isdigit() and int(text) > 0 else None
 
 
-def fmt_cell(cell) -> str:
+def fmt_cell(cell: Any) -> str:
     """Floats with 4 significant digits (``1.5``, ``2.168e+04``), everything else with ``str``."""
     import numpy as np
 
@@ -84,7 +87,7 @@ def _rich_table(title: str, headers, rows, columns, fixed: bool):
     return rt
 
 
-def print_tables(tables: Iterable, con=None, *, full: bool = False) -> None:
+def print_tables(tables: Iterable[Any], con: Console | None = None, *, full: bool = False) -> None:
     """Render planner ``Table`` objects so that every figure is shown in full at the console's width.
 
     A table that fits is drawn as it is; a wider one is split into stacked tables repeating the

@@ -183,13 +183,14 @@ def round_and_repair(attempt: Callable[[S], Attempt], *, start: S, repair: Calla
     Exception
         ``failure(last)`` when every attempt failed, or what ``attempt`` raises.
     """
-    setting: S | None = start
+    setting: S = start
     last: Attempt | None = None
     for repairs in range(int(max_attempts)):
         last = attempt(setting)
         if last.holds:
             return OnGrid(last.params, setting, repairs, last.solution)
-        setting = repair(setting, last)
-        if setting is None:
+        following = repair(setting, last)
+        if following is None:
             break
+        setting = following
     raise failure(last)

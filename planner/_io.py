@@ -7,11 +7,14 @@ import os
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
 from .errors import PlanFormatError, SpecError
+
+if TYPE_CHECKING:  # the runtime package is imported when a plan is read, not by `ldpplan --help`
+    from ..mechanisms import Plan
 
 __all__ = ["read_spec_file", "write_json_atomic", "read_plan_file", "to_jsonable", "write_bytes_atomic"]
 
@@ -137,8 +140,11 @@ def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
 
 
-def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a plan JSON file with the runtime's envelope reader (:func:`ldpplan.mechanisms.read_envelope`).
+def read_plan_file(path: str | os.PathLike | Mapping[str, Any]) -> Plan:
+    """Read a plan JSON file once with the runtime's envelope reader (:meth:`ldpplan.mechanisms.Plan.read`).
+
+    Returns the :class:`~ldpplan.mechanisms.Plan` (typed, read-only, fingerprinted once); given a
+    Plan, returns it as it is (a dict is converted once).
 
     Strict JSON (no NaN/Infinity, no duplicate keys, bounded size and depth), ``format_version``
     exactly ``"2.0"``, known fields and claims of a known mechanism, ``domain.size`` bounded and
@@ -149,11 +155,13 @@ def read_plan_file(path: str | os.PathLike) -> dict[str, Any]:
     PlanFormatError
         One line naming the field, the rule and the value.
     """
-    from ..mechanisms import PlanError, read_envelope
+    from ..mechanisms import Plan, PlanError
 
     try:
-        return read_envelope(path)
+        return Plan.read(path)
     except PlanError as exc:
+        if isinstance(path, Mapping):
+            raise PlanFormatError(str(exc)) from None
         if _is_aggregate_file(path):
             raise PlanFormatError(f"{path}: is an aggregate file (written by `ldpplan aggregate`), not a plan; give the "
                                   "plan file (written by `ldpplan plan`)") from None

@@ -139,8 +139,9 @@ def layout(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) ->
         else:
             groups = []
             break
-    if groups:
-        return [Block(_fit([0, *g], measures, width), k + 1, len(groups)) for k, g in enumerate(groups)]  # fixed
+    fits = [_fit([0, *g], measures, width) for g in groups]
+    if groups and all(f is not None for f in fits):  # (each group was grown only while it fits)
+        return [Block(f, k + 1, len(groups)) for k, f in enumerate(fits) if f is not None]  # fixed
     # transposed: one ``column | value`` table per row
     name_width = min(max(_cell_len(h) for h in headers), max(1, width // 3))
     value_width = max(1, width - table_width([name_width, 0]))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..mechanisms import Plan
 from ._io import write_bytes_atomic
 from .errors import InputDataError, SpecError
 
@@ -161,7 +162,7 @@ def _lock(path) -> int | None:
     return fd
 
 
-def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_, **options):
+def perturb_memoized(plan: Plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_, **options):
     """:func:`_perturb_memoized` holding :func:`_lock` on the memo file (one perturb per memo at a time)."""
     lock = _lock(memo_path) if memo_path is not None else None
     try:
@@ -172,7 +173,7 @@ def perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, pro
             os.close(lock)
 
 
-def _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_, *,
+def _perturb_memoized(plan: Plan, mech, input_path, output, seed, rows, skip_empty, progress, memo_path, round_, *,
                       new_memo: bool = False, skip_over_limit: bool = False):
     """:func:`ldpplan.planner._runtime_io.perturb_file` for a runtime with client state (see the module docstring).
 
@@ -184,28 +185,28 @@ def _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, pr
     """
     from .. import mechanisms
 
-    from ._plan_format import plan_fingerprint, tool_version
+    from ._plan_format import tool_version
     from ._reports_file import ReportsWriter
     from .data import item_stream
 
     if round_ is None:
-        raise SpecError("--round", f"a {plan['mechanism']} plan reports per collection round: give --round T (0-based, "
-                        f"below guarantee.rounds = {plan['guarantee']['rounds']})", None)
+        raise SpecError("--round", f"a {plan.mechanism} plan reports per collection round: give --round T (0-based, "
+                        f"below guarantee.rounds = {plan.guarantee['rounds']})", None)
     if memo_path is None:
-        raise SpecError("--memo", f"a {plan['mechanism']} plan keeps client state: give --memo FILE (the devices' "
+        raise SpecError("--memo", f"a {plan.mechanism} plan keeps client state: give --memo FILE (the devices' "
                         "permanent responses; --new-memo to start one)", None)
-    if not 0 <= int(round_) < int(plan["guarantee"]["rounds"]):
-        raise SpecError("--round", f"must be below guarantee.rounds = {plan['guarantee']['rounds']}", round_)
+    if not 0 <= int(round_) < int(plan.guarantee["rounds"]):
+        raise SpecError("--round", f"must be below guarantee.rounds = {plan.guarantee['rounds']}", round_)
     memo, started, identity = open_memo(mech, memo_path, round_, new_memo=new_memo)
     last = memo.last_round
     if last is not None and round_ < last:
         raise InputDataError(f"--memo: {memo_path}: round {round_} is before the memo's last round {last}; rounds go "
                              "forward only (a replayed round, or a memo restored from an older copy)")
-    stream = item_stream(input_path, plan["domain"]["labels"], int(plan["domain"]["size"]), extra=("user",),
+    stream = item_stream(input_path, plan["domain"]["labels"], plan.domain.size, extra=("user",),
                          skip_empty=skip_empty, chunk_rows=rows)
     rng = mechanisms.secure_rng() if seed is None else np.random.default_rng(seed)
     done = dropped = 0
-    with ReportsWriter(output, mechanism=plan["mechanism"], plan_fingerprint=plan_fingerprint(plan),
+    with ReportsWriter(output, mechanism=plan.mechanism, plan_fingerprint=plan.fingerprint,
                        ldpplan_version=tool_version(), seed=seed) as writer:
         for chunk in stream:
             items, users = chunk["item"], parse_user_ids(chunk["user"], f"--input: {input_path}: column 'user'")
@@ -232,6 +233,6 @@ def _perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, pr
         except OSError as exc:
             raise InputDataError(f"--memo: {memo_path}: cannot be written ({exc.strerror or exc}); no report was "
                                  "written") from None
-    return {"n": writer.rows, "mechanism": plan["mechanism"], "output": str(output), "seed": seed, "rows": stream.rows,
+    return {"n": writer.rows, "mechanism": plan.mechanism, "output": str(output), "seed": seed, "rows": stream.rows,
             "skipped_empty": stream.skipped_empty, "skipped_over_limit": dropped, "memo_started": started,
             "round": int(round_)}

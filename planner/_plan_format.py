@@ -28,13 +28,18 @@ allocated) and non-finite numbers. A plan's fingerprint is ``sha256`` of its can
 """
 from __future__ import annotations
 
+import copy
 import datetime as _dt
+import functools
 import json
 from importlib import resources
 from typing import Any, Mapping, Sequence
 
 from .errors import PlanFormatError
+from .. import mechanisms
+from ..mechanisms import PlanError
 from ..mechanisms import plan_fingerprint as _runtime_plan_fingerprint
+from ..mechanisms._plan_object import checked_dict
 
 __all__ = ["FORMAT_VERSION", "envelope", "predicted", "provenance", "tool_version", "load_schema",
            "validate_plan", "check_envelope", "plan_fingerprint"]
@@ -104,49 +109,76 @@ def load_schema(name: str = "plan-2.0") -> dict[str, Any]:
     registered runtime package (``ldpplan.mechanisms.RUNTIME_PACKAGES``, the planner registry's
     order), ``if mechanism in its classes' plan mechanisms then <family schema>``,
     where ``schemas/<family>.schema.json`` constrains ``params``, ``guarantee`` and
-    ``predicted`` of that family's mechanisms.
+    ``predicted`` of that family's mechanisms. The composition is done once per process
+    (:func:`_composed_schema`); each call returns a copy the caller may change.
     """
-    def read(stem: str) -> dict[str, Any]:
-        text = resources.files("ldpplan.planner").joinpath("schemas", f"{stem}.schema.json").read_text(encoding="utf-8")
-        return json.loads(text)
-
     if name != "plan-2.0":
-        return read(name)
-    from .. import mechanisms  # the runtime's registry line (the planner's rooms import this module)
+        return _read_schema(name)
+    return copy.deepcopy(_composed_schema(_registry_key()))
 
-    schema = read("plan-2.0")
+
+def _read_schema(stem: str) -> dict[str, Any]:
+    text = resources.files("ldpplan.planner").joinpath("schemas", f"{stem}.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+_RegistryKey = tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]
+
+
+def _registry_key() -> _RegistryKey:
+    """What the composed schema depends on: each registered runtime package's name and plan mechanisms,
+    and every plan mechanism a runtime class runs (``ldpplan.mechanisms.RUNTIMES``)."""
+    packages = tuple((package.__name__.rpartition(".")[2],
+                      tuple(m for cls in package.RUNTIME_CLASSES for m in cls.PLAN_FIELDS.mechanisms))
+                     for package in mechanisms.RUNTIME_PACKAGES)
+    return packages, tuple(sorted(mechanisms.RUNTIMES))
+
+
+
+@functools.cache
+def _composed_schema(registry: _RegistryKey) -> dict[str, Any]:
+    """The composed ``plan-2.0`` schema of a registry (:func:`_registry_key`), built once per process and
+    registry (never changed: callers get copies)."""
+    schema = _read_schema("plan-2.0")
     parts = []
-    for package in mechanisms.RUNTIME_PACKAGES:
+    packages, runtimes = registry
+    for name, names in packages:
         try:
-            part = read(package.__name__.rpartition(".")[2])
+            part = _read_schema(name)
         except FileNotFoundError:  # pragma: no cover - a family without its own rules
             continue
         part.pop("$schema", None)
-        names = [m for cls in package.RUNTIME_CLASSES for m in cls.PLAN_FIELDS.mechanisms]
-        parts.append({"if": {"properties": {"mechanism": {"enum": names}}, "required": ["mechanism"]}, "then": part})
+        parts.append({"if": {"properties": {"mechanism": {"enum": list(names)}}, "required": ["mechanism"]},
+                      "then": part})
     schema["allOf"] = parts
-    schema["properties"]["mechanism"]["enum"] = sorted(mechanisms.RUNTIMES)
+    schema["properties"]["mechanism"]["enum"] = list(runtimes)
     return schema
 
 
-def check_envelope(plan: Mapping[str, Any]) -> dict[str, Any]:
-    """The runtime's one envelope reader (:func:`ldpplan.mechanisms.read_envelope`), as a PlanFormatError.
+@functools.cache
+def _plan_validator(registry: tuple[tuple[str, tuple[str, ...]], ...]) -> Any:
+    """The strict validator of the composed schema (built once per process and registry)."""
+    return _strict_validator()(_composed_schema(registry))
+
+
+def check_envelope(plan: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The runtime's one envelope reader (:meth:`ldpplan.mechanisms.Plan.read`), as a PlanFormatError.
 
     Strict version ``"2.0"``, known fields and claims, ``domain.size`` bounded and checked
     against the labels before anything is allocated, finite numbers, the verification block:
-    ``verify`` refuses what ``load()`` refuses, with the same one line.
+    ``verify`` refuses what ``load()`` refuses, with the same one line. A :class:`~ldpplan.mechanisms.Plan`
+    was checked when it was read: it is returned as it is; a dict (a plan being built) is checked
+    without being frozen or hashed.
 
     Raises
     ------
     PlanFormatError
         The runtime's message (field, rule, value).
     """
-    from ..mechanisms import PlanError, read_envelope
-
     if not isinstance(plan, Mapping):
         raise PlanFormatError("<plan>: a plan must be a JSON object")
     try:
-        return read_envelope(plan)
+        return checked_dict(plan)
     except PlanError as exc:
         raise PlanFormatError(str(exc)) from None
 
@@ -161,8 +193,10 @@ def validate_plan(plan: Mapping[str, Any], schema: str = "plan-2.0") -> None:
         another format version gets a one-line error naming the version.
     """
     check_envelope(plan)
-    validator = _strict_validator()(load_schema(schema))
-    errors = sorted(validator.iter_errors(plan), key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
+    validator = _plan_validator(_registry_key()) if schema == "plan-2.0" else _strict_validator()(load_schema(schema))
+    instance = plan if isinstance(plan, dict) else dict(plan)  # a Plan: its read-only blocks are dicts and lists
+    errors = sorted(validator.iter_errors(instance),
+                    key=lambda e: (len(list(e.absolute_path)), list(map(str, e.absolute_path))))
     if errors:
         err = min(errors, key=lambda e: len(e.message))
         path = ".".join(str(p) for p in err.absolute_path) or "<plan>"

@@ -11,10 +11,11 @@ import dataclasses
 import io
 import math
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
+from ..mechanisms import Plan
 from ._io import read_plan_file, write_bytes_atomic
 from ._report import Table
 from .errors import InputDataError, PrivacyViolation, SpecError
@@ -54,8 +55,9 @@ class EstimateResult:
     round: int | None = None
 
 
-def verified_plan(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a plan file and re-verify it (exactly, against its spec) before anything runs it.
+def verified_plan(path: str | os.PathLike | Mapping[str, Any]) -> Plan:
+    """Read a plan file once (a :class:`~ldpplan.mechanisms.Plan`) and re-verify it (exactly, against its
+    spec) before anything runs it. A Plan (or dict) given is not read again (a dict is converted once).
 
     Raises
     ------
@@ -78,7 +80,7 @@ PERTURB_CHUNK = 1 << 18
 PERTURB_CHUNK_BYTES = 32 << 20
 
 
-def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, output: str | os.PathLike,
+def perturb_file(plan_path: str | os.PathLike | Plan, input_path: str | os.PathLike, output: str | os.PathLike,
                  seed: int | None = None, chunk_rows: int = PERTURB_CHUNK, *, skip_empty: bool = False,
                  progress: Callable[[int, int], None] | None = None, memo: str | os.PathLike | None = None,
                  round: int | None = None, new_memo: bool = False, skip_over_limit: bool = False) -> PerturbResult:
@@ -120,7 +122,7 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
     """
     from .. import mechanisms
 
-    from ._plan_format import plan_fingerprint, tool_version
+    from ._plan_format import tool_version
     from ._reports_file import ReportsWriter
 
     plan = verified_plan(plan_path)
@@ -128,7 +130,7 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
     mech = mechanisms.load(plan)
     # bytes of one report: the runtime's own figure where it has one (k-RR, GLH: a few int64 whatever |X|),
     # else one bit per item (unary reports)
-    width = getattr(mech, "report_bytes", None) or -(-int(plan["domain"]["size"]) // 8)
+    width = getattr(mech, "report_bytes", None) or -(-plan.domain.size // 8)
     rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
     if getattr(mech, "memoized", False):
         from ._memoized_io import perturb_memoized
@@ -145,7 +147,7 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
     done = 0
     if progress is not None:
         progress(0, stream.total_bytes)
-    with ReportsWriter(output, mechanism=plan["mechanism"], plan_fingerprint=plan_fingerprint(plan),
+    with ReportsWriter(output, mechanism=plan.mechanism, plan_fingerprint=plan.fingerprint,
                        ldpplan_version=tool_version(), seed=seed) as writer:
         for chunk in stream:
             writer.write(mech.perturb(chunk, rng=rng).to_arrays())
@@ -154,7 +156,7 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
                 done = stream.bytes_read
         if progress is not None and stream.bytes_read > done:
             progress(stream.bytes_read - done, stream.total_bytes)
-    return PerturbResult(n=writer.rows, mechanism=plan["mechanism"], output=str(output), seed=seed, rows=stream.rows,
+    return PerturbResult(n=writer.rows, mechanism=plan.mechanism, output=str(output), seed=seed, rows=stream.rows,
                          skipped_empty=stream.skipped_empty)
 
 
@@ -162,7 +164,7 @@ def perturb_file(plan_path: str | os.PathLike, input_path: str | os.PathLike, ou
 MIN_ROUND_REPORTS = 100
 
 
-def _estimate_round(plan, mech, aggregate, method, round_, min_reports) -> EstimateResult:
+def _estimate_round(plan: Plan, mech, aggregate, method, round_, min_reports) -> EstimateResult:
     """One round of a plan that counts per round, refused under ``min_reports`` reports (see estimate_file)."""
     counts = aggregate.counts["reports"]
     present = [int(t) for t in np.flatnonzero(counts)]
@@ -182,7 +184,7 @@ def _estimate_round(plan, mech, aggregate, method, round_, min_reports) -> Estim
     except ValueError as exc:
         raise SpecError("--round", str(exc), round_) from None
     labels = mech.labels if mech.labels is not None else [str(i) for i in range(mech.domain_size)]
-    return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"],
+    return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan.mechanism,
                           round=int(round_))
 
 
@@ -191,7 +193,7 @@ def _estimate_round(plan, mech, aggregate, method, round_, min_reports) -> Estim
 MAX_WHOLE_REPORT_BYTES = 1 << 30
 
 
-def _whole_reports(plan: dict[str, Any], sources: list, method: str | None, why: ValueError):
+def _whole_reports(plan: Plan, sources: list, method: str | None, why: ValueError):
     """The reports of ``sources`` read whole (bounded by MAX_WHOLE_REPORT_BYTES), for a method the aggregate refuses."""
     from .. import mechanisms
 
@@ -208,13 +210,13 @@ def _whole_reports(plan: dict[str, Any], sources: list, method: str | None, why:
                              f"{MAX_WHOLE_REPORT_BYTES:,}); {why}")
     parts = [read_reports(s.file).arrays for s in sources]
     arrays = {k: np.concatenate([p[k] for p in parts]) if len(parts) > 1 else parts[0][k] for k in parts[0]}
-    return mechanisms.Reports(plan["mechanism"], arrays)
+    return mechanisms.Reports(plan.mechanism, arrays)
 
 
-def _item_indices(plan: dict[str, Any], items: Any) -> tuple[np.ndarray, list[str]]:
+def _item_indices(plan: Plan, items: Any) -> tuple[np.ndarray, list[str]]:
     """``--items``: a list (or comma-separated string) of labels of ``domain.labels`` or 0-based indices."""
     parts = [str(v).strip() for v in (items.split(",") if isinstance(items, str) else items)]
-    labels, size = plan["domain"]["labels"], int(plan["domain"]["size"])
+    labels, size = plan.domain.labels, plan.domain.size
     where = {label: i for i, label in enumerate(labels)} if labels is not None else {}
     out = []
     for part in parts:
@@ -230,7 +232,7 @@ def _item_indices(plan: dict[str, Any], items: Any) -> tuple[np.ndarray, list[st
     return idx, [labels[i] if labels is not None else str(i) for i in out]
 
 
-def _estimate_items(plan: dict[str, Any], mech: Any, sources: list, items: Any, method: str | None) -> EstimateResult:
+def _estimate_items(plan: Plan, mech: Any, sources: list, items: Any, method: str | None) -> EstimateResult:
     """``--items`` of a runtime with ``estimate_items`` (k-RR, GLH): report files a batch at a time."""
     from .. import mechanisms
 
@@ -245,15 +247,15 @@ def _estimate_items(plan: dict[str, Any], mech: Any, sources: list, items: Any, 
                 yield src.aggregate
                 continue
             for arrays in iter_report_batches(src.file, BATCH_ROWS):
-                yield mechanisms.Reports(plan["mechanism"], arrays)
+                yield mechanisms.Reports(plan.mechanism, arrays)
     try:
         estimate = mech.estimate_items(batches(), idx, method=method)
     except ValueError as exc:
         raise InputDataError(f"{[s.file for s in sources][:5]}: {exc}") from None
-    return EstimateResult(estimate=estimate, labels=names, mechanism=plan["mechanism"])
+    return EstimateResult(estimate=estimate, labels=names, mechanism=plan.mechanism)
 
 
-def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list,
+def estimate_file(plan_path: str | os.PathLike | Plan, inputs: str | os.PathLike | list,
                   method: str | None = None, round: int | None = None,
                   min_reports: int | None = None, *, max_memory: int | None = None,
                   items: Any = None) -> EstimateResult:
@@ -312,7 +314,7 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
                         "estimate needs the full domain", items)
     check_budget(plan, "estimate", DEFAULT_MAX_MEMORY if max_memory is None else max_memory, hint=hint)
     sources = open_sources(plan, paths)
-    aggregate = aggregate_sources(plan, sources).aggregate   # validates every column a batch at a time
+    aggregate = aggregate_sources(plan, sources, mechanism=mech).aggregate   # every column, a batch at a time
     if getattr(mech, "memoized", False):
         return _estimate_round(plan, mech, aggregate, method, round, min_reports)
     if round is not None or min_reports is not None:
@@ -324,7 +326,7 @@ def estimate_file(plan_path: str | os.PathLike, inputs: str | os.PathLike | list
     except ValueError as exc:   # a method that needs each report (uRAP em) when every input is a report file
         estimate = mech.estimate(_whole_reports(plan, sources, method, exc), method=method)
     labels = mech.labels if mech.labels is not None else [str(i) for i in range(mech.domain_size)]
-    return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan["mechanism"])
+    return EstimateResult(estimate=estimate, labels=[str(x) for x in labels], mechanism=plan.mechanism)
 
 
 def check_confidence(confidence: Any) -> float | None:

@@ -47,9 +47,10 @@ def column_extremes(rows: Sequence[Sequence[Any]], width: int) -> set[int]:
             x = _number(cell)
             if x is None:
                 continue
-            if low[c] is None or x < low[c][0]:
+            lowest, highest = low[c], high[c]
+            if lowest is None or x < lowest[0]:
                 low[c] = (x, k)
-            if high[c] is None or x > high[c][0]:
+            if highest is None or x > highest[0]:
                 high[c] = (x, k)
     return {pair[1] for pair in (*low, *high) if pair is not None}
 

@@ -25,6 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..mechanisms import Plan, load
 from .errors import InputDataError, SpecError
 
 __all__ = ["AGGREGATE_FILE_FORMAT", "BATCH_ROWS", "ENGINES", "Source", "AggregateResult", "expand_inputs",
@@ -112,7 +113,7 @@ def expand_inputs(patterns: Sequence[str | os.PathLike]) -> list[str]:
     return out
 
 
-def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Source:
+def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any] | Plan) -> Source:
     """Read an aggregate file written by :func:`write_aggregate_file` and check it belongs to ``plan``.
 
     The file's aggregate is validated by ``Aggregate.from_dict`` (integer counts, not booleans,
@@ -126,8 +127,9 @@ def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Sou
         Unreadable, not strict JSON, another format, mechanism or plan fingerprint, an unknown
         field, malformed or inconsistent counts, no batch list, ``n`` not the aggregate's.
     """
-    from ..mechanisms import Aggregate, PlanError, loads_strict, plan_fingerprint
+    from ..mechanisms import Aggregate, PlanError, loads_strict
 
+    plan = Plan.read(plan)
     p = Path(path)
     try:
         if p.stat().st_size > MAX_AGGREGATE_BYTES:
@@ -143,10 +145,10 @@ def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Sou
     if unknown:
         raise InputDataError(f"{p}: unknown field {str(unknown[0])[:40]!r} "
                              f"(an aggregate file has {sorted(_FILE_KEYS)})")
-    if data.get("mechanism") != plan["mechanism"]:
+    if data.get("mechanism") != plan.mechanism:
         raise InputDataError(f"{p}: an aggregate of mechanism {str(data.get('mechanism'))[:40]!r} cannot be used "
-                             f"with a {plan['mechanism']!r} plan")
-    fingerprint = plan_fingerprint(plan)
+                             f"with a {plan.mechanism!r} plan")
+    fingerprint = plan.fingerprint
     if data.get("plan_fingerprint") != fingerprint:
         raise InputDataError(f"{p}: plan_fingerprint: was aggregated for another plan "
                              f"({str(data.get('plan_fingerprint'))[:16]}... != {fingerprint[:16]}...)")
@@ -161,7 +163,7 @@ def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any]) -> Sou
     if agg.plan_fingerprint != fingerprint:
         raise InputDataError(f"{p}: aggregate.plan_fingerprint: must be the file's plan_fingerprint "
                              f"({str(agg.plan_fingerprint)[:16]}... != {fingerprint[:16]}...)")
-    if agg.mechanism != plan["mechanism"] or type(data.get("n")) is not int or agg.n != data["n"] \
+    if agg.mechanism != plan.mechanism or type(data.get("n")) is not int or agg.n != data["n"] \
             or not isinstance(data.get("sources"), list):
         raise InputDataError(f"{p}: aggregate: mechanism, n and sources must match the file's record "
                              f"(n = {str(data.get('n'))[:40]}, aggregate.n = {agg.n})")
@@ -194,7 +196,7 @@ def check_counted_once(sources: Sequence[Source]) -> None:
                 seen[key] = (batch, src)
 
 
-def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
+def open_sources(plan: Mapping[str, Any] | Plan, paths: Sequence[str]) -> list[Source]:
     """Check every input (metadata, and the bytes' digest, for report files) against ``plan`` and
     check that no batch of reports is counted twice; nothing is aggregated yet.
 
@@ -204,11 +206,10 @@ def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
         The first bad input, named: unreadable, another mechanism or plan, a batch counted twice
         (:func:`check_counted_once`).
     """
-    from ..mechanisms import plan_fingerprint
-
     from ._reports_file import file_batch, is_parquet, open_reports
 
-    fingerprint = plan_fingerprint(plan)
+    plan = Plan.read(plan)  # a path or dict is read once here; a Plan is taken as it is
+    fingerprint = plan.fingerprint
     sources = []
     for path in paths:
         if not Path(path).exists():  # name what the missing input is (issue 19: not "reports file" for an aggregate)
@@ -220,9 +221,9 @@ def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
             sources.append(read_aggregate_file(path, plan))
             continue
         info = open_reports(path)
-        if info.meta["mechanism"] != plan["mechanism"]:
+        if info.meta["mechanism"] != plan.mechanism:
             raise InputDataError(f"{path}: reports of mechanism {info.meta['mechanism'][:40]!r} cannot be used "
-                                 f"with a {plan['mechanism']!r} plan")
+                                 f"with a {plan.mechanism!r} plan")
         if info.meta["plan_fingerprint"] != fingerprint:
             raise InputDataError(f"{path}: plan_fingerprint: was written for another plan "
                                  f"({info.meta['plan_fingerprint'][:16]}... != {fingerprint[:16]}...)")
@@ -231,29 +232,31 @@ def open_sources(plan: Mapping[str, Any], paths: Sequence[str]) -> list[Source]:
     return sources
 
 
-def _aggregate_local(plan: Mapping[str, Any], reports: list[Source], batch_rows: int):
+def _aggregate_local(plan: Plan, mech: Any, reports: list[Source], batch_rows: int):
     from .. import mechanisms
 
     from ._reports_file import iter_report_batches
 
-    mech = mechanisms.load(dict(plan))
     total = None
     for src in reports:
         for arrays in iter_report_batches(src.file, batch_rows):
             try:
-                agg = mech.aggregate(mechanisms.Reports(plan["mechanism"], arrays))
+                agg = mech.aggregate(mechanisms.Reports(plan.mechanism, arrays))
             except ValueError as exc:
                 raise InputDataError(f"{src.file}: {exc}") from None
             total = agg if total is None else total + agg
     return total
 
 
-def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, engine: str = "local",
-                      scheduler: str | None = None, batch_rows: int = BATCH_ROWS) -> AggregateResult:
+def aggregate_sources(plan: Mapping[str, Any] | Plan, sources: Sequence[Source], *, engine: str = "local",
+                      scheduler: str | None = None, batch_rows: int = BATCH_ROWS,
+                      mechanism: Any = None) -> AggregateResult:
     """Aggregate checked sources (:func:`open_sources`) and merge them with ``+``.
 
     Parameters
     ----------
+    mechanism : Runtime, optional
+        The plan's runtime already built (``ldpplan.mechanisms.load(plan)``); default: built here, once.
     engine : {"local", "dask"}
         Where report files are aggregated; the result is identical.
     scheduler : str, optional
@@ -268,8 +271,7 @@ def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, eng
     InputDataError
         A report column the mechanism refuses (the message names the file).
     """
-    from ..mechanisms import plan_fingerprint
-
+    plan = Plan.read(plan)
     if engine not in ENGINES:
         raise SpecError("--engine", f"must be one of {list(ENGINES)}", engine)
     if scheduler is not None and engine != "dask":
@@ -282,22 +284,23 @@ def aggregate_sources(plan: Mapping[str, Any], sources: Sequence[Source], *, eng
 
             total = aggregate_dask(plan, [s.file for s in reports], scheduler=scheduler, batch_rows=batch_rows)
         else:
-            total = _aggregate_local(plan, reports, batch_rows)
+            mech = mechanism if mechanism is not None else load(plan)
+            total = _aggregate_local(plan, mech, reports, batch_rows)
         if total.n != sum(s.rows for s in reports):
             raise InputDataError(f"{[s.file for s in reports][:5]}: the reports aggregated ({total.n}) are not the "
                                  f"files' rows ({sum(s.rows for s in reports)})")
-        total = total.with_batches(plan_fingerprint(plan), [s.batch for s in reports])
+        total = total.with_batches(plan.fingerprint, [s.batch for s in reports])
     for src in sources:
         if src.kind == "aggregate":
             try:
                 total = src.aggregate if total is None else total + src.aggregate
             except ValueError as exc:
                 raise InputDataError(f"{src.file}: {exc}") from None
-    return AggregateResult(aggregate=total, sources=tuple(sources), mechanism=plan["mechanism"],
-                           plan_fingerprint=plan_fingerprint(plan), engine=engine)
+    return AggregateResult(aggregate=total, sources=tuple(sources), mechanism=plan.mechanism,
+                           plan_fingerprint=plan.fingerprint, engine=engine)
 
 
-def aggregate_files(plan: Mapping[str, Any], inputs: Sequence[str | os.PathLike], *, max_memory: int | None = None,
+def aggregate_files(plan: Mapping[str, Any] | Plan, inputs: Sequence[str | os.PathLike], *, max_memory: int | None = None,
                     **options: Any) -> AggregateResult:
     """:func:`expand_inputs`, :func:`open_sources`, :func:`aggregate_sources`, then a check that the
     runtime estimates the merged aggregate (its counts have the plan's shapes). The result is
@@ -320,19 +323,21 @@ def aggregate_files(plan: Mapping[str, Any], inputs: Sequence[str | os.PathLike]
 
     from ._memory import DEFAULT_MAX_MEMORY, aggregate_file_bytes, check_budget, human_bytes
 
+    plan = Plan.read(plan)  # a path or dict is read once here; a Plan is taken as it is
     hint = "; or estimate chosen items from the report files: `ldpplan estimate PLAN REPORTS --items ...`" \
-        if hasattr(mechanisms.runtime_class(plan["mechanism"]), "estimate_items") else ""
+        if hasattr(mechanisms.runtime_class(plan.mechanism), "estimate_items") else ""
     check_budget(plan, "aggregate", DEFAULT_MAX_MEMORY if max_memory is None else max_memory, hint=hint)
     sources = open_sources(plan, expand_inputs(inputs))
     size = aggregate_file_bytes(plan, sum(s.rows for s in sources))
     if size > MAX_AGGREGATE_BYTES:
-        raise SpecError("--max-memory", f"the aggregate file of {int(plan['domain']['size']):,} items could reach "
+        raise SpecError("--max-memory", f"the aggregate file of {plan.domain.size:,} items could reach "
                         f"{human_bytes(size)}, above the {human_bytes(MAX_AGGREGATE_BYTES)} an aggregate file may "
                         f"have (estimate reads no larger): estimate from the report files instead",
                         human_bytes(size))
-    result = aggregate_sources(plan, sources, **options)
+    mech = mechanisms.load(plan)  # the one runtime of this call
+    result = aggregate_sources(plan, sources, mechanism=mech, **options)
     try:
-        mechanisms.load(dict(plan)).estimate(result.aggregate, method="empirical")
+        mech.estimate(result.aggregate, method="empirical")
     except ValueError as exc:
         raise InputDataError(f"aggregate of {[s.file for s in sources][:5]}: {exc}") from None
     return result

@@ -12,13 +12,16 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from . import _io
 from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .errors import PrivacyViolation, SpecError, needs_planner_extra
 from . import families as _families
 from .families import all_examples, family_for, family_of_plan, spec_mechanisms
+
+if TYPE_CHECKING:  # the runtime package is imported when a plan is read, not by `ldpplan --help`
+    from ..mechanisms import Plan
 
 __all__ = [
     "load_spec", "make_plan", "verify_plan", "fingerprint", "write_plan", "read_plan", "summarize", "simulate",
@@ -73,8 +76,13 @@ def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os
 
 
 @needs_planner_extra
-def read_plan(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a plan JSON file strictly (raises PlanFormatError)."""
+def read_plan(path: str | os.PathLike | Mapping[str, Any]) -> Plan:
+    """Read a plan JSON file strictly, once, into a :class:`~ldpplan.mechanisms.Plan` (raises PlanFormatError).
+
+    The Plan (typed, read-only, its fingerprint computed once) is what the other functions take
+    without reading it again; a dict is converted (checked, frozen and hashed) once, a Plan is
+    returned as it is.
+    """
     return _io.read_plan_file(path)
 
 
@@ -83,10 +91,13 @@ def fingerprint(plan: Mapping[str, Any]) -> str:
 
     The sha256 of the canonical JSON of the plan as written to a file (sorted keys, no
     spaces; the clock readings ``provenance.created_at`` and ``solver.time_seconds`` excluded; :func:`ldpplan.mechanisms.plan_fingerprint`): ``ldpplan.load(path,
-    fingerprint=...)`` refuses any other plan.
+    fingerprint=...)`` refuses any other plan. A :class:`~ldpplan.mechanisms.Plan` gives the one it
+    computed when it was read.
     """
-    from ..mechanisms import plan_fingerprint
+    from ..mechanisms import Plan, plan_fingerprint
 
+    if isinstance(plan, Plan):
+        return "sha256:" + plan.fingerprint
     return "sha256:" + plan_fingerprint(_io.to_jsonable(plan))
 
 

@@ -111,8 +111,13 @@ def plan_cmd(spec, example, output, as_json, list_examples, full):
         what = "; ".join(f"{p.get('what')} from {p.get('source')}" for p in public)
         print_message(f"this plan read raw data outside the stated epsilon (planning_inputs with private: false): "
                       f"{what}", prefix="warning:", style="bold yellow", stderr=True)
-    if output:
-        api.write_plan(plan, output)
+    if output:  # make_plan's family re-verified it (never returns a failing plan): not verified again here
+        from ._io import write_json_atomic
+        from .errors import PrivacyViolation
+
+        if (plan.get("verification") or {}).get("holds") is not True:  # pragma: no cover - make_plan raises first
+            raise PrivacyViolation("refusing to write a plan that fails verification", {})
+        write_json_atomic(output, plan)
     if as_json:  # exactly the plan (pipe it to a file); `ldpplan verify --json` gives its fingerprint
         _echo_json(plan)
         return
@@ -287,11 +292,12 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
     from ._console import interactive, print_tables, progress_bar
     from .auditing import audit
 
+    from ..mechanisms import read_plan
+
     rng = np.random.default_rng(seed)
     mechanism = None
+    plan = read_plan(plan_file)  # the plan file, read once (strict JSON; audit and its runtime check the rest)
     if runtime_cmd is not None:
-        from ..mechanisms import read_plan
-
         from .auditing.external import ExternalRuntime
         from .errors import InputDataError
 
@@ -299,12 +305,12 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
             words = shlex.split(runtime_cmd)
         except ValueError as exc:
             raise InputDataError(f"--runtime-cmd: not a command line ({exc}): {runtime_cmd!r:.80}") from None
-        mechanism = ExternalRuntime(plan_file, words, read_plan(plan_file), timeout=runtime_timeout)
+        mechanism = ExternalRuntime(plan_file, words, plan, timeout=runtime_timeout)
     if as_json or not interactive(stderr=True):
-        result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
+        result = audit(plan, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
     else:
         with progress_bar("auditing") as progress:
-            result = audit(plan_file, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng,
+            result = audit(plan, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng,
                            progress=progress)
     if as_json:
         _echo_json(dict(result.to_dict(), seed=seed))
@@ -394,7 +400,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json, full):
     if shuffle_n is not None:
         plan = api.read_plan(plan_file)
         if delta is None:  # the plan's own [shuffle] delta by default (issue 27)
-            delta = ((plan.get("spec") or {}).get("shuffle") or {}).get("delta")
+            delta = (plan.spec.get("shuffle") or {}).get("delta")
         if delta is None:
             raise SpecError("--delta", "is required with --shuffle-n (the plan has no [shuffle] block to take it from)",
                             None)

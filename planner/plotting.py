@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:  # (matplotlib is imported where a figure is drawn)
+    from matplotlib.figure import Figure
 
 from ._io import write_bytes_atomic
 
@@ -61,7 +64,7 @@ def plot_curves(curves: Sequence[Curve], path: str, *, title: str, xlabel: str, 
 
 
 def figure(curves: Sequence[Curve], *, title: str, xlabel: str, ylabel: str, logy: bool = True,
-           logx: bool = False):
+           logx: bool = False) -> Figure:
     """The matplotlib figure of :func:`plot_curves` (Agg backend), not yet saved or closed.
 
     A curve of a single point always gets a marker, so it stays visible.

@@ -19,11 +19,14 @@ falls back to the runtime's own bound (e.g. binary RR: the blanket instead of th
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ._shuffle_blanket import solver_keywords as _solver_keywords
 from ._shuffle_blanket import two_level_claim as _two_level_claim
 from ._shuffle_blanket import two_level_source as _two_level_source
+
+if TYPE_CHECKING:  # (the solver is imported where it runs)
+    from ..solvers.shuffle import ShuffleBound
 
 
 def __getattr__(name: str):  # ShuffleBound without importing scipy when the planner package loads
@@ -59,7 +62,7 @@ def _solver_kind(mechanism: str | None, domain_size: int | None, hash_range: int
         if value is None and name in needs[mechanism]:
             raise ValueError(f"{name}: required with mechanism={mechanism!r}")
     if mechanism == "rr":
-        if isinstance(domain_size, bool) or int(domain_size) != domain_size or domain_size < 2:
+        if domain_size is None or isinstance(domain_size, bool) or int(domain_size) != domain_size or domain_size < 2:
             raise ValueError(f"domain_size: k-ary RR needs an integer domain size >= 2, got {domain_size!r}")
         return {"mechanism": "rr"} if domain_size == 2 else {"mechanism": "krr", "domain_size": int(domain_size)}
     if mechanism == "glh":
@@ -68,7 +71,8 @@ def _solver_kind(mechanism: str | None, domain_size: int | None, hash_range: int
 
 
 def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | None = None,
-                  domain_size: int | None = None, hash_range: int | None = None, collision: float | None = None):
+                  domain_size: int | None = None, hash_range: int | None = None, collision: float | None = None
+                  ) -> ShuffleBound:
     """Central ``(epsilon, delta)`` of ``n`` shuffled epsilon0-LDP reports -> ``ShuffleBound``.
 
     Parameters
@@ -279,7 +283,7 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
         value = curves.binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n)  # every dataset, full pmfs
     elif source == solver.SOURCE_EXACT_RR:
         value = solver.binary_rr_independent_delta(epsilon0, n, delta, epsilon)
-    elif source == _two_level_source() and (gate or {}).get("kind") in ("hash", "sylvester", "unary"):
+    elif source == _two_level_source() and gate is not None and gate.get("kind") in ("hash", "sylvester", "unary"):
         from ..mechanisms._amplification import two_level_delta
 
         value = two_level_delta(epsilon, epsilon0, n, {**gate, "delta": delta})  # load() repeats this sum

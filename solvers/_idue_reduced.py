@@ -96,7 +96,8 @@ def _reduce_opt0_min(e, m):
         val = full * X0 * (1.0 + Y0)
         gU = full * (1.0 + Y0) * dX0
         gW = full * X0 * dY0
-        best, kink = (Y0 - X0, None) if j < es.size else (-math.inf, None)
+        best = Y0 - X0 if j < es.size else -math.inf
+        kink: int | None = None
         if j:
             xp, dxp = _x_and_dx(es[:j] - W)
             yp, dyp = _x_and_dx(es[:j] - U)

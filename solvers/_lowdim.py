@@ -84,7 +84,8 @@ class LowDimSolution:
 
 
 def cutting_plane_lower_bound(value_grad: Callable[[np.ndarray], tuple[float, np.ndarray]], z_star: np.ndarray,
-                              lo: Sequence[float], hi: Sequence[float], steps: Sequence[float]) -> tuple[float, int]:
+                              lo: Sequence[float] | np.ndarray, hi: Sequence[float] | np.ndarray,
+                              steps: Sequence[float]) -> tuple[float, int]:
     """Lower bound on ``min F`` over the box ``[lo, hi]`` from subgradient cuts.
 
     Cuts are taken at ``z_star`` and at a stencil of points around it (each
@@ -137,7 +138,7 @@ def cutting_plane_lower_bound(value_grad: Callable[[np.ndarray], tuple[float, np
         c[-1] = 1.0
         box = [((float(lo[i]) - origin[i]) / width[i], (float(hi[i]) - origin[i]) / width[i]) for i in range(k)]
         res = linprog(c, A_ub=np.array(rows), b_ub=np.array(rhs), bounds=box + [(None, None)], method="highs")
-        if res.status == 0 and math.isfinite(res.fun):
+        if res.status == 0 and res.fun is not None and math.isfinite(res.fun):
             return float(res.fun) * scale, len(rows)
     return -math.inf, len(values)
 
@@ -159,7 +160,7 @@ def _nested(f, lo, hi, rel_xtol, line):
 
 
 def minimize_convex(value: Callable[[np.ndarray], float], value_grad: Callable[[np.ndarray], tuple[float, np.ndarray]],
-                    lo: Sequence[float], hi: Sequence[float], *, rel_xtol: float = 1e-13,
+                    lo: Sequence[float] | np.ndarray, hi: Sequence[float] | np.ndarray, *, rel_xtol: float = 1e-13,
                     target_rel_gap: float = 1e-10) -> LowDimSolution:
     """Minimise a convex function of 1 or 2 variables over an open box, with a lower bound.
 
@@ -190,7 +191,7 @@ def minimize_convex(value: Callable[[np.ndarray], float], value_grad: Callable[[
         counter[0] += 1
         return _safe(float(value(np.asarray(z, dtype=float))))
 
-    best = None
+    best: LowDimSolution | None = None
     for line in (minimize_1d, golden_section):
         z = _nested(f, lo, hi, rel_xtol, line)
         fx = f(z)
@@ -204,4 +205,5 @@ def minimize_convex(value: Callable[[np.ndarray], float], value_grad: Callable[[
                                   evaluations=counter[0], cuts=best.cuts)
         if (best.value - best.lower_bound) <= target_rel_gap * max(1.0, abs(best.value)):
             break
+    assert best is not None  # the loop over the two line searches ran
     return best

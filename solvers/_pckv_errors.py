@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ..mechanisms.pckv._core import corrected_mean, theorem4_mean_terms
 
@@ -47,8 +48,9 @@ def truncation_factor(set_sizes: Sequence[int] | np.ndarray, weights: Sequence[f
     return float(np.dot(w, np.minimum(s, padding_length)) / mean)
 
 
-def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means,
-                 sampled_frequencies=None) -> tuple[np.ndarray, np.ndarray]:
+def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies: npt.ArrayLike,
+                 means: npt.ArrayLike, sampled_frequencies: npt.ArrayLike | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Per-key MSE of the baseline estimators (7) and (8), Theorem 4.
 
     ``MSE_f = Var (9) + (f_s - f)^2`` and ``MSE_m = Var (11) + bias (10)^2`` with
@@ -86,7 +88,8 @@ def theorem4_mse(a: float, b: float, p: float, padding_length: int, n: float, fr
     return mse_f, mse_m
 
 
-def approximate_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means) -> tuple[np.ndarray, np.ndarray]:
+def approximate_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies: npt.ArrayLike,
+                    means: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     r"""Approximations (17)-(18): ``MSE_f ~ L^2 h / n``, ``MSE_m ~ mu (g + h m^2)``.
 
     With ``mu = L^2/(n f^2)``, ``g = b/(a^2 (2p-1)^2)``, ``h = (1-b) b/(a-b)^2`` (eq. (16)).
@@ -165,8 +168,9 @@ def _corrected_mean(n1, n2, n: float, a: float, b: float, p: float, L: float) ->
     return corrected_mean(n1, n2, n, a, b, p, L)[1]
 
 
-def corrected_mean_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies, means,
-                       sampled_frequencies=None, nodes: int = 401) -> np.ndarray:
+def corrected_mean_mse(a: float, b: float, p: float, padding_length: int, n: float, frequencies: npt.ArrayLike,
+                       means: npt.ArrayLike, sampled_frequencies: npt.ArrayLike | None = None,
+                       nodes: int = 401) -> np.ndarray:
     r"""Per-key MSE of the *corrected* mean estimator (Algorithm 4, eq. (13)-(14)), by integration.
 
     Theorem 4's mean MSE (:func:`theorem4_mse`) is a first-order (delta-method) expansion of the
@@ -314,7 +318,7 @@ def _worst_corrected(a: float, b: float, p: float, L: int, n: float, f_min: floa
     mc = np.linspace(0.0, M, _COARSE_M)
     ff, mm = (v.ravel() for v in np.meshgrid(fc, mc, indexing="ij"))
     coarse = corrected_mean_mse(a, b, p, L, n, ff, mm, truncation * ff, nodes=_COARSE_NODES)
-    i, j = np.unravel_index(int(np.argmax(coarse)), (fc.size, mc.size))
+    i, j = (int(v) for v in np.unravel_index(int(np.argmax(coarse)), (fc.size, mc.size)))
     f_lo, f_hi = fc[max(i - 1, 0)], fc[min(i + 1, fc.size - 1)]
     fr = np.unique(np.concatenate([np.geomspace(f_lo, f_hi, _FINE_F), [fc[i]]]))
     mr = np.unique(np.linspace(mc[max(j - 1, 0)], mc[min(j + 1, mc.size - 1)], _FINE_M))
@@ -359,9 +363,12 @@ class KeyModel:
         Where ``frequencies`` and ``means`` come from: ``"data"``, ``"priors"`` or ``"assumption"``.
     """
 
-    def __init__(self, frequencies, means, n, set_sizes=None, set_size_weights=None,
-                 sampled_frequencies=None, objective_keys=None, min_key_frequency=None, max_abs_mean=1.0,
-                 basis="priors", allowed_min_frequency=None):
+    def __init__(self, frequencies: npt.ArrayLike, means: npt.ArrayLike, n: float,
+                 set_sizes: npt.ArrayLike | None = None, set_size_weights: npt.ArrayLike | None = None,
+                 sampled_frequencies: Callable[[int], npt.ArrayLike] | None = None,
+                 objective_keys: npt.ArrayLike | None = None, min_key_frequency: float | None = None,
+                 max_abs_mean: float = 1.0, basis: str = "priors", allowed_min_frequency: float | None = None
+                 ) -> None:
         self.min_key_frequency = None if min_key_frequency is None else float(min_key_frequency)
         self.allowed_min_frequency = None if min_key_frequency is None else float(
             min(1.0, 1.0 / float(n)) if allowed_min_frequency is None else allowed_min_frequency)
@@ -382,9 +389,12 @@ class KeyModel:
             return np.asarray(self._sampled(int(padding_length)), dtype=float)
         if self.set_sizes is None:
             return self.frequencies
+        if self.set_size_weights is None:
+            raise ValueError("set_size_weights: required with set_sizes (the set-size distribution)")
         return self.frequencies * truncation_factor(self.set_sizes, self.set_size_weights, padding_length)
 
-    def objective(self, a, b, p, padding_length, weights=(1.0, 1.0)) -> tuple[float, float, float]:
+    def objective(self, a: float, b: float, p: float, padding_length: int,
+                  weights: tuple[float, float] = (1.0, 1.0)) -> tuple[float, float, float]:
         """``(w_f MSE_f + w_m MSE_m, MSE_f, MSE_m)`` averaged over :attr:`objective_keys`."""
         keys = self.objective_keys
         fs = self.sampled(padding_length)

@@ -123,9 +123,9 @@ def _anchored_pmf(size: int, prob: float, lo: int, hi: int) -> np.ndarray:
     chunks = -(-k.size // _ANCHOR)
     steps = np.ones(chunks * _ANCHOR)
     steps[1:k.size] = (size - k[:-1]) / (k[:-1] + 1.0) * (prob / (1.0 - prob))
-    steps = steps.reshape(chunks, _ANCHOR)
-    steps[:, 0] = binom.pmf(k[::_ANCHOR], size, prob)
-    return np.cumprod(steps, axis=1).ravel()[:k.size]
+    blocks = steps.reshape(chunks, _ANCHOR)
+    blocks[:, 0] = binom.pmf(k[::_ANCHOR], size, prob)
+    return np.cumprod(blocks, axis=1).ravel()[:k.size]
 
 
 def _window(size: int, prob: float, tau: float, z: float | None) -> tuple[int, np.ndarray, float]:
@@ -247,7 +247,7 @@ class CountPair:
             length = f1.size
             absolute = _fft_error(small, f3, full, count.size)
             if absolute > FFT_MAX_ERROR * tau:  # too coarse for this delta: convolve directly
-                count, absolute = None, 0.0
+                absolute = 0.0  # the direct convolution below replaces count
         if not absolute:
             padded = np.r_[np.zeros(small.size - 1), f3, np.zeros(small.size - 1)]
             count = np.convolve(padded[first - start - lo3:], small, mode="valid")

@@ -120,7 +120,7 @@ def _safe_up(value):
     return float(value) * (1.0 + RELATIVE_SLACK) + ABSOLUTE_SLACK
 
 
-def clone_delta_upper(epsilon, epsilon0, n, *, independent=False):
+def clone_delta_upper(epsilon: float, epsilon0: float, n: int, *, independent: bool = False) -> float:
     """FMT21 Theorem 3.2: the hockey-stick divergence of the two clone mixtures (an upper bound).
 
     ``C ~ Bin(n - 1, e^-epsilon0)`` clones, ``A ~ Bin(C, 1/2)``, ``Delta ~ Bern(e^epsilon0 / (e^epsilon0 + 1))``;
@@ -178,7 +178,7 @@ def _blanket_given_m(epsilon, epsilon0, k, m, independent=False):
     return float(np.dot(weights, inner)) + outside
 
 
-def blanket_krr_delta_upper(epsilon, epsilon0, k, n, *, independent=False):
+def blanket_krr_delta_upper(epsilon: float, epsilon0: float, k: int, n: int, *, independent: bool = False) -> float:
     """Balle et al.'s privacy blanket for k-RR, summed over the blanket size (an upper bound).
 
     Each of the other ``n - 1`` users reports uniformly at random with probability ``gamma = k /
@@ -208,7 +208,7 @@ def blanket_krr_delta_upper(epsilon, epsilon0, k, n, *, independent=False):
     return _safe_up(total)
 
 
-def krr_pair_delta_lower(epsilon, epsilon0, k, n):
+def krr_pair_delta_lower(epsilon: float, epsilon0: float, k: int, n: int) -> float:
     """Exact hockey-stick of the counts ``(h_x, h_x')`` for one concrete k-RR pair (``k >= 3``): a lower bound.
 
     Datasets ``D = (x, z, ..., z)`` and ``D' = (x', z, ..., z)`` with ``z`` a third value. Every
@@ -235,7 +235,8 @@ def krr_pair_delta_lower(epsilon, epsilon0, k, n):
     return float(np.dot(weights, inner)) * (1.0 - RELATIVE_SLACK)
 
 
-def binary_rr_pair_delta(epsilon, epsilon0, n, ones=0, *, bound="lower", closed_form=True):
+def binary_rr_pair_delta(epsilon: float, epsilon0: float, n: int, ones: int = 0, *, bound: str = "lower",
+                         closed_form: bool = True) -> float:
     """Exact hockey-stick (both directions, the larger) of the shuffled count of binary RR.
 
     Datasets ``D = (1, x_2..x_n)`` and ``D' = (0, x_2..x_n)`` with ``ones`` of the others holding 1.
@@ -273,7 +274,7 @@ def binary_rr_pair_delta(epsilon, epsilon0, n, ones=0, *, bound="lower", closed_
     return _safe_up(value * (1.0 + 1e-12 * n)) if bound == "upper" else value * (1.0 - 1e-12 * n)
 
 
-def binary_rr_pair_delta_exhaustive(epsilon, epsilon0, n):
+def binary_rr_pair_delta_exhaustive(epsilon: float, epsilon0: float, n: int) -> float:
     """The exact privacy curve of shuffled binary RR: the largest divergence over every dataset.
 
     The view depends on the dataset only through the number of others holding 1, so the maximum

@@ -49,6 +49,7 @@ import time
 from typing import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from ._idue_reduced import _Opt0, _reduce_opt0_avg, _reduce_opt0_min, _reduce_opt1_min, _reduce_opt2  # noqa: F401
 from ._lowdim import minimize_convex
@@ -85,7 +86,7 @@ def ue_from_uw(u: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def worst_case_mse(a, b, sizes) -> float:
+def worst_case_mse(a: npt.ArrayLike, b: npt.ArrayLike, sizes: npt.ArrayLike) -> float:
     """Objective of ID-LDP eq. (9) at given probabilities.
 
     ``sum_i m_i b_i(1-b_i)/(a_i-b_i)^2 + max_i (1-a_i-b_i)/(a_i-b_i)``: the worst-case
@@ -104,7 +105,7 @@ def worst_case_mse(a, b, sizes) -> float:
     return float(np.sum(m * b * (1 - b) / (a - b) ** 2) + np.max((1 - a - b) / (a - b)))
 
 
-def model_objective(model: str, a, b, sizes) -> float:
+def model_objective(model: str, a: npt.ArrayLike, b: npt.ArrayLike, sizes: npt.ArrayLike) -> float:
     """The objective each model minimises, at ``(a, b)``: eq. (9), (11) or (12)."""
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
@@ -116,7 +117,8 @@ def model_objective(model: str, a, b, sizes) -> float:
     raise ValueError(f"model must be one of {MODELS} (got {model!r})")
 
 
-def log_ratio_slack(a, b, epsilons, notion: str = "minid") -> tuple[float, int, int]:
+def log_ratio_slack(a: npt.ArrayLike, b: npt.ArrayLike, epsilons: npt.ArrayLike, notion: str = "minid"
+                    ) -> tuple[float, int, int]:
     """Smallest slack of constraint (6) in nats, over all ordered pairs of levels.
 
     ``slack_ij = r(eps_i, eps_j) - ln[a_i (1-b_j) / (b_i (1-a_j))]``; computed in O(t)
@@ -189,8 +191,8 @@ def _solve_reduced(e, m, model, notion):
 
 
 # ----------------------------------------------------------------------------- public solvers
-def solve_idue(epsilons: Sequence[float], sizes: Sequence[int], *, model: str = "opt0", notion: str = "minid",
-               safety_margin: float = SAFETY_MARGIN) -> SolveResult:
+def solve_idue(epsilons: Sequence[float] | np.ndarray, sizes: Sequence[int] | np.ndarray, *, model: str = "opt0",
+               notion: str = "minid", safety_margin: float = SAFETY_MARGIN) -> SolveResult:
     """Optimal IDUE probabilities ``(a_i, b_i)`` per privacy level.
 
     Parameters
@@ -316,6 +318,8 @@ def solve_opt0_conic(epsilons: Sequence[float], sizes: Sequence[int], *, notion:
         raise SolverError(f"IDUE opt0 conic: backend failed ({exc})") from None
     if prob.status != cp.OPTIMAL:
         raise SolverError(f"IDUE opt0 conic: solver status {prob.status!r}")
+    if u.value is None or w.value is None:
+        raise SolverError("IDUE opt0 conic: the backend reported optimal but returned no solution")
     a, b = ue_from_uw(np.maximum(u.value, 1e-300), np.maximum(w.value, 1e-300))
     obj = worst_case_mse(a, b, m)
     stats = prob.solver_stats

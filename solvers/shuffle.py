@@ -269,6 +269,7 @@ def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | Non
     """
     _check(epsilon0, n, delta, mechanism, domain_size, hash_range, collision)
     if mechanism == "glh":
+        assert hash_range is not None and collision is not None  # _check refused a GLH bound without them
         return _shuffle_bound(float(epsilon0), int(n), float(delta), mechanism, None, int(hash_range),
                               float(collision))
     return _shuffle_bound(float(epsilon0), int(n), float(delta), mechanism,
@@ -281,7 +282,7 @@ def _shuffle_bound(epsilon0: float, n: int, delta: float, mechanism: str | None,
                    collision: float | None = None) -> ShuffleBound:
     """:func:`shuffle_bound` after validation (a pure function: cached, so ``verify`` after
     ``plan`` and the targeting search do not repeat work)."""
-    k = 2 if mechanism == "rr" else (int(domain_size) if mechanism == "krr" else None)
+    k = 2 if mechanism == "rr" else (int(domain_size) if mechanism == "krr" and domain_size is not None else None)
     if n == 1:
         return ShuffleBound(float(epsilon0), float(epsilon0) if k else 0.0, delta, n,
                             "one report: the local guarantee" + ("" if k else f"; lower: {SOURCE_LOWER_NONE}"))
@@ -292,6 +293,7 @@ def _shuffle_bound(epsilon0: float, n: int, delta: float, mechanism: str | None,
         lower = _lower_epsilon(lambda e: curves.krr_pair_delta_lower(e, epsilon0, k, n), delta, epsilon0)
         lower_source = SOURCE_LOWER_KRR
     if mechanism == "glh":
+        assert hash_range is not None and collision is not None  # shuffle_bound's _check refused None
         e0 = math.exp(epsilon0)
         keep = e0 / (e0 + hash_range - 1.0)
         stray = (1.0 - collision) * (1.0 - keep) / (hash_range - 1.0)  # y = h(x) != h(x') for an x'-holder

@@ -156,6 +156,7 @@ def idue_levels(plan: Mapping[str, Any]) -> tuple[list[str], list[float], np.nda
         raise PlanError(f"spec.levels[*].name: must be distinct non-empty strings (got {names!r:.80})")
     if not all(is_number(e) and e > 0 for e in epsilons):
         raise PlanError(f"spec.levels[*].epsilon: must be numbers > 0 (got {epsilons!r:.80})")
+    labels: list[str] | None
     if all(lv.get("items") is not None for lv in levels):
         items, labels = _idue_by_items(spec, levels)
         size = len(labels)

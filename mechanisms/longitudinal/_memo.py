@@ -64,6 +64,11 @@ def _width_bytes(kind: str, domain_size: int) -> int:
     return 0 if kind == "value" else (domain_size + 7) // 8
 
 
+def _field(head: dict[str, Any], key: str) -> Any:
+    """A header field as read from JSON (``None`` when absent); ``Memo``'s constructor checks its type."""
+    return head.get(key)
+
+
 def _count(value: Any, field: str, low: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"memo.{field}: must be an integer >= {low} (got {value!r:.20})")
@@ -277,8 +282,8 @@ class Memo:
         if head.get("version") != MEMO_VERSION:
             raise ValueError(f"memo.version: must be {MEMO_VERSION} (got {head.get('version')!r:.20}; version 1 "
                              "memos have no checksum and no round record)")
-        memo = cls(head.get("binding"), head.get("mechanism"), head.get("domain_size"), head.get("kind"),
-                   head.get("max_values"))
+        memo = cls(_field(head, "binding"), _field(head, "mechanism"), _field(head, "domain_size"),
+                   _field(head, "kind"), _field(head, "max_values"))
         if binding is not None and memo.binding != binding:
             raise ValueError(f"memo.binding: belongs to plan {memo.binding[:16]}..., not to {str(binding)[:16]}... "
                              "(a memo serves the plan that drew it)")
@@ -323,7 +328,8 @@ class Memo:
         return memo
 
     @classmethod
-    def from_file(cls, path, *, binding: str | None = None, max_bytes: int = MAX_MEMO_BYTES) -> "Memo":
+    def from_file(cls, path: str | os.PathLike[str], *, binding: str | None = None,
+                  max_bytes: int = MAX_MEMO_BYTES) -> "Memo":
         """Read a memo file: a regular file of at most ``max_bytes``, sized as its header says, then checked.
 
         Nothing larger than the header's stated size is ever read (``stat`` first), so a device
@@ -360,6 +366,7 @@ class Memo:
         rest, tail = body[8 * entries:len(body) - 8 * users], body[len(body) - 8 * users:]
         if entries and (np.any(np.diff(keys) <= 0) or keys[0] < 0 or keys[-1] > (MAX_USER + 1) * self.domain_size - 1):
             raise ValueError("memo.keys: must be strictly increasing and in range")
+        resp: np.ndarray
         if self.kind == "value":
             resp = np.frombuffer(rest, dtype="<i8").astype(np.int64)
             if resp.size and (resp.min() < 0 or resp.max() >= self.domain_size):

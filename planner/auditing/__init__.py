@@ -167,9 +167,11 @@ class AuditResult:
                      keep=binding)
 
 
-def _read(plan: Any) -> dict[str, Any]:
-    from ...mechanisms import read_plan
+def _read(plan: Any) -> Mapping[str, Any]:
+    from ...mechanisms import Plan, read_plan
 
+    if isinstance(plan, Plan):
+        return plan  # read once already (read-only, fingerprinted)
     if isinstance(plan, Mapping):
         return dict(plan)
     return read_plan(os.fspath(plan))

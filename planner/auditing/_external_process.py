@@ -163,7 +163,8 @@ def run_program(argv: Sequence[str], limits: ProgramLimits, output: str | None =
         for d in drains:
             d.join(timeout=5.0)
         for pipe in (proc.stdout, proc.stderr):
-            pipe.close()
+            if pipe is not None:
+                pipe.close()
     if problem:
         raise InputDataError(f"runtime-cmd: {problem}")
     if proc.returncode != 0:

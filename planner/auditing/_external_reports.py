@@ -126,8 +126,8 @@ def _refuse(line: int, message: str) -> InputDataError:
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) != len(pairs):
-        seen: set[str] = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        keys = [k for k, _ in pairs]
+        twice = next(k for i, k in enumerate(keys) if k in keys[:i])  # the first key seen before
         raise ValueError(f"column {twice!r} appears twice")
     return out
 
@@ -175,7 +175,9 @@ class _Batch:
     """Up to :data:`BATCH` parsed reports, checked and stored together."""
 
     def __init__(self, fmt: ReportFormat) -> None:
-        self.fmt, self.rows, self.lines = fmt, [], []
+        self.fmt = fmt
+        self.rows: list[dict[str, Any]] = []
+        self.lines: list[int] = []
         self.names = set(fmt.names)
 
     def add(self, obj: dict[str, Any], line: int) -> None:

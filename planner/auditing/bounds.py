@@ -88,7 +88,7 @@ def _cached_default_trials(tests: tuple, alpha: float, work_per_trial: float, fa
     return _default_trials(tests, alpha, work_per_trial, factor, level)
 
 
-def default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per_trial: float,
+def default_trials(tests: Sequence[tuple[float, ...]], alpha: float, work_per_trial: float,
                    factor: float | None = None, level: float | None = None) -> int:
     """:func:`_default_trials` (cached: the same design gives the same number)."""
     return _cached_default_trials(tuple(map(tuple, tests)), float(alpha), float(work_per_trial),
@@ -96,7 +96,7 @@ def default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per_
                                   POWER if level is None else float(level))
 
 
-def _default_trials(tests: Sequence[tuple[float, float]], alpha: float, work_per_trial: float,
+def _default_trials(tests: Sequence[tuple[float, ...]], alpha: float, work_per_trial: float,
                    factor: float = DETECT_FACTOR, level: float = POWER) -> int:
     """Trials per input such that the most sensitive test flags a leak to ``factor x claim``.
 
@@ -195,7 +195,7 @@ class _Design:
     def __init__(self, p_den: float, trials: int, alpha: float, claim: float) -> None:
         from scipy import stats  # deferred: scipy
 
-        lo, hi = stats.binom.ppf([1e-12, 1.0 - 1e-12], trials, p_den)
+        lo, hi = np.asarray(stats.binom.ppf([1e-12, 1.0 - 1e-12], trials, p_den), dtype=float)
         k_den = np.arange(int(lo), int(hi) + 1)
         self.trials = trials
         self.weights = stats.binom.pmf(k_den, trials, p_den)

@@ -162,7 +162,7 @@ class ItemLabels(abc.Sequence):
     def __len__(self) -> int:
         return self._size
 
-    def __getitem__(self, index):  # type: ignore[override]
+    def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(self._size))]
         i = int(index)

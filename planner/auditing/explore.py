@@ -216,6 +216,8 @@ def explore(mechanism: Any, domain: Domain, runs: int, rng: np.random.Generator,
     for (name, kind), ex in extremes.items():
         modular = kinds[(name, kind)]
         fixed = name in domain.fixed_columns
+        if ex.hi is None:  # (never: an entry is made by its first update)
+            continue
         nfeat = ex.hi.size
         half = nfeat // 2 if kind in ("bit", "vbit") else nfeat
         for f in np.flatnonzero((ex.hi > ex.lo) & (ex.arg_hi != ex.arg_lo)):
@@ -251,12 +253,14 @@ def candidate_pairs(candidates: Sequence[Candidate], domain: Domain, existing: S
         test = Test(c.event(), occurs, c.claim, p_first, p_second,
                     source=f"exploration ({what}; {c.runs:,} runs per input screened)", estimated=True)
         pair = (c.first, c.second)
-        tests = (test,)
+        tests: tuple[Test, ...] = (test,)
         if domain.tight is not None and c.column not in domain.fixed_columns:
             tight = domain.tight(c.first, c.second)
             tests += tuple(t for t in tight.tests if (tight.first, tight.second, t.event) not in seen)
         seen.update((str(domain.labels[c.first]), str(domain.labels[c.second]), t.event) for t in tests)
-        out.append(InputPair(str(domain.labels[c.first]), str(domain.labels[c.second]),
-                             lambda which, n, pair=pair: domain.make(np.full(n, pair[which], dtype=np.int64)),
-                             tests, cost=domain.cost))
+
+        def make(which: int, n: int, pair: tuple[int, int] = pair) -> Any:
+            return domain.make(np.full(n, pair[which], dtype=np.int64))
+
+        out.append(InputPair(str(domain.labels[c.first]), str(domain.labels[c.second]), make, tests, cost=domain.cost))
     return out

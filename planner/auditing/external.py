@@ -70,6 +70,8 @@ def input_lines(data: Any, users: Any = None, round: int | None = None) -> Itera
         Memoized plans: the collection round.
     """
     if users is not None:
+        if round is None:
+            raise ValueError("round: memoized plans need the collection round")
         items = np.asarray(data, dtype=np.int64)
         for u, i in zip(np.asarray(users, dtype=np.int64).tolist(), items.tolist()):
             yield f'{{"user": {u}, "round": {int(round)}, "item": {i}}}'
@@ -240,7 +242,8 @@ class ExternalRuntime:
             inputs, output = os.path.join(tmp, "inputs.jsonl"), os.path.join(tmp, "reports.jsonl")
             n = _write_inputs(inputs, input_lines(data, users if self.memoized else None, round))
             total = n * fmt.line_bytes + (1 << 16)
-            argv = self.command + [self.plan_path, str(seed), inputs, output] + ([memo.path] if self.memoized else [])
+            memo_args = [memo.path] if self.memoized and memo is not None else []
+            argv = self.command + [self.plan_path, str(seed), inputs, output] + memo_args
             run_program(argv, ProgramLimits(self.timeout, total), output)
             try:
                 with open(output, "rb") as fh:

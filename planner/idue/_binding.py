@@ -232,7 +232,8 @@ def _listed(parts: list[str], total: int, sep: str, more: str) -> str:
 def _partners(lv: _Levels, held: np.ndarray):
     """Active pairs between a held and a free level: (count, first pairs, partner levels, first r of each level)."""
     n = len(lv.names)
-    count, pairs = 0, []
+    count = 0
+    pairs: list[tuple[int, int]] = []
     partner = np.zeros(n, dtype=bool)
     first_r = np.full(n, np.nan)
     for i, j, r, _, _ in _blocks(lv, ACTIVE_TOLERANCE):

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..auditing.events import InputPair, Test, item_index, item_label, unpacked_bit, Domain
+from ..auditing.events import Domain, InputPair, Test, item_index, item_label, unpacked_bit
 from ._audit_itemsets import set_pairs
 
 __all__ = ["pairs", "MAX_DUMMY_BITS"]
@@ -43,10 +43,10 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     levels = params["levels"]
     itemsets = plan["mechanism"] == "idue-ps"
     L = int(params["padding_length"]) if itemsets else 1
-    dummy = params.get("dummy") if itemsets else None
     claims = [float(guarantee["levels"][lv["name"]]) for lv in levels]
     if itemsets:
-        claims = [_set_budget(e, float(dummy["epsilon"]), L) for e in claims]
+        dummy_epsilon = float(params["dummy"]["epsilon"])
+        claims = [_set_budget(e, dummy_epsilon, L) for e in claims]
     cap = float(guarantee.get("ldp_epsilon", math.inf))
     average = guarantee["notion"] == "AvgID-LDP"
     reps = _representatives(plan)
@@ -108,7 +108,7 @@ def _pair(plan, x: int, xp: int, ai: float, bi: float, aj: float, bj: float, L: 
     return InputPair(lx, lxp, lambda which, n: np.full(n, items[which], dtype=np.int64), tests, cost=float(width))
 
 
-def domain(plan: Mapping[str, Any]):
+def domain(plan: Mapping[str, Any]) -> Domain:
     """Every item (IDUE-PS: every singleton set ``{x}``), with the level pair's claim."""
     params, guarantee = plan["params"], plan["guarantee"]
     levels = params["levels"]

@@ -7,9 +7,10 @@ Metrics: ``MSE = sum_i (c_hat_i - c_i)^2 / n`` (counts^2 per user, the paper's u
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Callable, Literal, Mapping, Optional
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._common import parse_options
@@ -107,6 +108,8 @@ def _truth_and_sampled(inputs: _Inputs, m: int, L: int | None) -> tuple[np.ndarr
     if not inputs.is_sets:
         f = np.bincount(inputs.items, minlength=m) / n
         return f, f, np.zeros(m)
+    if L is None:
+        raise ValueError("params.padding_length: item-set inputs need the plan's padding length")
     sizes = np.diff(inputs.indptr)
     f = np.bincount(inputs.indices, minlength=m) / n
     w = np.repeat(1.0 / np.maximum(sizes, L), sizes)
@@ -114,7 +117,8 @@ def _truth_and_sampled(inputs: _Inputs, m: int, L: int | None) -> tuple[np.ndarr
             np.bincount(inputs.indices, weights=w * (1 - w), minlength=m) / n)
 
 
-def theoretical_mse(a, b, f, f_sampled, n: int, L: int | None, spread=None) -> float:
+def theoretical_mse(a: npt.ArrayLike, b: npt.ArrayLike, f: np.ndarray, f_sampled: np.ndarray, n: int,
+                    L: int | None, spread: npt.ArrayLike | None = None) -> float:
     """Expected ``sum_k (c_hat_k - c_k)^2 / n`` (counts^2 per user).
 
     IDUE: eq. (8) summed over items, divided by n. IDUE-PS: the estimator ``L (c_k/n - b)/(a - b)``
@@ -184,10 +188,10 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
             mses.append(n * float(np.sum((est - f) ** 2)))
             res.append(_re_topk(est, f, top_k))
             tick()
-        mses = np.array(mses)
+        mse_trials = np.array(mses)
         results[name] = {
-            "empirical_mse": float(mses.mean()),
-            "empirical_mse_se": float(mses.std(ddof=1) / np.sqrt(trials)) if trials > 1 else None,  # JSON: no NaN
+            "empirical_mse": float(mse_trials.mean()),
+            "empirical_mse_se": float(mse_trials.std(ddof=1) / np.sqrt(trials)) if trials > 1 else None,  # JSON: no NaN
             "theoretical_mse": theoretical_mse(mech.a, mech.b, f, fs, n, L, spread),
             "re_topk": float(np.mean([x for x in res if x == x])) if any(x == x for x in res) else None,
         }
@@ -220,7 +224,8 @@ def _load_inputs(plan, options: RunOptions, opts: SimulateOptions) -> _Inputs:
         if isinstance(data, tuple) else _Inputs(items=data, source=name, skipped_empty=stream.skipped_empty)
 
 
-def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[int, int], None] | None = None
+             ) -> SimulationReport:
     """Simulate an IDUE / IDUE-PS plan against RAPPOR and OUE at ``epsilon = min(E)``.
 
     Parameters
@@ -248,6 +253,7 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     opts = parse_options(SimulateOptions, options.extra)
     inputs = _load_inputs(plan, options, opts)
     model = plan["params"]["model"]
+    points: list[tuple[float | None, list[Mapping[str, Any]]]]
     if opts.sweep:
         points = [(x, [_rescaled(plan, x, mdl) for mdl in ("opt0", "opt1", "opt2")]) for x in opts.sweep]
     else:

@@ -40,9 +40,10 @@ import copy
 import csv
 import math
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Union
+from typing import Any, Iterable, Literal, Mapping, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 
 from ...mechanisms.idue._promises import IDUE_NOTIONS, items_by_shares
@@ -120,7 +121,8 @@ class ResolvedLevels:
         Files read to plan (``{what, source, private}``).
     """
 
-    def __init__(self, names, epsilons, items, labels, size, planning_inputs=()):
+    def __init__(self, names: list[str], epsilons: npt.ArrayLike, items: list[list[Any]], labels: list[str] | None,
+                 size: int, planning_inputs: Iterable[dict[str, Any]] = ()) -> None:
         self.names, self.epsilons, self.items = names, np.asarray(epsilons, float), items
         self.labels, self.size, self.planning_inputs = labels, int(size), list(planning_inputs)
 
@@ -189,6 +191,8 @@ def _by_items(spec: IDUESpec):
     for i, lv in enumerate(spec.levels):
         if lv.share is not None:
             raise SpecError(f"levels[{i}].share", "cannot be combined with 'items'", lv.share)
+        if lv.items is None:  # (the caller takes this route only when every level has items)
+            raise SpecError(f"levels[{i}].items", "is required on every level when one level has 'items'", None)
         if isinstance(lv.items, int):
             items.append([lv.name] if lv.items == 1 else [f"{lv.name}-{k}" for k in range(1, lv.items + 1)])
         else:
@@ -206,10 +210,10 @@ def _by_items(spec: IDUESpec):
 
 def _by_shares(spec: IDUESpec, base: Path):
     names = [lv.name for lv in spec.levels]
-    if any(lv.share is None for lv in spec.levels) or any(lv.items is not None for lv in spec.levels):
+    shares = [lv.share for lv in spec.levels if lv.share is not None]
+    if len(shares) != len(spec.levels) or any(lv.items is not None for lv in spec.levels):
         raise SpecError("levels", "every level needs 'share' (and no 'items') when 'domain' is given",
                         [lv.share for lv in spec.levels])
-    shares = [lv.share for lv in spec.levels if lv.share is not None]  # every level's (checked above)
     total = sum(shares)
     if not math.isclose(total, 1.0, rel_tol=0, abs_tol=1e-9):
         raise SpecError("levels[*].share", "must sum to 1", total)
@@ -223,6 +227,8 @@ def _by_shares(spec: IDUESpec, base: Path):
         m = len(labels)
     elif isinstance(spec.domain, int):
         labels, m = None, spec.domain
+    elif spec.domain is None:  # (the caller takes this route only with 'domain' or 'domain_csv')
+        raise SpecError("domain", "is required (or 'domain_csv') when every level has a 'share'", None)
     else:
         labels = check_labels("domain", spec.domain)
         if len(set(labels)) != len(labels):
@@ -260,7 +266,7 @@ def parse_idue_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> tup
     if modes[0]:
         items, labels = _by_items(spec)
         m = len(labels)
-    elif modes[1]:
+    elif spec.item_levels_csv is not None:  # modes[1]
         if any(lv.items is not None or lv.share is not None for lv in spec.levels) or spec.domain is not None:
             raise SpecError("levels", "must not have 'items', 'share' or 'domain' when 'item_levels_csv' is given", names)
         path = Path(spec.item_levels_csv)
@@ -296,11 +302,13 @@ def inline_spec(raw: Mapping[str, Any], levels: ResolvedLevels) -> dict[str, Any
     """
     out = copy.deepcopy(dict(raw))
     out.pop("user_set_budgets", None)  # the file is not inlined; guarantee.users_set_budgets records the result
+    if ("domain_csv" in out or "item_levels_csv" in out) and levels.labels is None:
+        raise ValueError("levels.labels: a domain read from a file has labels")
     if "domain_csv" in out:
         out.pop("domain_csv")
-        out["domain"] = list(levels.labels)
+        out["domain"] = list(levels.labels or ())
     if "item_levels_csv" in out:
         out.pop("item_levels_csv")
-        out["domain"] = list(levels.labels)
+        out["domain"] = list(levels.labels or ())
         out["levels"] = [dict(lv) | {"items": list(it)} for lv, it in zip(out["levels"], levels.items)]
     return out

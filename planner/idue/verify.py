@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 from decimal import Decimal, localcontext
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from ...mechanisms import on_grid
 
@@ -60,7 +60,8 @@ def _structure(plan: Mapping[str, Any]) -> None:
         raise PlanFormatError("params.padding_length / params.dummy: required for 'idue-ps' and absent (null) for 'idue'")
 
 
-def check_numbers(names, epsilons, a, b, notion: str) -> tuple[bool, Decimal, tuple[int, int]]:
+def check_numbers(names: Sequence[str], epsilons: Sequence[float], a: Sequence[float], b: Sequence[float],
+                  notion: str) -> tuple[bool, Decimal, tuple[int, int]]:
     """Exact check of (6) over all ordered level pairs in O(t).
 
     Returns
@@ -81,7 +82,8 @@ def check_numbers(names, epsilons, a, b, notion: str) -> tuple[bool, Decimal, tu
         if notion == "MinID-LDP":
             ju = max(range(t), key=lambda k: u[k])
             jw = max(range(t), key=lambda k: w[k])
-            best, pair = None, (0, 0)
+            best: Decimal | None = None
+            pair = (0, 0)
             for k in range(t):
                 for s, p in ((e[k] - u[k] - w[jw], (k, jw)), (e[k] - u[ju] - w[k], (ju, k))):
                     if best is None or s < best:
@@ -91,6 +93,7 @@ def check_numbers(names, epsilons, a, b, notion: str) -> tuple[bool, Decimal, tu
             ip = max(range(t), key=lambda k: u[k] - e[k] / half)
             jq = max(range(t), key=lambda k: w[k] - e[k] / half)
             best, pair = -((u[ip] - e[ip] / half) + (w[jq] - e[jq] / half)), (ip, jq)
+    assert best is not None  # t >= 1 levels: the loop above set it
     i, j = pair
     r = min(exact(epsilons[i]), exact(epsilons[j])) if notion == "MinID-LDP" else \
         (exact(epsilons[i]) + exact(epsilons[j])) / 2

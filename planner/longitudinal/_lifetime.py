@@ -52,6 +52,7 @@ from __future__ import annotations
 import itertools
 import math
 from fractions import Fraction
+from typing import Any
 
 from .._exact import ceil_log, exact, float_up, to_decimal
 
@@ -120,11 +121,12 @@ def _log_history(hist, cells, out, k, first, second, unary: bool, pos: int = 0) 
         n = sum(cells[c] for c in members)
         if not n:
             continue
+        counts: dict[Any, Any]
         if unary:
             counts = {1: sum(cells[c] for c in members if out[c])}
             total += _log_slot(counts, n, int(g == pos), 2, first, second, True)
         else:
-            counts: dict = {}
+            counts = {}
             for c in members:
                 counts[out[c]] = counts.get(out[c], 0) + cells[c]
             total += _log_slot(counts, n, g, k, first, second, False)

@@ -78,7 +78,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     m = spec.model
     chosen, params, candidates, reason = plan_budgets(spec)
     guarantee = claims(chosen, params, m.rounds, m.values)
-    solver = {"name": "closed form + exact composed channel" if chosen == "l-grr" else "closed form",
+    solver: dict[str, Any] = {"name": "closed form + exact composed channel" if chosen == "l-grr" else "closed form",
               "status": "optimal", "selection": {"requested": m.mechanism, "chosen": chosen, "reason": reason},
               "second_round": ("solved on the exact composed k-ary channel (l_grr_exact): more utility than the "
                                "papers' two-path form for k > 2, identical for k = 2") if chosen == "l-grr" else

@@ -23,6 +23,7 @@ References: Erlingsson et al. (CCS 2014); Arcolezi et al. (2022, arXiv:2111.0463
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any, Literal, Mapping, Union
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -102,7 +103,7 @@ class ParsedSpec:
     labels: list[str] | None
 
 
-def parse_spec(raw: Mapping[str, Any], base_dir=None) -> ParsedSpec:
+def parse_spec(raw: Mapping[str, Any], base_dir: Path | None = None) -> ParsedSpec:
     """Validate a raw spec (strict: no strings for numbers).
 
     Raises

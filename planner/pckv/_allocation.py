@@ -19,6 +19,7 @@ from .._exact import ceil_log, exact, shrink
 from .._grid import Attempt, exact_check, round_and_repair, round_safe
 from ..errors import SpecError
 from ...solvers import SolverError, pckv as S
+from ...solvers.pckv import KeyModel
 
 __all__ = ["GridAllocation", "composed_ratio_exact", "key_ratio_exact", "value_ratio_exact", "ceil_log",
            "grid_params", "solve_on_grid", "exact_budgets", "MAX_REPAIRS", "DIRECTIONS"]
@@ -126,7 +127,7 @@ class GridAllocation:
 
 
 def solve_on_grid(mechanism: str, epsilon: float, method: str, domain_size: int, padding_length: int,
-                  model=None, weights=(1.0, 1.0)) -> GridAllocation:
+                  model: KeyModel | None = None, weights: tuple[float, float] = (1.0, 1.0)) -> GridAllocation:
     """Allocate ``epsilon`` with ``method``, round to the grid, repair until the exact check holds.
 
     The shared grid step (:func:`~.._grid.round_and_repair`) with the aimed budget as its setting:
@@ -153,7 +154,8 @@ def solve_on_grid(mechanism: str, epsilon: float, method: str, domain_size: int,
         return Attempt(q, holds, overshoot, sol)
 
     def lower(aim: float, failed: Attempt) -> float | None:
-        aim = aim - max(2.0 * failed.overshoot, aim * 1e-12)
+        step = 2.0 * failed.overshoot if failed.overshoot is not None else 0.0  # (unmeasured: the least step)
+        aim = aim - max(step, aim * 1e-12)
         return aim if aim > 0 else None
 
     def failure(_last) -> SpecError:

@@ -25,6 +25,7 @@ import dataclasses
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ...mechanisms import Aggregate
 from ...mechanisms.pie import RandomizedResponse
@@ -76,7 +77,7 @@ class PhaseOne:
                 "counts": [int(c) for c in self.counts], "distribution": [float(x) for x in self.distribution]}
 
 
-def project_simplex(v) -> np.ndarray:
+def project_simplex(v: npt.ArrayLike) -> np.ndarray:
     """Euclidean projection of ``v`` onto ``{x >= 0, sum x = 1}`` (sort-based, exact up to rounding).
 
     Parameters
@@ -117,7 +118,7 @@ def split_users(users: int, user_share: float, rng: np.random.Generator) -> tupl
     return np.sort(perm[:m]), np.sort(perm[m:])
 
 
-def phase1_counts(set_sizes, epsilon: float, max_size: int, rng: np.random.Generator) -> np.ndarray:
+def phase1_counts(set_sizes: npt.ArrayLike, epsilon: float, max_size: int, rng: np.random.Generator) -> np.ndarray:
     """Phase-1 users report ``min(size, max_size)`` with the RR; the server's output counts.
 
     Returns
@@ -129,7 +130,7 @@ def phase1_counts(set_sizes, epsilon: float, max_size: int, rng: np.random.Gener
     return rt.aggregate(rt.perturb(capped, rng=rng)).counts["y"].astype(np.int64)
 
 
-def estimate_distribution(counts, epsilon: float, max_size: int) -> np.ndarray:
+def estimate_distribution(counts: npt.ArrayLike, epsilon: float, max_size: int) -> np.ndarray:
     """The estimated distribution of capped set sizes from phase-1 counts (see :data:`ESTIMATOR`)."""
     counts = np.asarray(counts, dtype=np.int64)
     rt = phase1_runtime(epsilon, max_size)
@@ -137,7 +138,7 @@ def estimate_distribution(counts, epsilon: float, max_size: int) -> np.ndarray:
     return project_simplex(est.frequency)
 
 
-def private_key_model(spec: PCKVSpec, d: int, distribution, users: int):
+def private_key_model(spec: PCKVSpec, d: int, distribution: npt.ArrayLike, users: int) -> KeyModel:
     """The key model of a private plan: priors for keys and means, the estimated set sizes, ``n``.
 
     ``f_k = prior_frequencies`` or ``min(1, E[size]/d)``; ``m_k = prior_means`` or 1 (the
@@ -156,7 +157,8 @@ def private_key_model(spec: PCKVSpec, d: int, distribution, users: int):
                     **open_assumptions(spec, d, mean_size))
 
 
-def run_phase_one(spec: PCKVSpec, phase: PrivatePhase, set_sizes, data_source: str | None) -> PhaseOne:
+def run_phase_one(spec: PCKVSpec, phase: PrivatePhase, set_sizes: npt.ArrayLike | None,
+                  data_source: str | None) -> PhaseOne:
     """Phase 1 from the spec's ``counts`` or simulated on the data's set sizes.
 
     Parameters

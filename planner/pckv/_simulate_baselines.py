@@ -12,10 +12,11 @@ Fig. 6 / Fig. 9.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from ...mechanisms.pckv import KeyValueUsers
 from ._baselines import KVUE, PrivKVM
 
 from .._report import Table
@@ -56,7 +57,9 @@ def _predicted(rt, freq, means, n: int, sets) -> dict[str, tuple[float | None, f
     return {s: (float(np.mean(pf[fk])), float(np.mean(pm[mk])) if mk.size else None) for s, (fk, mk) in sets.items()}
 
 
-def baseline_rows(epsilon: float, users, freq, means, sets, trial_seqs, tick: Callable) -> list[dict[str, Any]]:
+def baseline_rows(epsilon: float, users: KeyValueUsers, freq: np.ndarray, means: np.ndarray,
+                  sets: Mapping[str, tuple[np.ndarray, np.ndarray]], trial_seqs: Sequence[np.random.SeedSequence],
+                  tick: Callable[[], None]) -> list[dict[str, Any]]:
     """Trials of every comparison mechanism at ``epsilon``: mean squared errors and predictions per key set."""
     d, n = freq.shape[0], users.n_users
     rows = []
@@ -88,10 +91,12 @@ def baseline_table(rows: list[dict[str, Any]], set_name: str, pckv_rows: list[di
                       "theory: PCKV Theorem 4, baselines first order in d/n (derived; PrivKVM c=1 and KVUE only)")
 
 
-def epsilon_sweep(epsilons, users, freq, means, sets, set_name: str, trial_seqs, pckv_row: Callable,
-                  tick: Callable) -> tuple[Table, list[dict[str, Any]]]:
+def epsilon_sweep(epsilons: Sequence[float], users: KeyValueUsers, freq: np.ndarray, means: np.ndarray,
+                  sets: Mapping[str, tuple[np.ndarray, np.ndarray]], set_name: str,
+                  trial_seqs: Sequence[np.random.SeedSequence], pckv_row: Callable[[float], list[dict[str, Any]]],
+                  tick: Callable[[], None]) -> tuple[Table, list[dict[str, Any]]]:
     """MSE vs epsilon of PCKV-UE / PCKV-GRR (``pckv_row(epsilon) -> rows``) and the baselines."""
-    data = []
+    data: list[dict[str, Any]] = []
     for eps in epsilons:
         data.extend({"epsilon": eps, **r} for r in pckv_row(eps))
         data.extend(baseline_rows(eps, users, freq, means, sets, trial_seqs, tick))

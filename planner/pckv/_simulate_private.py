@@ -10,7 +10,7 @@ the whole population's true frequencies and means.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from ...mechanisms.pckv import KeyValueUsers
 from .._report import Table
 from ._allocation import solve_on_grid
 from ._private_length import estimate_distribution, phase1_counts, private_key_model, split_users
-from .spec import parse_spec, private_phase
+from .spec import parse_spec, required_private_phase
 from ...solvers import pckv as S
 from ...solvers.pckv import KeyModel, theorem4_mse
 from .._exact import shrink
@@ -50,8 +50,10 @@ def _raw_model(freq, means, sampled, sizes, n: int, objective_keys):
                     objective_keys=keys[freq[keys] > 0])
 
 
-def two_phase(plan: Mapping[str, Any], users: KeyValueUsers, truth: tuple, top: np.ndarray, trial_seqs,
-              runtime_of: Callable, aggregate: Callable, tick: Callable) -> tuple[Table, dict[str, Any]]:
+def two_phase(plan: Mapping[str, Any], users: KeyValueUsers,
+              truth: tuple[np.ndarray, np.ndarray, Callable[[int], np.ndarray]], top: np.ndarray,
+              trial_seqs: Sequence[np.random.SeedSequence], runtime_of: Callable[..., Any],
+              aggregate: Callable[..., Any], tick: Callable[[], None]) -> tuple[Table, dict[str, Any]]:
     """Run both routes ``len(trial_seqs)`` times; the comparison table and its data.
 
     Parameters
@@ -62,7 +64,7 @@ def two_phase(plan: Mapping[str, Any], users: KeyValueUsers, truth: tuple, top: 
     aggregate : callable ``(runtime, users, rng) -> Aggregate``
     """
     spec = parse_spec(plan["spec"])
-    phase = private_phase(spec)
+    phase = required_private_phase(spec)
     freq, means, sampled = truth
     mech, alloc = plan["mechanism"], plan["solver"]["allocation"]
     eps, d, n = float(spec.epsilon), int(plan["params"]["domain_size"]), users.n_users

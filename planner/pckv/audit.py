@@ -35,7 +35,7 @@ import numpy as np
 
 from ...mechanisms.pckv import KeyValueUsers
 
-from ..auditing.events import InputPair, Test, item_label, unpacked_bit, Domain
+from ..auditing.events import Domain, InputPair, Test, item_label, unpacked_bit
 
 __all__ = ["pairs", "domain", "set_pairs", "MIN_EVENT_PROBABILITY"]
 
@@ -121,7 +121,7 @@ def set_pairs(plan: Mapping[str, Any]) -> list[InputPair]:
     eps_value = min(eps, float(guarantee.get("epsilon2", eps)))
     out = []
     for kind, claim in ((0, eps), (1, eps_value)):
-        best = None
+        best: tuple[float, int, bool, float, float] | None = None
         for m in range(1, min(L, d // 2) + 1):
             for quiet in ((False,) if m == L else (True, False)):
                 num, den = _set_probabilities(a, b, p, L, m, quiet)[kind]
@@ -130,6 +130,7 @@ def set_pairs(plan: Mapping[str, Any]) -> list[InputPair]:
                 score = math.log(num / den) / claim
                 if best is None or score > best[0] + 1e-12:
                     best = (score, m, quiet, num, den)
+        assert best is not None  # m = 1 is never skipped
         _, m, quiet, num, den = best
         out.append(_set_pair(plan, kind, m, quiet, claim, num, den, d, L))
     return out
@@ -164,7 +165,7 @@ def _set_pair(plan, kind: int, m: int, quiet: bool, claim: float, num: float, de
                      cost=float(d + L))
 
 
-def domain(plan: Mapping[str, Any]):
+def domain(plan: Mapping[str, Any]) -> Domain:
     """Every key-value pair ``<k, v>``, ``v`` in {1, -1} (input ``2 k + (v == -1)``)."""
     params, guarantee = plan["params"], plan["guarantee"]
     d, L = int(params["domain_size"]), int(params["padding_length"])

@@ -26,7 +26,7 @@ from ..errors import SpecError, InputDataError
 from ._allocation import GridAllocation, solve_on_grid
 from .claims import COMPOSITION, baseline_of, choose, guarantee_of, predicted_of
 from ._model import PlanningData, build_model, read_spec_data
-from .spec import ALLOCATIONS, PCKVSpec, parse_spec, private_phase
+from .spec import ALLOCATIONS, PCKVSpec, parse_spec, private_phase, required_private_phase
 from ...solvers import SolverError, pckv as S
 from .._exact import shrink
 from ..data import map_key_value_data
@@ -38,6 +38,8 @@ def domain_of(spec: PCKVSpec, pdata: PlanningData) -> tuple[int, list[str] | Non
     """``(d, labels)`` of the spec (``"data"``: the distinct keys of the data file)."""
     dv = spec.domain_value
     if dv == "data":
+        if pdata.data is None:
+            raise SpecError(spec.domain_field, "\"data\" needs the spec's data file (data = ...)", dv)
         labels = list(pdata.data.labels)
         if len(labels) < 2:
             raise SpecError(spec.domain_field, "the data must hold at least 2 distinct keys", len(labels))
@@ -61,7 +63,7 @@ def _finite_or_none(node: Any) -> Any:
 def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights,
                     phase_one: dict | None = None) -> tuple[int, dict | None]:
     phase = private_phase(spec)
-    if phase is None and spec.padding_length != "auto":
+    if isinstance(spec.padding_length, int):  # a fixed L (neither "auto" nor the private route)
         return int(spec.padding_length), None
     bound = phase.max if phase is not None else spec.max_padding_length
     try:
@@ -111,9 +113,12 @@ def _planning_inputs(spec: PCKVSpec, pdata: PlanningData, phase_one: dict | None
 
 def _private_model(spec: PCKVSpec, d: int, labels, pdata: PlanningData):
     """Phase 1 (spec counts, or simulated on the data), then the private key model at the phase-2 n."""
-    phase = private_phase(spec)
+    phase = required_private_phase(spec)
     sizes = None
     if phase.counts is None:
+        if pdata.data is None:
+            raise SpecError("padding_length.private", "needs counts (a real phase 1) or data (to simulate phase 1)",
+                            None)
         try:
             indptr, _, _, _ = map_key_value_data(pdata.data, labels, d, out_of_domain_keys=spec.out_of_domain_keys)
         except InputDataError as exc:

@@ -68,8 +68,8 @@ def synthetic_users(d: int, n: int, distribution: str, rng: np.random.Generator)
         keys = keys[:n]
         means = np.empty(0)
         while means.size < d:
-            x = rng.normal(0.0, 1.0, size=2 * d)
-            means = np.concatenate([means, x[np.abs(x) <= 1]])
+            y = rng.normal(0.0, 1.0, size=2 * d)
+            means = np.concatenate([means, y[np.abs(y) <= 1]])
         means = means[:d]
     m = means[keys]
     values = m + (1 - np.abs(m)) * rng.uniform(-1, 1, size=n)
@@ -129,7 +129,7 @@ def _runtimes(plan, eps: float, d: int, L: int):
 
 def _run_row(rt, users, sets, freq, means, options, trial_seqs, tick):
     """Trials of one runtime: mean squared errors per key set, and per-key squared errors (trial means)."""
-    err = {s: {k: [] for k in ("f", "fr", "m", "mr")} for s in sets}
+    err: dict[Any, dict[str, list[float]]] = {s: {k: [] for k in ("f", "fr", "m", "mr")} for s in sets}
     per_key_m = np.zeros(freq.shape[0])
     for t in range(options.trials):
         rng = np.random.default_rng(trial_seqs[t])
@@ -204,7 +204,8 @@ def _plotter(curves_data, title):
     return plot
 
 
-def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[int, int], None] | None = None
+             ) -> SimulationReport:
     """Empirical vs Theorem 4 MSE of frequency and mean (all keys and top-N keys).
 
     Parameters

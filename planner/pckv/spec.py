@@ -56,19 +56,22 @@ Keys
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Optional, Union
+from typing import Annotated, Any, Literal, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .._common import SpecBase, check_labels, epsilon_at_most, spec_from_pydantic
+from .._common import SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
 
-__all__ = ["PCKVSpec", "PrivatePhase", "PrivatePaddingLength", "private_phase",
+__all__ = ["PCKVSpec", "PrivatePhase", "PrivatePaddingLength", "private_phase", "required_private_phase",
            "Weights", "parse_spec", "MAX_EPSILON", "DEFAULT_USERS", "ALLOCATIONS"]
 
 #: Largest total budget a PCKV spec accepts (nats): tighter than the shared range (``Epsilon``) because
 #: above about 20 nats the 2^-48 probability grid leaves no 0 < b < a < 1.
 MAX_EPSILON = 20.0
+#: a PCKV budget: ``_common.Epsilon`` with the upper end MAX_EPSILON (``_common.epsilon_at_most(MAX_EPSILON)``
+#: written as a static alias, so a type checker reads it)
+PCKVEpsilon = Annotated[float, Field(gt=0, le=MAX_EPSILON, allow_inf_nan=False)]
 #: ``n`` for predictions when neither ``users`` nor data give it.
 DEFAULT_USERS = 1_000_000
 ALLOCATIONS = ("optimized", "numeric", "naive", "tight")
@@ -80,15 +83,15 @@ class Weights(BaseModel):
     """Weights of the objective ``w_f MSE_f + w_m MSE_m``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-    frequency: float = Field(1.0, ge=0)
-    mean: float = Field(1.0, ge=0)
+    frequency: float = Field(default=1.0, ge=0)
+    mean: float = Field(default=1.0, ge=0)
 
 
 class PrivatePhase(BaseModel):
     """Phase 1 of the private padding-length route (see ``padding_length`` above)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-    epsilon: epsilon_at_most(MAX_EPSILON) = Field(description="phase-1 LDP budget (nats) of the k-ary RR")
+    epsilon: PCKVEpsilon = Field(description="phase-1 LDP budget (nats) of the k-ary RR")
     user_share: float = Field(gt=0, lt=1, description="share of the users that report their set size (phase 1)")
     max: int = Field(64, ge=1, le=10_000, description="L_max: reported sizes are capped at max; L is chosen in 1..max")
     seed: int = Field(0, ge=0, description="simulation of phase 1 on the data file: seed of the user split and RR")
@@ -106,7 +109,7 @@ class PCKVSpec(SpecBase):
     """A PCKV spec (see the module docstring for the keys)."""
 
     mechanism: Literal["pckv", "pckv-ue", "pckv-grr"]
-    epsilon: epsilon_at_most(MAX_EPSILON)
+    epsilon: PCKVEpsilon
     domain: Optional[DomainValue] = None
     keys: Optional[DomainValue] = None
     padding_length: Union[Literal["auto"], int, PrivatePaddingLength] = 1
@@ -213,6 +216,21 @@ def private_phase(spec: PCKVSpec) -> PrivatePhase | None:
     """The spec's phase-1 settings (None unless ``padding_length = {private = ...}``)."""
     L = spec.padding_length
     return L.private if isinstance(L, PrivatePaddingLength) else None
+
+
+def required_private_phase(spec: PCKVSpec) -> PrivatePhase:
+    """:func:`private_phase` where the caller runs the private route only.
+
+    Raises
+    ------
+    SpecError
+        ``padding_length`` is not ``{private = ...}``.
+    """
+    phase = private_phase(spec)
+    if phase is None:
+        raise SpecError("padding_length", "the private route needs padding_length = {private = {...}}",
+                        spec.padding_length)
+    return phase
 
 
 def parse_spec(raw: Mapping[str, Any]) -> PCKVSpec:

@@ -22,7 +22,8 @@ def _parameters(plan: Mapping[str, Any]) -> Table:
 
 
 def _predicted(plan: Mapping[str, Any]) -> Table:
-    rows, cases = [], {}
+    rows: list[list[Any]] = []
+    cases: dict[str, Any] = {}
     for name, entry in plan["predicted"].items():
         case = entry.get("case")
         rows.append([f"{name} ({case})" if case else name, entry["value"], entry["unit"], entry["source"]])

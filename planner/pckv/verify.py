@@ -30,7 +30,7 @@ from .._report import Verification
 from ..errors import PlanFormatError, SpecError, InputDataError
 from ._allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, solve_on_grid, value_ratio_exact
 from .claims import choose, predicted_of
-from .spec import PCKVSpec, parse_spec, private_phase
+from .spec import PCKVSpec, parse_spec, private_phase, required_private_phase
 from ...solvers import pckv as S
 from ..data import load_key_value_data, map_key_value_data
 from ._model import PlanningData, build_model
@@ -210,15 +210,16 @@ def _check_phase1_simulation(plan: Mapping[str, Any], spec: PCKVSpec, d: int, re
     except InputDataError as exc:
         raise _Fail(f"solver.padding_length_selection.private.data: {path!r} no longer gives this phase 1 ({exc})") \
             from None
-    again = run_phase_one(spec, private_phase(spec), np.diff(indptr), path)
+    phase = required_private_phase(spec)
+    again = run_phase_one(spec, phase, np.diff(indptr), path)
     if again.users != rec.get("users") or [int(c) for c in again.counts] != rec.get("counts"):
         raise _Fail(f"solver.padding_length_selection.private.counts: re-running phase 1 on {path!r} with seed "
-                    f"{private_phase(spec).seed} gives other counts (or users)")
+                    f"{phase.seed} gives other counts (or users)")
 
 
 def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
     """Check the phase-1 record against the spec, recompute the distribution from its counts."""
-    phase = private_phase(spec)
+    phase = required_private_phase(spec)
     rec = plan["solver"].get("padding_length_selection", {}).get("private")
     if not isinstance(rec, Mapping):
         raise _Fail("solver.padding_length_selection.private: a private-L plan must record its phase 1")
@@ -237,7 +238,8 @@ def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
         raise _Fail(f"solver.padding_length_selection.private.counts: must be max + 1 = {phase.max + 1} counts >= 0")
     if phase.counts is not None and counts != list(phase.counts):
         raise _Fail("solver.padding_length_selection.private.counts: must be the spec's padding_length.private.counts")
-    if not all(isinstance(x, int) for x in (users, m, m2)) or sum(counts) != m or m + m2 != users or m2 < 1:
+    if not (isinstance(users, int) and isinstance(m, int) and isinstance(m2, int)) or sum(counts) != m \
+            or m + m2 != users or m2 < 1:
         raise _Fail(f"solver.padding_length_selection.private: phase1_users ({m}) must equal the counts' sum "
                     f"({sum(counts)}) and phase1_users + phase2_users ({m2}) the users ({users})")
     if phase.counts is None and m != phase1_user_count(users, phase.user_share):

@@ -10,7 +10,7 @@ has one, the plan's background.
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -67,7 +67,8 @@ def _one_trial(pum, eps, plan, options, opts, methods, backgrounds, x, tag, z_co
             mse[(eps, b, meth)].append(float(np.mean((est - p) ** 2)))
 
 
-def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progress=None) -> SimulationReport:
+def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts: Any,
+                 progress: Callable[[int, int], None] | None = None) -> SimulationReport:
     """Run a PUM plan over synthetic tagged users (see the module docstring).
 
     Raises
@@ -92,8 +93,8 @@ def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts, progre
     if progress is not None:
         progress(0, total)
     seeds = trial_seed.spawn(total)
-    tv = {(e, b, m): [] for e in eps_list for b in backgrounds for m in methods}
-    mse = {key: [] for key in tv}
+    tv: dict[tuple[Any, ...], list[float]] = {(e, b, m): [] for e in eps_list for b in backgrounds for m in methods}
+    mse: dict[tuple[Any, ...], list[float]] = {key: [] for key in tv}
     theory = {}
     t0 = time.perf_counter()
     for ei, eps in enumerate(eps_list):

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..auditing.events import InputPair, Test, item_label, unpacked_bit, Domain
+from ..auditing.events import Domain, InputPair, Test, item_label, unpacked_bit
 
 __all__ = ["pairs"]
 
@@ -115,7 +115,7 @@ def _nonsensitive_bits(mask: np.ndarray):
     return occurs
 
 
-def domain(plan: Mapping[str, Any]):
+def domain(plan: Mapping[str, Any]) -> Domain:
     """Every input over Z (PUM: items and bots); only protected outputs (Y_P) count."""
     eps = float(plan["guarantee"]["epsilon"])
     z_size, mask, common, _ = _space(plan)

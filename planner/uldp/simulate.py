@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -126,9 +126,9 @@ def _trials(options: RunOptions, opts: SimulateOptions, k: int, sens: list[int],
     p_true = true_counts / n
     names = list(_NAMES)
     total = options.trials * len(eps_list)
-    tv = {(m, e, meth): [] for m in names for e in eps_list for meth in methods}
-    mse = {key: [] for key in tv}
-    iters = {key: [] for key in tv if key[2] == "em"}
+    tv: dict[tuple[Any, ...], list[float]] = {(m, e, meth): [] for m in names for e in eps_list for meth in methods}
+    mse: dict[tuple[Any, ...], list[float]] = {key: [] for key in tv}
+    iters: dict[tuple[Any, ...], list[int]] = {key: [] for key in tv if key[2] == "em"}
     theory = {}
     for ei, eps in enumerate(eps_list):
         mechs = _mechanisms(eps, k, sens)
@@ -198,7 +198,8 @@ def _report(options: RunOptions, opts: SimulateOptions, desc: str, k: int, sens:
     return SimulationReport(tables=[table], data=data, plot=plot)
 
 
-def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> SimulationReport:
+def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[int, int], None] | None = None
+             ) -> SimulationReport:
     """Run a ULDP plan's simulation (see the module docstring and :class:`SimulateOptions`).
 
     ``mode="aggregate"`` samples each mechanism's aggregate from the true counts (O(|X|)

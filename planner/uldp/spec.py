@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Mapping, Optional, Union
 
 import numpy as np
 from pydantic import AliasChoices, Field, StrictInt, field_validator
@@ -110,7 +110,7 @@ class Resolved:
         return self.size + len(self.tags)
 
 
-def parse_spec(raw) -> ULDPSpec:
+def parse_spec(raw: Mapping[str, Any]) -> ULDPSpec:
     """Validate a raw spec mapping (SpecError naming the first bad key)."""
     return spec_from_pydantic(ULDPSpec, raw)
 
@@ -139,8 +139,12 @@ def _sensitive(spec: ULDPSpec, size: int, labels: list[str] | None) -> list[int]
 
 def resolve(spec: ULDPSpec) -> Resolved:
     """Resolve domain, X_S, the solved mechanism and PUM's tags/background (SpecError on a bad mix)."""
-    labels = None if isinstance(spec.domain, int) else check_labels("domain", spec.domain)
-    size = spec.domain if isinstance(spec.domain, int) else len(labels)
+    labels: list[str] | None = None
+    if isinstance(spec.domain, int):
+        size = spec.domain
+    else:
+        labels = check_labels("domain", spec.domain)
+        size = len(labels)
     sens = _sensitive(spec, size, labels)
     kind = spec.mechanism
     if spec.mechanism == "pum":

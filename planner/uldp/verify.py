@@ -85,7 +85,7 @@ def spec_mismatch(plan: Mapping[str, Any]) -> str | None:
     except SpecError as exc:
         return f"spec: the embedded spec is invalid ({exc})"
     spec, params, guarantee = res.spec, plan["params"], plan["guarantee"]
-    checks = [
+    checks: list[tuple[str, Any, Any]] = [
         ("mechanism", plan["mechanism"], spec.mechanism),
         ("domain.size", plan["domain"]["size"], res.size),
         ("domain.labels", plan["domain"]["labels"], res.labels),
