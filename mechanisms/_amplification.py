@@ -68,6 +68,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._amplification_sums import LGAMMA_ULPS, chernoff, delta_given_m, log_margin, log_pmf, window
+from ._hashing import collision_probability, hash_prime
 
 __all__ = ["BlanketPair", "blanket_delta_upper", "blanket_epsilon_upper", "clone_pairs", "krr_pairs",
            "glh_pairs", "hadamard_pairs", "unary_pairs", "LGAMMA_ULPS"]
@@ -400,8 +401,6 @@ def randomizer_of_plan(plan: Mapping[str, Any], kind: str) -> dict[str, Any]:
             out["blocks"] = params.get("blocks")
         return out
     if kind == "hash":
-        from .pie._channel import collision_probability, hash_prime
-
         g = params.get("g")
         if isinstance(g, bool) or not isinstance(g, int) or g < 2:
             raise ValueError(f"params.g: must be an integer >= 2, got {g!r:.40}")

@@ -304,8 +304,6 @@ def check_claim(actual: float, claimed: Any, field: str, rule: str = "the plan's
 
 def _exact_at_most(value: Any, c: float) -> bool:
     """``value <= c`` exactly (``value`` a Decimal, Fraction, int or float)."""
-    from decimal import Decimal
-
     if isinstance(value, Decimal):
         return value <= Decimal(c)  # Decimal(float) is exact
     return Fraction(value) <= Fraction(c)

@@ -57,7 +57,7 @@ def secure_rng(seed: int | None = None) -> np.random.Generator:
     D. J. Bernstein, "ChaCha, a variant of Salsa20" (2008); randomgen's ChaCha bit generator.
     """
     try:
-        from randomgen import ChaCha
+        from randomgen import ChaCha  # deferred: randomgen
     except ImportError:  # pragma: no cover - exercised via a monkeypatched import in tests
         raise ImportError(_MISSING) from None
     if seed is None:

@@ -33,7 +33,7 @@ def minimize_1d(f: Callable[[float], float], lo: float, hi: float, *, xtol: floa
     (the IDUE objectives have them) only slow it down. Non-finite values are treated as
     a huge number (the objectives blow up at the boundary). Returns ``(x, f(x), evaluations)``.
     """
-    from scipy.optimize import minimize_scalar
+    from scipy.optimize import minimize_scalar  # deferred: scipy
 
     count = [0]
 
@@ -97,7 +97,7 @@ def cutting_plane_lower_bound(value_grad: Callable[[np.ndarray], tuple[float, np
     The bound is valid for any convex ``F`` whose ``value_grad`` returns a true
     subgradient; it is tight to ``O(step * |gradient change|)``.
     """
-    from scipy.optimize import linprog
+    from scipy.optimize import linprog  # deferred: scipy
 
     z_star = np.asarray(z_star, dtype=float)
     k = z_star.size

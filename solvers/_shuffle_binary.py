@@ -91,8 +91,6 @@ import heapq
 import math
 
 import numpy as np
-import scipy.signal
-from scipy.stats import binom
 
 __all__ = ["CountPair", "BinaryCurve", "binary_curve", "independent_upper", "support_count_pair", "PMF_RELATIVE_ERROR"]
 
@@ -119,6 +117,8 @@ def _anchored_pmf(size: int, prob: float, lo: int, hi: int) -> np.ndarray:
     ``pmf(k + 1) = pmf(k) (size - k) / (k + 1) prob / (1 - prob)``; at most ``_ANCHOR - 1`` ratios
     (each within ``6 u``) multiply an anchor, so the relative error stays below ``PMF_RELATIVE_ERROR``.
     """
+    from scipy.stats import binom  # deferred: scipy
+
     k = np.arange(lo, hi + 1, dtype=float)
     chunks = -(-k.size // _ANCHOR)
     steps = np.ones(chunks * _ANCHOR)
@@ -136,6 +136,8 @@ def _window(size: int, prob: float, tau: float, z: float | None) -> tuple[int, n
     (``verify``'s path) the given ``z`` and ``binom.pmf`` at every point. The outside mass is
     computed exactly (``binom.cdf``/``binom.sf``) either way and rounded up by one part in 10^9.
     """
+    from scipy.stats import binom  # deferred: scipy
+
     if size == 0:
         return 0, np.ones(1), 0.0
     mean, sd = size * prob, math.sqrt(size * prob * (1.0 - prob))
@@ -212,6 +214,8 @@ class CountPair:
         and ``P``, ``Q`` as the direct convolutions ``Bin(a + 1, p) * Bin(b, q)`` and ``Bin(a, p) *
         Bin(b + 1, q)`` (times the coins) instead of mixing one count's pmf.
         """
+        import scipy.signal  # deferred: scipy
+
         p = 1.0 - q
         if independent:
             z = max(8.0, math.sqrt(2.0 * math.log(1.0 / tau)) + 1.0)
@@ -317,6 +321,8 @@ def _block_pair(a: int, b: int, uncertain: int, q: float, tau: float, independen
     ``N ~ Bin(uncertain, 2q)`` blanket coins are at least ``c*`` (the ``tau``-quantile) but with
     probability ``P(N < c*)``, which is added to the pair's outside mass.
     """
+    from scipy.stats import binom  # deferred: scipy
+
     coins, below = 0, 0.0
     if uncertain:
         coins = int(max(0, binom.ppf(tau, uncertain, 2.0 * q)))

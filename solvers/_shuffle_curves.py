@@ -28,8 +28,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import bdtrc
-from scipy.stats import binom
 
 __all__ = ["RELATIVE_SLACK", "ABSOLUTE_SLACK", "clone_delta_upper", "blanket_krr_delta_upper",
            "krr_pair_delta_lower", "binary_rr_pair_delta", "binary_rr_pair_delta_exhaustive"]
@@ -45,6 +43,8 @@ _ANCHOR = 64
 
 def _tail_at_least(j, n, p):
     """``P(Bin(n, p) >= j)`` for integer arrays ``j`` (1 when ``j <= 0``, 0 when ``j > n``)."""
+    from scipy.special import bdtrc  # deferred: scipy
+
     j = np.asarray(j, dtype=float)
     n = np.broadcast_to(np.asarray(n, dtype=float), j.shape)
     out = bdtrc(np.clip(j - 1, 0, None).astype(np.int64), n.astype(np.int64), p)
@@ -60,6 +60,8 @@ def _half_tails(t, j):
     (pmf by ``scipy.stats.binom``, relative error ~1e-15), so at most ``_ANCHOR`` rounded terms
     accumulate. Any other shape falls back to ``bdtrc`` everywhere.
     """
+    from scipy.stats import binom  # deferred: scipy
+
     t = np.asarray(t, dtype=float)
     j = np.asarray(j, dtype=float)
     if t.size < 2 or np.any(np.diff(t) != 1.0) or np.any((np.diff(j) != 0.0) & (np.diff(j) != 1.0)):
@@ -103,6 +105,8 @@ def _positive_part_with_scale(n, p, a, b, *, path=True):
 def _bulk(n, p, z=10.0):
     """Integer range ``[lo, hi]`` around the mean of ``Bin(n, p)`` (``z`` standard deviations plus a
     margin) and the exact probability mass outside it (callers add it to delta in full)."""
+    from scipy.stats import binom  # deferred: scipy
+
     if n <= 0:
         return 0, 0, 0.0
     mean, sd = n * p, math.sqrt(n * p * (1.0 - p))
@@ -127,6 +131,8 @@ def clone_delta_upper(epsilon: float, epsilon0: float, n: int, *, independent: b
     ``P - e^epsilon Q = Bin(j; c+1, 1/2) * 2 / (c+1) * (a j - b)`` with ``a = (p - (1-p) e^epsilon)
     + (p e^epsilon - (1 - p))`` and ``b = (p e^epsilon - (1 - p)) (c + 1)``.
     """
+    from scipy.stats import binom  # deferred: scipy
+
     if epsilon >= epsilon0:
         return 0.0
     p = math.exp(epsilon0) / (math.exp(epsilon0) + 1.0)
@@ -149,6 +155,8 @@ def _blanket_given_m(epsilon, epsilon0, k, m, independent=False):
     - (e^epsilon - 1) s)`` where ``Mult_s`` is the uniform multinomial on ``k`` values and ``gamma =
     k / (e^epsilon0 + k - 1)``. Summing over ``t = h_x + h_x' ~ Bin(s, 2/k)`` and ``h_x | t ~ Bin(t, 1/2)``.
     """
+    from scipy.stats import binom  # deferred: scipy
+
     e, e0 = math.exp(epsilon), math.exp(epsilon0)
     gamma = k / (e0 + k - 1.0)
     s = m + 1
@@ -180,6 +188,8 @@ def blanket_krr_delta_upper(epsilon: float, epsilon0: float, k: int, n: int, *, 
     block ``[m_i, m_{i+1})`` of ``M``'s range is bounded by ``delta_{m_i}`` and the lowest quantile
     block by 1. [SCW25] show this decomposition is the optimal one.
     """
+    from scipy.stats import binom  # deferred: scipy
+
     if epsilon >= epsilon0:
         return 0.0
     gamma = k / (math.exp(epsilon0) + k - 1.0)
@@ -209,6 +219,8 @@ def krr_pair_delta_lower(epsilon: float, epsilon0: float, k: int, n: int) -> flo
     and ``t = h_x + h_x'``: ``P - e^epsilon Q = M_n(h) / n * ((e^epsilon0 - 1)(1 + e^epsilon) h_x
     - (e^(epsilon + epsilon0) - 1) t - (e^epsilon - 1) rho (n - t))``. The pair is symmetric.
     """
+    from scipy.stats import binom  # deferred: scipy
+
     if epsilon >= epsilon0:
         return 0.0
     e, e0 = math.exp(epsilon), math.exp(epsilon0)
@@ -236,6 +248,8 @@ def binary_rr_pair_delta(epsilon: float, epsilon0: float, n: int, ones: int = 0,
     sums ``ones = 0`` term by term too (the tail formula's rounding margin is wide when its two
     terms nearly cancel).
     """
+    from scipy.stats import binom  # deferred: scipy
+
     sign = 1.0 if bound == "upper" else -1.0
     if epsilon >= epsilon0:
         return 0.0

@@ -295,7 +295,7 @@ def solve_opt0_conic(epsilons: Sequence[float], sizes: Sequence[int], *, notion:
     SolverError
         If CVXPY's status is not optimal.
     """
-    import cvxpy as cp
+    import cvxpy as cp  # deferred: cvxpy
 
     t0 = time.perf_counter()
     e, m = _validate(epsilons, sizes, "opt0", notion)

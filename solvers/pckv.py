@@ -197,7 +197,7 @@ def _numeric_allocation(mechanism: str, eps: float, d: int, L: int, evaluate: Ca
     if not np.isfinite(vals).any():
         raise SolverError("numeric allocation: the predicted MSE is infinite everywhere (keys with zero frequency?)")
     i = int(np.nanargmin(vals))
-    from scipy.optimize import minimize_scalar
+    from scipy.optimize import minimize_scalar  # deferred: scipy
 
     lo_b, hi_b = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     res = minimize_scalar(f_of, bounds=(lo_b, hi_b), method="bounded", options={"xatol": 1e-12 * max(1.0, hi)})

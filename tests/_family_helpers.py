@@ -39,7 +39,7 @@ import pytest
 __all__ = ["family_cases", "small_example_per_family", "needs_real_data", "spec_domain_size", "example_plan",
            "example_runtime", "write_inputs", "read_inputs", "subset", "sum_aggregates", "numbers_in", "perturb",
            "LOWER", "conformance", "conformance_of", "aggregate_specs", "interval_specs", "exact_claims",
-           "check_prediction", "expensive_audits"]
+           "check_prediction", "expensive_audits", "file_plan", "report_page"]
 
 #: The first element of an :func:`exact_claims` path that is a lower bound (stored negated).
 LOWER = "<a lower bound>"
@@ -180,6 +180,31 @@ def example_plan(fam, name, request) -> dict:
     if key not in _PLANS:
         _PLANS[key] = ldpplan.planner.make_plan(copy.deepcopy(spec))
     return copy.deepcopy(_PLANS[key])
+
+
+_PAGES: dict[tuple, str] = {}
+_FILE_PLANS: dict[str, dict] = {}
+
+
+def file_plan(path) -> dict:
+    """A fresh copy of the plan of a spec file (``examples/*.toml``), solved once per session."""
+    import ldpplan
+
+    key = str(path)
+    if key not in _FILE_PLANS:
+        _FILE_PLANS[key] = ldpplan.planner.make_plan(path)
+    return copy.deepcopy(_FILE_PLANS[key])
+
+
+def report_page(key, plan) -> str:
+    """The HTML report of ``plan`` (``ldpplan.planner.reporting.report``), rendered once per session
+    under ``key``: the golden tests and the browser tests read the same page of an example, and the
+    page's what-ifs (the family re-planning the changed specs) are the costly part."""
+    if key not in _PAGES:
+        from ldpplan.planner.reporting import report
+
+        _PAGES[key] = report(copy.deepcopy(plan))
+    return _PAGES[key]
 
 
 def example_runtime(fam, name, request):

@@ -53,6 +53,7 @@ def _aggregate_of(case: str, tmp_path_factory) -> dict:
     return json.loads(json.dumps(_AGGS[case]))
 
 
+@pytest.mark.slow  # ~3 s: kept out of the fast tier
 def test_every_registered_runtime_declares_a_count_rule_and_is_covered_here():
     import ldpplan
     from ldpplan import mechanisms

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from ldpplan import planner
-from ldpplan.planner import _console
+from ldpplan.planner import _console, api
 from ldpplan.planner._console import PLAIN_WIDTH, print_tables
 from ldpplan.planner._report import Table
 from ldpplan.planner.cli import main
@@ -58,10 +58,24 @@ def cli(args, width: int | None, monkeypatch):
 
 
 def check_cli(args, monkeypatch):
-    wide = cli(args, None, monkeypatch)
-    assert max(len(line) for line in wide.splitlines()) > 0
-    for width in WIDTHS:
-        assert_every_figure_shown(wide, cli(args, width, monkeypatch), width)
+    """The command piped, then on terminals of 80 and 120 columns: the same figures, cut by none.
+
+    A simulation runs once: the three renderings take the first run's report (``api.simulate``
+    answers from a one-entry memo), so only the drawing differs between them (the CLI path is the
+    real one; a refactored CLI that bypasses ``api.simulate`` only makes this slower)."""
+    real, memo = api.simulate, []
+
+    def simulate_once(*a, **k):
+        if not memo:
+            memo.append(real(*a, **k))
+        return memo[0]
+
+    with monkeypatch.context() as m:
+        m.setattr(api, "simulate", simulate_once)
+        wide = cli(args, None, monkeypatch)
+        assert max(len(line) for line in wide.splitlines()) > 0
+        for width in WIDTHS:
+            assert_every_figure_shown(wide, cli(args, width, monkeypatch), width)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,17 +127,17 @@ def test_collapsed_idue_binding_table_fits():
 def plans(tmp_path_factory):
     d = tmp_path_factory.mktemp("plans")
     out = {}
-    for name in ("health", "health-itemsets", "pckv-synthetic", "pie-glh", "uldp-urap"):
+    for name in ("health", "health-itemsets", "pckv-synthetic", "uldp-urap"):
         out[name] = d / f"{name}.json"
         planner.write_plan(planner.make_plan(planner.example_spec(name)), out[name])
     return out
 
 
 @pytest.mark.slow  # over ~0.5 s: kept out of the fast tier
-@pytest.mark.parametrize("name", ["health", "pckv-synthetic", "pie-glh", "uldp-urap"])
+@pytest.mark.parametrize("name", ["health", "uldp-urap"])
 def test_simulate_tables_fit(plans, name, monkeypatch):
-    check_cli(["simulate", plans[name], "--trials", 2, "--seed", 1, "-O", "n=2000"] if name in ("health", "uldp-urap")
-              else ["simulate", plans[name], "--trials", 2, "--seed", 1], monkeypatch)
+    """At a small n (-O n=2000); the examples' own settings are test_simulate_every_example_fits's."""
+    check_cli(["simulate", plans[name], "--trials", 2, "--seed", 1, "-O", "n=2000"], monkeypatch)
 
 
 @pytest.mark.slow

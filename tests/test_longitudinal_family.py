@@ -151,7 +151,7 @@ def test_spec_errors_name_the_field(changes, rule):
 
 
 # ----------------------------------------------------------------------------- verify and load
-@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+@pytest.mark.parametrize("mechanism", ["l-grr", pytest.param("l-osue", marks=pytest.mark.slow)])  # l-osue: ~4 s
 def test_verify_refuses_edited_numbers_and_claims(mechanism):
     plan = _plan(mechanism)
     assert ldpplan.planner.verify_plan(plan).holds
@@ -285,7 +285,7 @@ def test_majority_vote_over_2000_reports_recovers_no_more_than_the_permanent_res
     assert recovered(leaky, mech.new_memo()) > 0.99  # without memoization the averaging attack recovers every value
 
 
-@pytest.mark.parametrize("mechanism", ["l-grr", "l-osue"])
+@pytest.mark.parametrize("mechanism", [pytest.param("l-grr", marks=pytest.mark.slow), "l-osue"])  # l-grr: ~2.7 s
 def test_the_audit_flags_a_runtime_that_redraws_the_permanent_response(mechanism):
     """``ldpplan.planner.audit``: epsilon_1 on one report, epsilon_perm on 64 reports of one value per user."""
     pytest.importorskip("scipy")
@@ -356,6 +356,7 @@ def test_monte_carlo_20_rounds_of_200000_users_unbiased_within_10_percent_of_pre
 
 
 # ----------------------------------------------------------------------------- command line
+@pytest.mark.slow  # ~2.5 s: kept out of the fast tier
 def test_cli_perturb_with_a_memo_file_per_round_then_aggregate_and_estimate(tmp_path):
     from click.testing import CliRunner
 

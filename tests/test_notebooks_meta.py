@@ -16,6 +16,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import numpy as np
 import pytest
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
@@ -96,6 +97,46 @@ def test_committed_with_outputs_and_no_errors(stem):
     outputs = [o for c in code for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs), "execute the notebook before committing"
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_the_test_run_only_narrows_the_parameters(stem):
+    """A notebook run as a test (nbmake) may take a smaller setting: ``nbmake.mock`` in the parameter
+    cell's metadata, which nbmake assigns after that cell runs. It sits on the parameter cell only,
+    is the same in the .py and the .ipynb, runs no code (no ``post_cell_execute``), and only narrows:
+    each mocked name is assigned by the cell, a mocked list is a subset of the committed run's list and
+    a mocked number is at most the committed run's (the committed outputs come from the cell's values)."""
+    source = _cells(NOTEBOOK_DIR / f"{stem}.py")
+    committed = _cells(NOTEBOOK_DIR / f"{stem}.ipynb")
+    assert [c.metadata.get("nbmake") for c in committed] == [c.metadata.get("nbmake") for c in source]
+    for cell in source:
+        if "nbmake" not in cell.metadata:
+            continue
+        assert "parameters" in cell.metadata.get("tags", []), f"{stem}: nbmake metadata outside the parameter cell"
+        assert set(cell.metadata["nbmake"]) == {"mock"}, f"{stem}: only `mock` (no code run by nbmake)"
+        namespace: dict = {"np": np}
+        exec(cell.source, namespace)  # the parameter cell: plain assignments
+        for name, value in cell.metadata["nbmake"]["mock"].items():
+            assert name in namespace, f"{stem}: mock of {name}, which the parameter cell does not assign"
+            full = namespace[name]
+            if isinstance(value, list):
+                assert value and set(value) <= set(full), f"{stem}: mocked {name} = {value} is not a subset of {full}"
+            else:
+                assert isinstance(value, (int, float)) and value <= full, f"{stem}: mocked {name} = {value} > {full}"
+
+
+def test_the_narrowing_check_can_fail(tmp_path, monkeypatch):
+    """The check above fails on a mock that widens a grid or names a variable the cell does not set."""
+    def parameters(mock):
+        return [nbformat.v4.new_code_cell("FULL = False\nGRID = [1, 2, 3]\nN = 10\n",
+                                          metadata={"tags": ["parameters"], "nbmake": {"mock": mock}})]
+
+    monkeypatch.setattr(sys.modules[__name__], "_cells", lambda path: parameters({"GRID": [1, 3], "N": 5}))
+    test_the_test_run_only_narrows_the_parameters("any")
+    for mock in ({"GRID": [1, 4]}, {"N": 20}, {"OTHER": 1}):
+        monkeypatch.setattr(sys.modules[__name__], "_cells", lambda path, mock=mock: parameters(mock))
+        with pytest.raises(AssertionError):
+            test_the_test_run_only_narrows_the_parameters("any")
 
 
 @pytest.mark.parametrize("path", SOURCES + [HELPER], ids=lambda p: p.name)

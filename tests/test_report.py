@@ -122,15 +122,15 @@ def check_page(plan, html: str) -> _Page:
 @pytest.mark.parametrize("fam,name", _cases())
 def test_every_example_report_states_the_plans_numbers(fam, name, request):
     plan = _family_helpers.example_plan(fam, name, request)
-    page = check_page(plan, report(plan))
+    page = check_page(plan, _family_helpers.report_page((fam.name, name), plan))
     # the what-ifs were planned by the family (derived numbers, no field) and stated
     assert any("data-field" not in d for d in page.data)
 
 
 @pytest.mark.slow
 def test_shuffled_report_states_the_central_guarantee_and_its_lower_bound():
-    plan = api.make_plan(SHUFFLE_SPEC)
-    html = report(plan)
+    plan = _family_helpers.file_plan(SHUFFLE_SPEC)
+    html = _family_helpers.report_page("shuffle-rr", plan)
     page = check_page(plan, html)
     shuffled = {d["data-field"]: d["value"] for d in page.data if d.get("data-field", "").startswith("/guarantee/shuff")}
     assert float(shuffled["/guarantee/shuffled/epsilon_lower"]) <= float(shuffled["/guarantee/shuffled/epsilon"])
@@ -260,6 +260,7 @@ def test_numbers_are_traceable():
         ("1,370,637", "1.38629", "1.81512e-05", "yes")
 
 
+@pytest.mark.slow  # ~4 s (plans each family twice): kept out of the fast tier
 def test_every_family_states_its_report_facts():
     """Each registered family's claims declare the report's hook: bounds at real fields, a real headline."""
     from ldpplan.planner.families import all_examples
@@ -286,7 +287,7 @@ def test_what_ifs_are_the_familys_own_plans():
     from ldpplan.planner.families import family_of_plan
     from ldpplan.planner.reporting.whatif import curves
 
-    plan = api.make_plan(SHUFFLE_SPEC)
+    plan = _family_helpers.file_plan(SHUFFLE_SPEC)
     fam = family_of_plan(plan)
     lines = curves(fam, plan, fam.report_facts(plan))
     spec = copy.deepcopy(plan["spec"])

@@ -20,7 +20,7 @@ import pytest
 
 import _family_helpers
 from ldpplan.planner import api
-from ldpplan.planner.reporting import report
+from ldpplan.planner.families import all_examples
 
 pytestmark = pytest.mark.slow
 
@@ -55,10 +55,11 @@ def _cases():
     return cases + [pytest.param(None, "shuffle-rr", id="shuffle-rr")]
 
 
-def _plan(fam, name, request):
+def _page(fam, name, request) -> str:
+    """The example's report page, rendered once per session (shared with tests/test_report.py)."""
     if fam is None:
-        return api.make_plan(ROOT / "examples" / f"{name}.toml")
-    return _family_helpers.example_plan(fam, name, request)
+        return _family_helpers.report_page(name, _family_helpers.file_plan(ROOT / "examples" / f"{name}.toml"))
+    return _family_helpers.report_page((fam.name, name), _family_helpers.example_plan(fam, name, request))
 
 
 def _non_empty(png: bytes, width: int) -> None:
@@ -73,9 +74,8 @@ def _non_empty(png: bytes, width: int) -> None:
 
 @pytest.mark.parametrize("fam,name", _cases())
 def test_report_loads_cleanly_at_desktop_and_phone_widths(fam, name, request, browser, tmp_path):
-    plan = _plan(fam, name, request)
     path = tmp_path / f"{name}.html"
-    path.write_text(report(plan), encoding="utf-8")
+    path.write_text(_page(fam, name, request), encoding="utf-8")
     url = path.as_uri()
     shots = os.environ.get("LDPPLAN_REPORT_SCREENSHOTS")
     for width in WIDTHS:
@@ -104,10 +104,11 @@ def test_report_loads_cleanly_at_desktop_and_phone_widths(fam, name, request, br
         page.close()
 
 
-def test_report_reads_the_same_without_javascript_and_prints(browser, tmp_path):
-    plan = api.make_plan(api.example_spec("health"))
+def test_report_reads_the_same_without_javascript_and_prints(browser, request, tmp_path):
+    fam = all_examples()["health"][0]
+    plan = _family_helpers.example_plan(fam, "health", request)
     path = tmp_path / "health.html"
-    path.write_text(report(plan), encoding="utf-8")
+    path.write_text(_family_helpers.report_page((fam.name, "health"), plan), encoding="utf-8")
     context = browser.new_context(java_script_enabled=False, viewport={"width": 390, "height": 900})
     page = context.new_page()
     page.goto(path.as_uri())

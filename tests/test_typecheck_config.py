@@ -54,7 +54,8 @@ def test_ci_runs_the_type_check():
     text = script.read_text(encoding="utf-8")
     assert "--no-deps --target" in text and "-m mypy --config-file" in text and "-p ldpplan" in text
     run = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    assert ".ci/typecheck" in run and run.index(".ci/typecheck") < run.index("pytest")
+    tests = "pip install -e '.[test]' && pytest"  # the README's test command, run verbatim and last
+    assert ".ci/typecheck" in run and run[-1] == tests and run.index(".ci/typecheck") < run.index(tests)
     with open(REPO / "pyproject.toml", "rb") as fh:
         test_extra = tomllib.load(fh)["project"]["optional-dependencies"]["test"]
     assert any(re.fullmatch(r"mypy>=[0-9.]+", req.split("#")[0].strip()) for req in test_extra)

@@ -49,6 +49,7 @@ from ._channel import (block_size, check_items, exact_epsilon, in_set, keep_prob
                        realized_epsilon, supports)
 from ._params import HadamardResponseParams
 from ._promises import hadamard_promises
+from . import _channel
 
 __all__ = ["HadamardResponse", "CHANNEL_MAX_ENTRIES", "NOTION"]
 
@@ -112,8 +113,6 @@ class HadamardResponse(Frozen):
 
     def __init__(self, *, domain: int | Sequence[str], epsilon: float, blocks: int = 1,
                  keep_probability: float | None = None) -> None:
-        from . import _channel
-
         k, labels = domain_labels(domain)
         if not 2 <= k <= MAX_DOMAIN_SIZE:
             raise ValueError(f"domain: needs 2 .. {MAX_DOMAIN_SIZE} items (got {k})")

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import math
 from decimal import ROUND_FLOOR, Decimal, localcontext
-from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 
+from .._hashing import HASH_PRIME, HASH_PRIME_LARGE, collision_probability, hash_prime
 from .._sampling import GRID_DENOMINATOR
 
 from .._api import check_items  # the one check of item indices (re-exported)
@@ -30,39 +30,9 @@ __all__ = ["HASH_PRIME", "HASH_PRIME_LARGE", "hash_prime", "GRID_STEPS", "keep_p
            "collision_probability", "hash_values", "support_counts", "split_streams", "check_items",
            "inverse_mod_prime"]
 
-#: Mersenne prime of the Carter-Wegman hash family when ``|X|`` and ``g`` do not exceed it.
-HASH_PRIME = 2**31 - 1
-#: Mersenne prime of the family for larger domains or hash ranges (``|X|``, ``g`` up to it).
-HASH_PRIME_LARGE = 2**61 - 1
 _MASK31 = np.uint64(2**31 - 1)
 _MASK30 = np.uint64(2**30 - 1)
 _P61 = np.uint64(HASH_PRIME_LARGE)
-
-
-def hash_prime(domain_size: int, g: int) -> int:
-    """The GLH's hash prime: :data:`HASH_PRIME` when ``|X|, g <= 2**31 - 1``, else :data:`HASH_PRIME_LARGE`.
-
-    A universal family ``((a x + b) mod P) mod g`` needs ``|X| <= P`` (distinct inputs stay
-    distinct mod ``P``) and ``g <= P``; the small prime keeps int64 products exact and the
-    support counts fast, the large one (Mersenne, ``2**61 - 1``) serves domains up to ``2**61 - 1``.
-
-    Raises
-    ------
-    ValueError
-        ``|X|`` or ``g`` above :data:`HASH_PRIME_LARGE`.
-
-    References
-    ----------
-    Carter & Wegman (1979), universal hashing; Cormen et al., Introduction to Algorithms, Thm. 11.5
-    (the family is universal for inputs below ``P``).
-    """
-    k, g = int(domain_size), int(g)
-    if max(k, g) <= HASH_PRIME:
-        return HASH_PRIME
-    if max(k, g) <= HASH_PRIME_LARGE:
-        return HASH_PRIME_LARGE
-    raise ValueError(f"domain: the GLH hashes at most {HASH_PRIME_LARGE} items into at most that many values "
-                     f"(got |X| = {k}, g = {g})")
 
 
 def _fold61(v: np.ndarray) -> np.ndarray:
@@ -171,31 +141,6 @@ def pie_alpha_bits(epsilon: float, theta: float, n: int, domain_size: int, relea
     mech = releases * float(theta) * min(log2n, log2k)
     ldp = min(te * log2e, te * te * log2e, log2n, releases * log2k)
     return {"alpha_bits": min(mech, ldp), "mechanism_bits": mech, "ldp_bits": ldp}
-
-
-def collision_probability(g: int, prime: int = HASH_PRIME) -> float:
-    """Exact ``Pr[h(x) = h(x')]`` for ``x != x'`` in the family ``((a x + b) mod P) mod g``.
-
-    ``(r, s) = (a x + b, a x' + b) mod P`` is uniform over the ``P (P-1)`` ordered pairs
-    with ``r != s``; with ``P = q g + rem``, ``rem`` residues mod ``g`` have ``q + 1``
-    members and ``g - rem`` have ``q``, so the number of colliding pairs is
-    ``rem (q+1) q + (g - rem) q (q-1)``.
-
-    Returns
-    -------
-    float
-        ``kappa <= 1/g``.
-
-    References
-    ----------
-    Carter & Wegman (1979); Cormen et al., Introduction to Algorithms, Thm. 11.5.
-    """
-    g = int(g)
-    if not (2 <= g <= prime):
-        raise ValueError(f"g: must be in [2, {prime}] (got {g})")
-    q, rem = divmod(prime, g)
-    pairs = rem * (q + 1) * q + (g - rem) * q * (q - 1)
-    return float(Fraction(pairs, prime * (prime - 1)))
 
 
 def hash_values(a: npt.ArrayLike, b: npt.ArrayLike, x: npt.ArrayLike, g: int, prime: int = HASH_PRIME) -> np.ndarray:

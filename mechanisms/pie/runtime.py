@@ -52,6 +52,7 @@ from ._channel import (HASH_PRIME, HASH_PRIME_LARGE, hash_prime, inverse_mod_pri
 from ._params import GeneralizedLocalHashingParams, RandomizedResponseParams
 from .._protocol import CountRule, Aggregate, Estimate, Reports, set_fields
 from .._sampling import bernoulli_iid, check_rng, uniform_below
+from .._estimators import em_simplex, em_warm_start
 
 __all__ = ["RandomizedResponse", "GeneralizedLocalHashing", "HASH_PRIME", "HASH_PRIME_LARGE", "hash_prime",
            "inverse_mod_prime", "keep_probability", "realized_epsilon",
@@ -361,8 +362,6 @@ class GeneralizedLocalHashing(KaryRRBase):
         ----------
         Murakami & Kawamoto (USENIX Security 2019), Sec. 2.5 (EM reconstruction).
         """
-        from .._estimators import em_simplex, em_warm_start
-
         r = self._checked(reports)
         k, n = self.domain_size, r["y"].size
         if n * k > EM_MAX_ENTRIES:

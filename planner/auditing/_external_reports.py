@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from ..errors import InputDataError
+from ...mechanisms import Reports
 
 __all__ = ["ReportColumn", "ReportFormat", "decode_reports", "check_domain"]
 
@@ -281,8 +282,6 @@ def check_domain(reference: Any, columns: dict[str, np.ndarray], lines: np.ndarr
     InputDataError
         ``runtime-cmd: report line L, column C = V: <the runtime's rule>``.
     """
-    from ...mechanisms import Reports
-
     mech = str(reference.mechanism)
 
     def failure(lo: int, hi: int) -> str | None:

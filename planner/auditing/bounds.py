@@ -12,6 +12,8 @@ import functools
 import math
 from typing import Sequence
 
+import numpy as np
+
 
 __all__ = ["cp_lower", "cp_upper", "log_ratio_bound", "per_bound_alpha", "expected_bound", "default_trials",
            "DETECT_FACTOR", "POWER", "power", "reaches", "min_detectable_epsilon", "MIN_TRIALS", "MAX_TRIALS", "WORK_LIMIT"]
@@ -45,7 +47,7 @@ def cp_lower(k: int, n: int, alpha: float) -> float:
     """
     if k <= 0:
         return 0.0
-    from scipy import stats  # lazily: `ldpplan --help` must not pay for scipy
+    from scipy import stats  # deferred: scipy (`ldpplan --help` must not pay for scipy)
 
     return float(stats.beta.ppf(alpha, k, n - k + 1))
 
@@ -54,7 +56,7 @@ def cp_upper(k: int, n: int, alpha: float) -> float:
     """One-sided Clopper-Pearson upper bound (``Beta(1 - alpha; k + 1, n - k)``, 1 when ``k = n``)."""
     if k >= n:
         return 1.0
-    from scipy import stats
+    from scipy import stats  # deferred: scipy
 
     return float(stats.beta.ppf(1.0 - alpha, k + 1, n - k))
 
@@ -191,8 +193,7 @@ class _Design:
     """
 
     def __init__(self, p_den: float, trials: int, alpha: float, claim: float) -> None:
-        import numpy as np
-        from scipy import stats
+        from scipy import stats  # deferred: scipy
 
         lo, hi = np.asarray(stats.binom.ppf([1e-12, 1.0 - 1e-12], trials, p_den), dtype=float)
         k_den = np.arange(int(lo), int(hi) + 1)
@@ -216,8 +217,7 @@ class _Design:
         self.need = need
 
     def power(self, p_num: float) -> float:
-        import numpy as np
-        from scipy import stats
+        from scipy import stats  # deferred: scipy
 
         return float(np.sum(self.weights * stats.binom.sf(self.need - 1, self.trials, p_num)))
 

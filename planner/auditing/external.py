@@ -46,6 +46,7 @@ import numpy as np
 from ..errors import InputDataError
 from ._external_process import ProgramLimits, run_program
 from ._external_reports import ReportFormat, check_domain, decode_reports
+from ...mechanisms import load, Reports
 
 __all__ = ["ExternalRuntime", "ExternalMemo", "encode_inputs", "input_lines", "decode_reports", "ReportFormat",
            "TIMEOUT"]
@@ -164,8 +165,6 @@ class ExternalRuntime:
 
     def __init__(self, plan_path: Any, command: Sequence[str], plan: Mapping[str, Any], *,
                  timeout: float = TIMEOUT) -> None:
-        from ...mechanisms import load
-
         if not command:
             raise InputDataError("runtime-cmd: empty command")
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
@@ -234,8 +233,6 @@ class ExternalRuntime:
         ValueError
             Memoized plans: no memo of this runtime, a round out of range, no user ids.
         """
-        from ...mechanisms import Reports
-
         n = len(data["item"]) if isinstance(data, dict) else (
             int(np.asarray(data[0]).size - 1) if isinstance(data, tuple) else len(data))
         self._check_call(memo, users, round, n)

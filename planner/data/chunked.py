@@ -149,7 +149,7 @@ def map_items(table: TableStream, start: int, col, labels: list[str] | None, dom
     InputDataError
         A cell that is neither a label (an index when ``labels`` is None) nor empty: file, line, value.
     """
-    import pyarrow as pa
+    import pyarrow as pa  # deferred: pyarrow
     import pyarrow.compute as pc
 
     empty = pc.equal(col, "").to_numpy(zero_copy_only=False)
@@ -250,7 +250,7 @@ def _check_unique_users(table: TableStream, hashes: np.ndarray, column: str) -> 
 
 def pc_equal_empty(col) -> np.ndarray:
     """Boolean mask of the empty cells of a pyarrow string array."""
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # deferred: pyarrow
 
     return pc.equal(col, "").to_numpy(zero_copy_only=False)
 
@@ -258,7 +258,7 @@ def pc_equal_empty(col) -> np.ndarray:
 # --------------------------------------------------------------------------- item sets and key-value pairs
 def _grouped(stream: InputStream, table: TableStream, user: str, map_batch, finish, chunk_users: int):
     """Route mapped rows into buckets by user hash, then group each bucket by user (see module doc)."""
-    import pyarrow as pa
+    import pyarrow as pa  # deferred: pyarrow
     import pyarrow.ipc as ipc
 
     buckets = min(MAX_BUCKETS, max(1, math.ceil(table.total_bytes / SPILL_BYTES)))
@@ -296,7 +296,7 @@ def _grouped(stream: InputStream, table: TableStream, user: str, map_batch, fini
 
 def _csr_by_user(users, keys: np.ndarray) -> tuple[Any, np.ndarray, np.ndarray, np.ndarray]:
     """Users in first-appearance order, CSR ``indptr``, and the row order sorted by (user, key)."""
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # deferred: pyarrow
 
     encoded = pc.dictionary_encode(users).combine_chunks()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
@@ -312,7 +312,7 @@ def item_set_stream(path: str | os.PathLike, labels: list[str] | None, domain_si
     Yields ``(indptr, indices)`` CSR chunks of at most ``chunk_rows`` users (sorted items,
     repeated rows counted once). Users come in first-appearance order within a bucket.
     """
-    import pyarrow as pa
+    import pyarrow as pa  # deferred: pyarrow
 
     probe = open_table_stream(path, [], chunk_rows=chunk_rows, field=field)
     if item not in probe.header and {"userId", "movieId"} <= set(probe.header):
@@ -352,7 +352,7 @@ def key_value_stream(path: str | os.PathLike, labels: list[str] | None, domain_s
     users; keys index the plan's domain. Values are returned as read (the caller applies the
     plan's ``values`` rule); a non-finite value and a key listed twice by a user are errors.
     """
-    import pyarrow as pa
+    import pyarrow as pa  # deferred: pyarrow
     import pyarrow.compute as pc
 
     probe = open_table_stream(path, [], chunk_rows=chunk_rows, field=field)

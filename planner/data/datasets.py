@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import itertools
 import os
 from pathlib import Path
 
@@ -142,8 +143,6 @@ class GSSVocab:
         for f, lv, s in zip(fields, levels, strides):
             pos = {v: i for i, v in enumerate(lv)}
             index += s * np.array([pos[v] for v in self.columns[f]], dtype=np.int64)
-        import itertools
-
         labels = ["|".join(combo) for combo in itertools.product(*levels)]
         return labels, index
 

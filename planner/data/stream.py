@@ -107,7 +107,7 @@ class TableStream:
         return self._parquet() if self.kind == "parquet" else self._csv()
 
     def _clean(self, batch) -> dict:
-        import pyarrow as pa
+        import pyarrow as pa  # deferred: pyarrow
         import pyarrow.compute as pc
 
         out = {}
@@ -121,7 +121,7 @@ class TableStream:
         return out
 
     def _csv(self) -> Iterator[RawBatch]:
-        import pyarrow as pa
+        import pyarrow as pa  # deferred: pyarrow
         import pyarrow.csv as pacsv
 
         ragged: list[str] = []
@@ -155,7 +155,7 @@ class TableStream:
                     from None
 
     def _parquet(self) -> Iterator[RawBatch]:
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # deferred: pyarrow
 
         pf = pq.ParquetFile(self.path)
         total = max(1, pf.metadata.num_rows)
@@ -208,7 +208,7 @@ def open_table_stream(path: str | os.PathLike, required: tuple[str, ...] | list[
     if not p.is_file():
         raise InputDataError(f"{field}: file must exist (got {str(p)!r})")
     if _is_parquet(p):
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # deferred: pyarrow
 
         try:
             header = list(pq.ParquetFile(p).schema_arrow.names)
@@ -231,7 +231,7 @@ def string_hashes(column, *, piece: int = 1 << 15) -> np.ndarray:
     Used to detect a repeated user in 8 bytes per user (callers confirm a hit on the strings) and
     to route a user's rows to one bucket. Computed ``piece`` strings at a time (bounded temporaries).
     """
-    import pyarrow as pa
+    import pyarrow as pa  # deferred: pyarrow
 
     col = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if not pa.types.is_string(col.type):

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping
 
+from ..data import concat_chunks, DEFAULT_CHUNK_ROWS, item_stream
+
 __all__ = ["INPUT_DOC", "read_inputs", "iter_inputs"]
 
 INPUT_DOC = ("CSV (or Parquet) with a header and a column 'item', one row per user: a label of the plan's "
@@ -18,8 +20,6 @@ def read_inputs(plan: Mapping[str, Any], path: str | os.PathLike):
     InputDataError
         Missing file or column, a value that is not a label or index (naming the line and value).
     """
-    from ..data import concat_chunks
-
     return concat_chunks(list(iter_inputs(plan, path)))
 
 
@@ -27,7 +27,5 @@ def iter_inputs(plan: Mapping[str, Any], path: str | os.PathLike, *, skip_empty:
                 chunk_rows: int | None = None):
     """The users' items streamed: an ``InputStream`` of int64 index chunks (empty items refused unless
     ``skip_empty``)."""
-    from ..data import DEFAULT_CHUNK_ROWS, item_stream
-
     return item_stream(path, plan["domain"]["labels"], int(plan["domain"]["size"]), skip_empty=skip_empty,
                        chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows)

@@ -11,6 +11,9 @@ from .._common import attach_verification, parse_options, split_list
 from .._report import SimulateOptions as RunOptions
 from .._report import SimulationReport, Table
 from ..errors import InputDataError
+from ... import mechanisms
+from ..data.single import read_single_items, zipf_items
+from .inputs import iter_inputs
 from .plan import build_plan
 from .verify import verify
 
@@ -42,9 +45,6 @@ class SimulateOptions(BaseModel):
 
 def _data_items(plan: Mapping[str, Any], options: RunOptions) -> tuple[np.ndarray, str, int]:
     """Users' items, a description, and the rows skipped for an empty item."""
-    from ..data.single import read_single_items, zipf_items
-    from .inputs import iter_inputs
-
     k = int(plan["domain"]["size"])
     if options.data:
         data = read_single_items(options.data, lambda path, **kw: iter_inputs(plan, path, **kw),
@@ -77,8 +77,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     InputDataError
         Unreadable data; SpecError for bad ``-O`` options (listing the valid keys).
     """
-    from ... import mechanisms
-
     opts = parse_options(SimulateOptions, options.extra)
     items, source, skipped = _data_items(plan, options)
     n, k = int(items.size), int(plan["domain"]["size"])

@@ -13,6 +13,7 @@ from .._exact import exact, to_decimal
 from ..errors import PlanFormatError, SpecError
 from .claims import USERS_SETS_WHAT, baselines_of, predicted_of
 from .spec import NOTION_NAMES, parse_idue_spec
+from ._itemsets import set_budget_table
 
 __all__ = ["compare_spec", "compare_derived", "embedded_spec"]
 
@@ -119,8 +120,6 @@ def _ldp_claims(g: Mapping[str, Any], ldp: Decimal, e: list[float], item_sets: b
 
 def _set_claims(plan: Mapping[str, Any]) -> str | None:
     """``guarantee.set_budgets`` (IDUE-PS: required) recomputed with eq. (16) and required verbatim."""
-    from ._itemsets import set_budget_table
-
     g, params = plan["guarantee"], plan["params"]
     if params.get("padding_length") is None:
         return None if "set_budgets" not in g else "guarantee.set_budgets: applies to 'idue-ps' plans only"

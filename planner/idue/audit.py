@@ -19,6 +19,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..auditing.events import Domain, InputPair, Test, item_index, item_label, unpacked_bit
+from ._audit_itemsets import set_pairs
 
 __all__ = ["pairs", "MAX_DUMMY_BITS"]
 
@@ -62,8 +63,6 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
             claim = min(claim, cap)
             out.append(_pair(plan, x, xp, a[i], b[i], a[j], b[j], L, claim, width, itemsets))
     if itemsets:
-        from ._audit_itemsets import set_pairs
-
         out.extend(set_pairs(plan))
     return out
 

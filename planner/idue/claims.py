@@ -21,8 +21,9 @@ from .._grid import round_safe
 from .._plan_format import predicted
 from .._report import Bound, ReportFacts
 from ._exact_numbers import exact_ldp_epsilon
-from ._itemsets import explain_items
+from ._itemsets import explain_items, set_budget_table
 from .spec import NOTION_NAMES
+from ...solvers.idue import worst_case_mse as eq9, oue, rappor
 
 __all__ = ["DIRECTIONS", "worst_case_mse", "guarantee_of", "predicted_of", "baselines_of", "USERS_SETS_WHAT",
            "explain_items", "report_facts", "report_spec"]
@@ -52,8 +53,6 @@ def worst_case_mse(a, b, sizes, padding_length: int | None = None) -> float:
     ----------
     Gu et al., ICDE 2020, eq. (7)-(9), Sec. VI-B (Algorithm 1).
     """
-    from ...solvers.idue import worst_case_mse as eq9
-
     if not padding_length:
         return eq9(a, b, sizes)
     aa, bb = np.asarray(a, float), np.asarray(b, float)
@@ -90,8 +89,6 @@ def guarantee_of(names, epsilons, a, b, sizes, notion: str, padding_length=None,
     if notion == "minid":
         out["ldp_epsilon_lemma1"] = float(min(e.max(), 2 * e.min()))
     if dummy is not None:
-        from ._itemsets import set_budget_table
-
         out["set_budgets"] = set_budget_table([float(x) for x in e], [int(x) for x in np.asarray(sizes)],
                                               int(padding_length), float(dummy["epsilon"]))
     return out
@@ -115,8 +112,6 @@ def predicted_of(a, b, sizes, padding_length=None, users: int | None = None) -> 
 
 def baselines_of(epsilon_min: float, m: int, padding_length=None) -> list[dict[str, Any]]:
     """RAPPOR and OUE at ``epsilon = min(E)`` (plain LDP) on the same ``m`` items, with eq. (9)."""
-    from ...solvers.idue import oue, rappor
-
     rows = []
     for name, res in (("RAPPOR", rappor(epsilon_min)), ("OUE", oue(epsilon_min))):
         q = round_safe({"a": res.a, "b": res.b}, DIRECTIONS)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..data import concat_chunks, DEFAULT_CHUNK_ROWS, item_set_stream, item_stream
 
 __all__ = ["INPUT_DOC", "read_inputs", "iter_inputs"]
 
@@ -29,8 +30,6 @@ def read_inputs(plan: Mapping[str, Any], path: str | Path):
     InputDataError
         Missing file or column, an item outside the plan's domain (line named).
     """
-    from ..data import concat_chunks
-
     return concat_chunks(list(iter_inputs(plan, path)))
 
 
@@ -44,8 +43,6 @@ def iter_inputs(plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool =
     InputDataError
         As :func:`read_inputs`; rows with an empty item unless ``skip_empty``.
     """
-    from ..data import DEFAULT_CHUNK_ROWS, item_set_stream, item_stream
-
     labels, size = plan["domain"]["labels"], int(plan["domain"]["size"])
     rows = DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows
     if plan["mechanism"] == "idue-ps":

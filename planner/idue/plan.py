@@ -25,6 +25,11 @@ from ..errors import PrivacyViolation
 from .._grid import MARGINS, Attempt, ladder, round_and_repair, round_safe
 from .claims import DIRECTIONS, USERS_SETS_WHAT, baselines_of, guarantee_of, predicted_of, worst_case_mse
 from .spec import NOTION_NAMES, ResolvedLevels, inline_spec, parse_idue_spec
+from . import verify as _verify
+from ...solvers.idue import solve_idue
+from ..data import read_item_sets
+from ._itemsets import budget_distribution, user_set_budgets
+from .verify import check_numbers
 
 __all__ = ["build_plan", "solve_levels", "worst_case_mse", "guarantee_of", "predicted_of",
            "baselines_of", "MARGINS"]
@@ -44,10 +49,6 @@ def solve_levels(levels: ResolvedLevels, model: str, notion: str):
         If no margin of :data:`MARGINS` gives grid parameters satisfying (6)
         (never observed for budgets in [1e-6, 100] nats).
     """
-    from ...solvers.idue import solve_idue
-
-    from .verify import check_numbers
-
     gname = NOTION_NAMES[notion]
 
     def attempt(margin: float) -> Attempt:
@@ -86,8 +87,6 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     PrivacyViolation
         The independent re-check failed (the plan is not returned).
     """
-    from . import verify as _verify
-
     spec, levels = parse_idue_spec(raw, base_dir)
     a, b, res, margin = solve_levels(levels, spec.model, spec.notion)
     L = spec.padding_length
@@ -123,12 +122,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
 
 def _add_user_set_budgets(plan: dict[str, Any], path: str) -> None:
     """``guarantee.users_set_budgets``: eq. (16) over the users of the domain file (raw data, private: false)."""
-    from pathlib import Path as _Path
-
-    from ..data import read_item_sets
-    from ._itemsets import budget_distribution, user_set_budgets
-
     _, indptr, indices = read_item_sets(path, plan["domain"]["labels"], plan["domain"]["size"])
     plan["guarantee"]["users_set_budgets"] = budget_distribution(user_set_budgets(plan, indptr, indices),
-                                                                 _Path(path).name)
+                                                                 Path(path).name)
     plan["planning_inputs"].append({"what": USERS_SETS_WHAT, "source": str(path), "private": False})

@@ -6,6 +6,7 @@ Metrics: ``MSE = sum_i (c_hat_i - c_i)^2 / n`` (counts^2 per user, the paper's u
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Literal, Mapping, Optional
 
 import numpy as np
@@ -14,6 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .._common import parse_options
 from .._report import SimulateOptions as RunOptions, SimulationReport, Table
+from ... import mechanisms
+from ...mechanisms.idue import IDUE, IDUEPS
+from ..data import concat_chunks, item_stream, open_table_stream
+from ..plotting import Curve, plot_curves
+from ._itemsets import budget_distribution, user_set_budgets
+from .inputs import iter_inputs
+from .plan import build_plan
+from .tables import users_budget_table
 
 __all__ = ["SimulateOptions", "simulate", "theoretical_mse", "synthetic_inputs", "runtimes", "RE_NOTE"]
 
@@ -133,9 +142,6 @@ def theoretical_mse(a: npt.ArrayLike, b: npt.ArrayLike, f: np.ndarray, f_sampled
 
 def runtimes(plan: Mapping[str, Any]) -> dict[str, Any]:
     """The plan's runtime and the RAPPOR / OUE baselines as runtime objects (same items, same L)."""
-    from ... import mechanisms
-    from ...mechanisms.idue import IDUE, IDUEPS
-
     out = {f"IDUE {plan['params']['model']}": mechanisms.load(dict(plan))}
     m, L = plan["domain"]["size"], plan["params"].get("padding_length")
     width = m + (L or 0)
@@ -193,8 +199,6 @@ def _run(plan, inputs, trials, seed, mode, top_k, tick, idue_only=False):
 
 
 def _rescaled(plan: Mapping[str, Any], eps_min: float, model: str) -> dict[str, Any]:
-    from .plan import build_plan
-
     spec = {key: value for key, value in dict(plan["spec"]).items() if key != "shuffle"}  # local accuracy only
     scale = eps_min / min(lv["epsilon"] for lv in spec["levels"])
     spec["levels"] = [dict(lv) | {"epsilon": lv["epsilon"] * scale} for lv in spec["levels"]]
@@ -205,11 +209,6 @@ def _rescaled(plan: Mapping[str, Any], eps_min: float, model: str) -> dict[str, 
 def _load_inputs(plan, options: RunOptions, opts: SimulateOptions) -> _Inputs:
     if options.data is None:
         return synthetic_inputs(plan, opts, np.random.default_rng(np.random.SeedSequence([options.seed, 0xDA7A])))
-    from pathlib import Path
-
-    from ..data import concat_chunks, item_stream, open_table_stream
-    from .inputs import iter_inputs
-
     name = Path(options.data).name
     header = open_table_stream(options.data, [], field="--data").header
     if plan["mechanism"] == "idue" and "item" not in header and {"userId", "movieId"} <= set(header):
@@ -293,9 +292,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[i
                "points": data_points, "skipped_empty": inputs.skipped_empty}
     tables = [table]
     if inputs.is_sets:
-        from ._itemsets import budget_distribution, user_set_budgets
-        from .tables import users_budget_table
-
         dist = budget_distribution(user_set_budgets(plan, inputs.indptr, inputs.indices), inputs.source)
         payload["users_set_budgets"] = dist
         tables.append(users_budget_table(dist))
@@ -303,8 +299,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[i
 
 
 def _plot(points, title: str, path: str) -> None:
-    from ..plotting import Curve, plot_curves
-
     names = list(points[0]["mechanisms"])
     curves = []
     for k, name in enumerate(names):

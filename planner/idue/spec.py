@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, field_validator
 from ...mechanisms.idue._promises import IDUE_NOTIONS, items_by_shares
 from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import SpecError
+from ..data import resolve_data_path
 
 __all__ = ["IDUESpec", "LevelSpec", "ResolvedLevels", "parse_idue_spec", "inline_spec", "NOTION_NAMES"]
 
@@ -149,8 +150,6 @@ def _read_mapping(path: Path) -> list[tuple[str, str]]:
 
 
 def _domain_from_csv(dc: DomainCSV, base: Path) -> tuple[list[str], Path]:
-    from ..data import resolve_data_path
-
     path = resolve_data_path(dc.path, base)
     if not path.is_file():
         raise SpecError("domain_csv.path", "file must exist", str(path))

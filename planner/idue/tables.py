@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .._report import Table
+from ._binding import collapsed_levels, ActiveRows, collapse_note
 
 __all__ = ["summarize", "guarantee_table", "set_budget_tables", "binding_table", "ldp_label", "lemma1_text"]
 
@@ -94,7 +95,6 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
     cert = plan["solver"]["certificate"]
     title = (f"{plan['mechanism'].upper()} {params['model']} ({g['notion']})"
              + (f", padding length L = {L}" if L else ""))
-    from ._binding import collapsed_levels
 
     collapsed = collapsed_levels(plan)
     index = {lv["name"]: k for k, lv in enumerate(params["levels"])}
@@ -126,8 +126,6 @@ def binding_table(plan: Mapping[str, Any], collapsed: Mapping[str, str] | None =
     ----------
     Gu et al., ICDE 2020, eq. (6), Def. 3; :mod:`.binding`.
     """
-    from ._binding import ActiveRows, collapse_note
-
     note = collapse_note(plan, collapsed)
     if not note:
         return None

@@ -26,6 +26,7 @@ from .._plan_format import validate_plan
 from .._report import Verification
 from ..errors import PlanFormatError
 from ._exact_numbers import _uw, exact_ldp_epsilon
+from ._checks import compare_derived, compare_spec
 
 __all__ = ["verify", "check_numbers", "exact_ldp_epsilon"]
 
@@ -145,7 +146,6 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     if not holds:
         return Verification(False, f"params.levels: constraint (6) violated for levels ({names[i]}, {names[j]}) by "
                                    f"{-float(slack):.3e} nats: a_i(1-b_j)/(b_i(1-a_j)) exceeds e^r ({notion})", details)
-    from ._checks import compare_derived, compare_spec
 
     ldp = exact_ldp_epsilon(a, b, sizes)
     details["ldp_epsilon_exact"] = float(ldp)

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..auditing.events import InputPair, Test, item_label, repeat
+from ...mechanisms import Reports
 
 __all__ = ["lifetime_pair", "lifetime_probabilities", "LIFETIME_ROUNDS"]
 
@@ -89,8 +90,6 @@ def lifetime_probabilities(plan: Mapping[str, Any], rounds: int, change: int) ->
 
 
 def _runner(plan: Mapping[str, Any], rounds: int, change: int):
-    from ...mechanisms import Reports
-
     k, grr = int(plan["domain"]["size"]), plan["mechanism"] == "l-grr"
 
     def run(mechanism, which: int, n: int, rng: np.random.Generator):

@@ -18,7 +18,8 @@ import math
 from typing import Any
 
 from ..errors import SpecError
-from .claims import solve, sound_lifetime, variance_line
+from .claims import solve, sound_lifetime, variance_line, exact_ratios
+from .._exact import ratio_within
 
 __all__ = ["target_search", "GRID_POINTS"]
 
@@ -52,8 +53,6 @@ def _candidate(mechanism: str, epsilon_perm: float, epsilon_1_cap: float, epsilo
         own = _second_from_epsilon_2(mechanism, capped, epsilon_2, k)
         if own["p2"] * (k if mechanism == "l-grr" else 1) > (1 if mechanism == "l-grr" else own["q2"]):
             options.append(own)
-    from .claims import exact_ratios
-    from .._exact import ratio_within
 
     best = None
     for params in options:

@@ -29,6 +29,8 @@ import numpy as np
 
 from ..auditing.events import Domain, InputPair, Test, item_label, repeat
 from ._audit_lifetime import lifetime_pair
+from ...mechanisms import Reports, load
+from .claims import exact_ratios
 
 __all__ = ["pairs", "domain", "many_reports", "ManyReports", "plurality_probabilities", "MANY"]
 
@@ -42,8 +44,6 @@ _SOURCE = "longitudinal-LDP: one report of the composed channel, Q(y|x) <= e^eps
 
 
 def _supports(plan: Mapping[str, Any]) -> tuple[float, float]:
-    from .claims import exact_ratios
-
     r = exact_ratios(plan["mechanism"], plan["params"])
     return float(r["P"]), float(r["Q"])
 
@@ -83,8 +83,6 @@ def pairs(plan: Mapping[str, Any]) -> list[InputPair]:
 def _many_runner(plan: Mapping[str, Any], reports: int):
     """``run(mechanism, which, n, rng)``: ``n`` fresh users hold value ``which`` and report it
     ``reports`` times through one memo; column ``zero_wins``: value 0 strictly most reported."""
-    from ...mechanisms import Reports
-
     k, rounds, grr = int(plan["domain"]["size"]), int(plan["guarantee"]["rounds"]), plan["mechanism"] == "l-grr"
 
     def run(mechanism, which: int, n: int, rng: np.random.Generator):
@@ -150,8 +148,6 @@ def plurality_probabilities(plan: Mapping[str, Any], reports: int = MANY) -> tup
     ``Bin(reports, q2)`` with weight ``Pr[z_j = 1]`` (``p1`` on the value's bit, ``q1`` elsewhere),
     independent across bits, so ``Pr[E] = sum_c r_0(c) prod_{j>=1} F_j(c - 1)``.
     """
-    from .claims import exact_ratios  # noqa: F401 (the same numbers as the plan's claims)
-
     p, k = plan["params"], int(plan["domain"]["size"])
     if plan["mechanism"] == "l-grr":
         p1, p2 = float(p["p1"]), float(p["p2"])
@@ -218,7 +214,7 @@ class ManyReports:
 
 
 def _beta_bounds(k: int, n: int, alpha: float) -> tuple[float, float]:
-    from scipy.stats import beta
+    from scipy.stats import beta  # deferred: scipy
 
     low = 0.0 if k == 0 else float(beta.ppf(alpha, k, n - k + 1))
     high = 1.0 if k == n else float(beta.ppf(1 - alpha, k + 1, n - k))
@@ -244,8 +240,6 @@ def many_reports(plan: Mapping[str, Any], *, mechanism=None, reports: int = 200,
     -------
     ManyReports
     """
-    from ...mechanisms import load
-
     mech = load(plan) if mechanism is None else mechanism
     run = _many_runner(plan, reports)
     rng = np.random.default_rng(seed)

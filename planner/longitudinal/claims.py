@@ -30,10 +30,13 @@ from fractions import Fraction
 from typing import Any, Mapping
 
 from ..errors import SpecError
-from .._exact import shrink
+from .._exact import shrink, ratio_within
 from .._plan_format import predicted as entry
 from .._report import Bound, ReportFacts
 from ._lifetime import LIFETIME_SOURCE, epsilon_2_of, lifetime_lower, lifetime_upper_exact
+from ...solvers._exact_channel import log_upper
+from ...solvers._result import SolverError
+from ...solvers.longitudinal import first_round, l_grr_exact, second_round, l_grr
 
 __all__ = ["solve", "exact_ratios", "claims", "predictions", "baselines", "variance_line", "one_shot_variance",
            "rounds_of", "NOTION", "SOURCES", "SOLVER_NAMES", "lifetime", "sound_lifetime", "report_facts",
@@ -80,9 +83,6 @@ def solve(mechanism: str, epsilon_perm: float, epsilon_1: float, k: int) -> dict
         The mechanism cannot reach ``epsilon_1`` (L-OUE, L-SOUE) or the grid leaves no
         informative round.
     """
-    from ...solvers._result import SolverError
-    from ...solvers.longitudinal import first_round, l_grr_exact, second_round
-
     if epsilon_1 < MIN_EPSILON:
         raise SpecError("epsilon_1", f"is too small for the 2^-48 probability grid (below {MIN_EPSILON:g} nats)",
                         epsilon_1)
@@ -126,8 +126,6 @@ def _repair(mechanism: str, params: dict[str, Any], epsilon_perm: float, epsilon
         The first round overshoots ``epsilon_perm`` (not observed: it is rounded toward the safe side), or
         no informative second round fits ``epsilon_1`` on the grid.
     """
-    from .._exact import ratio_within
-
     margin_1 = shrink(epsilon_1)
     # the first round aims at shrink(epsilon_perm); a float step above that target is still within the budget
     # itself, which is what verify decides exactly (issue 26 red team: L-SUE at epsilon_perm = 0.05)
@@ -195,8 +193,6 @@ def lifetime(mechanism: str, params: Mapping[str, Any], rounds: int, max_values:
 def sound_lifetime(mechanism: str, params: Mapping[str, Any], rounds: int, max_values: int,
                    epsilon_perm: float | None = None) -> tuple[float, float]:
     """``(epsilon_2, epsilon_lifetime)`` of the numbers (``epsilon_perm``: the claim; default from the numbers)."""
-    from ...solvers._exact_channel import log_upper
-
     if epsilon_perm is None:
         epsilon_perm = log_upper(exact_ratios(mechanism, params)["perm"])
     _, _, p2, q2 = rounds_of(mechanism, params)
@@ -206,8 +202,6 @@ def sound_lifetime(mechanism: str, params: Mapping[str, Any], rounds: int, max_v
 
 def claims(mechanism: str, params: Mapping[str, Any], rounds: int, max_values: int) -> dict[str, Any]:
     """The ``guarantee`` of the numbers (every value derived, rounded toward the safe side)."""
-    from ...solvers._exact_channel import log_upper
-
     r = exact_ratios(mechanism, params)
     e_perm, e_1 = log_upper(r["perm"]), log_upper(r["one"])
     return {"notion": NOTION, "epsilon": e_1, "epsilon_perm": e_perm, "epsilon_1": e_1, "rounds": int(rounds),
@@ -252,8 +246,6 @@ def baselines(chosen: str, candidates: Mapping[str, Any], spec, lifetime_bound: 
     ``lifetime_bound``: the plan's sound ``epsilon_lifetime``; ``budgets``: the planned
     ``(epsilon_perm, epsilon_1)`` (the spec's, scaled under a lifetime target).
     """
-    from ...solvers.longitudinal import l_grr
-
     m, n, k = spec.model, spec.model.users, spec.k
     out: list[dict[str, Any]] = []
     for name, params in candidates.items():
@@ -264,7 +256,6 @@ def baselines(chosen: str, candidates: Mapping[str, Any], spec, lifetime_bound: 
         c0, _ = variance_line(name, params)
         out.append({"name": name, "mechanism": name, "chosen": name == chosen, "reachable": True,
                     "predicted": {"variance_per_round": entry(c0 / n, _UNIT, _SRC)}})
-    from ...solvers._result import SolverError
 
     try:
         ref = l_grr(shrink(budgets[0]), shrink(budgets[1]), k) if k > 2 and "l-grr" in candidates else None

@@ -12,6 +12,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import InputDataError
+from ..data import concat_chunks, DEFAULT_CHUNK_ROWS, item_stream
 
 __all__ = ["INPUT_DOC", "read_inputs", "iter_inputs", "read_panel"]
 
@@ -25,15 +26,11 @@ INPUT_DOC = ("CSV with a header and columns 'user' (integer ids: ASCII digits wi
 
 def read_inputs(plan: Mapping[str, Any], path):
     """Items (int64 indices, shape (n,)) from a CSV with a column ``item``, one row per user."""
-    from ..data import concat_chunks
-
     return concat_chunks(list(iter_inputs(plan, path)))
 
 
 def iter_inputs(plan: Mapping[str, Any], path, *, skip_empty: bool = False, chunk_rows: int | None = None):
     """Items streamed (an ``InputStream`` of int64 index chunks; :func:`ldpplan.planner.data.item_stream`)."""
-    from ..data import DEFAULT_CHUNK_ROWS, item_stream
-
     return item_stream(path, plan["domain"]["labels"], int(plan["domain"]["size"]), skip_empty=skip_empty,
                        chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows)
 
@@ -49,7 +46,7 @@ def read_panel(plan: Mapping[str, Any], path: str | Path) -> dict[str, np.ndarra
         Missing file or column, a round outside ``[0, rounds)``, an unknown item, a repeated
         (user, round).
     """
-    import pyarrow.csv as pacsv
+    import pyarrow.csv as pacsv  # deferred: pyarrow
 
     try:
         table = pacsv.read_csv(str(path), convert_options=pacsv.ConvertOptions(

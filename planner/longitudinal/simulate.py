@@ -23,9 +23,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from .._report import SimulateOptions as RunOptions
 from .._report import SimulationReport, Table
 from .._common import parse_options
-from ..errors import InputDataError
+from ..errors import InputDataError, SpecError
 from ._lifetime import lifetime_upper_exact
 from .claims import one_shot_variance, variance_line
+from ...mechanisms import load
+from ..plotting import Curve, plot_curves
+from .inputs import read_panel
 
 __all__ = ["SimulateOptions", "simulate", "synthetic_panel"]
 
@@ -60,8 +63,6 @@ def synthetic_panel(k: int, users: int, rounds: int, drift: float, max_values: i
 
 
 def _panel_from_file(plan: Mapping[str, Any], path: str, rounds: int) -> tuple[np.ndarray, np.ndarray]:
-    from .inputs import read_panel
-
     panel = read_panel(plan, path)
     keep = panel["round"] < rounds
     return panel["user"][keep], np.stack([panel["round"][keep], panel["item"][keep]])
@@ -89,15 +90,11 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     InputDataError
         A bad panel file, or a user with more distinct values than ``max_values``.
     """
-    from ...mechanisms import load
-
     opts = parse_options(SimulateOptions, options.extra)
     mech = load(plan)
     gu, k = plan["guarantee"], int(plan["domain"]["size"])
     rounds = opts.rounds or int(gu["rounds"])
     if rounds > int(gu["rounds"]):
-        from ..errors import SpecError
-
         raise SpecError("--rounds", f"must be at most the plan's rounds = {gu['rounds']} (its guarantee covers those)",
                         rounds)
     c0, c1 = variance_line(plan["mechanism"], plan["params"])
@@ -155,8 +152,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
 def _plotter(plan: Mapping[str, Any], data: Mapping[str, Any]):
     """``plot(path)``: the per-round error, memoized and fresh reports, measured and predicted."""
     def plot(path: str) -> None:
-        from ..plotting import Curve, plot_curves
-
         t = list(range(data["rounds"]))
         curves = [Curve(f"memoized {plan['mechanism']} (runtime)", t, data["error"], "empirical", 0),
                   Curve("memoized (predicted)", t, data["predicted"], "theory", 0),

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import dataclasses
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from .._exact import ceil_log, exact, shrink
 from .._grid import Attempt, exact_check, round_and_repair, round_safe
 from ..errors import SpecError
-
-if TYPE_CHECKING:  # (the solvers are imported where they run)
-    from ...solvers._pckv_errors import KeyModel
+from ...solvers import SolverError, pckv as S
+from ...solvers.pckv import KeyModel
 
 __all__ = ["GridAllocation", "composed_ratio_exact", "key_ratio_exact", "value_ratio_exact", "ceil_log",
            "grid_params", "solve_on_grid", "exact_budgets", "MAX_REPAIRS", "DIRECTIONS"]
@@ -139,9 +138,6 @@ def solve_on_grid(mechanism: str, epsilon: float, method: str, domain_size: int,
     SpecError
         ``epsilon``: no grid allocation holds (the reason is named).
     """
-    from ...solvers import SolverError
-    from ...solvers import pckv as S
-
     d, L = domain_size, padding_length
 
     def attempt(aim: float) -> Attempt:

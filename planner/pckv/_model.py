@@ -16,6 +16,7 @@ import numpy as np
 from ..data import KeyValueData, load_key_value_data, map_key_value_data, resolve_data_path
 from ..errors import InputDataError, SpecError
 from .spec import DEFAULT_USERS, PCKVSpec
+from ...solvers.pckv import KeyModel
 
 __all__ = ["PlanningData", "read_spec_data", "data_model", "build_model", "open_assumptions", "MIN_KEY_FREQUENCY_SHARE"]
 
@@ -159,8 +160,6 @@ def build_model(spec: PCKVSpec, d: int, labels: list[str] | None, pdata: Plannin
     SpecError
         Priors of the wrong length, data keys outside the domain, no key with ``f > 0``.
     """
-    from ...solvers.pckv import KeyModel
-
     info: dict[str, Any] = {}
     if pdata.data is not None:
         try:

@@ -22,7 +22,7 @@ through the RR before anything else sees them).
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,9 +32,8 @@ from ...mechanisms.pie import RandomizedResponse
 
 from ._model import open_assumptions, prior_vectors
 from .spec import DEFAULT_USERS, PCKVSpec, PrivatePhase
-
-if TYPE_CHECKING:  # (the solvers are imported where they run)
-    from ...solvers._pckv_errors import KeyModel
+from ...solvers.pckv import KeyModel
+from ..errors import SpecError
 
 __all__ = ["PhaseOne", "project_simplex", "phase1_runtime", "phase1_user_count", "split_users", "phase1_counts",
            "estimate_distribution", "private_key_model", "run_phase_one"]
@@ -145,10 +144,6 @@ def private_key_model(spec: PCKVSpec, d: int, distribution: npt.ArrayLike, users
     ``f_k = prior_frequencies`` or ``min(1, E[size]/d)``; ``m_k = prior_means`` or 1 (the
     worst case of eq. (11)); objective keys as for other plans (``objective_keys``).
     """
-    from ...solvers.pckv import KeyModel
-
-    from ..errors import SpecError
-
     w = np.asarray(distribution, dtype=float)
     sizes = np.arange(w.size, dtype=float)
     mean_size = float(np.dot(sizes, w))

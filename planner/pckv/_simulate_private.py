@@ -20,6 +20,9 @@ from .._report import Table
 from ._allocation import solve_on_grid
 from ._private_length import estimate_distribution, phase1_counts, private_key_model, split_users
 from .spec import parse_spec, required_private_phase
+from ...solvers import pckv as S
+from ...solvers.pckv import KeyModel, theorem4_mse
+from .._exact import shrink
 
 __all__ = ["subset_users", "two_phase"]
 
@@ -34,18 +37,12 @@ def subset_users(users: KeyValueUsers, rows: np.ndarray) -> KeyValueUsers:
 
 
 def _choose(mech: str, eps: float, d: int, model, allocation: str, weights, bound: int) -> int:
-    from ...solvers import pckv as S
-
-    from .._exact import shrink
-
     sel = S.choose_padding_length(mech, shrink(eps), domain_size=d, model=model, method=allocation, weights=weights,
                                   max_padding_length=bound)
     return int(sel.parameters["padding_length"])
 
 
 def _raw_model(freq, means, sampled, sizes, n: int, objective_keys):
-    from ...solvers.pckv import KeyModel
-
     sset, swt = np.unique(sizes, return_counts=True)
     order = np.argsort(-freq, kind="stable")
     keys = np.nonzero(freq > 0)[0] if objective_keys == "all" else order[: min(int(objective_keys), freq.size)]
@@ -66,8 +63,6 @@ def two_phase(plan: Mapping[str, Any], users: KeyValueUsers,
     runtime_of : callable ``(mechanism, a, b, p, d, L) -> runtime``
     aggregate : callable ``(runtime, users, rng) -> Aggregate``
     """
-    from ...solvers.pckv import theorem4_mse
-
     spec = parse_spec(plan["spec"])
     phase = required_private_phase(spec)
     freq, means, sampled = truth

@@ -27,6 +27,8 @@ import numpy as np
 from .._plan_format import predicted
 from .._report import Bound, ReportFacts
 from ._allocation import GridAllocation
+from ...solvers.pckv import (approximate_mse, theorem4_mse, truncation_factor, worst_case_mean_mse,
+                             worst_case_corrected_mean_mse)
 
 __all__ = ["COMPOSITION", "guarantee_of", "predicted_of", "baseline_of", "choose", "report_facts", "report_spec"]
 
@@ -59,8 +61,6 @@ def predicted_of(q: Mapping[str, float], L: int, model, weights, *, corrected: b
     ----------
     PCKV, Theorem 4 eq. (9)-(12); approximations eq. (16)-(18); Algorithm 4 (corrected estimator).
     """
-    from ...solvers.pckv import approximate_mse, theorem4_mse
-
     keys = model.objective_keys
     fs = model.sampled(L)
     a, b, p = q["a"], q["b"], q["p"]
@@ -113,8 +113,6 @@ def _at(model) -> dict[str, str]:
 
 def _worst_mean(q: Mapping[str, float], L: int, model) -> dict[str, Any]:
     """The headline ``mse_mean`` when the key distribution is open: the worst case over keys and means."""
-    from ...solvers.pckv import truncation_factor, worst_case_mean_mse
-
     rho = 1.0 if model.set_sizes is None else truncation_factor(model.set_sizes, model.set_size_weights, L)
     floor = model.min_key_frequency
     value = worst_case_mean_mse(q["a"], q["b"], q["p"], L, model.n, floor, model.max_abs_mean, rho)
@@ -128,8 +126,6 @@ def _worst_mean(q: Mapping[str, float], L: int, model) -> dict[str, Any]:
 def _worst_corrected_mean(q: Mapping[str, float], L: int, model) -> dict[str, Any]:
     """The headline ``mse_mean`` when the key distribution is open: the corrected estimator's worst case over
     every key the spec allows (:func:`~ldpplan.solvers.pckv.worst_case_corrected_mean_mse`)."""
-    from ...solvers.pckv import truncation_factor, worst_case_corrected_mean_mse
-
     # the least share of a key's holders that sample it: L / (largest set size), not the average rho, so that
     # the sampled frequency f_s >= rho_low f of every key (held by heavy users or not) is covered
     rho = 1.0 if model.set_sizes is None else min(float(L) / max(float(np.max(model.set_sizes[model.set_size_weights > 0])), float(L)),

@@ -10,6 +10,7 @@ import numpy as np
 from ...mechanisms.pckv import KeyValueUsers
 
 from ..errors import InputDataError
+from ..data import DEFAULT_CHUNK_ROWS, key_value_stream
 
 __all__ = ["INPUT_DOC", "KeyValueInputs", "read_inputs", "iter_inputs"]
 
@@ -77,8 +78,6 @@ def iter_inputs(plan: Mapping[str, Any], path: str | Path, *, skip_empty: bool =
     InputDataError
         As :func:`read_inputs`; rows with an empty key unless ``skip_empty``.
     """
-    from ..data import DEFAULT_CHUNK_ROWS, key_value_stream
-
     pr = plan["params"]
     clip = pr.get("values", "reject") == "clip"
 

@@ -22,11 +22,15 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._plan_format import envelope
-from ..errors import SpecError
+from ..errors import SpecError, InputDataError
 from ._allocation import GridAllocation, solve_on_grid
 from .claims import COMPOSITION, baseline_of, choose, guarantee_of, predicted_of
 from ._model import PlanningData, build_model, read_spec_data
 from .spec import ALLOCATIONS, PCKVSpec, parse_spec, private_phase, required_private_phase
+from ...solvers import SolverError, pckv as S
+from .._exact import shrink
+from ..data import map_key_value_data
+from ._private_length import private_key_model, run_phase_one
 
 __all__ = ["build_plan", "domain_of"]
 
@@ -58,11 +62,6 @@ def _finite_or_none(node: Any) -> Any:
 
 def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights,
                     phase_one: dict | None = None) -> tuple[int, dict | None]:
-    from ...solvers import SolverError
-    from ...solvers import pckv as S
-
-    from .._exact import shrink
-
     phase = private_phase(spec)
     if isinstance(spec.padding_length, int):  # a fixed L (neither "auto" nor the private route)
         return int(spec.padding_length), None
@@ -114,10 +113,6 @@ def _planning_inputs(spec: PCKVSpec, pdata: PlanningData, phase_one: dict | None
 
 def _private_model(spec: PCKVSpec, d: int, labels, pdata: PlanningData):
     """Phase 1 (spec counts, or simulated on the data), then the private key model at the phase-2 n."""
-    from ..data import map_key_value_data
-    from ..errors import InputDataError
-    from ._private_length import private_key_model, run_phase_one
-
     phase = required_private_phase(spec)
     sizes = None
     if phase.counts is None:
@@ -151,8 +146,6 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     SpecError
         Invalid spec or no allocation on the grid (field, rule, value).
     """
-    from ...solvers import pckv as S
-
     t0 = time.perf_counter()
     spec = parse_spec(raw)
     pdata = read_spec_data(spec, base_dir)

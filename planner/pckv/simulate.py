@@ -22,11 +22,16 @@ from ...mechanisms.pckv import PCKVGRR, PCKVUE, KeyValueUsers, sample_pairs
 
 from .._common import parse_options
 from .._report import SimulateOptions as RunOptions, SimulationReport, Table
-from ..errors import PrivacyViolation
+from ..errors import PrivacyViolation, SpecError
 from ._allocation import solve_on_grid
 from ._model import data_model
 from ._simulate_baselines import baseline_rows, baseline_table, epsilon_sweep
 from .spec import parse_spec, private_phase
+from ...solvers.pckv import theorem4_mse
+from ..plotting import Curve, plot_curves
+from ._simulate_private import two_phase
+from .inputs import KeyValueInputs, iter_inputs
+from .verify import verify
 
 __all__ = ["SimulateOptions", "simulate", "synthetic_users", "aggregate_counts"]
 
@@ -99,8 +104,6 @@ def aggregate_counts(runtime, users: KeyValueUsers, rng: np.random.Generator) ->
 def _load_users(plan, options, d, labels, data_rng, opts):
     pr = plan["params"]
     if options.data:
-        from .inputs import KeyValueInputs, iter_inputs
-
         stream = iter_inputs(plan, options.data, skip_empty=options.skip_empty)
         data = KeyValueInputs.join(list(stream))  # values outside [-1, 1] refused unless the plan clips
         values = np.clip(data.values, -1, 1) if pr["values"] == "clip" else data.values
@@ -179,8 +182,6 @@ def _tables(results, sets, setting) -> list[Table]:
 
 
 def _epsilons(text: str | None) -> list[float]:
-    from ..errors import SpecError
-
     if not text:
         return []
     try:
@@ -194,8 +195,6 @@ def _epsilons(text: str | None) -> list[float]:
 
 def _plotter(curves_data, title):
     def plot(path: str) -> None:
-        from ..plotting import Curve, plot_curves
-
         curves = []
         for i, (label, ranks, theory, empirical) in enumerate(curves_data):
             curves.append(Curve(f"{label}: Theorem 4", ranks, theory, style="theory", color=i))
@@ -241,8 +240,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[i
     ----------
     PCKV, Theorem 4, Algorithm 4, Sec. 6.1 (synthetic data), Fig. 9.
     """
-    from .verify import verify
-
     opts = parse_options(SimulateOptions, options.extra)
     check = verify(plan)
     if not check.holds:
@@ -278,8 +275,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress: Callable[[i
                                                      lambda e: _optimized_rows(run, e), tick)
         tables.append(table)
     if private:
-        from ._simulate_private import two_phase
-
         def runtime_of(m, a, b, p, d_, L_):
             return _RUNTIME[m](domain=d_, a=a, b=b, p=p, padding_length=L_)
 
@@ -309,8 +304,6 @@ class _Run:
 
     def result(self, name: str, method: str, rt) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
         """Simulate one runtime: its table row, Theorem 4 per-key mean MSE and the simulated one."""
-        from ...solvers.pckv import theorem4_mse
-
         err, per_key_m = _run_row(rt, self.users, self.sets, self.freq, self.means, self.options, self.trial_seqs,
                                   self.tick)
         th_f, th_m = theorem4_mse(rt.a, rt.b, rt.p, self.L, self.users.n_users, self.freq, self.means,

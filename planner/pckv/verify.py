@@ -20,15 +20,21 @@ import math
 from pathlib import Path
 from typing import Any, Mapping
 
+import numpy as np
+
 from ...mechanisms import on_grid
 
-from .._exact import ratio_within
+from .._exact import ratio_within, shrink
 from .._plan_format import validate_plan
 from .._report import Verification
-from ..errors import PlanFormatError, SpecError
+from ..errors import PlanFormatError, SpecError, InputDataError
 from ._allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, solve_on_grid, value_ratio_exact
 from .claims import choose, predicted_of
 from .spec import PCKVSpec, parse_spec, private_phase, required_private_phase
+from ...solvers import pckv as S
+from ..data import load_key_value_data, map_key_value_data
+from ._model import PlanningData, build_model
+from ._private_length import run_phase_one, estimate_distribution, phase1_user_count, private_key_model
 
 __all__ = ["verify"]
 
@@ -174,10 +180,6 @@ def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
     """The planning model rebuilt from the spec's priors, from the recorded phase-1 counts
     (private route) or from the data file named in ``planning_inputs`` (None when that file
     is no longer readable)."""
-    from ..data import load_key_value_data
-    from ..errors import InputDataError
-    from ._model import PlanningData, build_model
-
     if private_phase(spec) is not None:
         return _private_model(plan, spec, d)
     if spec.data is None:
@@ -199,12 +201,6 @@ def _model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
 
 def _check_phase1_simulation(plan: Mapping[str, Any], spec: PCKVSpec, d: int, rec: Mapping[str, Any]) -> None:
     """A phase 1 simulated on a data file: re-run it (seeded) when the file is readable here."""
-    import numpy as np
-
-    from ..data import load_key_value_data, map_key_value_data
-    from ..errors import InputDataError
-    from ._private_length import run_phase_one
-
     path = rec.get("data")
     if not isinstance(path, str) or not Path(path).is_file():
         return
@@ -223,10 +219,6 @@ def _check_phase1_simulation(plan: Mapping[str, Any], spec: PCKVSpec, d: int, re
 
 def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
     """Check the phase-1 record against the spec, recompute the distribution from its counts."""
-    import numpy as np
-
-    from ._private_length import estimate_distribution, phase1_user_count, private_key_model
-
     phase = required_private_phase(spec)
     rec = plan["solver"].get("padding_length_selection", {}).get("private")
     if not isinstance(rec, Mapping):
@@ -269,10 +261,6 @@ def _private_model(plan: Mapping[str, Any], spec: PCKVSpec, d: int):
 
 def _check_auto(plan: Mapping[str, Any], spec: PCKVSpec, mech: str, d: int, model, weights) -> None:
     """Re-run the ``"auto"`` search (closed-form allocations) and compare the chosen L."""
-    from ...solvers import pckv as S
-
-    from .._exact import shrink
-
     phase = private_phase(spec)
     bound = phase.max if phase is not None else spec.max_padding_length
     sel = S.choose_padding_length(mech, shrink(spec.epsilon), domain_size=d, model=model, method=spec.allocation,

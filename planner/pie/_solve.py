@@ -11,6 +11,9 @@ from typing import Any, Mapping
 from .._exact import SAFETY_MARGIN, exact, float_down, log_exact, shrink
 from ..errors import SpecError
 from .spec import HASH_PRIME_LARGE, ParsedSpec
+from ...solvers import SolverError
+from ...solvers.pie import solve_glh, solve_rr
+from ..shuffle import local_epsilon_for
 
 __all__ = ["alpha_budget", "solve", "select", "shuffled_local_epsilon"]
 
@@ -30,8 +33,6 @@ def alpha_budget(spec: ParsedSpec) -> float:
 
 
 def solve(spec: ParsedSpec, mechanism: str):
-    from ...solvers.pie import solve_glh, solve_rr
-
     t, m = spec.target, spec.model
     eps: float | None
     if t.central_epsilon is not None:
@@ -53,8 +54,6 @@ def shuffled_local_epsilon(spec: ParsedSpec, mechanism: str) -> float:
     k-RR gets the randomizer-specific bound (binary RR when ``|X| = 2``); GLH the generic
     epsilon0-LDP bounds (FMT21). Raises SpecError when the target is out of reach.
     """
-    from ..shuffle import local_epsilon_for
-
     rr = mechanism == "rr"  # plan names; GLH: the generic bounds (no mechanism, no domain size)
     block, central = spec.model.shuffle, spec.target.central_epsilon
     assert block is not None and central is not None  # spec.py: central_epsilon needs a [shuffle] block
@@ -66,8 +65,6 @@ def shuffled_local_epsilon(spec: ParsedSpec, mechanism: str) -> float:
 
 
 def select(spec: ParsedSpec, raw: Mapping[str, Any]):
-    from ...solvers import SolverError
-
     requested = spec.model.mechanism
     results = {}
     for name in ("rr", "glh"):  # the one not requested is a baseline

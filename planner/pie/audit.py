@@ -33,7 +33,7 @@ import numpy as np
 
 from ...mechanisms.pie import HASH_PRIME, collision_probability, hash_prime, hash_values, inverse_mod_prime
 
-from ..auditing.events import InputPair, ItemLabels, Test, item_label, repeat
+from ..auditing.events import InputPair, ItemLabels, Test, item_label, repeat, Domain
 
 __all__ = ["pairs", "domain", "POOL_BELOW"]
 
@@ -130,8 +130,6 @@ def _glh_pool(plan: Mapping[str, Any], claim: float, mu: float, g: int, kappa: f
 
 def domain(plan: Mapping[str, Any]):
     """Every item (GLH: the seed columns ``a``, ``b`` must not depend on the input)."""
-    from ..auditing.events import Domain
-
     size, claim = int(plan["domain"]["size"]), float(plan["guarantee"]["epsilon"])
     labels = ItemLabels(plan)
     glh = plan["mechanism"] == "glh"

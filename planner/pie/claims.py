@@ -17,6 +17,7 @@ from .._plan_format import predicted
 from ._exact import claimed_numbers, exact_guarantee
 from .._report import Bound, ReportFacts
 from .spec import ParsedSpec
+from ...solvers.pie import l2_loss_glh, l2_loss_glh_limit, l2_loss_rr, total_l2_loss_glh, total_l2_loss_rr, solve_glh
 
 __all__ = ["shuffle_randomizer", "krr_randomizer", "SOURCES", "exact_guarantee", "claimed_numbers", "report_bits", "predicted_of", "baseline_of",
            "unshuffled_baseline", "report_facts", "report_spec"]
@@ -36,8 +37,6 @@ def report_bits(mechanism: str, domain_size: int, g: int | None) -> int:
 def predicted_of(mechanism: str, epsilon: float, k: int, n: int, g: int | None, theta: float) -> dict[str, Any]:
     """``predicted``: the l2 losses of Prop. 4.6 (RR) / 4.7 (GLH) at the realised epsilon, report bits, and
     for GLH the g -> infinity limit of Thm. 4.8 (``k = |X|``, ``n`` users, ``theta`` as in the guarantee)."""
-    from ...solvers.pie import l2_loss_glh, l2_loss_glh_limit, l2_loss_rr, total_l2_loss_glh, total_l2_loss_rr
-
     if mechanism == "rr":
         src = "Prop. 4.6 (eq. 22) at the realised epsilon"
         zero, one, total = l2_loss_rr(epsilon, k, n, 0.0), l2_loss_rr(epsilon, k, n, 1.0), total_l2_loss_rr(epsilon, k, n)
@@ -76,8 +75,6 @@ def unshuffled_baseline(mechanism: str, spec, shuffled_loss: float) -> dict[str,
     GLH at its best ``g``); the smaller loss is the baseline, whichever mechanism the shuffled plan
     uses (issue 27: the gain is against the best local plan, not against k-RR alone).
     """
-    from ...solvers.pie import solve_glh, total_l2_loss_rr
-
     central, k, n = spec.target.central_epsilon, spec.domain_size, spec.n
     rr_loss = total_l2_loss_rr(central, k, n)
     glh_loss = solve_glh(n=n, domain_size=k, g_max=spec.model.g_max, epsilon=central,

@@ -20,6 +20,7 @@ from .claims import SOURCES, baseline_of, claimed_numbers, exact_guarantee, pred
 from .spec import parse_spec
 from ._exact import NOTION, hash_params
 from ._solve import select
+from ...mechanisms.pie import keep_probability
 
 __all__ = ["build_plan"]
 
@@ -38,8 +39,6 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     SpecError
         Invalid spec, unreachable target, or an epsilon too small for the 2^-48 grid.
     """
-    from ...mechanisms.pie import keep_probability
-
     spec = parse_spec(raw, base_dir)
     k, n, t = spec.domain_size, spec.n, spec.model.releases
     results, chosen, reason = select(spec, raw)

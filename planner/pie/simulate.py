@@ -7,8 +7,16 @@ from typing import Any, Literal, Mapping
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .._common import parse_options, split_list
+from .._common import parse_options, split_list, attach_verification
 from .._report import SimulateOptions as RunOptions, SimulationReport, Table
+from . import plan as _plan_mod
+from ... import mechanisms
+from ..data.single import read_single_items, zipf_items
+from ..plotting import Curve, plot_curves
+from ..shuffle import attach_shuffled
+from .claims import shuffle_randomizer
+from .inputs import iter_inputs
+from .verify import verify
 
 __all__ = ["SimulateOptions", "simulate", "SYNTHETIC_MAX_ENTRIES", "SYNTHETIC_DOMAIN"]
 
@@ -46,9 +54,6 @@ def _data_items(plan: Mapping[str, Any], options: RunOptions) -> tuple[np.ndarra
                                                                             int]:
     """Users' items, a description, the data's labels (None: the plan's domain), |X| and the rows
     skipped for an empty item (``--skip-empty``)."""
-    from ..data.single import read_single_items, zipf_items
-    from .inputs import iter_inputs
-
     k = int(plan["domain"]["size"])
     if options.data:
         data = read_single_items(options.data, lambda path, **kw: iter_inputs(plan, path, **kw),
@@ -74,12 +79,6 @@ def _data_items(plan: Mapping[str, Any], options: RunOptions) -> tuple[np.ndarra
 def _sim_plans(plan: Mapping[str, Any], n: int, labels: list[str] | None, k: int,
                opts: SimulateOptions) -> list[tuple[str, dict]]:
     """The plan's RR and GLH counterparts for the data's n and domain, per target."""
-    from .._common import attach_verification
-    from ..shuffle import attach_shuffled
-    from . import plan as _plan_mod
-    from .claims import shuffle_randomizer
-    from .verify import verify
-
     spec = {key: v for key, v in dict(plan["spec"]).items() if key not in ("domain", "domain_size", "users", "n")}
     spec["domain"] = list(labels) if labels is not None else k
     spec["users"] = n
@@ -137,8 +136,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
 def _run_plan(label: str, sp: dict, ss: np.random.SeedSequence, items: np.ndarray, truth: np.ndarray,
               top: np.ndarray, opts: SimulateOptions, trials: int, tick) -> dict[str, Any]:
     """Trials of one simulated plan through the runtime; its result record (losses per estimator)."""
-    from ... import mechanisms
-
     mech = mechanisms.load(sp)
     n = int(items.size)
     losses: dict[str, list[float]] = {m: [] for m in opts.methods}
@@ -185,8 +182,6 @@ def _table(results: list[dict[str, Any]], source: str, opts: SimulateOptions, tr
 
 def _plotter(results: list[dict[str, Any]], opts: SimulateOptions, n: int, k: int, trials: int):
     def plot(path: str) -> None:
-        from ..plotting import Curve, plot_curves
-
         curves = []
         for color, mech_name in enumerate(("rr", "glh")):
             recs = sorted((r for r in results if r["mechanism"] == mech_name), key=lambda r: r["bayes_error_lower_bound"])

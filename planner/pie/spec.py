@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ...mechanisms.pie import HASH_PRIME, HASH_PRIME_LARGE  # the GLH runtime's primes (re-exported)
 from .._common import Epsilon, SpecBase, check_labels, spec_from_pydantic
 from ..errors import InputDataError, SpecError
+from ..data import count_pie_users, resolve_data_path, max_prior_from_weights
 
 __all__ = ["PIESpec", "Target", "UsersFromData", "ParsedSpec", "parse_spec", "HASH_PRIME", "HASH_PRIME_LARGE",
            "MAX_DOMAIN", "MAX_USERS"]
@@ -148,8 +149,6 @@ def _users(spec: PIESpec, base_dir: Path | None) -> tuple[int, list[dict]]:
             raise SpecError("users", f"must be an integer in [2, {MAX_USERS}]", u)
         return u, []
     if isinstance(u, UsersFromData):
-        from ..data import count_pie_users, resolve_data_path
-
         path = resolve_data_path(u.data, base_dir)
         try:
             n = count_pie_users(path)
@@ -170,7 +169,6 @@ def _max_prior(spec: PIESpec, base_dir: Path | None) -> tuple[float | None, list
     if isinstance(m, Mapping):
         if set(m) != {"data", "column"} or not all(isinstance(m[key], str) and m[key] for key in m):
             raise SpecError("target.max_prior", "must be a number in (0, 1] or {data = PATH, column = NAME}", m)
-        from ..data import max_prior_from_weights, resolve_data_path
 
         try:
             value = max_prior_from_weights(resolve_data_path(m["data"], base_dir), m["column"])

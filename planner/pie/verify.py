@@ -18,6 +18,7 @@ for ``k`` symbols (so editing ``g``, ``mu`` or the domain fails).
 """
 from __future__ import annotations
 
+import copy
 import math
 from decimal import Decimal
 from typing import Any, Callable, Mapping
@@ -31,6 +32,8 @@ from ._exact import NOTION, claimed_numbers, exact_guarantee, hash_params
 from .claims import predicted_of, unshuffled_baseline
 from ._solve import select
 from .spec import HASH_PRIME_LARGE, MAX_DOMAIN, parse_spec
+from ...mechanisms.pie import keep_probability
+from ...solvers.pie import total_l2_loss_glh
 
 __all__ = ["verify", "exact_guarantee", "float_up", "float_down", "NOTION"]  # float_up, float_down re-exported from .._exact
 
@@ -150,8 +153,6 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
     a relative 1e-9, and another ``g`` (or, for ``"pie"``, the other mechanism) is accepted
     only at the same predicted loss (within a relative 1e-9: a near tie).
     """
-    from ...solvers.pie import total_l2_loss_glh
-
     try:
         results, chosen, _ = select(spec, plan["spec"])
     except SpecError as exc:
@@ -174,8 +175,6 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
 
 def _spec_with_recorded_inputs(plan: Mapping[str, Any]):
     """Parse the embedded spec; numbers it read from data files are taken from ``planning_inputs``."""
-    import copy
-
     raw = copy.deepcopy(dict(plan["spec"])) if isinstance(plan["spec"], Mapping) else plan["spec"]
     recorded = {pi.get("what"): pi.get("value") for pi in plan["planning_inputs"]}
     refs: list[tuple[str, Callable[[Any], None], type]] = []
@@ -209,8 +208,6 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     PlanFormatError
         Schema violation, a non-finite number, or unusable numbers (mu off the grid, sizes).
     """
-    from ...mechanisms.pie import keep_probability
-
     validate_plan(plan)  # the runtime's envelope reader (finite numbers, domain, fields), then the schema
     k, symbols, mu, eps_param = _structure(plan)
     gu = plan["guarantee"]

@@ -13,6 +13,13 @@ from ..errors import PrivacyViolation, SpecError
 from . import context
 from .values import derived, fmt, number
 from .whatif import curves
+from .. import api
+from ...mechanisms import loads_strict
+from .._plan_format import tool_version
+from .._report import default_report_facts
+from ..families import family_of_plan
+from ..plotting import Curve, svg
+from .security import sections
 
 __all__ = ["report", "check_audit", "check_simulation", "read_json"]
 
@@ -25,8 +32,6 @@ SIMULATION_KEYS = ("seed", "trials", "mode")
 
 def read_json(path: str, option: str) -> Any:
     """The JSON value of the file given to ``option`` (strict JSON; SpecError naming the option otherwise)."""
-    from ...mechanisms import loads_strict
-
     try:
         with open(path, encoding="utf-8") as fh:
             return loads_strict(fh.read(), option)
@@ -62,8 +67,6 @@ def check_simulation(simulation: Any) -> dict[str, Any]:
 
 def _figures(plan, facts, lines) -> dict[str, str]:
     """The two figures (inline SVG) with their text alternatives; the tables beside them carry the numbers."""
-    from ..plotting import Curve, svg
-
     unit = plan["predicted"][facts.headline].get("unit", "")
     out = {}
     if len(lines.by_epsilon) >= 2:
@@ -92,7 +95,7 @@ def _figures(plan, facts, lines) -> dict[str, str]:
 
 
 def _environment():
-    import jinja2
+    import jinja2  # deferred: jinja2
 
     env = jinja2.Environment(loader=jinja2.PackageLoader(__package__, "templates"),
                              autoescape=jinja2.select_autoescape(["html", "j2"]), undefined=jinja2.StrictUndefined,
@@ -131,12 +134,6 @@ def report(plan: Mapping[str, Any], *, audit: Mapping[str, Any] | None = None,
     NIST SP 800-226 (2025), Guidelines for Evaluating Differential Privacy Guarantees: the unit of
     privacy, the trust model, epsilon and delta, the hazards.
     """
-    from .. import api
-    from .._plan_format import tool_version
-    from .._report import default_report_facts
-    from ..families import family_of_plan
-    from .security import sections
-
     family = family_of_plan(plan)
     result = family.verify(plan)
     if not result.holds:

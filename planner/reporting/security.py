@@ -32,7 +32,7 @@ def sections(text: str | None = None) -> dict[str, str]:
     ValueError
         A passage of :data:`SECTIONS` is not marked (the page and the report would disagree).
     """
-    from markdown_it import MarkdownIt
+    from markdown_it import MarkdownIt  # deferred: markdown_it
 
     found = {name: body for name, body in _MARK.findall(security_text() if text is None else text)}
     missing = [name for name in SECTIONS if name not in found]

@@ -15,6 +15,8 @@ from typing import Any, Mapping
 from .._exact import exact, shrink
 from .._grid import GRID_DENOMINATOR, Attempt, OnGrid, exact_check, round_and_repair, round_safe
 from ..errors import SpecError
+from ...solvers.uldp import urr_parameters, urap_parameters, LinearMarginals, worst_case_losses
+from .._plan_format import predicted
 
 __all__ = ["GRID_DENOMINATOR", "urr_ratio", "urap_ratio", "grid_urr", "grid_urap", "grid_theta", "grid_rappor",
            "urr_on_grid", "urap_on_grid", "DIRECTIONS", "predicted_losses", "marginals_model", "worst_case_kind"]
@@ -86,8 +88,6 @@ def urr_on_grid(epsilon: float, n_sensitive: int) -> OnGrid[int]:
     SpecError
         When the grid cannot hold ``c1 > c2``, ``c3 > 0`` and ``c1/c2 <= e^epsilon``.
     """
-    from ...solvers.uldp import urr_parameters
-
     ks = int(n_sensitive)
     c2 = round_safe({"c2": urr_parameters(shrink(epsilon), ks).parameters["c2"]}, DIRECTIONS)["c2"]
 
@@ -134,8 +134,6 @@ def urap_on_grid(epsilon: float, n_sensitive: int = 2, n_nonsensitive: int = 1,
     SpecError
         When the grid cannot meet the budget.
     """
-    from ...solvers.uldp import urap_parameters
-
     target = shrink(epsilon)
     th = grid_theta(urap_parameters(target, theta).parameters["theta"])
     kt = int(th * GRID_DENOMINATOR)
@@ -181,8 +179,6 @@ def grid_rappor(epsilon: float) -> dict[str, float]:
 
 def marginals_model(kind: str, params: Mapping[str, Any], n_sensitive: int, n_nonsensitive: int):
     """``solvers.uldp.LinearMarginals`` of uRR/uRAP numbers (eqs. 34, 40)."""
-    from ...solvers.uldp import LinearMarginals
-
     if kind == "urr":
         return LinearMarginals.urr(n_sensitive, n_nonsensitive, params["c1"], params["c2"], params["c3"])
     return LinearMarginals.urap(n_sensitive, n_nonsensitive, params["theta"], params["d1"], params["d2"])
@@ -214,10 +210,6 @@ def predicted_losses(kind: str, params: Mapping[str, Any], n_sensitive: int, n_n
     ----------
     Murakami & Kawamoto 2019, Props. 4-8 (l1), App. E Props. 15-19 (l2).
     """
-    from ...solvers.uldp import worst_case_losses
-
-    from .._plan_format import predicted
-
     res = worst_case_losses(marginals_model(kind, params, n_sensitive, n_nonsensitive), 1)
     p = res.parameters
     eps = float(params.get("epsilon", 0.0))

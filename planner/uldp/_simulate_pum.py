@@ -19,6 +19,8 @@ from ..errors import SpecError
 from ._counts import sample_aggregate
 from ._numbers import grid_urap, grid_urr, marginals_model
 from ._options import METHOD_NAMES, parse_epsilons, parse_methods
+from ...mechanisms.uldp import PersonalizedULDP, UtilityOptimizedRAPPOR, UtilityOptimizedRR
+from ..plotting import Curve, plot_curves
 
 __all__ = ["simulate_pum"]
 
@@ -74,8 +76,6 @@ def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts: Any,
     SpecError
         ``--data`` (no shipped data set has per-user private tags).
     """
-    from ...mechanisms.uldp import PersonalizedULDP, UtilityOptimizedRAPPOR, UtilityOptimizedRR
-
     if options.data:
         raise SpecError("--data", "a PUM plan simulates synthetic users with private tagged items (no data set "
                                   "ships per-user tags); simulate a urr/urap plan on real data", options.data)
@@ -133,8 +133,6 @@ def simulate_pum(plan: Mapping[str, Any], options: SimulateOptions, opts: Any,
             "theory_r_hat_tv": [{"epsilon": e, "tv": theory[e]} for e in eps_list]}
 
     def plot(path: str) -> None:
-        from ..plotting import Curve, plot_curves
-
         curves = [Curve(f"{b} {m}", eps_list, [float(np.mean(tv[(e, b, m)])) for e in eps_list], color=bi)
                   for bi, b in enumerate(backgrounds) for m in methods]
         plot_curves(curves, path, title=f"PUM: TV vs epsilon (|X| = {k}, {len(tags)} tags)",

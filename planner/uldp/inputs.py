@@ -7,6 +7,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..errors import InputDataError
+from ..data import concat_chunks, DEFAULT_CHUNK_ROWS, item_stream
 
 __all__ = ["INPUT_DOC", "read_inputs", "iter_inputs"]
 
@@ -37,8 +38,6 @@ def read_inputs(plan: Mapping[str, Any], path: str | os.PathLike):
     ----------
     Murakami & Kawamoto, USENIX Security 2019, Sec. 5 (PUM).
     """
-    from ..data import concat_chunks
-
     return concat_chunks(list(iter_inputs(plan, path)))
 
 
@@ -52,8 +51,6 @@ def iter_inputs(plan: Mapping[str, Any], path: str | os.PathLike, *, skip_empty:
     InputDataError
         As :func:`read_inputs`; rows with an empty item unless ``skip_empty``.
     """
-    from ..data import DEFAULT_CHUNK_ROWS, item_stream
-
     labels, size = plan["domain"]["labels"], int(plan["domain"]["size"])
     rows = DEFAULT_CHUNK_ROWS if chunk_rows is None else chunk_rows
     if plan.get("mechanism") != "pum":

@@ -20,6 +20,11 @@ from ._counts import sample_aggregate
 from ._numbers import grid_rappor, grid_urap, grid_urr, marginals_model
 from ._simulate_pum import simulate_pum
 from ._options import METHOD_NAMES, GSS_SENSITIVE_CHOICES, parse_epsilons, parse_methods
+from ...mechanisms import Aggregate
+from ...mechanisms.uldp import BasicRAPPOR, UtilityOptimizedRAPPOR, UtilityOptimizedRR
+from ..data import open_table_stream, concat_chunks, load_gss_vocab
+from ..plotting import Curve, plot_curves
+from .inputs import iter_inputs
 
 __all__ = ["simulate", "SimulateOptions"]
 
@@ -46,8 +51,6 @@ _NAMES = ("RR", "RAPPOR", "uRR", "uRAP")
 
 def _is_gss(path: str) -> bool:
     """The GSS vocabulary layout (``ageGroup``, ..., ``vocab``), recognised by its header."""
-    from ..data import open_table_stream
-
     header = set(open_table_stream(path, [], field="--data").header)
     return {"ageGroup", "educGroup", "gender", "nativeBorn", "vocab"} <= header and "item" not in header
 
@@ -59,9 +62,6 @@ def _data(plan: Mapping[str, Any], options: RunOptions, opts: SimulateOptions, r
     domain and sensitive set, or the GSS vocabulary file (X = the four GSS fields, X_S by ``-O sensitive``).
     """
     if options.data and not _is_gss(options.data):
-        from ..data import concat_chunks
-        from .inputs import iter_inputs
-
         stream = iter_inputs(plan, options.data, skip_empty=options.skip_empty)
         x = concat_chunks(list(stream))
         k, sens = int(plan["domain"]["size"]), list(plan["params"]["sensitive"])
@@ -70,8 +70,6 @@ def _data(plan: Mapping[str, Any], options: RunOptions, opts: SimulateOptions, r
                 f"n = {x.size}{skipped}")
         return k, x, sens, desc, stream.skipped_empty
     if options.data:
-        from ..data import load_gss_vocab
-
         field, value = GSS_SENSITIVE_CHOICES[opts.sensitive]
         fields = ("ageGroup", "educGroup", "gender", "nativeBorn")
         labels, x = load_gss_vocab(options.data).joint_categories(fields)
@@ -87,8 +85,6 @@ def _data(plan: Mapping[str, Any], options: RunOptions, opts: SimulateOptions, r
 
 
 def _mechanisms(eps: float, k: int, sens: list[int]) -> dict[str, Any]:
-    from ...mechanisms.uldp import BasicRAPPOR, UtilityOptimizedRAPPOR, UtilityOptimizedRR
-
     ks = len(sens)
     rr, rap = grid_urr(eps, k), grid_rappor(eps)
     return {"RR": UtilityOptimizedRR(domain=k, sensitive=list(range(k)), **rr),
@@ -115,8 +111,6 @@ def _theory(mechs: dict[str, Any], p_true: np.ndarray, sens: list[int], n: int) 
 
 def _estimate(mech, source, method: str, opts: SimulateOptions):
     """Estimate with the simulate options; in aggregate mode a uRAP's "em" is "em-bits"."""
-    from ...mechanisms import Aggregate
-
     if method == "em" and isinstance(source, Aggregate) and "em-bits" in mech.methods:
         method = "em-bits"
     if method == "threshold":
@@ -194,8 +188,6 @@ def _report(options: RunOptions, opts: SimulateOptions, desc: str, k: int, sens:
     }
 
     def plot(path: str) -> None:
-        from ..plotting import Curve, plot_curves
-
         curves = [Curve(f"{m} {meth}", eps_list, [float(np.mean(tv[(m, e, meth)])) for e in eps_list],
                         style="empirical", color=ci) for ci, m in enumerate(names) for meth in methods]
         curves += [Curve(f"{m} emp theory", eps_list, [theory[e][m][0] for e in eps_list], style="theory", color=ci)
