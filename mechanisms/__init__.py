@@ -139,7 +139,7 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: s
     return data
 
 
-def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None):
+def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None) -> Any:  # a Runtime (see Returns)
     """Build the runtime mechanism of a verified plan, re-checking its guarantee and its spec.
 
     Parameters

@@ -19,11 +19,14 @@ from __future__ import annotations
 import dataclasses
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol, runtime_checkable
 
 from ._report import default_report_facts
 from .errors import PrivacyViolation, SpecError
 from .shuffle import attach_shuffled, verify_shuffled
+
+if TYPE_CHECKING:  # pydantic is imported with a family's spec module, not by `ldpplan --help`
+    from pydantic import BaseModel
 
 __all__ = ["Family", "ModuleFamily", "Room"]
 
@@ -66,7 +69,7 @@ class Family(Protocol):
     def examples(self) -> Mapping[str, dict]: ...
 
     @property
-    def options_model(self) -> type: ...
+    def options_model(self) -> type[BaseModel]: ...
 
     @property
     def input_doc(self) -> str: ...
@@ -151,7 +154,7 @@ class Room:
     verify: Callable[[Mapping[str, Any]], Any]
     summarize: Callable[[Mapping[str, Any]], list]
     simulate: Callable[..., Any]
-    options_model: type
+    options_model: type[BaseModel]
     read_inputs: Callable[..., Any]
     iter_inputs: Callable[..., Any]
     input_doc: str
@@ -201,7 +204,7 @@ class ModuleFamily:
         return tuple(m for cls in self.runtime_classes for m in cls.PLAN_FIELDS.mechanisms)
 
     @property
-    def options_model(self) -> type:
+    def options_model(self) -> type[BaseModel]:
         """The typed simulate options (pydantic, ``extra="forbid"``): ``simulate.SimulateOptions``."""
         return self.room.options_model
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from . import _io
 from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .errors import PrivacyViolation, SpecError, needs_planner_extra
 from . import families as _families
-from .families import all_examples, family_for, family_of_plan, spec_mechanisms
+from .families import Family, all_examples, family_for, family_of_plan, spec_mechanisms
 
 if TYPE_CHECKING:  # the runtime package is imported when a plan is read, not by `ldpplan --help`
     from ..mechanisms import Plan
@@ -145,7 +145,7 @@ def summarize(plan: Mapping[str, Any]) -> list[Table]:
 
 @needs_planner_extra
 def simulate(plan: Mapping[str, Any] | str | os.PathLike, options: SimulateOptions | None = None,
-             progress=None) -> SimulationReport:
+             progress: Callable[[int, int], None] | None = None) -> SimulationReport:
     """Run a plan's simulation (see the family's ``options_model`` for its ``-O`` options)."""
     if not isinstance(plan, Mapping):
         plan = _io.read_plan_file(plan)
@@ -183,7 +183,7 @@ def _family_name(name: Any, field: str) -> str:
                     name)
 
 
-def family(name: str, *, field: str = "mechanism"):
+def family(name: str, *, field: str = "mechanism") -> Family:
     """The family object (``FAMILY``) of a family name or a mechanism name.
 
     Raises
@@ -194,14 +194,14 @@ def family(name: str, *, field: str = "mechanism"):
     return family_for(_family_name(name, field), field=field)
 
 
-def options_help(fam) -> list[tuple[str, str, str]]:
+def options_help(fam: Family) -> list[tuple[str, str, str]]:
     """``(key, default, description)`` of a family's simulate options (``-O KEY=VALUE``), defaults as text."""
     from ._common import options_help as _help
 
     return _help(fam.options_model)
 
 
-def options_json(fam) -> list[dict[str, Any]]:
+def options_json(fam: Family) -> list[dict[str, Any]]:
     """A family's simulate options as JSON values: ``{"key", "default", "required", "description"}``.
 
     ``default`` is the JSON value of the default (a number, a string, ``null``, a list), never
@@ -241,7 +241,7 @@ def plan_schema(mechanism: str | None = None) -> dict[str, Any]:
         raise SpecError("--mechanism", "names a family without a schema part of its own", mechanism) from None
 
 
-def explain_items(plan: Mapping[str, Any] | str | os.PathLike, items) -> dict[str, Any]:
+def explain_items(plan: Mapping[str, Any] | str | os.PathLike, items: str | Iterable[str]) -> dict[str, Any]:
     """The privacy budget a verified IDUE-PS plan gives one user's item set (ID-LDP eq. 16).
 
     Goes through the family protocol (``Family.explain_items``, the room's ``claims.explain_items``):
