@@ -58,7 +58,7 @@ def two_sided_z(level: float) -> float:
     return float(NormalDist().inv_cdf(0.5 + level / 2.0))
 
 
-def _frozen_array(x) -> np.ndarray:
+def _frozen_array(x: npt.ArrayLike) -> np.ndarray:
     """A read-only float64 view (no copy: paper-scale domains hold 10^7 items)."""
     view = np.asarray(x, dtype=np.float64).view()
     view.flags.writeable = False

@@ -90,7 +90,7 @@ def on_grid(p: npt.ArrayLike) -> bool:
     return bool(np.all((x >= 0) & (x <= 1) & (np.floor(x * GRID) == x * GRID)))
 
 
-def _grid_ints(p) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _grid_ints(p: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x = np.asarray(p, dtype=np.float64)
     if not on_grid(x):
         raise ValueError("probabilities must be multiples of 2**-48 in [0, 1] (plan files written by ldpplan are)")

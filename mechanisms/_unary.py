@@ -81,13 +81,13 @@ class UnaryReports(Reports):
         return cls(mechanism, {"bits": np.packbits(arr, axis=1, bitorder="little")})
 
 
-def _n_users(n, allow_zero: bool = False) -> int:
+def _n_users(n: Any, allow_zero: bool = False) -> int:
     if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)) or n < (0 if allow_zero else 1):
         raise ValueError(f"n: must be an integer >= {0 if allow_zero else 1} (got {n!r})")
     return int(n)
 
 
-def histogram(x, width: int, name: str) -> np.ndarray:
+def histogram(x: npt.ArrayLike, width: int, name: str) -> np.ndarray:
     """Validate a count vector of shape ``(width,)`` (integers >= 0) and return it as int64."""
     c = np.asarray(x)
     if c.shape != (width,):
@@ -196,7 +196,7 @@ class UnaryEncoding(Frozen):
         return int(chunk_size)
 
     @staticmethod
-    def _indices(x, name: str, high: int) -> np.ndarray:
+    def _indices(x: npt.ArrayLike, name: str, high: int) -> np.ndarray:
         arr = np.asarray(x)
         if arr.ndim != 1:
             raise ValueError(f"{name}: must be a 1-D array of item indices (got shape {arr.shape})")
@@ -294,7 +294,7 @@ class UnaryEncoding(Frozen):
         counts = count_bits(bits, self.width)
         return Aggregate(self.mechanism, int(bits.shape[0]), {COUNTS: counts})
 
-    def _as_aggregate(self, reports_or_aggregate) -> Aggregate:
+    def _as_aggregate(self, reports_or_aggregate: Any) -> Aggregate:
         if not isinstance(reports_or_aggregate, Aggregate):
             return self.aggregate(reports_or_aggregate)
         agg = reports_or_aggregate

@@ -261,7 +261,7 @@ class HadamardResponse(Frozen):
         y = check_items(y, self.output_size, what="reports.y")
         return Aggregate(self.mechanism, int(y.size), {"y": np.bincount(y, minlength=self.output_size)})
 
-    def _counts(self, source) -> tuple[np.ndarray, int]:
+    def _counts(self, source: Any) -> tuple[np.ndarray, int]:
         if isinstance(source, Aggregate):
             if source.mechanism != self.mechanism:
                 raise ValueError(f"aggregate.mechanism: must be {self.mechanism!r} (got {source.mechanism!r})")

@@ -52,7 +52,7 @@ def _max_others(v: np.ndarray) -> np.ndarray:
     return out
 
 
-def log_ratios(a, b) -> tuple[np.ndarray, np.ndarray]:
+def log_ratios(a: npt.ArrayLike, b: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """``u = ln(a/b)`` and ``w = ln((1-b)/(1-a))`` (``log1p`` of exact differences)."""
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -302,7 +302,7 @@ def parse_plan(plan: Any, mechanism: str) -> ParsedPlan:
                       padding_length=padding, dummy=dummy, notion=notion, privacy=pm)
 
 
-def _check_spec(plan: Mapping[str, Any], names, eps, owner: np.ndarray) -> None:
+def _check_spec(plan: Mapping[str, Any], names: Sequence[str], eps: np.ndarray, owner: np.ndarray) -> None:
     """Every level's name, epsilon and items as the embedded spec promises (:func:`idue_levels`)."""
     spec_names, spec_eps, spec_owner = idue_levels(plan)
     if list(names) != spec_names:
@@ -342,7 +342,8 @@ def privacy_map(names: Sequence[str], epsilon: npt.ArrayLike, a: npt.ArrayLike, 
     return out
 
 
-def _check_claims(plan: Mapping[str, Any], pm: Mapping[str, Any], names, eps, dummy) -> None:
+def _check_claims(plan: Mapping[str, Any], pm: Mapping[str, Any], names: Sequence[str], eps: np.ndarray,
+                  dummy: tuple[float, float, float] | None) -> None:
     rule = "constraint (6) with the plan's a, b gives"
     for j, name in enumerate(names):
         check_claim(pm["levels"][name], float(eps[j]), f"params.levels[{j}].epsilon", rule)
@@ -367,7 +368,7 @@ def _check_claims(plan: Mapping[str, Any], pm: Mapping[str, Any], names, eps, du
         _check_set_claims(claimed_sets, pm, names, plan)
 
 
-def _ldp_numbers(plan: Mapping[str, Any], dummy) -> tuple[list, list, list]:
+def _ldp_numbers(plan: Mapping[str, Any], dummy: tuple[float, float, float] | None) -> tuple[list, list, list]:
     levels = plan["params"]["levels"]
     a, b, sizes = [lv["a"] for lv in levels], [lv["b"] for lv in levels], [lv["size"] for lv in levels]
     if dummy is not None:
@@ -375,7 +376,7 @@ def _ldp_numbers(plan: Mapping[str, Any], dummy) -> tuple[list, list, list]:
     return a, b, sizes
 
 
-def exact_ldp_epsilon(a, b, sizes) -> Decimal:
+def exact_ldp_epsilon(a: Sequence[float], b: Sequence[float], sizes: Sequence[int]) -> Decimal:
     """Lemma 1 with 50-digit logarithms of the exact rationals: max ``u_i + w_j`` over distinct items.
 
     Used only to decide a ``guarantee.ldp_epsilon`` claim within a few ulps of the float map.
@@ -395,7 +396,7 @@ def exact_ldp_epsilon(a, b, sizes) -> Decimal:
         return best
 
 
-def _check_set_claims(claimed: Any, pm: Mapping[str, Any], names, plan: Mapping[str, Any]) -> None:
+def _check_set_claims(claimed: Any, pm: Mapping[str, Any], names: Sequence[str], plan: Mapping[str, Any]) -> None:
     """Refuse ``guarantee.set_budgets.by_size`` rows smaller than eq. (16) at the recomputed level budgets."""
     rows = claimed.get("by_size") if isinstance(claimed, Mapping) else None
     if not isinstance(rows, list):

@@ -31,7 +31,7 @@ import numpy.typing as npt
 from .. import _sampling
 from ._params import IDUEParams, IDUEPSParams
 from ._plan import PLAN_FIELDS as _PLAN_FIELDS
-from ._plan import ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
+from ._plan import ParsedPlan, ldp_epsilon, level_privacy, log_ratios, parse_plan, set_budget, set_budget_range
 from .._envelope import PlanFields
 from .._protocol import Aggregate
 from .._sampling import to_grid
@@ -41,18 +41,18 @@ __all__ = ["IDUE", "IDUEPS", "UnaryReports", "COUNTS", "level_privacy", "ldp_eps
            "set_budget", "set_budget_range"]
 
 
-def _per_item(parsed) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _per_item(parsed: ParsedPlan) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     own = parsed.owner
     return parsed.a[own], parsed.b[own], parsed.epsilon[own]
 
 
-def _ldp_map(a, b) -> dict:
+def _ldp_map(a: npt.ArrayLike, b: npt.ArrayLike) -> dict:
     """The plain LDP map of per-bit numbers (Lemma 1 over distinct bits): a directly built runtime's guarantee."""
     a = np.asarray(a, dtype=np.float64)
     return {"notion": "LDP", "epsilon": float(ldp_epsilon(a, np.asarray(b, dtype=np.float64), np.ones(a.size)))}
 
 
-def _domain(parsed):
+def _domain(parsed: ParsedPlan):
     """The constructor's ``domain``: the plan's labels, or its size when it has none."""
     return parsed.labels if parsed.labels is not None else parsed.size
 
@@ -247,7 +247,7 @@ class IDUEPS(UnaryEncoding):
 
     # ---------------------------------------------------------------- item sets
 
-    def _item_sets(self, item_sets, name: str = "item_sets") -> tuple[np.ndarray, np.ndarray]:
+    def _item_sets(self, item_sets: Any, name: str = "item_sets") -> tuple[np.ndarray, np.ndarray]:
         """Normalise item sets to a validated CSR pair ``(indptr, indices)``."""
         if hasattr(item_sets, "indptr") and hasattr(item_sets, "indices"):
             indptr, indices = item_sets.indptr, item_sets.indices

@@ -11,9 +11,10 @@ import dataclasses
 import functools
 import hashlib
 import json
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .._bitkernels import count_bits
 from .._envelope import read_domain, read_envelope
@@ -82,7 +83,8 @@ class _Longitudinal(Frozen):
     plan_fingerprint: str
     _variance: tuple[float, float]
 
-    def _init(self, rounds_numbers: Rounds, domain, rounds, max_changes, plan_fingerprint) -> None:
+    def _init(self, rounds_numbers: Rounds, domain: int | Sequence[str], rounds: int, max_changes: int,
+              plan_fingerprint: str | None) -> None:
         # ``max_changes`` here is the number of distinct values (``max_values``; both attributes are set)
         if isinstance(domain, (list, tuple)):
             labels = [str(x) for x in domain]
@@ -190,7 +192,8 @@ class _Longitudinal(Frozen):
         """An empty memo bound to this runtime's plan (its fingerprint)."""
         return Memo(self.plan_fingerprint, self.mechanism, self.domain_size, self._memo_kind, self.max_changes)
 
-    def _check_call(self, data, memo, users, round) -> tuple[np.ndarray, np.ndarray, int]:
+    def _check_call(self, data: Any, memo: Memo | None, users: npt.ArrayLike | None,
+                    round: int | None) -> tuple[np.ndarray, np.ndarray, int]:
         if memo is None:
             raise ValueError(f"memo: {self.mechanism} perturbs only with a Memo (mech.new_memo() or Memo.from_bytes); "
                              "a fresh permanent response per report would void epsilon_perm")
@@ -218,7 +221,8 @@ class _Longitudinal(Frozen):
             raise ValueError(f"users: ids must be in [0, {MAX_USER}]")
         return x, u, int(round)
 
-    def perturb(self, data, rng: np.random.Generator, *, memo: Memo | None = None, users=None,
+    def perturb(self, data: Any, rng: np.random.Generator, *, memo: Memo | None = None,
+                users: npt.ArrayLike | None = None,
                 round: int | None = None) -> Reports:
         """One report per row: re-randomize the row's memoized permanent response afresh.
 
@@ -275,7 +279,7 @@ class _Longitudinal(Frozen):
         cand, extra = fresh_users[starts], np.diff(np.r_[starts, fresh_users.size])
         return fresh, cand[memo.values_per_user(cand) + extra > self.max_changes]
 
-    def over_limit(self, data, *, memo: Memo, users) -> np.ndarray:
+    def over_limit(self, data: Any, *, memo: Memo, users: npt.ArrayLike | None) -> np.ndarray:
         """Which rows' users a ``perturb`` with ``memo`` would refuse for holding over ``max_values`` values.
 
         For dropping such users (``ldpplan perturb --skip-over-limit``) instead of refusing the
@@ -302,7 +306,8 @@ class _Longitudinal(Frozen):
 
     # ------------------------------------------------------------------ each subclass defines these
     @classmethod
-    def _from_params(cls, data, params: Mapping[str, Any], domain, rounds, changes, fingerprint) -> "_Longitudinal":
+    def _from_params(cls, data: Any, params: Mapping[str, Any], domain: int | Sequence[str], rounds: int,
+                     changes: int, fingerprint: str | None) -> "_Longitudinal":
         raise NotImplementedError
 
     def _permanent(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -311,12 +316,12 @@ class _Longitudinal(Frozen):
     def _instantaneous(self, permanent: np.ndarray, round: int, rng: np.random.Generator) -> Reports:
         raise NotImplementedError
 
-    def aggregate(self, reports) -> Aggregate:
+    def aggregate(self, reports: Any) -> Aggregate:
         """Counts per round (each subclass its report column)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ server
-    def _columns(self, reports, data_column: str) -> tuple[np.ndarray, np.ndarray]:
+    def _columns(self, reports: Any, data_column: str) -> tuple[np.ndarray, np.ndarray]:
         rnd = report_columns(reports, self.mechanism, ("round",), mappings=False)["round"]
         if data_column not in reports.columns:
             raise ValueError(f"reports.{data_column}: required column is missing (columns: {sorted(reports.columns)})")
@@ -335,7 +340,7 @@ class _Longitudinal(Frozen):
                 support[t] = count_bits(support_rows[rnd == t], self.domain_size)
         return Aggregate(self.mechanism, int(rnd.size), {"reports": reports, "support": support})
 
-    def _as_aggregate(self, source) -> Aggregate:
+    def _as_aggregate(self, source: Any) -> Aggregate:
         if isinstance(source, Aggregate):
             if source.mechanism != self.mechanism:
                 raise ValueError(f"aggregate.mechanism: must be {self.mechanism!r} (got {source.mechanism!r})")
@@ -350,7 +355,7 @@ class _Longitudinal(Frozen):
             return source
         return self.aggregate(source)
 
-    def estimate(self, reports_or_aggregate, method: str | None = None, *, round: int | None = None,
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, round: int | None = None,
                  tol: float = TOL, max_iter: int = MAX_ITER) -> Estimate:
         """Unbiased frequencies of one round: ``(C(v)/n_t - Q) / ((p1 - q1)(p2 - q2))``.
 

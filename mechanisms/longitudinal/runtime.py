@@ -100,7 +100,8 @@ class LongitudinalGRR(_Longitudinal):
         set_fields(self, p1=p1, p2=p2)
 
     @classmethod
-    def _from_params(cls, data, params: Mapping[str, Any], domain, rounds, changes, fingerprint):
+    def _from_params(cls, data: Any, params: Mapping[str, Any], domain: int | Sequence[str], rounds: int,
+                     changes: int, fingerprint: str | None):
         if set(params) != {"domain_size", "p1", "p2", "second_round"}:
             raise PlanError(f"params: must hold exactly domain_size, p1, p2, second_round (got {sorted(params)})")
         return cls(domain=domain, p1=params["p1"], p2=params["p2"], rounds=rounds, max_values=changes,
@@ -176,7 +177,8 @@ class LongitudinalUE(_Longitudinal):
         set_fields(self, **probs)
 
     @classmethod
-    def _from_params(cls, data, params: Mapping[str, Any], domain, rounds, changes, fingerprint):
+    def _from_params(cls, data: Any, params: Mapping[str, Any], domain: int | Sequence[str], rounds: int,
+                     changes: int, fingerprint: str | None):
         if set(params) != {"domain_size", "p1", "q1", "p2", "q2"}:
             raise PlanError(f"params: must hold exactly domain_size, p1, q1, p2, q2 (got {sorted(params)})")
         return cls(variant=data["mechanism"], domain=domain, p1=params["p1"], q1=params["q1"], p2=params["p2"],

@@ -78,7 +78,7 @@ class KeyValueUsers:
         return cls(indptr, keys, values)
 
 
-def as_users(users) -> KeyValueUsers:
+def as_users(users: Any) -> KeyValueUsers:
     """``users`` as :class:`KeyValueUsers` (a sequence of ``(keys, values)`` is converted)."""
     if isinstance(users, KeyValueUsers):
         return users

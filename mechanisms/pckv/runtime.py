@@ -267,7 +267,7 @@ class _PCKV(Frozen):
         n1, n2 = self._check_aggregate(agg)
         return estimate_from_counts(agg.n, n1, n2, self.a, self.b, self.p, self.padding_length, method=method)
 
-    def _prepare(self, users) -> tuple[KeyValueUsers, int]:
+    def _prepare(self, users: Any) -> tuple[KeyValueUsers, int]:
         return check_users(as_users(users), self.domain_size, self.values, self.out_of_domain_keys)
 
 

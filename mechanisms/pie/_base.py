@@ -11,7 +11,7 @@ import dataclasses
 import functools
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Self, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -79,7 +79,8 @@ class KaryRRBase(Frozen):
                      n: int | None = None, releases: int = 1, max_prior: float | None = None) -> None: ...
 
     # ---------------------------------------------------------------- construction
-    def _init_common(self, epsilon, domain, g, mu, n, releases, max_prior) -> None:
+    def _init_common(self, epsilon: float, domain: int | Sequence[str], g: int | None, mu: float | None,
+                     n: int | None, releases: int, max_prior: float | None) -> None:
         k, labels = domain_labels(domain)
         high = self.PLAN_FIELDS.max_domain
         if not (2 <= k <= high):
@@ -136,7 +137,7 @@ class KaryRRBase(Frozen):
     def _support(self, agg: Aggregate) -> np.ndarray:
         raise NotImplementedError
 
-    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+    def _item_support(self, reports: Any, items: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     @classmethod
@@ -289,10 +290,10 @@ class KaryRRBase(Frozen):
         d2 = (mu - nu) ** 2
         return nu * (1 - nu) / d2, (mu * (1 - mu) - nu * (1 - nu)) / d2
 
-    def _columns(self, reports, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    def _columns(self, reports: Any, names: tuple[str, ...]) -> dict[str, np.ndarray]:
         return report_columns(reports, self.mechanism, names)
 
-    def _as_aggregate(self, source) -> Aggregate:
+    def _as_aggregate(self, source: Any) -> Aggregate:
         if isinstance(source, Aggregate):
             if source.mechanism != self.mechanism:
                 raise ValueError(f"aggregate.mechanism: must be {self.mechanism!r} (got {source.mechanism!r})")

@@ -42,7 +42,7 @@ def _fold61(v: np.ndarray) -> np.ndarray:
     return np.where(v >= _P61, v - _P61, v)
 
 
-def _mulmod61(a, x) -> np.ndarray:
+def _mulmod61(a: npt.ArrayLike, x: npt.ArrayLike) -> np.ndarray:
     """``(a x) mod (2**61 - 1)`` elementwise for ``0 <= a, x < 2**61`` (uint64, no overflow).
 
     With ``a = a1 2^31 + a0``, ``x = x1 2^31 + x0`` (``a1, x1 < 2^30``) and ``2^61 = 1 (mod P)``:
@@ -206,7 +206,7 @@ def _division_magic(g: int) -> tuple[int, int]:
     return -(-(1 << s) // g), s
 
 
-def _direct_counts(a, b, y, k: int, g: int, block: int) -> np.ndarray:
+def _direct_counts(a: np.ndarray, b: np.ndarray, y: np.ndarray, k: int, g: int, block: int) -> np.ndarray:
     """``c(x)`` by hashing every ``x`` for every user, in cache-sized blocks, in place.
 
     ``v = a x + b + 1 < 2**63`` is reduced mod ``P = 2**31 - 1`` by three folds
@@ -246,7 +246,8 @@ def _direct_counts(a, b, y, k: int, g: int, block: int) -> np.ndarray:
     return out
 
 
-def _inverted_counts(a, b, y, k: int, g: int, chunk_entries: int) -> np.ndarray:
+def _inverted_counts(a: np.ndarray, b: np.ndarray, y: np.ndarray, k: int, g: int,
+                     chunk_entries: int) -> np.ndarray:
     """``c(x)`` by inverting the hash: the ``ceil(P/g)`` preimages of ``y`` per user."""
     per_user = -(-HASH_PRIME // g)
     users = max(1, int(chunk_entries) // per_user)
@@ -260,7 +261,8 @@ def _inverted_counts(a, b, y, k: int, g: int, chunk_entries: int) -> np.ndarray:
     return np.bincount(np.concatenate(hits), minlength=k).astype(np.int64)
 
 
-def _generic_counts(a, b, y, k: int, g: int, prime: int, block: int) -> np.ndarray:
+def _generic_counts(a: np.ndarray, b: np.ndarray, y: np.ndarray, k: int, g: int, prime: int,
+                    block: int) -> np.ndarray:
     """``c(x)`` with :func:`hash_values` (any prime) over blocks of about ``block`` (user, item) pairs."""
     out = np.zeros(k, dtype=np.int64)
     width = min(k, max(1, block))

@@ -177,7 +177,7 @@ class RandomizedResponse(KaryRRBase):
         y = check_items(cols["y"], self.domain_size, what="reports.y")
         return Aggregate(self.mechanism, int(y.size), {"y": np.bincount(y, minlength=self.domain_size)})
 
-    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+    def _item_support(self, reports: Any, items: np.ndarray) -> np.ndarray:
         """Reports ``y = x`` for each ``x`` of ``items`` (sorted search: O((n + m) log m))."""
         y = check_items(self._columns(reports, ("y",))["y"], self.domain_size, what="reports.y")
         order = np.argsort(items, kind="stable")
@@ -298,7 +298,7 @@ class GeneralizedLocalHashing(KaryRRBase):
         return Reports(self.mechanism, {"a": a, "b": b, "y": y})
 
     # -------------------------------------------------------------- server
-    def _checked(self, reports) -> dict[str, np.ndarray]:
+    def _checked(self, reports: Any) -> dict[str, np.ndarray]:
         cols = self._columns(reports, ("a", "b", "y"))
         a = check_items(cols["a"], self.hash_prime, what="reports.a")
         b = check_items(cols["b"], self.hash_prime, what="reports.b")
@@ -327,7 +327,7 @@ class GeneralizedLocalHashing(KaryRRBase):
                                 prime=self.hash_prime)
         return Aggregate(self.mechanism, int(r["y"].size), {"support": counts})
 
-    def _item_support(self, reports, items: np.ndarray) -> np.ndarray:
+    def _item_support(self, reports: Any, items: np.ndarray) -> np.ndarray:
         """``#{i : h_{a_i,b_i}(x) = y_i}`` for each ``x`` of ``items``: one hash of every report per item (O(n m))."""
         r = self._checked(reports)
         return np.array([np.count_nonzero(hash_values(r["a"], r["b"], int(x), self.g, self.hash_prime) == r["y"])

@@ -248,7 +248,7 @@ class PersonalizedULDP(Frozen):
         return Reports(self.mechanism, self.common.perturb(z, rng).columns)
 
     # ------------------------------------------------------------------ server
-    def _inner(self, source):
+    def _inner(self, source: Any):
         if isinstance(source, Aggregate):
             if source.mechanism != self.mechanism:
                 raise ValueError(f"aggregate: must be a pum aggregate (got {source.mechanism!r})")

@@ -335,7 +335,7 @@ class UtilityOptimizedRAPPOR(Frozen):
             counts += y.sum(axis=0, dtype=np.int64)
         return Aggregate(self.mechanism, len(reports), {"bits": counts})
 
-    def _counts(self, source) -> tuple[np.ndarray, int]:
+    def _counts(self, source: Any) -> tuple[np.ndarray, int]:
         agg = source if isinstance(source, Aggregate) else self.aggregate(source)
         if agg.mechanism != self.mechanism or set(agg.counts) != {"bits"} or agg["bits"].shape != (self.domain_size,):
             raise ValueError(f"aggregate: must be a {self.mechanism} aggregate with counts.bits of shape "

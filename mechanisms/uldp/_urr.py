@@ -209,7 +209,7 @@ class UtilityOptimizedRR(Frozen):
         y = check_items(reports["y"], self.domain_size, field="reports.y")
         return Aggregate(self.mechanism, int(y.size), {"y": np.bincount(y, minlength=self.domain_size)})
 
-    def _counts(self, source) -> tuple[np.ndarray, int]:
+    def _counts(self, source: Any) -> tuple[np.ndarray, int]:
         agg = source if isinstance(source, Aggregate) else self.aggregate(source)
         if agg.mechanism != self.mechanism or set(agg.counts) != {"y"} or agg["y"].shape != (self.domain_size,):
             raise ValueError(f"aggregate: must be a {self.mechanism} aggregate with counts.y of shape "
