@@ -15,7 +15,7 @@ import os
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NoReturn
 
 import numpy as np
 
@@ -51,7 +51,7 @@ class ReadOnce:
     fingerprint: str
 
 
-def _reject_constant(name: str):
+def _reject_constant(name: str) -> NoReturn:
     raise PlanError(f"<json>: the non-standard constant {name} is not allowed in a plan (numbers must be finite)")
 
 

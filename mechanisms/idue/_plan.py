@@ -217,7 +217,8 @@ def _pair(node: Mapping[str, Any], where: str) -> tuple[float, float, float]:
     return e, a, b
 
 
-def _levels(plan: Mapping[str, Any], size: int, labels: list[str] | None):
+def _levels(plan: Mapping[str, Any], size: int, labels: list[str] | None
+            ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     levels = require(plan, "params.levels")
     if not isinstance(levels, list) or not levels:
         raise PlanError("params.levels: must be a non-empty list of levels")

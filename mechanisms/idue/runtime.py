@@ -52,7 +52,7 @@ def _ldp_map(a: npt.ArrayLike, b: npt.ArrayLike) -> dict:
     return {"notion": "LDP", "epsilon": float(ldp_epsilon(a, np.asarray(b, dtype=np.float64), np.ones(a.size)))}
 
 
-def _domain(parsed: ParsedPlan):
+def _domain(parsed: ParsedPlan) -> list[str] | int:
     """The constructor's ``domain``: the plan's labels, or its size when it has none."""
     return parsed.labels if parsed.labels is not None else parsed.size
 

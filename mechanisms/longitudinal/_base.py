@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import hashlib
 import json
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Self, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -136,7 +136,7 @@ class _Longitudinal(Frozen):
                 "epsilon_lifetime": lifetime_upper(self.max_values, self.rounds, f["epsilon_perm"], f["epsilon_2"])}
 
     @classmethod
-    def from_plan(cls, plan: Any):
+    def from_plan(cls, plan: Any) -> Self:
         """Build the runtime from a verified plan 2.0 (dict or path), re-checking its guarantee.
 
         Raises
@@ -307,7 +307,7 @@ class _Longitudinal(Frozen):
     # ------------------------------------------------------------------ each subclass defines these
     @classmethod
     def _from_params(cls, data: Any, params: Mapping[str, Any], domain: int | Sequence[str], rounds: int,
-                     changes: int, fingerprint: str | None) -> "_Longitudinal":
+                     changes: int, fingerprint: str | None) -> Self:
         raise NotImplementedError
 
     def _permanent(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray:

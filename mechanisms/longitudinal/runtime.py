@@ -101,7 +101,7 @@ class LongitudinalGRR(_Longitudinal):
 
     @classmethod
     def _from_params(cls, data: Any, params: Mapping[str, Any], domain: int | Sequence[str], rounds: int,
-                     changes: int, fingerprint: str | None):
+                     changes: int, fingerprint: str | None) -> "LongitudinalGRR":
         if set(params) != {"domain_size", "p1", "p2", "second_round"}:
             raise PlanError(f"params: must hold exactly domain_size, p1, p2, second_round (got {sorted(params)})")
         return cls(domain=domain, p1=params["p1"], p2=params["p2"], rounds=rounds, max_values=changes,
@@ -178,7 +178,7 @@ class LongitudinalUE(_Longitudinal):
 
     @classmethod
     def _from_params(cls, data: Any, params: Mapping[str, Any], domain: int | Sequence[str], rounds: int,
-                     changes: int, fingerprint: str | None):
+                     changes: int, fingerprint: str | None) -> "LongitudinalUE":
         if set(params) != {"domain_size", "p1", "q1", "p2", "q2"}:
             raise PlanError(f"params: must hold exactly domain_size, p1, q1, p2, q2 (got {sorted(params)})")
         return cls(variant=data["mechanism"], domain=domain, p1=params["p1"], q1=params["q1"], p2=params["p2"],

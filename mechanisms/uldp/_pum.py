@@ -248,7 +248,7 @@ class PersonalizedULDP(Frozen):
         return Reports(self.mechanism, self.common.perturb(z, rng).columns)
 
     # ------------------------------------------------------------------ server
-    def _inner(self, source: Any):
+    def _inner(self, source: Any) -> Any:  # the common mechanism's Aggregate or Reports, as source
         if isinstance(source, Aggregate):
             if source.mechanism != self.mechanism:
                 raise ValueError(f"aggregate: must be a pum aggregate (got {source.mechanism!r})")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 import numpy as np
 
@@ -289,7 +289,7 @@ class UtilityOptimizedRAPPOR(Frozen):
         return Reports(self.mechanism, {"bits": pack_bits(y)})
 
     # ------------------------------------------------------------------ server
-    def _unpacked(self, reports: Reports):
+    def _unpacked(self, reports: Reports) -> Iterator[np.ndarray]:
         """Yield validated bool chunks (rows, |X|) of foreign reports."""
         if not isinstance(reports, Reports) or reports.mechanism != self.mechanism:
             raise ValueError(f"reports: must be {self.mechanism} Reports (got {reports!r:.80})")
