@@ -30,7 +30,7 @@ from ldpplan.planner.cli import main
 #: the functions whose calls are counted, by example (one per family): (counter name, module, function)
 _COUNTED = {
     "hadamard-synthetic": (("parse", "ldpplan.planner.hadamard.spec", "parse_spec"),
-                 ("solve", "ldpplan.solvers.hadamard", "solve_hadamard"),
+                 ("solve", "ldpplan.solvers.hadamard", "solve_hr"),
                  ("verify", "ldpplan.planner.hadamard.verify", "verify")),
     "pie-rr": (("parse", "ldpplan.planner.pie.spec", "parse_spec"),
             ("solve", "ldpplan.planner.pie._solve", "select"),
@@ -38,6 +38,15 @@ _COUNTED = {
     "health": (("parse", "ldpplan.planner.idue.spec", "parse_idue_spec"),
              ("solve", "ldpplan.solvers.idue", "solve_idue"),
              ("verify", "ldpplan.planner.idue.verify", "verify")),
+    "longitudinal-rappor": (("parse", "ldpplan.planner.longitudinal.spec", "parse_spec"),
+                            ("solve", "ldpplan.planner.longitudinal.plan", "plan_budgets"),
+                            ("verify", "ldpplan.planner.longitudinal.verify", "verify")),
+    "pckv-synthetic": (("parse", "ldpplan.planner.pckv.spec", "parse_spec"),
+                       ("solve", "ldpplan.planner.pckv._allocation", "solve_on_grid"),
+                       ("verify", "ldpplan.planner.pckv.verify", "verify")),
+    "uldp-urr": (("parse", "ldpplan.planner.uldp.spec", "parse_spec"),
+                 ("solve", "ldpplan.planner.uldp.plan", "solve_numbers"),
+                 ("verify", "ldpplan.planner.uldp.verify", "verify")),
 }
 
 
@@ -158,26 +167,28 @@ def test_runtime_commands_read_once(files, command, monkeypatch, tmp_path):
     assert counts["schema"] == 1, counts
 
 
-#: ``ldpplan plan`` of the PIE spec, and of the health example (an IDUE solve: slow)
-PLAN_EXAMPLES = ["pie-rr", pytest.param("health", marks=pytest.mark.slow)]
+#: ``ldpplan plan`` of one embedded example of every family (fast ones)
+PLAN_EXAMPLES = list(_COUNTED)
+#: solves of one plan: one, plus the other problems its ``baselines`` solve once each: PCKV's two comparison
+#: allocations (``naive``, ``tight``), Hadamard's other block count (B = 1). Verify adds none (before: it did).
+PLAN_SOLVES = {name: {"pckv-synthetic": 3, "hadamard-synthetic": 2}.get(name, 1) for name in PLAN_EXAMPLES}
+#: solves of ``ldpplan verify`` run on its own: the spec's solution (and Hadamard's baseline B again; IDUE
+#: and ULDP check their numbers exactly without re-solving)
+VERIFY_SOLVES = {name: {"health": 0, "uldp-urr": 0, "hadamard-synthetic": 2}.get(name, 1) for name in PLAN_EXAMPLES}
 
 
 @pytest.mark.parametrize("example", PLAN_EXAMPLES)
-def test_plan_verifies_once(example, monkeypatch, tmp_path):
-    # the family's plan() verifies; the CLI writes that plan without verifying it again
+def test_plan_parses_solves_and_verifies_once(example, monkeypatch, tmp_path):
+    # the family's plan() verifies, sharing build_plan's parse and solve (planner/_solve_once.py);
+    # the CLI writes that plan without verifying it again
     output = tmp_path / "plan.json"
     counts = Trace(monkeypatch, None, example).run(["plan", "--example", example, "-o", str(output)])
     assert (counts["verify"], counts["schema"], counts["fingerprint"]) == (1, 1, 1), counts
-    assert counts["parse"] >= 1 and counts["solve"] == (1 if example == "health" else 2), counts
+    assert (counts["parse"], counts["solve"]) == (1, PLAN_SOLVES[example]), counts
     assert mechanisms.Plan.read(output).verification.holds is True
-
-
-@pytest.mark.xfail(strict=True, reason="the family's verify re-parses (and PIE re-solves) the embedded spec to check "
-                                        "the plan against it (planner/<family>/verify.py; issue 28 point 1 left open)")
-@pytest.mark.parametrize("example", PLAN_EXAMPLES)
-def test_plan_parses_and_solves_once(example, monkeypatch, tmp_path):
-    counts = Trace(monkeypatch, None, example).run(["plan", "--example", example, "-o", str(tmp_path / "plan.json")])
-    assert counts["parse"] == 1 and counts["solve"] == 1, counts
+    # verify on its own stays independent: it parses and (where the family solves) solves the embedded spec
+    alone = Trace(monkeypatch, output, example).run(["verify", str(output)])
+    assert alone["verify"] == 1 and alone["parse"] >= 1 and alone["solve"] == VERIFY_SOLVES[example], alone
 
 
 # --------------------------------------------------------------------------- the Plan object itself
@@ -273,8 +284,8 @@ def _measure() -> None:  # pragma: no cover - `python tests/test_read_once.py`: 
     assert runner.invoke(main, ["perturb", str(plan), "--input", str(inputs), "-o", str(reports), "--seed", "1"]
                          ).exit_code == 0
     runs = {"estimate (hadamard-synthetic)": ("hadamard-synthetic", plan, ["estimate", str(plan), str(reports)]),
-            "plan --example pie-rr -o": ("pie-rr", None, ["plan", "--example", "pie-rr", "-o", str(root / "p.json")]),
-            "plan --example health -o": ("health", None, ["plan", "--example", "health", "-o", str(root / "e.json")]),
+            **{f"plan --example {name} -o": (name, None, ["plan", "--example", name, "-o", str(root / f"{name}.json")])
+               for name in PLAN_EXAMPLES},
             "verify": ("hadamard-synthetic", plan, ["verify", str(plan)]),
             "aggregate": ("hadamard-synthetic", plan, ["aggregate", str(plan), str(reports), "-o", str(root / "a.json")]),
             "perturb": ("hadamard-synthetic", plan, ["perturb", str(plan), "--input", str(inputs), "-o",

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._plan_format import envelope
+from .._solve_once import once
 from ..errors import SpecError
 from ._allocation import GridAllocation, solve_on_grid
 from .claims import COMPOSITION, baseline_of, choose, guarantee_of, predicted_of
@@ -154,7 +155,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     from ...solvers import pckv as S
 
     t0 = time.perf_counter()
-    spec = parse_spec(raw)
+    spec = once(parse_spec, raw)
     pdata = read_spec_data(spec, base_dir)
     d, labels = domain_of(spec, pdata)
     phase_one = None
@@ -168,7 +169,9 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     solved: dict[str, tuple[int, GridAllocation, dict | None]] = {}
     for m in candidates:
         L, selection = _padding_length(spec, m, d, model, weights, phase_one)
-        solved[m] = (L, solve_on_grid(m, eps, spec.allocation, d, L, model, weights), selection)
+        # keyed without the model: a closed-form allocation's grid numbers do not depend on it (verify reads them)
+        solved[m] = (L, once(solve_on_grid, m, eps, spec.allocation, d, L, model, weights,
+                             memo_key=[m, eps, spec.allocation, d, L]), selection)
     baselines = []
     for m, (L, alloc, _) in solved.items():
         for method in dict.fromkeys([spec.allocation, *[a for a in ALLOCATIONS if a != "numeric"]]):

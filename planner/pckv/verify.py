@@ -25,6 +25,7 @@ from ...mechanisms import on_grid
 from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
+from .._solve_once import once
 from ..errors import PlanFormatError, SpecError
 from ._allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, solve_on_grid, value_ratio_exact
 from .claims import choose, predicted_of
@@ -132,7 +133,9 @@ def _check_allocation(plan, spec: PCKVSpec, mech: str, a, b, p, d: int, L: int, 
             raise _Fail(f"guarantee.epsilon: a numeric allocation lies on the composition frontier, so it must use "
                         f"spec.epsilon = {spec.epsilon!r} (got {composed!r})")
         return
-    expected = solve_on_grid(mech, spec.epsilon, spec.allocation, d, L).params
+    # the grid numbers of a closed form do not depend on the model: plan() shares the one solve (_solve_once)
+    expected = once(solve_on_grid, mech, spec.epsilon, spec.allocation, d, L,
+                    memo_key=[mech, float(spec.epsilon), spec.allocation, d, L]).params
     got = {"a": a, "b": b, "p": p}
     for k in ("a", "b", "p"):
         if got[k] != expected[k]:
@@ -307,7 +310,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     checks = ["schema", "finite numbers", "2^-48 grid and ranges"]
     try:
         try:
-            spec = parse_spec(plan["spec"])
+            spec = once(parse_spec, plan["spec"])
         except SpecError as exc:
             raise _Fail(f"spec.{exc}") from None
         mech, a, b, p, d, L = _numbers(plan)
