@@ -168,7 +168,8 @@ class Plan(ReadOnce, Mapping[str, Any]):
         Parameters
         ----------
         source : path-like, str, mapping or Plan
-            A plan file's path, its JSON text (a string starting with ``{``), a parsed plan
+            A plan file's path (a ``str`` is always a path, as ``read_plan`` has always read it: a file
+            named ``{x}.json`` is a file; JSON text goes through :meth:`loads`), a parsed plan
             (mapping; deep-copied, read-only) or a Plan (returned as it is, after the pin).
         fingerprint : str, optional
             The pinned ``"sha256:<64 hex digits>"`` (or the bare digits); another plan is refused.
@@ -188,10 +189,6 @@ class Plan(ReadOnce, Mapping[str, Any]):
         if isinstance(source, Plan):
             check_pinned(source.fingerprint, fingerprint)
             return source
-        if isinstance(source, str) and source.lstrip().startswith("{"):
-            source = loads_strict(source)
-            if not isinstance(source, Mapping):  # pragma: no cover - a text starting with "{" parses to an object
-                raise PlanError("<plan>: a plan must be a JSON object")
         data = read_plan(source)
         fields = _fields_of(data)
         if fingerprint is not None:  # the pin first, as read_envelope (a pinned plan is hashed before any check)
@@ -201,6 +198,32 @@ class Plan(ReadOnce, Mapping[str, Any]):
         if fingerprint is None:
             digest = content_fingerprint(data, _json_default)
         return cls._of(freeze(data), digest)
+
+    @classmethod
+    def loads(cls, text: str | bytes, *, fingerprint: str | None = None) -> "Plan":
+        """Read a plan from its JSON text (strict JSON), then as :meth:`read` reads a mapping.
+
+        Parameters
+        ----------
+        text : str or bytes
+            The plan file's content (UTF-8 when bytes).
+        fingerprint : str, optional
+            As in :meth:`read`.
+
+        Raises
+        ------
+        PlanError
+            Text that is not strict JSON or not a JSON object (``<plan>: ...``), and whatever :meth:`read` refuses.
+        """
+        if isinstance(text, (bytes, bytearray)):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise PlanError(f"<plan>: plan text must be UTF-8 ({exc})") from None
+        data = loads_strict(text)
+        if not isinstance(data, Mapping):
+            raise PlanError("<plan>: a plan must be a JSON object")
+        return cls.read(data, fingerprint=fingerprint)
 
     @classmethod
     def _of(cls, data: Mapping[str, Any], digest: str) -> "Plan":

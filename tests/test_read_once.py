@@ -212,8 +212,10 @@ def test_plan_is_typed_read_only_and_fingerprinted_once(files):
     assert plan == raw and plan.to_dict() == raw and dict(plan.params) == raw["params"]
     # one fingerprint: the hash of the content, equal to plan_fingerprint of the dict; from every source
     assert plan.fingerprint == content_fingerprint(raw) == mechanisms.plan_fingerprint(raw)
-    for source in (str(path), path.read_text(encoding="utf-8"), raw, plan):
+    for source in (str(path), raw, plan):
         assert mechanisms.Plan.read(source).fingerprint == plan.fingerprint
+    assert mechanisms.Plan.loads(path.read_text(encoding="utf-8")).fingerprint == plan.fingerprint
+    assert mechanisms.Plan.loads(path.read_bytes()).fingerprint == plan.fingerprint
     assert mechanisms.Plan.read(plan) is plan and mechanisms.read_plan(plan) is plan
     assert mechanisms.read_envelope(plan) is plan
     # read-only views that stay dicts and lists (isinstance, json) ...
@@ -234,6 +236,25 @@ def test_plan_is_typed_read_only_and_fingerprinted_once(files):
     assert again == plan and again.fingerprint == plan.fingerprint and isinstance(again, mechanisms.Plan)
     with pytest.raises(TypeError):
         again["params"]["blocks"] = 1
+
+
+def test_plan_read_takes_a_str_as_a_path_always(files, tmp_path):
+    # a plan file whose name starts with "{" is a file (as read_plan read every str at 79765dd), not JSON text
+    text = files["hadamard-synthetic"][0].read_text(encoding="utf-8")
+    odd = tmp_path / "{x}.json"
+    odd.write_text(text, encoding="utf-8")
+    from_file = mechanisms.Plan.read(str(odd))
+    assert from_file == mechanisms.Plan.read(odd) == mechanisms.Plan.loads(text)
+    assert from_file.fingerprint == mechanisms.Plan.loads(text).fingerprint
+    assert mechanisms.load(str(odd)).domain_size == from_file.domain.size
+    from ldpplan.mechanisms import PlanError
+
+    with pytest.raises(PlanError, match="does not exist"):  # JSON text given as a path: a missing file, one line
+        mechanisms.Plan.read('{"format_version": "2.0"}')
+    with pytest.raises(PlanError, match="must be a JSON object"):
+        mechanisms.Plan.loads("[1, 2]")
+    with pytest.raises(PlanError, match="valid JSON"):
+        mechanisms.Plan.loads("{x}")
 
 
 def test_plan_refuses_what_read_envelope_refused_with_the_same_line(files):
