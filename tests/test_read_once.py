@@ -257,6 +257,29 @@ def test_plan_read_takes_a_str_as_a_path_always(files, tmp_path):
         mechanisms.Plan.loads("{x}")
 
 
+def test_typed_params_are_the_runtime_class_params_read_once(files):
+    from ldpplan.mechanisms import PlanError
+    from ldpplan.mechanisms._plan_object import typed_params
+
+    for name in ("hadamard-synthetic", "pie-rr"):
+        plan = mechanisms.Plan.read(files[name][0])
+        cls = mechanisms.runtime_class(plan.mechanism)
+        params = plan.typed_params
+        assert type(params) is cls.Params and params == cls.Params.from_mapping(plan.to_dict()["params"])
+        assert plan.typed_params is params and typed_params(plan, cls) is params  # kept in the Plan
+        assert typed_params(plan.to_dict(), cls) == params  # a dict: read now, the same record
+        assert {f: getattr(params, f) for f in cls.Params.field_types()} == dict(plan.params)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            params.epsilon = 9.0  # type: ignore[misc]
+        assert mechanisms.load(plan).domain_size == params.domain_size  # from_plan reads the same record
+    raw = _plan_dict(files)
+    bad = mechanisms.Plan.read({**raw, "params": {**raw["params"], "blocks": 2.5}})  # the envelope lets it by
+    with pytest.raises(PlanError, match=r"^params\.blocks: must be an integer"):
+        bad.typed_params
+    with pytest.raises(PlanError, match=r"^params\.blocks: must be an integer"):
+        mechanisms.load(bad)
+
+
 def test_plan_refuses_what_read_envelope_refused_with_the_same_line(files):
     from ldpplan.mechanisms import PlanError
     from ldpplan.mechanisms._envelope import read_envelope as envelope_of
