@@ -191,6 +191,22 @@ def test_plan_parses_solves_and_verifies_once(example, monkeypatch, tmp_path):
     assert alone["verify"] == 1 and alone["parse"] >= 1 and alone["solve"] == VERIFY_SOLVES[example], alone
 
 
+def test_verify_in_a_plan_scope_rederives_another_spec(tmp_path):
+    # the memo hands verify build's parse and solve only for the same spec mapping: a plan whose
+    # embedded spec was changed after build is checked against what that spec asks for
+    from ldpplan.planner.families import all_examples
+    from ldpplan.planner._solve_once import plan_scope
+
+    family = all_examples()["hadamard-synthetic"][0]
+    raw = {**planner.example_spec("hadamard-synthetic"), "domain": 200}
+    with plan_scope():
+        plan = family.room.build_plan(raw)
+        assert family.verify(plan).holds
+        plan["spec"] = {**plan["spec"], "epsilon": 1.5}
+        check = family.verify(plan)
+    assert not check.holds and "params.epsilon: must match the embedded spec" in check.message, check.message
+
+
 # --------------------------------------------------------------------------- the Plan object itself
 def _plan_dict(files) -> dict:
     return json.loads(files["hadamard-synthetic"][0].read_text(encoding="utf-8"))
