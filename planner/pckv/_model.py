@@ -15,7 +15,7 @@ import numpy as np
 
 from ..data import KeyValueData, load_key_value_data, map_key_value_data, resolve_data_path
 from ..errors import InputDataError, SpecError
-from .spec import DEFAULT_USERS, PCKVSpec
+from .spec import DEFAULT_USERS, PCKVSpec, private_phase
 from ...solvers.pckv import KeyModel
 
 __all__ = ["PlanningData", "read_spec_data", "data_model", "build_model", "open_assumptions", "MIN_KEY_FREQUENCY_SHARE",
@@ -210,8 +210,6 @@ def length_search_key(spec: PCKVSpec, mechanism: str, source: Any) -> list[Any] 
     On the private route the model comes from phase 1 (simulated by plan, recomputed from the recorded
     counts by verify): None, the search is not shared.
     """
-    from .spec import private_phase
-
     if private_phase(spec) is not None:
         return None
     return [mechanism, spec.model_dump(mode="json"), None if source is None else str(source)]
