@@ -82,6 +82,17 @@ def _describe(tp: Any) -> str:
     return names.get(tp, "an object")
 
 
+def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only copy of a JSON object (nested objects read-only too, arrays as tuples)."""
+    def freeze(v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return types.MappingProxyType({k: freeze(x) for k, x in v.items()})
+        if isinstance(v, (list, tuple)):
+            return tuple(freeze(x) for x in v)
+        return v
+    return types.MappingProxyType({k: freeze(x) for k, x in value.items()})
+
+
 def _convert(value: Any, tp: Any, field: str) -> Any:
     """``value`` as the annotation ``tp`` says (see the module docstring), or PlanError naming ``field``."""
     origin, args = typing.get_origin(tp), typing.get_args(tp)
@@ -112,8 +123,8 @@ def _convert(value: Any, tp: Any, field: str) -> Any:
         if isinstance(value, (list, tuple)):
             return tuple(_convert(v, args[0], f"{field}[{i}]") for i, v in enumerate(value))
     elif origin in (dict, Mapping) or tp in (dict, Mapping):
-        if isinstance(value, Mapping):
-            return dict(value)
+        if isinstance(value, Mapping):  # read-only, deeply: the record is frozen all the way down
+            return _frozen_mapping(value)
     else:  # pragma: no cover - a Params annotation this reader does not know
         raise TypeError(f"{field}: unsupported annotation {tp!r}")
     raise PlanError(f"{field}: must be {_describe(tp)} (got {repr(value)[:40]})")  # as integer()/number()
