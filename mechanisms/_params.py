@@ -64,7 +64,7 @@ class PlanParams:
             raise PlanError(f"{where}.{unknown[0][:40]}: unknown field (known: {list(types_)})")
         missing = [f for f in types_ if f in cls.required() and f not in params]
         if missing:
-            raise PlanError(f"{where}.{missing[0]}: required field is missing")
+            raise PlanError(f"{where}.{missing[0]}: required field is missing from the plan")  # as require()
         values = {f: _convert(params[f], tp, f"{where}.{f}") for f, tp in types_.items() if f in params}
         return cls(**values)
 
@@ -80,6 +80,17 @@ def _describe(tp: Any) -> str:
         return f"a list of {items.get(args[0], 'objects')}"
     names = {float: "a finite number", int: "an integer", str: "a string", type(None): "null"}
     return names.get(tp, "an object")
+
+
+def _frozen_mapping(value: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only copy of a JSON object (nested objects read-only too, arrays as tuples)."""
+    def freeze(v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return types.MappingProxyType({k: freeze(x) for k, x in v.items()})
+        if isinstance(v, (list, tuple)):
+            return tuple(freeze(x) for x in v)
+        return v
+    return types.MappingProxyType({k: freeze(x) for k, x in value.items()})
 
 
 def _convert(value: Any, tp: Any, field: str) -> Any:
@@ -112,8 +123,8 @@ def _convert(value: Any, tp: Any, field: str) -> Any:
         if isinstance(value, (list, tuple)):
             return tuple(_convert(v, args[0], f"{field}[{i}]") for i, v in enumerate(value))
     elif origin in (dict, Mapping) or tp in (dict, Mapping):
-        if isinstance(value, Mapping):
-            return dict(value)
+        if isinstance(value, Mapping):  # read-only, deeply: the record is frozen all the way down
+            return _frozen_mapping(value)
     else:  # pragma: no cover - a Params annotation this reader does not know
         raise TypeError(f"{field}: unsupported annotation {tp!r}")
-    raise PlanError(f"{field}: must be {_describe(tp)} (got {type(value).__name__} {str(value)[:40]})")
+    raise PlanError(f"{field}: must be {_describe(tp)} (got {repr(value)[:40]})")  # as integer()/number()

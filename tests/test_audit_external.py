@@ -147,12 +147,24 @@ def test_the_longitudinal_javascript_client_audits_consistent(tmp_path, example)
 @pytest.mark.slow
 def test_a_longitudinal_javascript_client_that_drops_its_memo_is_flagged(tmp_path):
     """The planted leak: a fresh permanent response at every report (the memo never read), so 64
-    reports average the noise away and the many-reports test exceeds epsilon_perm (exit 1)."""
+    reports average the noise away and the many-reports test exceeds epsilon_perm (exit 1).
+
+    The client draws from crypto.randomBytes (SEED ignored), so the run is random; its false-miss
+    probability is computed exactly. Leaky, every report is an independent draw of the composed channel
+    (plan "longitudinal-daily": k = 10, p1 = 0.85849, p2 = 0.25659): Pr[y = x] = a = p1 p2 + (1 - p1) q2
+    = 0.23197, Pr[y = j != x] = b = 0.08534 (q1 = (1 - p1)/9, q2 = (1 - p2)/9). The event "0 strictly
+    most reported in 64 reports" then has Pr[E | 0] = P0 = 0.89912 and Pr[E | 1] = P1 = 0.0062955
+    (multinomial, ``longitudinal.audit._grr_win``): ln(P0/P1) = 4.96 against epsilon_perm = 4.
+    The audit flags iff cp_lower(K0, T, alpha) > e^4 cp_upper(K1, T, alpha), alpha = 0.05/(2 m), m = 11
+    tests (the 11 pairs of the run's JSON: 3 plan pairs, 4 screened candidates twice); K0 ~ Bin(T, P0), K1 ~ Bin(T, P1)
+    independent. Summing Pr[K0 = k0] Pr[K1 > kmax(k0)] exactly: miss = 1.1e-2 at T = 3,000 (the old
+    flake), 9e-7 at 6,000, 6.8e-10 at T = 8,000 (still < 1e-8 for any m <= 33). So T = 8,000: the
+    decisive pair's trials scale with T, the 2,000 screening runs do not (about 1.6x the CPU of 3,000)."""
     plan = _write(tmp_path, example_spec("longitudinal-daily"), "daily")
     leaky = _leaky_copy(tmp_path, "longitudinal.js", "if (!(key in memo.responses)) memo.responses[key]",
                         "memo.responses[key]")
     result = CliRunner().invoke(main, ["audit", str(plan), "--runtime-cmd", f"{NODE} {leaky}", "--seed", "4",
-                                       "--trials", "3000", "--json"])
+                                       "--trials", "8000", "--json"])
     assert result.exit_code == 1, result.output
     many = [p for p in json.loads(result.output)["pairs"] if "most reported" in p["event"]]
     assert many and not many[0]["holds"]

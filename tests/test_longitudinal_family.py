@@ -10,6 +10,7 @@ that re-draws the permanent response is flagged by the many-reports audit.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from fractions import Fraction
 
@@ -24,8 +25,15 @@ from ldpplan.planner.errors import SpecError
 BASE = {"domain": 10, "users": 200000, "epsilon_perm": 4.0, "epsilon_1": 1.0, "rounds": 20, "max_values": 2}
 
 
+@functools.cache
+def _planned(mechanism: str, changes: tuple) -> dict:
+    return ldpplan.planner.make_plan({**BASE, "mechanism": mechanism, **dict(changes)})
+
+
 def _plan(mechanism: str, **changes) -> dict:
-    return ldpplan.planner.make_plan({**BASE, "mechanism": mechanism, **changes})
+    """A fresh copy of the plan of BASE with ``changes`` (planned once per module: a longitudinal plan
+    with max_values = 2 costs ~0.8 CPU-s to plan and verify; tests may edit their copy)."""
+    return copy.deepcopy(_planned(mechanism, tuple(sorted(changes.items()))))
 
 
 def _support(plan: dict) -> tuple[float, float, float, float, float, float]:

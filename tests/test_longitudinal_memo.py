@@ -32,11 +32,19 @@ def plan() -> dict:
     return ldpplan.planner.make_plan(SPEC)
 
 
+@pytest.fixture(scope="module")
+def plan_bytes(plan, tmp_path_factory) -> bytes:
+    """The plan file's bytes, written once by ``write_plan`` (which verifies: ~0.2 CPU-s a plan)."""
+    path = tmp_path_factory.mktemp("plan") / "plan.json"
+    write_plan(plan, path)
+    return path.read_bytes()
+
+
 @pytest.fixture()
-def work(tmp_path, plan):
-    """A plan file, an input of USERS users (user u holds value u % 10) and a memo path."""
-    plan_path = tmp_path / "plan.json"
-    write_plan(plan, plan_path)
+def work(tmp_path, plan_bytes):
+    """A plan file (a copy of the one ``write_plan`` wrote), an input of USERS users (user u holds
+    value u % 10) and a memo path."""
+    (tmp_path / "plan.json").write_bytes(plan_bytes)
     _users(tmp_path / "users.csv", range(USERS))
     return tmp_path
 

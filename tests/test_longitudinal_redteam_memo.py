@@ -29,9 +29,17 @@ def plans():
     return {"a": ldpplan.planner.make_plan(SPEC)}
 
 
+@pytest.fixture(scope="module")
+def plan_bytes(plans, tmp_path_factory) -> bytes:
+    """Plan "a" as ``write_plan`` writes it, once (it verifies: ~0.2 CPU-s a longitudinal plan)."""
+    path = tmp_path_factory.mktemp("plan") / "a.json"
+    write_plan(plans["a"], path)
+    return path.read_bytes()
+
+
 @pytest.fixture()
-def w(tmp_path, plans):
-    write_plan(plans["a"], tmp_path / "a.json")
+def w(tmp_path, plan_bytes):
+    (tmp_path / "a.json").write_bytes(plan_bytes)
     _csv(tmp_path / "in.csv", [(u, u % 10) for u in range(50)])
     return tmp_path
 
