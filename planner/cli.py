@@ -9,76 +9,30 @@ the traceback instead.
 from __future__ import annotations
 
 import json
-import os
+import shlex
 
 import click
+import numpy as np
 
-from ._cli_errors import EXIT_OK, EXIT_VIOLATED, classify
-from .cli_runtime import RUNTIME_COMMANDS, _echo_json, _say_skipped, fail as _fail
+from . import _console, api
+from ..mechanisms import read_plan
+from ._cli_errors import EXIT_OK, EXIT_VIOLATED
+from ._cli_group import main
+from ._console import print_message, print_tables, progress_bar
+from ._io import write_bytes_atomic, write_json_atomic
+from ._report import SimulateOptions, Table
+from .auditing import audit
+from .auditing.external import ExternalRuntime
+from .cli_runtime import _echo_json, _say_skipped
+from .errors import InputDataError, PrivacyViolation, SpecError
+from .reporting import report
+from .reporting.page import read_json as read_json_input
+from .shuffle import central_tables
 
-__all__ = ["main"]
-
-
-def _usage_line(exc: click.exceptions.UsageError) -> str:
-    """A click usage error as one line: the message and where the help is (no usage block)."""
-    from ._cli_errors import one_line
-
-    ctx = exc.ctx
-    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
-    return one_line(exc.format_message()) + where
-
-
-class _Group(click.Group):
-    """Click group whose subcommands' exceptions all map to an exit code and one line.
-
-    Usage errors (a bad option value, a missing argument, an unknown command) are one line
-    on stderr too, exit 2, instead of click's four-line usage block.
-    """
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        try:
-            return super().parse_args(ctx, args)
-        except click.exceptions.NoArgsIsHelpError:
-            raise
-        except click.exceptions.UsageError as exc:
-            _fail(_usage_line(exc), exc.exit_code)
-
-    def invoke(self, ctx: click.Context):
-        try:
-            return super().invoke(ctx)
-        except click.exceptions.UsageError as exc:
-            _fail(_usage_line(exc), exc.exit_code)
-        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
-            raise
-        except KeyboardInterrupt:
-            _fail("interrupted", 130)
-        except Exception as exc:  # noqa: BLE001 - the point: every exception maps to an exit code
-            if os.environ.get("LDPPLAN_DEBUG"):  # developers: the full traceback
-                raise
-            code, message = classify(exc)
-            _fail(message, code)
+__all__ = ["main"]  # the group (planner/_cli_group.py); this module holds its commands
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="ldpplan", prog_name="ldpplan")
-def main() -> None:
-    """ldpplan: plan, verify and run local-differential-privacy mechanisms.
-
-    \b
-    Typical flow:
-      ldpplan plan SPEC.toml -o plan.json       # solve a spec, write a verified plan
-      ldpplan verify plan.json                  # independent re-check (exit 0/1/2)
-      ldpplan simulate plan.json --data X.csv   # accuracy on real data vs theory
-      ldpplan perturb plan.json --input users.csv -o reports.parquet
-      ldpplan aggregate plan.json 'reports/*.parquet' -o agg.json   # mergeable counts
-      ldpplan estimate plan.json agg.json       # frequencies (and means)
-      ldpplan plan --example health             # an embedded example
-
-    Exit codes: 0 ok, 1 a privacy guarantee does not hold, 2 bad input.
-    """
-
-
-@main.command("plan", short_help="Solve a spec into a verified plan.")
+@click.command("plan", short_help="Solve a spec into a verified plan.")
 @click.argument("spec", required=False, type=click.Path(dir_okay=False))
 @click.option("--example", "example", metavar="NAME", help="Plan an embedded example spec instead of SPEC.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
@@ -95,9 +49,6 @@ def plan_cmd(spec, example, output, as_json, list_examples, full):
       ldpplan plan --example health --json
       ldpplan plan --list-examples
     """
-    from . import api
-    from ._console import console, print_message, print_tables
-    from .errors import SpecError
 
     if list_examples:
         for name in api.list_examples():
@@ -112,8 +63,6 @@ def plan_cmd(spec, example, output, as_json, list_examples, full):
         print_message(f"this plan read raw data outside the stated epsilon (planning_inputs with private: false): "
                       f"{what}", prefix="warning:", style="bold yellow", stderr=True)
     if output:  # make_plan's family re-verified it (never returns a failing plan): not verified again here
-        from ._io import write_json_atomic
-        from .errors import PrivacyViolation
 
         if (plan.get("verification") or {}).get("holds") is not True:  # pragma: no cover - make_plan raises first
             raise PrivacyViolation("refusing to write a plan that fails verification", {})
@@ -127,10 +76,10 @@ def plan_cmd(spec, example, output, as_json, list_examples, full):
     print_message(str(ver.get("message", "holds")), prefix="verified:", style="green")
     print_message(api.fingerprint(plan), prefix="fingerprint:")
     if output:
-        console().print(f"plan written to {output}", markup=False, highlight=False, soft_wrap=True)
+        _console.console().print(f"plan written to {output}", markup=False, highlight=False, soft_wrap=True)
 
 
-@main.command("verify", short_help="Re-check a plan (exit 0 holds, 1 violated, 2 invalid).")
+@click.command("verify", short_help="Re-check a plan (exit 0 holds, 1 violated, 2 invalid).")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the verification result as JSON.")
 def verify_cmd(plan_file, as_json):
@@ -144,8 +93,6 @@ def verify_cmd(plan_file, as_json):
       ldpplan verify health.json
       ldpplan verify health.json --json
     """
-    from . import api
-    from ._console import print_message
 
     plan = api.read_plan(plan_file)
     result = api.verify_plan(plan)
@@ -163,8 +110,6 @@ def verify_cmd(plan_file, as_json):
 
 def _print_central(plan) -> None:
     """The plan's central guarantees (``guarantee.shuffled``, ``shuffled_lifetime``), when it has them."""
-    from ._console import print_tables
-    from .shuffle import central_tables
 
     tables = central_tables(plan)
     if tables:
@@ -173,7 +118,6 @@ def _print_central(plan) -> None:
 
 def _parse_options(pairs) -> dict[str, str]:
     """``-O KEY=VALUE`` pairs as strings, untouched (the family's options model parses them)."""
-    from .errors import SpecError
 
     out: dict[str, str] = {}
     for pair in pairs:
@@ -186,7 +130,7 @@ def _parse_options(pairs) -> dict[str, str]:
     return out
 
 
-@main.command("simulate", short_help="Simulate a plan on real or synthetic data.", epilog="Family options (-O KEY=VALUE): run `ldpplan options MECHANISM` "
+@click.command("simulate", short_help="Simulate a plan on real or synthetic data.", epilog="Family options (-O KEY=VALUE): run `ldpplan options MECHANISM` "
                                  "(e.g. `ldpplan options idue`) for the keys, defaults and descriptions.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--data", type=click.Path(dir_okay=False),
@@ -214,18 +158,14 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
       ldpplan simulate gss.json --seed 1 -O bayes_errors=0.5,0.8 --plot fig.png
       ldpplan options pie        # the -O keys of a family
     """
-    import numpy as np
 
-    from . import api
-    from ._console import console, interactive, print_tables, progress_bar
-    from ._report import SimulateOptions
 
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2**63))
     extra = _parse_options(options) | ({} if rounds is None else {"rounds": str(rounds)})
     opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=extra, skip_empty=skip_empty)
     plan = api.read_plan(plan_file)
-    if as_json or not interactive(stderr=True):
+    if as_json or not _console.interactive(stderr=True):
         report = api.simulate(plan, opts)
     else:
         with progress_bar("simulating") as progress:
@@ -233,7 +173,6 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
     _say_skipped(int(report.data.get("skipped_empty") or 0), data)
     if plot:
         if report.plot is None:
-            from .errors import SpecError
             raise SpecError("--plot", "this plan's simulation has no figure", plot)
         report.plot(plot)
     payload = dict(report.data)
@@ -245,11 +184,11 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
         return
     print_tables(report.tables, full=full)
     _print_central(plan)
-    console().print(f"seed={seed} trials={trials} mode={mode}" + (f"; figure written to {plot}" if plot else ""),
+    _console.console().print(f"seed={seed} trials={trials} mode={mode}" + (f"; figure written to {plot}" if plot else ""),
                     style="dim", markup=False, soft_wrap=True)
 
 
-@main.command("audit", short_help="Measure a lower bound on epsilon from the runtime (exit 1: it leaks).")
+@click.command("audit", short_help="Measure a lower bound on epsilon from the runtime (exit 1: it leaks).")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--trials", type=click.IntRange(min=1), default=None,
               help="Runs of the mechanism on each confirmed input (default: the fewest, at least 10000, for which "
@@ -285,28 +224,21 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
       ldpplan audit health.json --trials 200000 --confidence 0.99 --json
       ldpplan audit rr.json --runtime-cmd "node examples/clients/rr.js"
     """
-    import shlex
 
-    import numpy as np
 
-    from ._console import interactive, print_tables, progress_bar
-    from .auditing import audit
 
-    from ..mechanisms import read_plan
 
     rng = np.random.default_rng(seed)
     mechanism = None
     plan = read_plan(plan_file)  # the plan file, read once (strict JSON; audit and its runtime check the rest)
     if runtime_cmd is not None:
-        from .auditing.external import ExternalRuntime
-        from .errors import InputDataError
 
         try:
             words = shlex.split(runtime_cmd)
         except ValueError as exc:
             raise InputDataError(f"--runtime-cmd: not a command line ({exc}): {runtime_cmd!r:.80}") from None
         mechanism = ExternalRuntime(plan_file, words, plan, timeout=runtime_timeout)
-    if as_json or not interactive(stderr=True):
+    if as_json or not _console.interactive(stderr=True):
         result = audit(plan, mechanism=mechanism, trials=trials, confidence=confidence, rng=rng)
     else:
         with progress_bar("auditing") as progress:
@@ -320,7 +252,7 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
         raise click.exceptions.Exit(EXIT_VIOLATED)
 
 
-@main.command("options", short_help="A family's -O options and perturb input columns.")
+@click.command("options", short_help="A family's -O options and perturb input columns.")
 @click.argument("mechanism")
 @click.option("--json", "as_json", is_flag=True, help="Print the options and the input format as JSON.")
 def options_cmd(mechanism, as_json):
@@ -333,9 +265,6 @@ def options_cmd(mechanism, as_json):
       ldpplan options idue
       ldpplan options urr --json
     """
-    from . import api
-    from ._console import console, print_tables
-    from ._report import Table
 
     family = api.family(mechanism, field="MECHANISM")
     rows = api.options_help(family)
@@ -344,10 +273,10 @@ def options_cmd(mechanism, as_json):
         return
     print_tables([Table(title=f"{family.name}: simulate options (-O KEY=VALUE)",
                         columns=["option", "default", "description"], rows=rows or [["(none)", "", ""]])], full=True)
-    console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False)
+    _console.console().print(f"perturb --input ({family.name}): {family.input_doc}", markup=False, highlight=False)
 
 
-@main.command("schema", short_help="Print the JSON Schema of plan files.")
+@click.command("schema", short_help="Print the JSON Schema of plan files.")
 @click.option("--mechanism", default=None, metavar="NAME",
               help="Only this family's part (a family name such as uldp, or a mechanism name such as urr).")
 def schema_cmd(mechanism):
@@ -358,13 +287,12 @@ def schema_cmd(mechanism):
       ldpplan schema > plan-2.0.schema.json
       ldpplan schema --mechanism urr
     """
-    from . import api
 
     click.echo(json.dumps(api.plan_schema(mechanism), indent=2))
 
 
 
-@main.command("explain", short_help="The budget of one item set (IDUE-PS), or the central guarantee behind a shuffler.")
+@click.command("explain", short_help="The budget of one item set (IDUE-PS), or the central guarantee behind a shuffler.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("--items", metavar="A,B,C",
               help="Comma-separated items of one user's set (labels, or 0-based indices when the plan has none).")
@@ -390,10 +318,6 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json, full):
       ldpplan explain health-ps.json --items hiv --json
       ldpplan explain health-ps.json --shuffle-n 100000 --delta 1e-8
     """
-    from . import api
-    from ._console import print_tables
-    from ._report import Table
-    from .errors import SpecError
 
     if (items is None) == (shuffle_n is None):
         raise SpecError("--items/--shuffle-n", "give exactly one of them", items if items is not None else shuffle_n)
@@ -427,7 +351,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json, full):
                         ["item", "level epsilon (nats)"], rows, note=note)], full=full)
 
 
-@main.command("report", short_help="Write a self-contained HTML report of a verified plan.")
+@click.command("report", short_help="Write a self-contained HTML report of a verified plan.")
 @click.argument("plan_file", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="The HTML file to write (atomically; only for a plan that verifies).")
@@ -448,11 +372,6 @@ def report_cmd(plan_file, output, audit_file, simulate_file):
       ldpplan audit health.json --seed 1 --json > audit.json
       ldpplan report health.json -o health.html --audit audit.json
     """
-    from . import api
-    from ._io import write_bytes_atomic
-    from ._console import print_message
-    from .reporting import report
-    from .reporting.page import read_json as read_json_input
 
     plan = api.read_plan(plan_file)
     extra = {"audit": read_json_input(audit_file, "--audit") if audit_file else None,
@@ -466,9 +385,5 @@ def report_cmd(plan_file, output, audit_file, simulate_file):
     print_message(f"report written to {output}", prefix="holds:", style="green")
 
 
-for _command in RUNTIME_COMMANDS:  # perturb, aggregate, estimate (planner/cli_runtime.py)
-    main.add_command(_command)
-
-
-if __name__ == "__main__":  # pragma: no cover - ``python -m ldpplan.planner.cli``, after every command is registered
+if __name__ == "__main__":  # pragma: no cover - ``python -m ldpplan.planner.cli``, the group loads each command on use
     main()
