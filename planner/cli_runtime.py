@@ -1,7 +1,7 @@
 """The runtime's commands of the ``ldpplan`` command line: ``perturb`` (clients' inputs into a
 reports file), ``aggregate`` (report and aggregate files into one aggregate) and ``estimate``.
 
-Part of the CLI (it prints); the ``ldpplan`` group (:mod:`ldpplan.planner._cli_group`) loads
+Part of the CLI (it prints); the ``ldpplan`` group (:mod:`ldpplan.planner.cli`) loads
 :data:`RUNTIME_COMMANDS` on use, and its error handling (exit codes 0/1/2, one line) covers them.
 """
 from __future__ import annotations
@@ -12,8 +12,7 @@ import click
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from . import _console
-from ._cli_group import fail
-from ._console import print_message, print_tables
+from ._console import fail, print_message, print_tables
 from ._io import to_jsonable
 from ._memoized_io import NEW_MEMO_COST
 from ._memory import parse_memory
