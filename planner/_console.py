@@ -16,6 +16,8 @@ import sys
 from typing import TYPE_CHECKING, Any, Iterable, NoReturn, TextIO
 
 import click
+from ._layout import footnote_tall_cells, layout
+from ._summary import summary_table
 
 if TYPE_CHECKING:  # (rich is imported where a console is built)
     from rich.console import Console
@@ -100,9 +102,6 @@ def print_tables(tables: Iterable[Any], con: Console | None = None, *, full: boo
     :func:`ldpplan.planner._layout.layout`. Unless ``full``, a long table is drawn as its summary
     (:func:`ldpplan.planner._summary.summary_table`).
     """
-    from ._layout import footnote_tall_cells, layout
-    from ._summary import summary_table
-
     con = con or console()
     for t in tables:
         t = t if full else summary_table(t)
