@@ -34,10 +34,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from . import _report, api, auditing, errors, reporting, shuffle  # deferred: numpy
 
-    from ..solvers.shuffle import ShuffleBound
-
     found = {"audit": auditing.audit, "AuditResult": auditing.AuditResult, "report": reporting.report,
-             "ShuffleBound": ShuffleBound, "shuffle_bound": shuffle.shuffle_bound,
+             "ShuffleBound": shuffle.ShuffleBound, "shuffle_bound": shuffle.shuffle_bound,
              "local_epsilon_for": shuffle.local_epsilon_for}
     for module in (api, errors, _report):
         found.update((n, getattr(module, n)) for n in __all__ if n not in found and hasattr(module, n))
