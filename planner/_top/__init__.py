@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import planner  # its ``__init__`` loads its names on first use: nothing heavy here
 from ._cli import missing_planner_dependency
 
 __all__ = ["make_plan", "verify_plan", "load", "secure_rng", "__version__"]
@@ -66,6 +65,10 @@ def __getattr__(name: str) -> Any:
         import ldpplan.solvers as solvers  # deferred: numpy, scipy, cvxpy (as above)
 
         return solvers
+    if name == "planner":  # a runtime-only process never loads the planner package (tests/test_registry.py)
+        import ldpplan.planner as planner  # deferred: pydantic (the planner extra, with its first name used)
+
+        return planner
     raise AttributeError(f"module 'ldpplan' has no attribute {name!r}")
 
 
