@@ -64,7 +64,7 @@ class PlanParams:
             raise PlanError(f"{where}.{unknown[0][:40]}: unknown field (known: {list(types_)})")
         missing = [f for f in types_ if f in cls.required() and f not in params]
         if missing:
-            raise PlanError(f"{where}.{missing[0]}: required field is missing")
+            raise PlanError(f"{where}.{missing[0]}: required field is missing from the plan")  # as require()
         values = {f: _convert(params[f], tp, f"{where}.{f}") for f, tp in types_.items() if f in params}
         return cls(**values)
 
@@ -116,4 +116,4 @@ def _convert(value: Any, tp: Any, field: str) -> Any:
             return dict(value)
     else:  # pragma: no cover - a Params annotation this reader does not know
         raise TypeError(f"{field}: unsupported annotation {tp!r}")
-    raise PlanError(f"{field}: must be {_describe(tp)} (got {type(value).__name__} {str(value)[:40]})")
+    raise PlanError(f"{field}: must be {_describe(tp)} (got {repr(value)[:40]})")  # as integer()/number()

@@ -31,7 +31,7 @@ import numpy as np
 from ._envelope import check_envelope_data
 from ._plan import PlanError, ReadOnce, check_pinned, content_fingerprint, loads_strict, read_plan
 
-__all__ = ["Plan", "Domain", "VerificationRecord", "freeze", "checked_dict"]
+__all__ = ["Plan", "Domain", "VerificationRecord", "freeze", "checked_dict", "typed_params"]
 
 
 def _read_only(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
@@ -144,6 +144,8 @@ class Plan(ReadOnce, Mapping[str, Any]):
     fingerprint : str
         :func:`~ldpplan.mechanisms.plan_fingerprint` of the content: 64 lowercase hex digits,
         computed once when the plan was read.
+    typed_params : PlanParams
+        ``params`` as the runtime class's frozen ``Params`` record (property; read on first use, then kept).
     """
 
     format_version: str
@@ -160,6 +162,27 @@ class Plan(ReadOnce, Mapping[str, Any]):
     provenance: Mapping[str, Any]
     fingerprint: str
     _data: Mapping[str, Any] = dataclasses.field(compare=False)
+    _typed_params: Any = dataclasses.field(default=None, init=False, compare=False, repr=False)
+
+    @property
+    def typed_params(self) -> Any:
+        """``params`` as a frozen, typed record: ``runtime_class(mechanism).Params.from_mapping(params)``.
+
+        Computed on first use and kept in this Plan (a slot; the Plan and the record are immutable, so
+        the cache cannot go stale). The record's fields are the papers' symbols, typed (``float``,
+        ``int``, tuples for arrays); ranges, the 2^-48 grid and the numbers' consistency remain the
+        runtime class's ``from_plan`` checks (:class:`ldpplan.mechanisms._params.PlanParams`).
+
+        Raises
+        ------
+        PlanError
+            ``params.<field>: ...``: an unknown or missing field, or a value of another JSON type.
+        """
+        typed = self._typed_params
+        if typed is None:
+            typed = _REGISTRY[0](self.mechanism).Params.from_mapping(self.params)
+            object.__setattr__(self, "_typed_params", typed)
+        return typed
 
     @classmethod
     def read(cls, source: "str | os.PathLike | Mapping[str, Any] | Plan", *, fingerprint: str | None = None) -> "Plan":
@@ -168,7 +191,8 @@ class Plan(ReadOnce, Mapping[str, Any]):
         Parameters
         ----------
         source : path-like, str, mapping or Plan
-            A plan file's path, its JSON text (a string starting with ``{``), a parsed plan
+            A plan file's path (a ``str`` is always a path, as ``read_plan`` has always read it: a file
+            named ``{x}.json`` is a file; JSON text goes through :meth:`loads`), a parsed plan
             (mapping; deep-copied, read-only) or a Plan (returned as it is, after the pin).
         fingerprint : str, optional
             The pinned ``"sha256:<64 hex digits>"`` (or the bare digits); another plan is refused.
@@ -188,10 +212,6 @@ class Plan(ReadOnce, Mapping[str, Any]):
         if isinstance(source, Plan):
             check_pinned(source.fingerprint, fingerprint)
             return source
-        if isinstance(source, str) and source.lstrip().startswith("{"):
-            source = loads_strict(source)
-            if not isinstance(source, Mapping):  # pragma: no cover - a text starting with "{" parses to an object
-                raise PlanError("<plan>: a plan must be a JSON object")
         data = read_plan(source)
         fields = _fields_of(data)
         if fingerprint is not None:  # the pin first, as read_envelope (a pinned plan is hashed before any check)
@@ -201,6 +221,32 @@ class Plan(ReadOnce, Mapping[str, Any]):
         if fingerprint is None:
             digest = content_fingerprint(data, _json_default)
         return cls._of(freeze(data), digest)
+
+    @classmethod
+    def loads(cls, text: str | bytes, *, fingerprint: str | None = None) -> "Plan":
+        """Read a plan from its JSON text (strict JSON), then as :meth:`read` reads a mapping.
+
+        Parameters
+        ----------
+        text : str or bytes
+            The plan file's content (UTF-8 when bytes).
+        fingerprint : str, optional
+            As in :meth:`read`.
+
+        Raises
+        ------
+        PlanError
+            Text that is not strict JSON or not a JSON object (``<plan>: ...``), and whatever :meth:`read` refuses.
+        """
+        if isinstance(text, (bytes, bytearray)):
+            try:
+                text = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise PlanError(f"<plan>: plan text must be UTF-8 ({exc})") from None
+        data = loads_strict(text)
+        if not isinstance(data, Mapping):
+            raise PlanError("<plan>: a plan must be a JSON object")
+        return cls.read(data, fingerprint=fingerprint)
 
     @classmethod
     def _of(cls, data: Mapping[str, Any], digest: str) -> "Plan":
@@ -240,6 +286,24 @@ class Plan(ReadOnce, Mapping[str, Any]):
 
     def __reduce__(self) -> tuple:
         return _rebuild, (self.to_dict(), self.fingerprint)
+
+
+def typed_params(data: Mapping[str, Any], runtime: Any) -> Any:
+    """``params`` of a plan read by ``runtime``'s ``from_plan`` as ``runtime.Params`` (frozen, typed).
+
+    A :class:`Plan` gives its kept :attr:`Plan.typed_params` (read once per Plan); a plan dict is read
+    now (``runtime.Params.from_mapping(data["params"])``).
+
+    Raises
+    ------
+    PlanError
+        As :meth:`ldpplan.mechanisms._params.PlanParams.from_mapping`.
+    """
+    if isinstance(data, Plan):
+        typed = data.typed_params
+        if type(typed) is runtime.Params:
+            return typed
+    return runtime.Params.from_mapping(data.get("params"))
 
 
 #: ``runtime_class(mechanism)`` of the registry; :mod:`ldpplan.mechanisms` registers it when imported

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
 from ._report import default_report_facts
+from ._solve_once import plan_scope
 from .errors import PrivacyViolation, SpecError
 from .shuffle import attach_shuffled, verify_shuffled
 from ..mechanisms._amplification import PLAN_KINDS, randomizer_of_plan
@@ -215,16 +216,19 @@ class ModuleFamily:
 
         ``plan.build_plan(raw, base_dir=...)`` builds it; when its ``verification.holds`` is not
         yet true, or a ``[shuffle]`` block asks for ``guarantee.shuffled``, it is verified here.
+        The spec is parsed and solved once: build and verify share one :func:`._solve_once.plan_scope`
+        (verify re-derives only what differs from what build derived; run on its own, it re-derives all).
         """
         from ._common import attach_verification  # deferred: pydantic (see the module's note)
 
         block = raw.get("shuffle") if isinstance(raw, Mapping) else None
-        plan = self.room.build_plan(raw, base_dir=base_dir)
-        if block is not None:  # the central guarantee of n shuffled reports, for every family at once
-            plan = attach_shuffled(plan, plan["spec"]["shuffle"], self.shuffle_randomizer(plan))
-            plan = attach_verification(plan, self.verify(plan))  # replaces the family's own record
-        elif (plan.get("verification") or {}).get("holds") is not True:
-            plan = attach_verification(plan, self.verify(plan))
+        with plan_scope():
+            plan = self.room.build_plan(raw, base_dir=base_dir)
+            if block is not None:  # the central guarantee of n shuffled reports, for every family at once
+                plan = attach_shuffled(plan, plan["spec"]["shuffle"], self.shuffle_randomizer(plan))
+                plan = attach_verification(plan, self.verify(plan))  # replaces the family's own record
+            elif (plan.get("verification") or {}).get("holds") is not True:
+                plan = attach_verification(plan, self.verify(plan))
         return plan
 
     def verify(self, plan: Mapping[str, Any]) -> Any:

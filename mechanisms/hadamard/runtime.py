@@ -39,6 +39,7 @@ from .._envelope import MAX_DOMAIN_SIZE, PlanFields, read_domain, read_envelope
 from .._estimators import project_simplex
 from .._intervals import FrequencyVariance
 from .._plan import PlanError, check_claim, integer, number, require
+from .._plan_object import typed_params
 from .._protocol import (Aggregate, CountRule, Estimate, Frozen, Reports, check_method, readonly,
                          set_fields)
 from .._sampling import bernoulli_iid, check_rng, on_grid, uniform_below
@@ -154,21 +155,22 @@ class HadamardResponse(Frozen):
         """
         data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
         size, labels = read_domain(data, low=2)
-        k = integer(require(data, "params.domain_size"), "params.domain_size", low=2, high=MAX_DOMAIN_SIZE)
+        params = typed_params(data, cls)  # HadamardResponseParams: the fields and their JSON types, read once
+        k = integer(params.domain_size, "params.domain_size", low=2, high=MAX_DOMAIN_SIZE)
         if k != size:
             raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
-        B = integer(require(data, "params.blocks"), "params.blocks", low=1, high=2 * k)
+        B = integer(params.blocks, "params.blocks", low=1, high=2 * k)
         if B & (B - 1):
             raise PlanError(f"params.blocks: must be a power of two (got {B})")
-        b = integer(require(data, "params.block_size"), "params.block_size", low=2)
+        b = integer(params.block_size, "params.block_size", low=2)
         if b != block_size(k, B):
             raise PlanError(f"params.block_size: must be the smallest power of two with blocks (b - 1) >= k, "
                             f"{block_size(k, B)} (got {b})")
-        if integer(require(data, "params.output_size"), "params.output_size", low=2) != B * b:
+        if integer(params.output_size, "params.output_size", low=2) != B * b:
             raise PlanError(f"params.output_size: must be blocks x block_size = {B * b} "
-                            f"(got {data['params']['output_size']!r})")
-        epsilon = number(require(data, "params.epsilon"), "params.epsilon", low=0.0, low_open=True)
-        p = number(require(data, "params.keep_probability"), "params.keep_probability", low=0.0, high=1.0,
+                            f"(got {params.output_size!r})")
+        epsilon = number(params.epsilon, "params.epsilon", low=0.0, low_open=True)
+        p = number(params.keep_probability, "params.keep_probability", low=0.0, high=1.0,
                    low_open=True, high_open=True)
         if not on_grid(p):
             raise PlanError(f"params.keep_probability: must be a multiple of 2^-48 (got {p!r})")

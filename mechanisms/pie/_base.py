@@ -24,6 +24,7 @@ from .._api import check_items, report_columns
 from .._envelope import MAX_COUNT_DOMAIN, PlanFields, read_domain, read_envelope
 from ._exact import exact_pie_guarantee
 from .._plan import PlanError, check_claim, integer, number, require, round_up
+from .._plan_object import typed_params
 from ._promises import pie_promises
 from .._protocol import Aggregate, Estimate, Frozen, check_method, set_fields
 from .._sampling import on_grid
@@ -148,18 +149,19 @@ class KaryRRBase(Frozen):
         data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
         high = cls.PLAN_FIELDS.max_domain  # O(1) memory in |X| until aggregate/estimate (memory-budgeted)
         size, labels = read_domain(data, low=2, high=high)
-        k = integer(require(data, "params.domain_size"), "params.domain_size", low=2, high=high)
+        params = typed_params(data, cls)  # RandomizedResponseParams / GeneralizedLocalHashingParams, read once
+        k = integer(params.domain_size, "params.domain_size", low=2, high=high)
         if k != size:
             raise PlanError(f"params.domain_size: must equal domain.size = {size} (got {k})")
-        epsilon = number(require(data, "params.epsilon"), "params.epsilon", low=0.0, low_open=True)
-        mu = number(require(data, "params.mu"), "params.mu", low=0.0, high=1.0, low_open=True, high_open=True)
+        epsilon = number(params.epsilon, "params.epsilon", low=0.0, low_open=True)
+        mu = number(params.mu, "params.mu", low=0.0, high=1.0, low_open=True, high_open=True)
         if not on_grid(mu):
             raise PlanError(f"params.mu: must be a multiple of 2^-48 (got {mu!r})")
         g = None
         if cls.mechanism == "glh":
-            g = integer(require(data, "params.g"), "params.g", low=2, high=HASH_PRIME_LARGE)
+            g = integer(params.g, "params.g", low=2, high=HASH_PRIME_LARGE)
             prime = hash_prime(k, g)
-            recorded = require(data, "params.hash")
+            recorded = params.hash
             if not isinstance(recorded, Mapping) or type(recorded.get("prime")) is not int \
                     or recorded.get("prime") != prime:
                 got = recorded.get("prime") if isinstance(recorded, Mapping) else recorded

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 from ...solvers import SolverError
 from ...solvers.hadamard import solve_hr
 from .._plan_format import envelope
+from .._solve_once import once
 from ..errors import SpecError
 from .claims import baselines_of, guarantee_of, predicted_of
 from .spec import parse_spec
@@ -32,9 +33,9 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     SpecError
         A bad spec, or an epsilon too small for the 2^-48 grid.
     """
-    res = parse_spec(raw)
+    res = once(parse_spec, raw)
     try:
-        solved = solve_hr(res.spec.epsilon, res.size, res.spec.blocks)
+        solved = once(solve_hr, res.spec.epsilon, res.size, res.spec.blocks)
     except SolverError as exc:
         raise SpecError("epsilon", str(exc).removeprefix("epsilon: "), res.spec.epsilon) from None
     numbers = solved.extra["numbers"]

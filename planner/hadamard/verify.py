@@ -19,6 +19,7 @@ from ...solvers.hadamard import solve_hr
 from .._exact import log_ratio_slack, ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
+from .._solve_once import once
 from ..errors import SpecError
 from .claims import baselines_of, guarantee_of, predicted_of
 from .spec import parse_spec
@@ -33,7 +34,7 @@ def _fail(message: str, **details: Any) -> Verification:
 def _spec_mismatch(plan: Mapping[str, Any]):
     """``(message, None)`` for a plan that differs from its spec, else ``(None, (resolved, numbers))``."""
     try:
-        res = parse_spec(plan["spec"])
+        res = once(parse_spec, plan["spec"])
     except SpecError as exc:
         return f"spec: the embedded spec is invalid ({exc})", None
     if plan["mechanism"] != res.spec.mechanism:
@@ -46,7 +47,7 @@ def _spec_mismatch(plan: Mapping[str, Any]):
         if params.get(key) != value:
             return f"params.{key}: must match the embedded spec ({value!r}) (got {params.get(key)!r})", None
     try:
-        numbers = solve_hr(res.spec.epsilon, res.size, res.spec.blocks).extra["numbers"]
+        numbers = once(solve_hr, res.spec.epsilon, res.size, res.spec.blocks).extra["numbers"]
     except SolverError as exc:
         return f"spec.epsilon: {exc}", None
     return None, (res, numbers)

@@ -10,6 +10,7 @@ from decimal import Decimal
 from typing import Any, Mapping
 
 from .._exact import exact, to_decimal
+from .._solve_once import once
 from ..errors import PlanFormatError, SpecError
 from .claims import USERS_SETS_WHAT, baselines_of, predicted_of
 from .spec import NOTION_NAMES, parse_idue_spec
@@ -33,7 +34,7 @@ def embedded_spec(plan: Mapping[str, Any]):
         if key in raw:
             raise PlanFormatError(f"spec.{key}: a plan embeds its spec with files inlined (domain list, level items)")
     try:
-        return parse_idue_spec(raw, None)
+        return once(parse_idue_spec, raw, base_dir=None)
     except SpecError as exc:
         raise PlanFormatError(f"spec.{exc.field}: {exc.rule} (got {exc.value!r})") from None
 

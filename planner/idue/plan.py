@@ -21,6 +21,7 @@ import numpy as np
 
 from .._common import attach_verification
 from .._plan_format import envelope
+from .._solve_once import once
 from ..errors import PrivacyViolation
 from .._grid import MARGINS, Attempt, ladder, round_and_repair, round_safe
 from .claims import DIRECTIONS, USERS_SETS_WHAT, baselines_of, guarantee_of, predicted_of, worst_case_mse
@@ -87,7 +88,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     PrivacyViolation
         The independent re-check failed (the plan is not returned).
     """
-    spec, levels = parse_idue_spec(raw, base_dir)
+    spec, levels = once(parse_idue_spec, raw, base_dir=base_dir)
     a, b, res, margin = solve_levels(levels, spec.model, spec.notion)
     L = spec.padding_length
     params: dict[str, Any] = {

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .._plan_format import envelope
+from .._solve_once import once
 from ..errors import SpecError
 from ._target import target_search
 from .claims import baselines, claims, predictions, solve, variance_line
@@ -74,9 +75,9 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     SpecError
         Invalid spec or unreachable budgets (or lifetime target).
     """
-    spec = parse_spec(raw, base_dir)
+    spec = once(parse_spec, raw, base_dir=base_dir)
     m = spec.model
-    chosen, params, candidates, reason = plan_budgets(spec)
+    chosen, params, candidates, reason = once(plan_budgets, spec, memo_key=raw)  # keyed by spec's mapping
     guarantee = claims(chosen, params, m.rounds, m.values)
     solver: dict[str, Any] = {"name": "closed form + exact composed channel" if chosen == "l-grr" else "closed form",
               "status": "optimal", "selection": {"requested": m.mechanism, "chosen": chosen, "reason": reason},

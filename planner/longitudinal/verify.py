@@ -25,6 +25,7 @@ from typing import Any, Mapping
 from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
+from .._solve_once import once
 from ..errors import PlanFormatError, SpecError
 from .claims import NOTION, claims, exact_ratios, predictions
 from .plan import plan_budgets
@@ -57,7 +58,7 @@ def _structure(plan: Mapping[str, Any]) -> None:
 
 def _spec_checks(plan: Mapping[str, Any], failures: list[str]) -> None:
     try:
-        spec = parse_spec(plan["spec"])
+        spec = once(parse_spec, plan["spec"])
     except SpecError as exc:
         raise PlanFormatError(f"spec: the embedded spec is invalid ({exc})") from None
     m, gu = spec.model, plan["guarantee"]
@@ -74,7 +75,7 @@ def _spec_checks(plan: Mapping[str, Any], failures: list[str]) -> None:
         failures.append(f"guarantee.epsilon_lifetime: {gu['epsilon_lifetime']!r} exceeds the spec's "
                         f"target.epsilon_lifetime = {m.target.epsilon_lifetime!r}")
     try:
-        chosen, params, _, _ = plan_budgets(spec)
+        chosen, params, _, _ = once(plan_budgets, spec, memo_key=plan["spec"])
     except SpecError as exc:
         failures.append(f"spec: cannot be solved ({exc})")
         return

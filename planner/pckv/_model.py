@@ -15,10 +15,11 @@ import numpy as np
 
 from ..data import KeyValueData, load_key_value_data, map_key_value_data, resolve_data_path
 from ..errors import InputDataError, SpecError
-from .spec import DEFAULT_USERS, PCKVSpec
+from .spec import DEFAULT_USERS, PCKVSpec, private_phase
 from ...solvers.pckv import KeyModel
 
-__all__ = ["PlanningData", "read_spec_data", "data_model", "build_model", "open_assumptions", "MIN_KEY_FREQUENCY_SHARE"]
+__all__ = ["PlanningData", "read_spec_data", "data_model", "build_model", "open_assumptions", "MIN_KEY_FREQUENCY_SHARE",
+           "length_search_key"]
 
 #: Default ``min_key_frequency`` as a share of the uniform key frequency ``min(1, E[set size]/d)``.
 MIN_KEY_FREQUENCY_SHARE = 0.5
@@ -198,3 +199,17 @@ def build_model(spec: PCKVSpec, d: int, labels: list[str] | None, pdata: Plannin
         raise SpecError("prior_frequencies", "at least one key must have a frequency > 0", None)
     info["users"] = int(n)
     return KeyModel(freq, means, n, objective_keys=obj_keys, **kwargs), info
+
+
+def length_search_key(spec: PCKVSpec, mechanism: str, source: Any) -> list[Any] | None:
+    """What the ``"auto"`` padding-length search of ``mechanism`` depends on, as a memo key of
+    :func:`ldpplan.planner._solve_once.once` (one search per ``ldpplan plan``, shared by plan and verify).
+
+    The search is a function of the spec (budget, allocation, weights, bound, priors) and of the planning
+    model, itself a function of the spec and of the data file ``source`` (its path; None without data).
+    On the private route the model comes from phase 1 (simulated by plan, recomputed from the recorded
+    counts by verify): None, the search is not shared.
+    """
+    if private_phase(spec) is not None:
+        return None
+    return [mechanism, spec.model_dump(mode="json"), None if source is None else str(source)]

@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
 
 from .._plan_format import envelope
+from .._solve_once import once
 from ..errors import SpecError, InputDataError
 from ._allocation import GridAllocation, solve_on_grid
 from .claims import COMPOSITION, baseline_of, choose, guarantee_of, predicted_of
-from ._model import PlanningData, build_model, read_spec_data
+from ._model import PlanningData, build_model, length_search_key, read_spec_data
 from .spec import ALLOCATIONS, PCKVSpec, parse_spec, private_phase, required_private_phase
 from ...solvers import SolverError, pckv as S
 from .._exact import shrink
@@ -61,14 +63,16 @@ def _finite_or_none(node: Any) -> Any:
 
 
 def _padding_length(spec: PCKVSpec, mech: str, d: int, model, weights,
-                    phase_one: dict | None = None) -> tuple[int, dict | None]:
+                    phase_one: dict | None = None, source: Path | None = None) -> tuple[int, dict | None]:
     phase = private_phase(spec)
     if isinstance(spec.padding_length, int):  # a fixed L (neither "auto" nor the private route)
         return int(spec.padding_length), None
     bound = phase.max if phase is not None else spec.max_padding_length
     try:
-        sel = S.choose_padding_length(mech, shrink(spec.epsilon), domain_size=d, model=model, method=spec.allocation,
-                                      weights=weights, max_padding_length=bound)
+        key = length_search_key(spec, mech, source)  # None: the private route, not shared with verify
+        search = S.choose_padding_length if key is None else partial(once, S.choose_padding_length, memo_key=key)
+        sel = search(mech, shrink(spec.epsilon), domain_size=d, model=model, method=spec.allocation,
+                     weights=weights, max_padding_length=bound)
     except (SolverError, ValueError) as exc:
         raise SpecError("padding_length", f"\"auto\" must find an L with a finite predicted error ({exc})",
                         "auto") from None
@@ -147,7 +151,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
         Invalid spec or no allocation on the grid (field, rule, value).
     """
     t0 = time.perf_counter()
-    spec = parse_spec(raw)
+    spec = once(parse_spec, raw)
     pdata = read_spec_data(spec, base_dir)
     d, labels = domain_of(spec, pdata)
     phase_one = None
@@ -160,8 +164,10 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     candidates = ["pckv-ue", "pckv-grr"] if spec.mechanism == "pckv" else [spec.mechanism]
     solved: dict[str, tuple[int, GridAllocation, dict | None]] = {}
     for m in candidates:
-        L, selection = _padding_length(spec, m, d, model, weights, phase_one)
-        solved[m] = (L, solve_on_grid(m, eps, spec.allocation, d, L, model, weights), selection)
+        L, selection = _padding_length(spec, m, d, model, weights, phase_one, pdata.path)
+        # keyed without the model: a closed-form allocation's grid numbers do not depend on it (verify reads them)
+        solved[m] = (L, once(solve_on_grid, m, eps, spec.allocation, d, L, model, weights,
+                             memo_key=[m, eps, spec.allocation, d, L]), selection)
     baselines = []
     for m, (L, alloc, _) in solved.items():
         for method in dict.fromkeys([spec.allocation, *[a for a in ALLOCATIONS if a != "numeric"]]):

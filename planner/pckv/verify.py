@@ -17,6 +17,7 @@ r"""Independent re-check of a PCKV plan: its numbers exactly, and the plan again
 from __future__ import annotations
 
 import math
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -27,7 +28,9 @@ from ...mechanisms import on_grid
 from .._exact import ratio_within, shrink
 from .._plan_format import validate_plan
 from .._report import Verification
+from .._solve_once import once
 from ..errors import PlanFormatError, SpecError, InputDataError
+from ._model import length_search_key
 from ._allocation import composed_ratio_exact, exact_budgets, key_ratio_exact, solve_on_grid, value_ratio_exact
 from .claims import choose, predicted_of
 from .spec import PCKVSpec, parse_spec, private_phase, required_private_phase
@@ -138,7 +141,9 @@ def _check_allocation(plan, spec: PCKVSpec, mech: str, a, b, p, d: int, L: int, 
             raise _Fail(f"guarantee.epsilon: a numeric allocation lies on the composition frontier, so it must use "
                         f"spec.epsilon = {spec.epsilon!r} (got {composed!r})")
         return
-    expected = solve_on_grid(mech, spec.epsilon, spec.allocation, d, L).params
+    # the grid numbers of a closed form do not depend on the model: plan() shares the one solve (_solve_once)
+    expected = once(solve_on_grid, mech, spec.epsilon, spec.allocation, d, L,
+                    memo_key=[mech, float(spec.epsilon), spec.allocation, d, L]).params
     got = {"a": a, "b": b, "p": p}
     for k in ("a", "b", "p"):
         if got[k] != expected[k]:
@@ -263,8 +268,11 @@ def _check_auto(plan: Mapping[str, Any], spec: PCKVSpec, mech: str, d: int, mode
     """Re-run the ``"auto"`` search (closed-form allocations) and compare the chosen L."""
     phase = private_phase(spec)
     bound = phase.max if phase is not None else spec.max_padding_length
-    sel = S.choose_padding_length(mech, shrink(spec.epsilon), domain_size=d, model=model, method=spec.allocation,
-                                  weights=weights, max_padding_length=bound)
+    source = None if spec.data is None else next(iter({x["source"] for x in plan["planning_inputs"]}))
+    key = length_search_key(spec, mech, source)  # within ldpplan plan: plan's search of the same inputs (_solve_once)
+    search = S.choose_padding_length if key is None else partial(once, S.choose_padding_length, memo_key=key)
+    sel = search(mech, shrink(spec.epsilon), domain_size=d, model=model, method=spec.allocation,
+                 weights=weights, max_padding_length=bound)
     L = int(sel.parameters["padding_length"])
     if L != plan["params"]["padding_length"]:
         raise _Fail(f"params.padding_length: the \"auto\" search recomputed from its inputs chooses L = {L} "
@@ -295,7 +303,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     checks = ["schema", "finite numbers", "2^-48 grid and ranges"]
     try:
         try:
-            spec = parse_spec(plan["spec"])
+            spec = once(parse_spec, plan["spec"])
         except SpecError as exc:
             raise _Fail(f"spec.{exc}") from None
         mech, a, b, p, d, L = _numbers(plan)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .._plan_format import envelope
+from .._solve_once import once
 from ..errors import SpecError
 from .claims import SOURCES, baseline_of, claimed_numbers, exact_guarantee, predicted_of, unshuffled_baseline
 from .spec import parse_spec
@@ -39,9 +40,9 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     SpecError
         Invalid spec, unreachable target, or an epsilon too small for the 2^-48 grid.
     """
-    spec = parse_spec(raw, base_dir)
+    spec = once(parse_spec, raw, base_dir=base_dir)
     k, n, t = spec.domain_size, spec.n, spec.model.releases
-    results, chosen, reason = select(spec, raw)
+    results, chosen, reason = once(select, spec, raw, memo_key=raw)  # keyed by the mapping spec is parsed from
     res = results[chosen]
     eps_design = float(res.parameters["epsilon"])
     g = int(res.parameters["g"]) if chosen == "glh" else None

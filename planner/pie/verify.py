@@ -26,6 +26,7 @@ from typing import Any, Mapping
 from .._exact import ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
+from .._solve_once import once
 from ..errors import PlanFormatError, SpecError
 from .._exact import float_down, float_up, to_decimal
 from ._exact import NOTION, claimed_numbers, exact_guarantee, hash_params
@@ -61,7 +62,7 @@ def _structure(plan: Mapping[str, Any]) -> tuple[int, int, float, float]:
 
 def _spec_checks(plan: Mapping[str, Any], ex: dict[str, Any], failures: list[str]):
     """The plan against its spec (appends to ``failures``); returns the parsed spec."""
-    spec = _spec_with_recorded_inputs(plan)
+    spec, parsed_from = _spec_with_recorded_inputs(plan)
     p, gu, mech = plan["params"], plan["guarantee"], plan["mechanism"]
     model = spec.model
     allowed = ("rr", "glh") if model.mechanism == "pie" else (model.mechanism,)
@@ -98,7 +99,7 @@ def _spec_checks(plan: Mapping[str, Any], ex: dict[str, Any], failures: list[str
         if float(gu["bayes_error_lower_bound"]) < t.bayes_error:
             failures.append(f"guarantee.bayes_error_lower_bound: {gu['bayes_error_lower_bound']!r} is below the "
                             f"target {t.bayes_error!r}")
-    _solution_checks(plan, spec, failures)
+    _solution_checks(plan, spec, parsed_from, failures)
     return spec
 
 
@@ -146,7 +147,7 @@ def _prediction_checks(plan: Mapping[str, Any], spec, ex: dict[str, Any], failur
             failures.append(f"predicted.{key}: recomputed {entry['value']!r} from the numbers (got {value!r})")
 
 
-def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None:
+def _solution_checks(plan: Mapping[str, Any], spec, parsed_from: Any, failures: list[str]) -> None:
     """The plan's mechanism, epsilon and g must be the spec's solution.
 
     Floats may differ in the last bits across platforms (libm), so epsilon is compared with
@@ -154,7 +155,7 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
     only at the same predicted loss (within a relative 1e-9: a near tie).
     """
     try:
-        results, chosen, _ = select(spec, plan["spec"])
+        results, chosen, _ = once(select, spec, plan["spec"], memo_key=parsed_from)
     except SpecError as exc:
         failures.append(f"spec: cannot be solved ({exc})")
         return
@@ -174,7 +175,8 @@ def _solution_checks(plan: Mapping[str, Any], spec, failures: list[str]) -> None
 
 
 def _spec_with_recorded_inputs(plan: Mapping[str, Any]):
-    """Parse the embedded spec; numbers it read from data files are taken from ``planning_inputs``."""
+    """``(parsed, mapping)``: the embedded spec parsed, and the mapping parsed (numbers it read from data files
+    are taken from ``planning_inputs``)."""
     raw = copy.deepcopy(dict(plan["spec"])) if isinstance(plan["spec"], Mapping) else plan["spec"]
     recorded = {pi.get("what"): pi.get("value") for pi in plan["planning_inputs"]}
     refs = []
@@ -190,7 +192,7 @@ def _spec_with_recorded_inputs(plan: Mapping[str, Any]):
                                   "its value (one entry with that 'what' and a number 'value')")
         put(value)
     try:
-        return parse_spec(raw)
+        return once(parse_spec, raw), raw
     except SpecError as exc:
         raise PlanFormatError(f"spec: the embedded spec is invalid ({exc})") from None
 

@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from .._common import attach_verification
 from .._plan_format import envelope
+from .._solve_once import once
 from ..errors import SpecError
 from .claims import baselines_of, guarantee_of
 from ._numbers import grid_urap, grid_urr, predicted_losses
@@ -50,7 +51,7 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
         raise SpecError("shuffle", "is not available for ULDP plans (non-sensitive outputs are released as they "
                         "are, so the amplification theorems for epsilon0-LDP randomizers do not apply)", block)
     t0 = time.perf_counter()
-    res = resolve(parse_spec(raw))
+    res = once(resolve, once(parse_spec, raw), memo_key=raw)  # keyed by the spec's mapping
     numbers = solve_numbers(res)
     ks, k = res.n_sensitive_common, res.common_size
     params: dict[str, Any] = {"epsilon": res.spec.epsilon, "domain_size": res.size, "sensitive": list(res.sensitive),

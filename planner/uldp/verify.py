@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from .._exact import exact, log_exact, log_ratio_slack, ratio_within
 from .._plan_format import validate_plan
 from .._report import Verification
+from .._solve_once import once
 from ..errors import PlanFormatError, SpecError
 from .claims import baselines_of, guarantee_of
 from ._numbers import GRID_DENOMINATOR, grid_theta, predicted_losses, urap_ratio, urr_ratio
@@ -81,7 +82,7 @@ def check_numbers(kind: str, params: Mapping[str, Any], size: int, n_sensitive: 
 def spec_mismatch(plan: Mapping[str, Any]) -> str | None:
     """Compare the plan with its embedded spec; the first difference (field, rule, amount) or None."""
     try:
-        res = resolve(parse_spec(plan["spec"]))
+        res = once(resolve, once(parse_spec, plan["spec"]), memo_key=plan["spec"])
     except SpecError as exc:
         return f"spec: the embedded spec is invalid ({exc})"
     spec, params, guarantee = res.spec, plan["params"], plan["guarantee"]
@@ -177,7 +178,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
 
 def _predicted_mismatch(plan: Mapping[str, Any], kind: str, k: int, n_s: int) -> str | None:
     """Recompute the predicted worst-case losses from the numbers and compare (relative 1e-9)."""
-    want = predicted_losses(kind, plan["params"], n_s, k - n_s, parse_spec(plan["spec"]).users)
+    want = predicted_losses(kind, plan["params"], n_s, k - n_s, once(parse_spec, plan["spec"]).users)
     for key, entry in want.items():
         got = plan["predicted"].get(key, {}).get("value")
         if got is None or not math.isclose(got, entry["value"], rel_tol=1e-9, abs_tol=1e-300):
