@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from .errors import LdpplanError, PrivacyViolation
+
 __all__ = ["EXIT_OK", "EXIT_VIOLATED", "EXIT_BAD_INPUT", "classify", "one_line"]
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT = 0, 1, 2
@@ -63,8 +65,6 @@ def classify(exc: BaseException) -> tuple[int, str]:
         1 for a violated guarantee; 2 for bad input, a missing optional dependency, or a bug
         (``"internal error (please report): ..."``).
     """
-    from .errors import LdpplanError, PrivacyViolation
-
     if isinstance(exc, PrivacyViolation):
         return EXIT_VIOLATED, one_line(str(exc))
     if isinstance(exc, LdpplanError):

@@ -13,12 +13,16 @@ the extremes, a count of the rest) unless ``full`` is asked for (``--full``).
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, TextIO
+from typing import TYPE_CHECKING, Any, Iterable, NoReturn, TextIO
+
+import click
+from ._layout import footnote_tall_cells, layout
+from ._summary import summary_table
 
 if TYPE_CHECKING:  # (rich is imported where a console is built)
     from rich.console import Console
 
-__all__ = ["interactive", "console", "print_tables", "fmt_cell", "print_message", "progress_bar"]
+__all__ = ["interactive", "console", "print_tables", "fmt_cell", "print_message", "progress_bar", "fail"]
 
 #: Width of the console when the stream is not a terminal (tables never need more).
 PLAIN_WIDTH = 10_000
@@ -98,9 +102,6 @@ def print_tables(tables: Iterable[Any], con: Console | None = None, *, full: boo
     :func:`ldpplan.planner._layout.layout`. Unless ``full``, a long table is drawn as its summary
     (:func:`ldpplan.planner._summary.summary_table`).
     """
-    from ._layout import footnote_tall_cells, layout
-    from ._summary import summary_table
-
     con = con or console()
     for t in tables:
         t = t if full else summary_table(t)
@@ -120,6 +121,12 @@ def print_tables(tables: Iterable[Any], con: Console | None = None, *, full: boo
             con.print(f"[{k}] {text}", markup=False, highlight=False)
         if t.note:
             con.print(t.note, style="dim", markup=False)
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """Print ``error: message`` on stderr (one line) and exit with ``code``."""
+    print_message(message, prefix="error:", style="bold red", stderr=True)
+    raise click.exceptions.Exit(code)
 
 
 def print_message(text: str, *, prefix: str = "", style: str = "", stderr: bool = False) -> None:

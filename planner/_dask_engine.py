@@ -17,6 +17,8 @@ import contextlib
 import logging
 import os
 from typing import Any, Iterator, Mapping, Sequence
+from .errors import InputDataError
+from ..mechanisms import Aggregate
 
 __all__ = ["DASK_EXTRA", "client_for", "aggregate_dask"]
 
@@ -86,8 +88,6 @@ def _by_value(func):
 def _unwrap(value: tuple) -> Any:
     """The result of a task, or the worker's error raised here: bad input (ValueError, OSError) as
     InputDataError, anything else as a RuntimeError (an internal error)."""
-    from .errors import InputDataError
-
     if value[0] == "ok":
         return value[1]
     _, kind, message = value
@@ -128,14 +128,12 @@ def aggregate_dask(plan: Mapping[str, Any], paths: Sequence[str], *, scheduler: 
         A report file a worker refused (its one-line message, naming the file); the worker
         logs no traceback.
     """
-    from ..mechanisms import Aggregate
-
     if client is None:
         with client_for(scheduler, n_workers) as new_client:
             return aggregate_dask(plan, paths, batch_rows=batch_rows, client=new_client)
     import cloudpickle
 
-    from . import _parquet_columns as columns
+    from . import _parquet_columns as columns  # deferred: pyarrow
 
     cloudpickle.register_pickle_by_value(columns)   # workers need ldpplan.mechanisms + pyarrow only
     aggregate, merge = _by_value(columns.aggregate_row_groups), _by_value(columns.merge_aggregate_dicts)

@@ -8,11 +8,9 @@ room's public functions (``plan.build_plan``, ``verify.verify``, ...), imported 
 the rooms; this module sits below both so a room can build its ``FAMILY`` without importing the
 registry (``docs/ARCHITECTURE.md``, "A new family").
 
-Import weight: ``import ldpplan.planner`` imports this module (through ``api`` and the registry), and
-``ldpplan --help`` imports ``ldpplan.planner``; so the three pieces only some operations need are imported
-where they are used: pydantic (the planner extra, ``_common``), the runtime registry (every runtime package,
-``ldpplan.mechanisms``) and ``planner.data``. When ``ldpplan.planner``'s ``__init__`` stops importing
-``api`` eagerly, the last two can move to the top.
+Import weight: the runtime registry (``ldpplan.mechanisms``) and ``planner.data`` are imported at the top
+(``import ldpplan.planner`` is lazy, so ``ldpplan --help`` imports neither); pydantic (the planner
+extra, ``_common``) is imported where it is used.
 """
 from __future__ import annotations
 
@@ -25,6 +23,9 @@ from ._report import default_report_facts
 from ._solve_once import plan_scope
 from .errors import PrivacyViolation, SpecError
 from .shuffle import attach_shuffled, verify_shuffled
+from ..mechanisms._amplification import PLAN_KINDS, randomizer_of_plan
+from .data.stream import DEFAULT_CHUNK_ROWS
+from ..mechanisms import PlanError, runtime_class
 
 if TYPE_CHECKING:  # pydantic is imported with a family's spec module, not by `ldpplan --help`
     from pydantic import BaseModel
@@ -262,8 +263,6 @@ class ModuleFamily:
     def iter_inputs(self, plan: Mapping[str, Any], path: str | os.PathLike, *, skip_empty: bool = False,
                     chunk_rows: int | None = None) -> Any:
         """Users' inputs streamed a chunk at a time (``InputStream``); see :meth:`Family.iter_inputs`."""
-        from .data.stream import DEFAULT_CHUNK_ROWS  # deferred: planner.data (see the module's note)
-
         return self.room.iter_inputs(plan, path, skip_empty=skip_empty,
                                      chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None else int(chunk_rows))
 
@@ -326,9 +325,6 @@ def _runtime_randomizer(plan: Mapping[str, Any]) -> dict[str, Any]:
     """``{"blanket": ...}``: the two-level description ``load()`` reads for the plan's runtime class
     (``PlanFields.shuffle``; :func:`ldpplan.mechanisms._amplification.randomizer_of_plan`); the solver's
     k-RR keywords for ``"krr"``; ``{}`` (the generic bounds) otherwise."""
-    from ..mechanisms import PlanError, runtime_class  # deferred: the runtime registry (see the module's note)
-    from ..mechanisms._amplification import PLAN_KINDS, randomizer_of_plan
-
     try:
         kind = runtime_class(plan.get("mechanism")).PLAN_FIELDS.shuffle
         if kind == "krr":  # k-ary RR (one round of L-GRR): the solver's k-RR bounds, as the runtime confirms them

@@ -7,14 +7,12 @@ import os
 import tempfile
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
 from .errors import PlanFormatError, SpecError
-
-if TYPE_CHECKING:  # the runtime package is imported when a plan is read, not by `ldpplan --help`
-    from ..mechanisms import Plan
+from ..mechanisms import Plan, PlanError, loads_strict
 
 __all__ = ["read_spec_file", "write_json_atomic", "read_plan_file", "to_jsonable", "write_bytes_atomic"]
 
@@ -47,8 +45,6 @@ def read_spec_file(path: str | os.PathLike) -> dict[str, Any]:
         raise SpecError("<file>", "spec file must be readable UTF-8 text", str(exc), str(p)) from None
     try:
         if p.suffix.lower() == ".json":
-            from ..mechanisms import PlanError, loads_strict
-
             try:
                 data = loads_strict(text, what="spec")
             except PlanError as exc:
@@ -155,8 +151,6 @@ def read_plan_file(path: str | os.PathLike | Mapping[str, Any]) -> Plan:
     PlanFormatError
         One line naming the field, the rule and the value.
     """
-    from ..mechanisms import Plan, PlanError
-
     try:
         return Plan.read(path)
     except PlanError as exc:
@@ -173,8 +167,6 @@ def read_plan_file(path: str | os.PathLike | Mapping[str, Any]) -> Plan:
 
 def _is_aggregate_file(path: str | os.PathLike) -> bool:
     """Whether ``path`` holds an aggregate file (JSON whose ``format`` is ``ldpplan-aggregate...``), for the error."""
-    from ..mechanisms import loads_strict
-
     try:
         if os.path.getsize(path) > 64 * 2**20:
             return False

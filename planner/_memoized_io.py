@@ -23,9 +23,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..mechanisms import Plan
+from ..mechanisms import Memo, Plan
 from ._io import write_bytes_atomic
 from .errors import InputDataError, SpecError
+from .. import mechanisms
+from ._plan_format import tool_version
+from ._reports_file import ReportsWriter
+from .data import item_stream
 
 __all__ = ["NEW_MEMO_COST", "parse_user_ids", "open_memo", "perturb_memoized"]
 
@@ -59,8 +63,6 @@ def parse_user_ids(cells: np.ndarray, where: str) -> np.ndarray:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..mechanisms import Memo
-
     col = pa.array(np.asarray(cells, dtype=str), pa.string())
     ok = pc.match_substring_regex(col, _USER_PATTERN).to_numpy(zero_copy_only=False)
     values = np.zeros(len(col), dtype=np.int64)
@@ -88,8 +90,6 @@ def open_memo(mech, path, round_: int, *, new_memo: bool, max_bytes: int | None 
     InputDataError
         Every rule of the module docstring about the path and the file (one line naming the file).
     """
-    from ..mechanisms import Memo
-
     where = f"--memo: {path}"
     folder = Path(path).parent
     if not folder.is_dir():
@@ -183,12 +183,6 @@ def _perturb_memoized(plan: Plan, mech, input_path, output, seed, rows, skip_emp
         The fields of ``PerturbResult``, with ``skipped_over_limit`` (users dropped,
         ``skip_over_limit``), ``memo_started`` and ``round``.
     """
-    from .. import mechanisms
-
-    from ._plan_format import tool_version
-    from ._reports_file import ReportsWriter
-    from .data import item_stream
-
     if round_ is None:
         raise SpecError("--round", f"a {plan.mechanism} plan reports per collection round: give --round T (0-based, "
                         f"below guarantee.rounds = {plan.guarantee['rounds']})", None)

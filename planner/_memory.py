@@ -19,6 +19,7 @@ import re
 from typing import Any, Mapping
 
 from .errors import SpecError
+from ..mechanisms import runtime_class
 
 __all__ = ["DEFAULT_MAX_MEMORY", "parse_memory", "count_entries", "needed_bytes", "check_budget", "human_bytes",
            "aggregate_file_bytes"]
@@ -76,8 +77,6 @@ def count_entries(plan: Mapping[str, Any]) -> int:
     each count array the runtime class names in its ``count_rule`` (e.g. one for k-RR, GLH and the
     unary families, two for key-value and longitudinal plans).
     """
-    from ..mechanisms import runtime_class
-
     size = int(plan["domain"]["size"])
     out = (plan.get("params") or {}).get("output_size")
     if isinstance(out, int) and not isinstance(out, bool) and out > size:

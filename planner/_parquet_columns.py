@@ -17,6 +17,8 @@ from typing import Any, Mapping
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from .. import mechanisms
+from ..mechanisms import Aggregate
 
 __all__ = ["DTYPE_KEY", "WIDTH_KEY", "BATCH_BYTES", "arrays_to_table", "check_schema", "row_bytes", "batch_rows_for",
            "table_to_arrays", "aggregate_row_groups", "merge_aggregate_dicts"]
@@ -160,8 +162,6 @@ def aggregate_row_groups(plan: Mapping[str, Any], path: str, row_groups: list[in
     (dict, int)
         ``Aggregate.to_dict()`` of those reports and their number of rows.
     """
-    from .. import mechanisms
-
     mech = mechanisms.load(dict(plan))
     total = None
     rows = 0
@@ -185,8 +185,6 @@ def aggregate_row_groups(plan: Mapping[str, Any], path: str, row_groups: list[in
 
 def merge_aggregate_dicts(*parts: tuple[dict[str, Any], int]) -> tuple[dict[str, Any], int]:
     """Merge ``(Aggregate.to_dict(), rows)`` pairs with ``+`` (integer counts: exact, order-free)."""
-    from ..mechanisms import Aggregate
-
     total = Aggregate.from_dict(parts[0][0])
     rows = parts[0][1]
     for data, n in parts[1:]:

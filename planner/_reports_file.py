@@ -31,6 +31,7 @@ import numpy as np
 
 from ._io import _umask
 from .errors import InputDataError
+from ..mechanisms import Batch
 
 __all__ = ["REPORTS_FORMAT", "REPORTS_FORMAT_VERSION", "ROW_GROUP_ROWS", "ROW_GROUP_BYTES", "MAX_ROW_GROUP_BYTES",
            "ReportsFile", "ReportsInfo", "ReportsWriter", "write_reports", "open_reports", "iter_report_batches",
@@ -129,7 +130,7 @@ class ReportsWriter:
         """Append reports (``Reports.to_arrays()`` of some users) in row groups of bounded size."""
         import pyarrow.parquet as pq
 
-        from ._parquet_columns import arrays_to_table
+        from ._parquet_columns import arrays_to_table  # deferred: pyarrow
 
         table = arrays_to_table(arrays, self.meta)
         if self._writer is None:
@@ -226,7 +227,7 @@ def open_reports(path: str | os.PathLike) -> ReportsInfo:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ._parquet_columns import check_schema, row_bytes
+    from ._parquet_columns import check_schema, row_bytes  # deferred: pyarrow
 
     p = Path(path)
     if not p.is_file():
@@ -267,7 +268,7 @@ def iter_report_batches(path: str | os.PathLike, batch_rows: int) -> Iterator[di
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ._parquet_columns import batch_rows_for, check_schema, table_to_arrays
+    from ._parquet_columns import batch_rows_for, check_schema, table_to_arrays  # deferred: pyarrow
 
     try:
         with pq.ParquetFile(path) as pf:
@@ -295,8 +296,6 @@ def file_digest(path: str | os.PathLike, chunk_bytes: int = 1 << 16) -> str:
 def file_batch(info: ReportsInfo):
     """The :class:`ldpplan.mechanisms.Batch` of a checked reports file: its ``batch_id`` (None for
     files written before batch ids), the digest of its bytes, its rows, its path as given."""
-    from ..mechanisms import Batch
-
     return Batch(batch_id=info.meta["batch_id"], digest=file_digest(info.path), rows=info.num_rows, source=info.path)
 
 

@@ -20,6 +20,12 @@ from ._io import read_plan_file, write_bytes_atomic
 from ._report import Table
 from .errors import InputDataError, PrivacyViolation, SpecError
 from .families import family_of_plan
+from .. import mechanisms
+from ._plan_format import tool_version
+from ._reports_file import ReportsWriter, iter_report_batches, read_reports
+from ._memoized_io import perturb_memoized
+from .aggregate import BATCH_ROWS, aggregate_sources, expand_inputs, open_sources
+from ._memory import DEFAULT_MAX_MEMORY, check_budget
 
 __all__ = ["PERTURB_CHUNK", "MAX_WHOLE_REPORT_BYTES", "MIN_ROUND_REPORTS",
            "PerturbResult", "EstimateResult", "verified_plan", "perturb_file", "estimate_file",
@@ -120,11 +126,6 @@ def perturb_file(plan_path: str | os.PathLike | Plan, input_path: str | os.PathL
         Nothing is written in any of these cases (rows with an empty item: InputDataError naming
         their count and first lines, unless ``skip_empty``).
     """
-    from .. import mechanisms
-
-    from ._plan_format import tool_version
-    from ._reports_file import ReportsWriter
-
     plan = verified_plan(plan_path)
     family = family_of_plan(plan)
     mech = mechanisms.load(plan)
@@ -133,8 +134,6 @@ def perturb_file(plan_path: str | os.PathLike | Plan, input_path: str | os.PathL
     width = getattr(mech, "report_bytes", None) or -(-plan.domain.size // 8)
     rows = min(int(chunk_rows), max(1024, PERTURB_CHUNK_BYTES // max(1, width)))
     if getattr(mech, "memoized", False):
-        from ._memoized_io import perturb_memoized
-
         return PerturbResult(**perturb_memoized(plan, mech, input_path, output, seed, rows, skip_empty, progress,
                                                 memo, round, new_memo=new_memo, skip_over_limit=skip_over_limit))
     given = [flag for flag, on in (("--memo", memo is not None), ("--round", round is not None),
@@ -195,10 +194,7 @@ MAX_WHOLE_REPORT_BYTES = 1 << 30
 
 def _whole_reports(plan: Plan, sources: list, method: str | None, why: ValueError):
     """The reports of ``sources`` read whole (bounded by MAX_WHOLE_REPORT_BYTES), for a method the aggregate refuses."""
-    from .. import mechanisms
-
-    from ._parquet_columns import row_bytes
-    from ._reports_file import read_reports
+    from ._parquet_columns import row_bytes  # deferred: pyarrow
 
     import pyarrow.parquet as pq
 
@@ -234,11 +230,6 @@ def _item_indices(plan: Plan, items: Any) -> tuple[np.ndarray, list[str]]:
 
 def _estimate_items(plan: Plan, mech: Any, sources: list, items: Any, method: str | None) -> EstimateResult:
     """``--items`` of a runtime with ``estimate_items`` (k-RR, GLH): report files a batch at a time."""
-    from .. import mechanisms
-
-    from .aggregate import BATCH_ROWS
-    from ._reports_file import iter_report_batches
-
     idx, names = _item_indices(plan, items)
 
     def batches():
@@ -295,10 +286,6 @@ def estimate_file(plan_path: str | os.PathLike | Plan, inputs: str | os.PathLike
     SpecError
         ``--method`` is not one of the mechanism's ``methods``.
     """
-    from .. import mechanisms
-
-    from .aggregate import aggregate_sources, expand_inputs, open_sources
-
     plan = verified_plan(plan_path)
     mech = mechanisms.load(plan)
     if method is not None and method not in mech.methods:
@@ -306,7 +293,6 @@ def estimate_file(plan_path: str | os.PathLike | Plan, inputs: str | os.PathLike
     paths = expand_inputs(inputs if isinstance(inputs, (list, tuple)) else [inputs])
     if items is not None and hasattr(mech, "estimate_items") and round is None:
         return _estimate_items(plan, mech, open_sources(plan, paths), items, method)
-    from ._memory import DEFAULT_MAX_MEMORY, check_budget
 
     hint = " or estimate chosen items with --items" if hasattr(mech, "estimate_items") else ""
     if items is not None and not hasattr(mech, "estimate_items"):

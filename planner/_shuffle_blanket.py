@@ -8,6 +8,8 @@ solver's bound. Used by :mod:`ldpplan.planner.shuffle`.
 from __future__ import annotations
 
 from typing import Any, Mapping
+from ..mechanisms import _amplification as amplification
+from ..mechanisms._amplification import SOURCE_TWO_LEVEL
 
 __all__ = ["solver_keywords", "two_level_claim", "two_level_source"]
 
@@ -22,8 +24,6 @@ def two_level_claim(claim: Mapping[str, Any], epsilon0: float, gate: Mapping[str
 
     GLH, Hadamard response and unary encodings only (k-RR keeps the solver's blanket, the same theorem).
     """
-    from ..mechanisms import _amplification as amplification
-
     if gate.get("kind") not in amplification.TWO_LEVEL_KINDS or gate.get("kind") == "krr" \
             or int(claim["n"]) > amplification.MAX_N:
         return None
@@ -39,6 +39,4 @@ def two_level_claim(claim: Mapping[str, Any], epsilon0: float, gate: Mapping[str
 
 def two_level_source() -> str:
     """``guarantee.shuffled.source`` of the randomizer's own blanket (:data:`ldpplan.mechanisms._amplification.SOURCE_TWO_LEVEL`)."""
-    from ..mechanisms._amplification import SOURCE_TWO_LEVEL
-
     return SOURCE_TWO_LEVEL

@@ -25,8 +25,14 @@ import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..mechanisms import Plan, load
+from ..mechanisms import Aggregate, Plan, PlanError, load, loads_strict
 from .errors import InputDataError, SpecError
+from ._reports_file import file_batch, is_parquet, iter_report_batches, open_reports
+from .. import mechanisms
+from ._dask_engine import aggregate_dask
+from ._memory import DEFAULT_MAX_MEMORY, aggregate_file_bytes, check_budget, human_bytes
+from ._io import write_json_atomic
+from ._plan_format import tool_version
 
 __all__ = ["AGGREGATE_FILE_FORMAT", "BATCH_ROWS", "ENGINES", "Source", "AggregateResult", "expand_inputs",
            "open_sources", "check_counted_once", "aggregate_sources", "aggregate_files", "write_aggregate_file",
@@ -127,8 +133,6 @@ def read_aggregate_file(path: str | os.PathLike, plan: Mapping[str, Any] | Plan)
         Unreadable, not strict JSON, another format, mechanism or plan fingerprint, an unknown
         field, malformed or inconsistent counts, no batch list, ``n`` not the aggregate's.
     """
-    from ..mechanisms import Aggregate, PlanError, loads_strict
-
     plan = Plan.read(plan)
     p = Path(path)
     try:
@@ -206,8 +210,6 @@ def open_sources(plan: Mapping[str, Any] | Plan, paths: Sequence[str]) -> list[S
         The first bad input, named: unreadable, another mechanism or plan, a batch counted twice
         (:func:`check_counted_once`).
     """
-    from ._reports_file import file_batch, is_parquet, open_reports
-
     plan = Plan.read(plan)  # a path or dict is read once here; a Plan is taken as it is
     fingerprint = plan.fingerprint
     sources = []
@@ -233,10 +235,6 @@ def open_sources(plan: Mapping[str, Any] | Plan, paths: Sequence[str]) -> list[S
 
 
 def _aggregate_local(plan: Plan, mech: Any, reports: list[Source], batch_rows: int):
-    from .. import mechanisms
-
-    from ._reports_file import iter_report_batches
-
     total = None
     for src in reports:
         for arrays in iter_report_batches(src.file, batch_rows):
@@ -280,8 +278,6 @@ def aggregate_sources(plan: Mapping[str, Any] | Plan, sources: Sequence[Source],
     total = None
     if reports:
         if engine == "dask":
-            from ._dask_engine import aggregate_dask
-
             total = aggregate_dask(plan, [s.file for s in reports], scheduler=scheduler, batch_rows=batch_rows)
         else:
             mech = mechanism if mechanism is not None else load(plan)
@@ -319,10 +315,6 @@ def aggregate_files(plan: Mapping[str, Any] | Plan, inputs: Sequence[str | os.Pa
     SpecError
         ``--max-memory``: the full domain's aggregate does not fit the budget or the file size limit.
     """
-    from .. import mechanisms
-
-    from ._memory import DEFAULT_MAX_MEMORY, aggregate_file_bytes, check_budget, human_bytes
-
     plan = Plan.read(plan)  # a path or dict is read once here; a Plan is taken as it is
     hint = "; or estimate chosen items from the report files: `ldpplan estimate PLAN REPORTS --items ...`" \
         if hasattr(mechanisms.runtime_class(plan.mechanism), "estimate_items") else ""
@@ -345,9 +337,6 @@ def aggregate_files(plan: Mapping[str, Any] | Plan, inputs: Sequence[str | os.Pa
 
 def write_aggregate_file(path: str | os.PathLike, result: AggregateResult) -> dict[str, Any]:
     """Write ``result`` as an aggregate file (JSON, atomically). Returns the record written."""
-    from ._io import write_json_atomic
-    from ._plan_format import tool_version
-
     record = {"format": AGGREGATE_FILE_FORMAT, "mechanism": result.mechanism,
               "plan_fingerprint": result.plan_fingerprint, "ldpplan_version": tool_version(), "n": result.n,
               "aggregate": result.aggregate.to_dict(), "sources": [s.describe() for s in result.sources]}

@@ -12,16 +12,16 @@ from __future__ import annotations
 import copy
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from . import _io
 from ._report import SimulateOptions, SimulationReport, Table, Verification
 from .errors import PrivacyViolation, SpecError, needs_planner_extra
 from . import families as _families
 from .families import Family, all_examples, family_for, family_of_plan, spec_mechanisms
-
-if TYPE_CHECKING:  # the runtime package is imported when a plan is read, not by `ldpplan --help`
-    from ..mechanisms import Plan
+from ..mechanisms import Plan, plan_fingerprint
+from ._plan_format import load_schema
+from .shuffle import central_guarantee
 
 __all__ = [
     "load_spec", "make_plan", "verify_plan", "fingerprint", "write_plan", "read_plan", "summarize", "simulate",
@@ -94,8 +94,6 @@ def fingerprint(plan: Mapping[str, Any]) -> str:
     fingerprint=...)`` refuses any other plan. A :class:`~ldpplan.mechanisms.Plan` gives the one it
     computed when it was read.
     """
-    from ..mechanisms import Plan, plan_fingerprint
-
     if isinstance(plan, Plan):
         return "sha256:" + plan.fingerprint
     return "sha256:" + plan_fingerprint(_io.to_jsonable(plan))
@@ -196,7 +194,7 @@ def family(name: str, *, field: str = "mechanism") -> Family:
 
 def options_help(fam: Family) -> list[tuple[str, str, str]]:
     """``(key, default, description)`` of a family's simulate options (``-O KEY=VALUE``), defaults as text."""
-    from ._common import options_help as _help
+    from ._common import options_help as _help  # deferred: pydantic
 
     return _help(fam.options_model)
 
@@ -230,8 +228,6 @@ def plan_schema(mechanism: str | None = None) -> dict[str, Any]:
     SpecError
         Unknown name, or a family without a schema part of its own.
     """
-    from ._plan_format import load_schema
-
     if mechanism is None:
         return load_schema("plan-2.0")
     name = _family_name(mechanism, "--mechanism")
@@ -317,8 +313,6 @@ def explain_shuffled(plan: Mapping[str, Any], n: int, delta: float) -> dict[str,
     ----------
     See :mod:`ldpplan.solvers.shuffle`.
     """
-    from .shuffle import central_guarantee
-
     out = central_guarantee(plan, n, delta, family_of_plan(plan).shuffle_randomizer(plan))
     result = verify_plan(plan)
     if not result.holds:

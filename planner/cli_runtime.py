@@ -1,32 +1,30 @@
 """The runtime's commands of the ``ldpplan`` command line: ``perturb`` (clients' inputs into a
 reports file), ``aggregate`` (report and aggregate files into one aggregate) and ``estimate``.
 
-Part of the CLI (it prints); :mod:`ldpplan.planner.cli` registers :data:`RUNTIME_COMMANDS` on the
-``ldpplan`` group, whose error handling (exit codes 0/1/2, one line) covers them.
+Part of the CLI (it prints); the ``ldpplan`` group (:mod:`ldpplan.planner.cli`) loads
+:data:`RUNTIME_COMMANDS` on use, and its error handling (exit codes 0/1/2, one line) covers them.
 """
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, NoReturn
 
 import click
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-if TYPE_CHECKING:  # rich is imported when a bar is shown
-    from rich.progress import Progress
+from . import _console
+from ._console import fail, print_message, print_tables
+from ._io import to_jsonable
+from ._memoized_io import NEW_MEMO_COST
+from ._memory import parse_memory
+from ._report import counted
+from ._runtime_io import (check_confidence, estimate_file, estimate_json, estimate_table, perturb_file, verified_plan,
+                          write_estimate_csv)
+from .aggregate import aggregate_files, write_aggregate_file
 
 __all__ = ["RUNTIME_COMMANDS", "fail"]
 
 
-def fail(message: str, code: int) -> NoReturn:
-    """Print ``error: message`` on stderr (one line) and exit with ``code``."""
-    from ._console import print_message
-
-    print_message(message, prefix="error:", style="bold red", stderr=True)
-    raise click.exceptions.Exit(code)
-
-
 def _echo_json(obj) -> None:
-    from ._io import to_jsonable
 
     click.echo(json.dumps(to_jsonable(obj), indent=2, allow_nan=False))
 
@@ -68,9 +66,6 @@ def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_, n
       ldpplan perturb health.json --input users.csv -o reports.parquet --seed 7   # reproducible
       ldpplan options idue       # the --input columns of a family
     """
-    from ._console import console
-    from ._runtime_io import perturb_file
-    from ._report import counted
 
     with _bytes_progress("perturbing") as progress:
         result = perturb_file(plan_file, input_path, output, seed=seed, skip_empty=skip_empty, progress=progress,
@@ -78,14 +73,13 @@ def perturb_cmd(plan_file, input_path, output, seed, skip_empty, memo, round_, n
     _say_skipped(result.skipped_empty, input_path)
     _say_memo(result, memo)
     how = "secure random generator" if seed is None else f"seed={seed}: a reproducible simulation, not for production"
-    console().print(f"wrote {counted(result.n, 'report')} of {result.mechanism} to {output} ({how})", markup=False,
+    _console.console().print(f"wrote {counted(result.n, 'report')} of {result.mechanism} to {output} ({how})", markup=False,
                     highlight=False, soft_wrap=True)
 
 
 def _say_skipped(count: int, path) -> None:
     """``--skip-empty``: one line on stderr saying how many rows were dropped."""
     if count:
-        from ._console import print_message
 
         print_message(f"skipped {count:,} row{'s' if count != 1 else ''} of {path} with an empty item "
                       "(--skip-empty)", prefix="note:", style="yellow", stderr=True)
@@ -93,8 +87,6 @@ def _say_skipped(count: int, path) -> None:
 
 def _say_memo(result, memo) -> None:
     """Memoized plans: the users dropped over the limit, and what a memo started after round 0 costs."""
-    from ._console import print_message
-    from ._memoized_io import NEW_MEMO_COST
 
     if result.skipped_over_limit:
         print_message(f"skipped {result.skipped_over_limit:,} user{'s' if result.skipped_over_limit != 1 else ''} whose "
@@ -113,14 +105,13 @@ class _bytes_progress:
         self.bar: Progress | None = None
 
     def __enter__(self):
-        from ._console import console, interactive
 
-        if not interactive(stderr=True):
+        if not _console.interactive(stderr=True):
             return None
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
         self.bar = bar = Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                                  DownloadColumn(), TimeRemainingColumn(), console=console(stderr=True), transient=True)
+                                  DownloadColumn(), TimeRemainingColumn(), console=_console.console(stderr=True),
+                                  transient=True)
         bar.__enter__()
         task = bar.add_task(self.what, total=None)
 
@@ -159,17 +150,12 @@ def aggregate_cmd(plan_file, inputs, output, engine, scheduler, max_memory):
       ldpplan aggregate health.json day1.json day2.json -o total.json
       ldpplan aggregate health.json 'reports/*.parquet' -o agg.json --engine dask
     """
-    from ._console import console
-    from ._runtime_io import verified_plan
-    from ._report import counted
-    from ._memory import parse_memory
-    from .aggregate import aggregate_files, write_aggregate_file
 
     budget = parse_memory(max_memory)
     result = aggregate_files(verified_plan(plan_file), list(inputs), engine=engine, scheduler=scheduler,
                              max_memory=budget)
     write_aggregate_file(output, result)
-    console().print(f"wrote the aggregate of {counted(result.n, 'report')} from {counted(len(result.sources), 'file')} "
+    _console.console().print(f"wrote the aggregate of {counted(result.n, 'report')} from {counted(len(result.sources), 'file')} "
                     f"({engine} engine) to {output}", markup=False, highlight=False, soft_wrap=True)
 
 
@@ -208,11 +194,7 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_,
       ldpplan estimate health.json agg.json --json --confidence 0.95
       ldpplan estimate big-rr.json reports.parquet --items 17,42   # a domain too large to estimate whole
     """
-    from ._console import console, print_tables
-    from ._report import counted
-    from ._runtime_io import check_confidence, estimate_file, estimate_json, estimate_table, write_estimate_csv
 
-    from ._memory import parse_memory
 
     level = check_confidence(confidence)
     result = estimate_file(plan_file, list(inputs), method=method, round=round_, min_reports=min_reports,
@@ -223,7 +205,7 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_,
         _echo_json(estimate_json(result, level))
     elif output:
         which = "" if result.round is None else f" of round {result.round}"
-        console().print(f"estimates{which} of {counted(len(result.labels), 'entry', 'entries')} written to {output}",
+        _console.console().print(f"estimates{which} of {counted(len(result.labels), 'entry', 'entries')} written to {output}",
                         markup=False, highlight=False, soft_wrap=True)
     else:
         print_tables([estimate_table(result, level)], full=full)

@@ -19,22 +19,18 @@ falls back to the runtime's own bound (e.g. binary RR: the blanket instead of th
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from ._shuffle_blanket import solver_keywords as _solver_keywords
 from ._shuffle_blanket import two_level_claim as _two_level_claim
 from ._shuffle_blanket import two_level_source as _two_level_source
-
-if TYPE_CHECKING:  # (the solver is imported where it runs)
-    from ..solvers.shuffle import ShuffleBound
-
-
-def __getattr__(name: str):  # ShuffleBound without importing scipy when the planner package loads
-    if name == "ShuffleBound":
-        from ..solvers.shuffle import ShuffleBound
-
-        return ShuffleBound
-    raise AttributeError(name)
+from ..solvers import _shuffle_curves as curves
+from ..solvers import shuffle as solver
+from ..solvers.shuffle import TARGET_STEP, ShuffleBound
+from ..mechanisms._shuffle_gate import MAX_SHUFFLE_N, check_shuffled_claim, upper_epsilon
+from ..mechanisms._amplification import two_level_delta
+from .errors import SpecError
+from ._report import Table
 
 
 def _solver_kind(mechanism: str | None, domain_size: int | None, hash_range: int | None,
@@ -99,9 +95,7 @@ def shuffle_bound(epsilon0: float, n: int, delta: float, *, mechanism: str | Non
     ----------
     See :func:`ldpplan.solvers.shuffle.shuffle_bound`.
     """
-    from ..solvers.shuffle import shuffle_bound as solve
-
-    return solve(epsilon0, n, delta, **_solver_kind(mechanism, domain_size, hash_range, collision))
+    return solver.shuffle_bound(epsilon0, n, delta, **_solver_kind(mechanism, domain_size, hash_range, collision))
 
 
 def local_epsilon_for(central_epsilon: float, delta: float, n: int, *, mechanism: str | None = None,
@@ -117,11 +111,8 @@ def local_epsilon_for(central_epsilon: float, delta: float, n: int, *, mechanism
     ValueError
         As :func:`ldpplan.solvers.shuffle.local_epsilon_for`.
     """
-    from ..solvers.shuffle import TARGET_STEP
-    from ..solvers.shuffle import local_epsilon_for as solve
-
     kind = _solver_kind(mechanism, domain_size, None, None)
-    top = solve(central_epsilon, delta, n, **kind)
+    top = solver.local_epsilon_for(central_epsilon, delta, n, **kind)
 
     def meets(step: int) -> bool:
         return confirmable_guarantee(step * TARGET_STEP, n, delta, kind)["epsilon"] <= central_epsilon
@@ -140,9 +131,7 @@ def local_epsilon_for(central_epsilon: float, delta: float, n: int, *, mechanism
 
 def fmt21_closed_form(epsilon0: float, n: int, delta: float) -> float:
     """FMT21 Theorem 3.1 (see :func:`ldpplan.solvers.shuffle.fmt21_closed_form`)."""
-    from ..solvers.shuffle import fmt21_closed_form as closed
-
-    return closed(epsilon0, n, delta)
+    return solver.fmt21_closed_form(epsilon0, n, delta)
 
 __all__ = ["ShuffleBound", "shuffle_bound", "local_epsilon_for", "shuffled_guarantee", "check_shuffled",
            "local_epsilon_of_plan", "attach_shuffled", "verify_shuffled",
@@ -159,9 +148,7 @@ def shuffled_guarantee(epsilon0: float, n: int, delta: float, *, mechanism: str 
     ----------
     See :mod:`ldpplan.solvers.shuffle`.
     """
-    from ..solvers.shuffle import shuffle_bound as solve
-
-    bound = solve(epsilon0, n, delta, mechanism=mechanism, domain_size=domain_size, **glh)
+    bound = solver.shuffle_bound(epsilon0, n, delta, mechanism=mechanism, domain_size=domain_size, **glh)
     return {"n": int(n), "delta": float(delta), "epsilon": bound.epsilon, "epsilon_lower": bound.epsilon_lower,
             "source": bound.source}
 
@@ -200,8 +187,6 @@ def confirmable_guarantee(epsilon0: float, n: int, delta: float,
     See :mod:`ldpplan.solvers.shuffle`, :mod:`ldpplan.mechanisms._amplification` (Balle et al.,
     CRYPTO 2019, Sec. 3) and :mod:`ldpplan.mechanisms._shuffle_gate`.
     """
-    from ..mechanisms._shuffle_gate import check_shuffled_claim, upper_epsilon
-
     randomizer = dict(randomizer or {})
     claim = shuffled_guarantee(epsilon0, n, delta, **_solver_keywords(randomizer))
     gate = _gate_randomizer(randomizer)
@@ -263,9 +248,6 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     (untruncated) convolution of the pmfs; above, the block cover is checked to cover every
     dataset and its deciding blocks are re-evaluated in the other convolution order.
     """
-    from ..solvers import _shuffle_curves as curves
-    from ..solvers import shuffle as solver
-
     epsilon, n, delta = float(shuffled["epsilon"]), int(shuffled["n"]), float(shuffled["delta"])
     source = str(shuffled["source"]).split("; lower:")[0]
     if epsilon >= epsilon0 or source == solver.SOURCE_FMT_CLOSED:
@@ -276,7 +258,6 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
         k = 2 if mechanism == "rr" else int(domain_size)
         value = curves.blanket_krr_delta_upper(epsilon, epsilon0, k, n, independent=True)
         if value > delta:  # the runtime's sums of the same theorem (finer blanket blocks): either bound suffices
-            from ..mechanisms._amplification import two_level_delta
 
             value = min(value, two_level_delta(epsilon, epsilon0, n, {"kind": "krr", "domain_size": k, "delta": delta}))
     elif source == solver.SOURCE_EXACT_RR and n <= solver.EXHAUSTIVE_N:
@@ -284,8 +265,6 @@ def _independent_divergence(shuffled: Mapping[str, Any], epsilon0: float, mechan
     elif source == solver.SOURCE_EXACT_RR:
         value = solver.binary_rr_independent_delta(epsilon0, n, delta, epsilon)
     elif source == _two_level_source() and gate is not None and gate.get("kind") in ("hash", "sylvester", "unary"):
-        from ..mechanisms._amplification import two_level_delta
-
         value = two_level_delta(epsilon, epsilon0, n, {**gate, "delta": delta})  # load() repeats this sum
     else:
         return f"guarantee.shuffled.source: unknown bound {source!r}"
@@ -325,9 +304,6 @@ def attach_shuffled(plan: dict[str, Any], block: Mapping[str, Any],
     ``randomizer``: keyword arguments of the randomizer-specific bound, from the plan's family
     (``Family.shuffle_randomizer``); empty or None: the generic bounds for epsilon0-LDP randomizers.
     """
-    from ..mechanisms._shuffle_gate import MAX_SHUFFLE_N
-    from .errors import SpecError
-
     if int(block["n"]) > MAX_SHUFFLE_N:
         raise SpecError("shuffle.n", f"must be at most {MAX_SHUFFLE_N:.0e} (the largest batch the runtime's load() "
                         "confirms a central claim for)", block["n"])
@@ -442,8 +418,6 @@ def central_guarantee(plan: Mapping[str, Any], n: int, delta: float,
     ----------
     See :mod:`ldpplan.solvers.shuffle`.
     """
-    from .errors import SpecError
-
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise SpecError("--shuffle-n", "must be an integer >= 2", n)
     if not isinstance(delta, (int, float)) or not 0 < delta < 1:
@@ -464,8 +438,6 @@ def central_tables(plan: Mapping[str, Any]) -> list:
     rounds); each row gives epsilon (sound upper bound), delta, n, the lower bound, the local
     epsilon0 it is computed from, and the sources. ``[]`` for a plan without a central claim.
     """
-    from ._report import Table
-
     guarantee = plan.get("guarantee") or {}
     out = []
     several = "shuffled_lifetime" in guarantee

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._cli import missing_planner_dependency
+
 __all__ = ["make_plan", "verify_plan", "load", "secure_rng", "__version__"]
 
 
@@ -39,8 +41,6 @@ def _planner_api() -> Any:
     try:
         from .planner import api  # deferred: pydantic, click (the extra ``ldpplan[planner]``) and numpy
     except ImportError as exc:
-        from ._cli import missing_planner_dependency
-
         message = missing_planner_dependency(exc)
         if message is None:
             raise
@@ -61,14 +61,14 @@ def __getattr__(name: str) -> Any:
         import ldpplan.mechanisms as mechanisms  # deferred: numpy (``from . import`` would recurse into here)
 
         return {"load": mechanisms.load, "secure_rng": mechanisms.secure_rng, "mechanisms": mechanisms}[name]
-    if name == "planner":
-        import ldpplan.planner as planner  # deferred: pydantic, click, numpy (as above)
-
-        return planner
     if name == "solvers":
         import ldpplan.solvers as solvers  # deferred: numpy, scipy, cvxpy (as above)
 
         return solvers
+    if name == "planner":  # a runtime-only process never loads the planner package (tests/test_registry.py)
+        import ldpplan.planner as planner  # deferred: pydantic (the planner extra, with its first name used)
+
+        return planner
     raise AttributeError(f"module 'ldpplan' has no attribute {name!r}")
 
 

@@ -22,7 +22,7 @@ def missing_planner_dependency(exc: ImportError) -> str | None:
 def main() -> None:
     """Run ``ldpplan``; exit 2 with one line when the planner's dependencies are missing."""
     try:
-        from ldpplan.planner.cli import main as cli_main
+        from ldpplan.planner.cli import main as cli_main  # deferred: click (the extra ``ldpplan[planner]``)
     except ImportError as exc:
         message = missing_planner_dependency(exc)
         if message is None:

@@ -49,6 +49,7 @@ References
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from fractions import Fraction
@@ -151,6 +152,7 @@ def _pair(cells, x, x2, k, first, second, unary: bool) -> float:
     return best
 
 
+@functools.lru_cache(maxsize=64)  # pure in hashable arguments; verify calls it for every plan it reads
 def lifetime_lower(mechanism: str, k: int, rounds: int, max_values: int,
                    first: tuple[float, float], second: tuple[float, float]) -> float:
     """A lower bound of the worst-case lifetime loss: exact losses of concrete pairs (see the module doc).

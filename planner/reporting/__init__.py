@@ -8,11 +8,11 @@ package is named ``reporting`` so that ``ldpplan.planner.report`` is only the fu
 """
 from __future__ import annotations
 
+from .page import report as _report
+
 __all__ = ["report"]
 
 
 def report(plan, *, audit=None, simulation=None) -> str:
     """The HTML report of a verified plan; see :func:`ldpplan.planner.reporting.page.report`."""
-    from .page import report as _report
-
     return _report(plan, audit=audit, simulation=simulation)
