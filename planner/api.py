@@ -76,14 +76,15 @@ def make_plan(spec: Mapping[str, Any] | str | os.PathLike, *, base_dir: str | os
 
 
 @needs_planner_extra
-def read_plan(path: str | os.PathLike | Mapping[str, Any]) -> Plan:
-    """Read a plan JSON file strictly, once, into a :class:`~ldpplan.mechanisms.Plan` (raises PlanFormatError).
+def read_plan(path: str | os.PathLike | Mapping[str, Any]) -> dict[str, Any]:
+    """Read a plan JSON file strictly into a plain dict (raises PlanFormatError).
 
-    The Plan (typed, read-only, its fingerprint computed once) is what the other functions take
-    without reading it again; a dict is converted (checked, frozen and hashed) once, a Plan is
-    returned as it is.
+    The dict is the caller's own mutable copy (``json.dumps`` and edits work, as they always did).
+    The typed, read-only object that the CLI and the other functions pass along without reading
+    it again is :meth:`ldpplan.mechanisms.Plan.read` (its fingerprint computed once); every function
+    here accepts either.
     """
-    return _io.read_plan_file(path)
+    return _io.read_plan_file(path).to_dict()
 
 
 def fingerprint(plan: Mapping[str, Any]) -> str:

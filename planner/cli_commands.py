@@ -16,7 +16,7 @@ import shlex
 import click
 import numpy as np
 
-from . import _console, api
+from . import _console, _io, api
 from ..mechanisms import read_plan
 from ._cli_errors import EXIT_OK, EXIT_VIOLATED
 from ._console import print_message, print_tables, progress_bar
@@ -95,7 +95,7 @@ def verify_cmd(plan_file, as_json):
       ldpplan verify health.json --json
     """
 
-    plan = api.read_plan(plan_file)
+    plan = _io.read_plan_file(plan_file)
     result = api.verify_plan(plan)
     if as_json:
         _echo_json({"holds": result.holds, "message": result.message, "details": result.details,
@@ -167,7 +167,7 @@ def simulate_cmd(plan_file, data, trials, seed, mode, options, as_json, plot, sk
         seed = int(entropy % (2**63))
     extra = _parse_options(options) | ({} if rounds is None else {"rounds": str(rounds)})
     opts = SimulateOptions(data=data, trials=trials, seed=seed, mode=mode, extra=extra, skip_empty=skip_empty)
-    plan = api.read_plan(plan_file)
+    plan = _io.read_plan_file(plan_file)
     if as_json or not _console.interactive(stderr=True):
         report = api.simulate(plan, opts)
     else:
@@ -227,10 +227,6 @@ def audit_cmd(plan_file, trials, confidence, seed, runtime_cmd, runtime_timeout,
       ldpplan audit health.json --trials 200000 --confidence 0.99 --json
       ldpplan audit rr.json --runtime-cmd "node examples/clients/rr.js"
     """
-
-
-
-
     rng = np.random.default_rng(seed)
     mechanism = None
     plan = read_plan(plan_file)  # the plan file, read once (strict JSON; audit and its runtime check the rest)
@@ -325,7 +321,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json, full):
     if (items is None) == (shuffle_n is None):
         raise SpecError("--items/--shuffle-n", "give exactly one of them", items if items is not None else shuffle_n)
     if shuffle_n is not None:
-        plan = api.read_plan(plan_file)
+        plan = _io.read_plan_file(plan_file)
         if delta is None:  # the plan's own [shuffle] delta by default (issue 27)
             delta = (plan.spec.get("shuffle") or {}).get("delta")
         if delta is None:
@@ -342,7 +338,7 @@ def explain_cmd(plan_file, items, shuffle_n, delta, as_json, full):
         return
     if delta is not None:
         raise SpecError("--delta", "goes with --shuffle-n", delta)
-    out = api.explain_items(api.read_plan(plan_file), items)
+    out = api.explain_items(_io.read_plan_file(plan_file), items)
     if as_json:
         _echo_json(out)
         return
@@ -376,7 +372,7 @@ def report_cmd(plan_file, output, audit_file, simulate_file):
       ldpplan report health.json -o health.html --audit audit.json
     """
 
-    plan = api.read_plan(plan_file)
+    plan = _io.read_plan_file(plan_file)
     extra = {"audit": read_json_input(audit_file, "--audit") if audit_file else None,
              "simulation": read_json_input(simulate_file, "--simulate") if simulate_file else None}
     result = api.verify_plan(plan)

@@ -114,6 +114,7 @@ def test_plan_is_format_2_and_verifies(fam, name, request, tmp_path):
     path = tmp_path / "plan.json"
     write_plan(plan, path)
     again = read_plan(path)
+    assert type(again) is dict and json.loads(json.dumps(again)) == again  # the API's plan: a plain, mutable dict
     assert verify_plan(again).holds and verify_plan(path).holds
     assert type(ldpplan.load(path)) is type(ldpplan.load(again))
     assert all(isinstance(t, Table) for t in fam.summarize(plan))
