@@ -112,7 +112,7 @@ use_registry(runtime_class)
 
 
 def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None,
-                  verified: bool = False) -> Plan:
+                  verified: bool = False) -> Plan | dict[str, Any]:
     """Read a plan and check its envelope: the one reader ``load()`` and the planner's ``verify`` share.
 
     Strict JSON (no NaN/Infinity, no duplicate keys, bounded size and depth), ``format_version``
@@ -124,9 +124,10 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: s
 
     Returns
     -------
-    Plan
-        The plan read once (:meth:`Plan.read`; a read-only ``Mapping[str, Any]``). Given a Plan, it
-        is neither parsed nor hashed again.
+    dict or Plan
+        The plan as a plain dict, the caller's own mutable copy (as this function always returned);
+        given a :class:`Plan` (read once by :meth:`Plan.read`, read-only), that Plan, neither parsed
+        nor hashed again.
 
     Raises
     ------
@@ -136,7 +137,7 @@ def read_envelope(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: s
     data = Plan.read(plan, fingerprint=fingerprint)
     if verified:
         _read_envelope(data, runtime_class(data.mechanism).PLAN_FIELDS, verified=True)
-    return data
+    return data if isinstance(plan, Plan) else data.to_dict()
 
 
 def load(plan: str | os.PathLike | Mapping[str, Any], *, fingerprint: str | None = None) -> Any:  # a Runtime (see Returns)

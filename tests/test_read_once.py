@@ -234,6 +234,11 @@ def test_plan_is_typed_read_only_and_fingerprinted_once(files):
     assert mechanisms.Plan.loads(path.read_bytes()).fingerprint == plan.fingerprint
     assert mechanisms.Plan.read(plan) is plan and mechanisms.read_plan(plan) is plan
     assert mechanisms.read_envelope(plan) is plan
+    # the public readers of a path still give the caller's own plain, mutable dict (their contract)
+    for copy_ in (mechanisms.read_envelope(str(path)), mechanisms.read_envelope(raw)):
+        assert type(copy_) is dict and copy_ == raw and json.loads(json.dumps(copy_)) == raw
+        copy_["params"]["blocks"] = -1
+    assert plan["params"]["blocks"] != -1 and raw["params"]["blocks"] != -1
     # read-only views that stay dicts and lists (isinstance, json) ...
     assert isinstance(plan["params"], dict) and isinstance(plan["baselines"], list)
     assert json.loads(json.dumps(plan["spec"])) == raw["spec"]
