@@ -68,7 +68,7 @@ def _cubic_root(a: np.ndarray, b: np.ndarray, target: np.ndarray) -> np.ndarray:
         slope = (6 * b * t + 2 * (a + 2 * b)) * t + a
         step = value / slope
         t_next = t - step
-        if np.all(np.abs(step) <= 4e-16 * t):
+        if np.all(step <= 2e-16 * t):  # from the right the step is >= 0 until rounding reaches the root
             return t_next
         t = t_next
     return t
@@ -144,7 +144,7 @@ def water_fill(epsilon: float, weights: np.ndarray, a: np.ndarray, b: np.ndarray
         high += 2.0 * (high - start + 1.0)
         if high > 1400:
             raise ArithmeticError("water-filling: multiplier above range")
-    log_multiplier = brentq(excess, low, high, xtol=1e-15, rtol=4.5e-16, maxiter=500)
+    log_multiplier = brentq(excess, low, high, xtol=1e-15, rtol=8.9e-16, maxiter=500)
     epsilons = epsilons_at(log_multiplier)
     epsilons = epsilons * (epsilon / float(np.sum(epsilons)))
     while float(np.sum(epsilons)) > epsilon:  # feasible on the safe side: the split never exceeds the budget
