@@ -127,7 +127,7 @@ def test_smp_closed_form_certificate(epsilon):
 def test_smp_sampling_term_by_monte_carlo():
     """The variance of SMP's estimate (divide by the users who sampled j) includes ``(1 - pi) f (1 - f) / pi``."""
     rng = np.random.default_rng(2026)
-    n, repetitions, probability, frequency, epsilon, k = 2000, 4000, 0.25, 0.3, 1.0, 3
+    n, repetitions, probability, frequency, epsilon, k = 2000, 4000, 0.25, 0.5, 4.0, 3
     p, q = _grr_pq(epsilon, k)
     holders = np.arange(n) < round(frequency * n)
     sampled = rng.random((repetitions, n)) < probability
