@@ -15,7 +15,7 @@ an increasing cubic on ``t > 0``. The program
 is separable and convex; its KKT conditions are ``w_j P_j(t_j) = lambda`` for one multiplier
 ``lambda > 0`` (interior optimum: ``V_j' -> -inf`` at 0). Each ``t_j(lambda)`` is the unique
 positive root of a cubic (Newton from above: monotone), ``sum_j epsilon_j(lambda)`` decreases in
-``lambda``, and Brent's method on ``log lambda`` finds the multiplier (water-filling).
+``lambda``, and bisection on ``log lambda`` finds the multiplier (water-filling) to the last float.
 
 Certificate: the Lagrangian dual ``g(lambda) = sum_j min_s [w_j V_j(s) + lambda s] - lambda epsilon``
 is a lower bound on the optimum for every ``lambda > 0`` (weak duality). Each inner minimum is
@@ -32,7 +32,6 @@ import dataclasses
 import math
 
 import numpy as np
-from scipy.optimize import brentq
 
 __all__ = ["WaterFilling", "water_fill", "objective_value"]
 
@@ -144,7 +143,15 @@ def water_fill(epsilon: float, weights: np.ndarray, a: np.ndarray, b: np.ndarray
         high += 2.0 * (high - start + 1.0)
         if high > 1400:
             raise ArithmeticError("water-filling: multiplier above range")
-    log_multiplier = brentq(excess, low, high, xtol=1e-15, rtol=8.9e-16, maxiter=500)
+    while True:  # bisection: excess(low) >= 0 >= excess(high); stops when no float lies between them
+        middle = 0.5 * (low + high)
+        if middle in (low, high):
+            break
+        if excess(middle) >= 0:
+            low = middle
+        else:
+            high = middle
+    log_multiplier = low if abs(excess(low)) <= abs(excess(high)) else high
     epsilons = epsilons_at(log_multiplier)
     epsilons = epsilons * (epsilon / float(np.sum(epsilons)))
     while float(np.sum(epsilons)) > epsilon:  # feasible on the safe side: the split never exceeds the budget

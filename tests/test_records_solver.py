@@ -6,6 +6,7 @@ enumeration of RS+FD's likelihood ratios on small records.
 """
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -255,8 +256,6 @@ def test_input_validation_names_the_field():
 
 def test_split_pruning_keeps_the_best_of_every_assignment():
     """The oracles dropped as never-best lose nothing: SLSQP over all 2^d GRR/OUE assignments finds no better split."""
-    import itertools
-
     attributes = RECORDS["five"]
     split = records.spl_optimal(4.0, attributes)
     best = min(_slsqp(4.0, attributes, choice)[1] for choice in itertools.product(records.ORACLES, repeat=5))
