@@ -84,7 +84,10 @@ class RecordAttributes:
         w = tuple(float(x) for x in (weights if weights is not None else [1.0] * len(sizes)))
         if len(w) != len(sizes) or not all(math.isfinite(x) and x > 0 for x in w):
             raise ValueError(f"weights: must be {len(sizes)} finite numbers > 0 (got {weights!r})")
-        f = (float(frequencies),) * len(sizes) if np.isscalar(frequencies) else tuple(float(x) for x in frequencies)
+        if isinstance(frequencies, (int, float)):
+            f: tuple[float, ...] = (float(frequencies),) * len(sizes)
+        else:
+            f = tuple(float(x) for x in frequencies)
         if len(f) != len(sizes) or not all(0.0 <= x <= 1.0 for x in f):
             raise ValueError(f"frequencies: must be {len(sizes)} numbers in [0, 1] (got {frequencies!r})")
         return cls(sizes, w, f)
