@@ -261,3 +261,21 @@ def test_split_pruning_keeps_the_best_of_every_assignment():
     best = min(_slsqp(4.0, attributes, choice)[1] for choice in itertools.product(records.ORACLES, repeat=5))
     assert split.weighted_variance <= best * (1 + 1e-12)
     assert split.certificate.details["assignments"] < 2 ** 5  # the pruning did drop assignments
+
+
+@pytest.mark.parametrize("protocol", records.RSFD_PROTOCOLS)
+def test_rsfd_fixed_data_variance_is_the_paper_minus_f_one_minus_f(protocol):
+    """For fixed data the report of a holder / non-holder supports the item w.p. sigma_1 / sigma_0: the exact
+    fixed-data variance is the paper's i.i.d. formula minus f (1 - f), the basis of SPL's and SMP's variances."""
+    attributes = RecordAttributes.of((5, 12, 40), (1.0, 1.0, 1.0), (0.3, 0.1, 0.6))
+    allocation = records.rsfd_allocation(2.0, attributes)
+    d, amplified = 3, allocation.amplified_epsilon
+    for k, f, v in zip(attributes.domain_sizes, attributes.frequencies, allocation.variances):
+        p, q = _grr_pq(amplified, k) if protocol == "grr" else _oue_pq(amplified)
+        fake = {"grr": (d - 1) / k, "oue-z": (d - 1) * q, "oue-r": (d - 1) * (p / k + (k - 1) * q / k)}[protocol]
+        sigma_1, sigma_0 = (p + fake) / d, (q + fake) / d
+        fixed = d * d * (f * sigma_1 * (1 - sigma_1) + (1 - f) * sigma_0 * (1 - sigma_0)) / (p - q) ** 2
+        assert records.rsfd_variance(protocol, amplified, k, d, f) - f * (1 - f) == pytest.approx(fixed, rel=1e-12)
+    chosen = [records.rsfd_variance(p, amplified, k, d, f) - f * (1 - f)
+              for p, k, f in zip(allocation.protocols, attributes.domain_sizes, attributes.frequencies)]
+    assert allocation.variances == pytest.approx(chosen, rel=1e-15)
