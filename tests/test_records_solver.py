@@ -12,6 +12,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import minimize
 
 from ldpplan.solvers import records
@@ -279,3 +281,18 @@ def test_rsfd_fixed_data_variance_is_the_paper_minus_f_one_minus_f(protocol):
     chosen = [records.rsfd_variance(p, amplified, k, d, f) - f * (1 - f)
               for p, k, f in zip(allocation.protocols, attributes.domain_sizes, attributes.frequencies)]
     assert allocation.variances == pytest.approx(chosen, rel=1e-15)
+
+
+@pytest.mark.slow
+@settings(max_examples=30)
+@given(st.lists(st.tuples(st.integers(3, 105), st.floats(0.1, 10.0)), min_size=4, max_size=6),
+       st.floats(0.2, 10.0), st.floats(0.0, 0.5))
+def test_split_certificate_on_random_records(attributes, epsilon, frequency):
+    """Any record of 4-6 attributes: gap <= 1e-9, the split sums to epsilon, and it beats the uniform split."""
+    record = RecordAttributes.of([k for k, _ in attributes], [w for _, w in attributes], frequency)
+    split = records.spl_optimal(epsilon, record)
+    assert split.certificate.upper_bound - split.certificate.lower_bound <= 1e-9 * split.weighted_variance
+    assert sum(split.epsilons) <= epsilon and sum(split.epsilons) == pytest.approx(epsilon, rel=1e-14)
+    assert split.weighted_variance <= records.spl_uniform(epsilon, record).weighted_variance * (1 + 1e-12)
+    smp = records.smp_optimal(epsilon, record)
+    assert smp.weighted_variance <= records.smp_uniform(epsilon, record).weighted_variance * (1 + 1e-12)
