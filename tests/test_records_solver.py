@@ -296,3 +296,11 @@ def test_split_certificate_on_random_records(attributes, epsilon, frequency):
     assert split.weighted_variance <= records.spl_uniform(epsilon, record).weighted_variance * (1 + 1e-12)
     smp = records.smp_optimal(epsilon, record)
     assert smp.weighted_variance <= records.smp_uniform(epsilon, record).weighted_variance * (1 + 1e-12)
+
+
+def test_rsfd_oue_r_exceeds_the_claim_even_with_equal_domains():
+    """OUE-r's fake data (OUE of a uniform value) leaks: one-attribute neighbours reach 1.125 > 1 for k = (3, 3)."""
+    amplified = records.paper_amplified_epsilon(1.0, 2)
+    exact = records.rsfd_privacy_brute_force(Fraction(math.exp(amplified)), (3, 3), "oue-r")
+    assert exact.one_attribute_epsilons == pytest.approx([1.125039] * 2, abs=1e-6)
+    assert exact.whole_record_epsilon == pytest.approx(amplified, rel=1e-15)
