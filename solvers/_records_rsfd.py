@@ -20,7 +20,9 @@ a uniform value; OUE-z: OUE of the all-zero vector; OUE-r: OUE of a uniform valu
   and ``(hi_i, lo_i)`` the pair of ``r_i`` values (GRR and OUE-r: ``(k X, k)/(X + k - 1)``; OUE-z:
   ``((X + 1)/2, (X + 1)/(2 X))``); ``min r_j`` is ``k/(X + k - 1)`` (GRR), ``(X + 1)/(2 X)``
   (OUE-z), ``k/((k - 1) X + 1)`` (OUE-r). With equal domains and GRR (or any OUE-z record) this is
-  exactly ``e^epsilon`` at the paper's ``epsilon'``; with unequal domains it exceeds it.
+  exactly ``e^epsilon`` at the paper's ``epsilon'``; with unequal domains it exceeds it (GRR,
+  ``k = (3, 5)``, ``epsilon = 1``: 1.0729), and OUE-r exceeds it even with equal domains (its fake
+  data depend on how many bits are set: 1.1250 for ``k = (3, 3)``).
 
 :func:`rsfd_privacy_brute_force` enumerates every pair of records and every report with
 :class:`fractions.Fraction` probabilities written from the mechanism's definition (not from the
