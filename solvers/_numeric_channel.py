@@ -6,9 +6,9 @@ exactly ``2^48``. Construction (round toward the safe side, then repair):
 
 * **Duchi** (2 outputs ``+C_D``, ``-C_D``): ``Pr[+C_D]`` ranges over ``[L, H]/2^48`` with
   ``H = floor(L e^eps)`` (column 0 tight: ``H + 1 > L e^eps``) and ``L`` the largest numerator with
-  ``2^48 - L <= (2^48 - H) e^eps`` (column 1 within ``e^eps``; ``L = floor(2^48/(e^eps + 1))`` up to
-  the exact check), decided with 60-digit decimals; every row's ``Pr[+C_D]`` is its ideal value
-  rounded to the nearest numerator and clamped into ``[L, H]``.
+  ``(2^48 - L)/(2^48 - H) <= H/L`` (column 1 never above column 0, so column 0 decides;
+  ``L ~ 2^48/(e^eps + 1)``), decided in integers and 60-digit decimals; input ``x`` gets the
+  numerator nearest to ``L + (H - L)(x + 1)/2`` (affine in ``x``, as the ideal ``Pr[+C_D]`` is).
 * **Piecewise / Square Wave** (``cells`` equal cells over ``[-C, C]`` resp. ``[-b, 1 + b]``): a
   *low* numerator ``L`` per cell (the ideal ``2^48 q w``, ``w`` the cell width) and a *high*
   ``H = floor(L e^eps)``; a cell holds ``L`` plus the band's share of the remaining
@@ -192,8 +192,9 @@ def duchi_channel(epsilon: float, input_grid: Sequence[float]) -> DiscreteChanne
     grid = _input_grid(input_grid)
     e = math.exp(epsilon)
 
-    def fits(bottom: int) -> bool:  # column 1 stays within e^eps once column 0 is made tight
-        return _SCALE - bottom <= _floor_times_exp(_SCALE - _floor_times_exp(bottom, epsilon), epsilon)
+    def fits(bottom: int) -> bool:  # column 1's ratio (2^48 - L)/(2^48 - H) stays at most column 0's H/L
+        top = _floor_times_exp(bottom, epsilon)
+        return (_SCALE - bottom) * bottom <= top * (_SCALE - top)
 
     bottom = max(1, int(_SCALE / (e + 1)))
     while bottom > 1 and not fits(bottom):
@@ -203,8 +204,7 @@ def duchi_channel(epsilon: float, input_grid: Sequence[float]) -> DiscreteChanne
     top = _floor_times_exp(bottom, epsilon)
     rows = []
     for x in grid:
-        ideal = _SCALE * (0.5 + x * math.expm1(epsilon) / (2 * (e + 1)))
-        n = min(top, max(bottom, int(round(ideal))))
+        n = min(top, max(bottom, bottom + round((top - bottom) * (x + 1) / 2)))  # affine: -1 -> L, 1 -> H
         rows.append((n, _SCALE - n))
     bound = duchi_bound(epsilon)
     return DiscreteChannel("duchi", epsilon, grid, (bound, -bound), (), tuple(rows))
@@ -216,14 +216,23 @@ def _low_numerator(epsilon: float, ideal_low: float, cells: int, cover: float) -
         excess = _SCALE - cells * low
         return excess >= 0 and excess <= (_floor_times_exp(low, epsilon) - low) * cover * (1 - 1e-12)
 
-    low = max(1, int(ideal_low) - 64)
-    while low > 1 and fits(low):
-        low = max(1, low - 64)
-    while not fits(low):
-        low += 1
-        if cells * low > _SCALE:
-            raise ArithmeticError("no low numerator fits: too many cells for the 2^-48 grid")
-    return low
+    limit = _SCALE // cells
+    low = high = min(max(1, int(ideal_low)), limit)  # fits() is monotone in L: bracket, then bisect
+    step = 64
+    if fits(high):
+        while low > 1 and fits(low):
+            high, low, step = low, max(1, low - step), step * 2
+        if fits(low):
+            return low
+    else:
+        while not fits(high):
+            if high == limit:
+                raise ArithmeticError("no low numerator fits: too many cells for the 2^-48 grid")
+            low, high, step = high, min(limit, high + step), step * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    return high
 
 
 def _band_row(edges: np.ndarray, left: float, right: float, low: int, high: int) -> list[int]:
@@ -271,6 +280,9 @@ def _band_channel(mechanism: str, epsilon: float, grid: tuple[float, ...], cells
     edges = np.linspace(domain[0], domain[1], cells + 1)
     width = (domain[1] - domain[0]) / cells
     cover = (bands[0][1] - bands[0][0]) / width  # the band's length in cells (the same for every input)
+    if cover < 1:  # a band inside one cell cannot spend the budget (ratio below e^eps): refuse the grid
+        needed = math.ceil((domain[1] - domain[0]) / (bands[0][1] - bands[0][0]))
+        raise ValueError(f"cells: must be at least {needed} so the band covers one cell (got {cells})")
     low = _low_numerator(epsilon, _SCALE * ideal_low_density * width, cells, cover)
     high = _floor_times_exp(low, epsilon)
     rows = [_band_row(edges, left, right, low, high) for left, right in bands]
