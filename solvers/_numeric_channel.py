@@ -17,7 +17,9 @@ exactly ``2^48``. Construction (round toward the safe side, then repair):
   fit under ``H``. Every entry lies in ``[L, H]``: ratio ``<= H/L <= e^eps``. A last repair moves
   the largest entry up to ``H`` (taking the units from other entries of its row, none below ``L``),
   so a channel whose input grid holds ``-1`` and ``1`` reaches ``H/L`` exactly: raising that entry
-  by one ``2^-48`` step breaks ``e^eps``.
+  by one ``2^-48`` step breaks ``e^eps``. A grid whose cells are wider than the band (SW at large
+  epsilon: ``2b ~ 0.0024`` at ``eps = 8``) is refused (``ValueError`` naming the least ``cells``):
+  the band could not spend the budget there.
 
 Each cell's report value is its midpoint (PM) or the debiased midpoint ``2 (mid - A)/B - 1``
 (SW); Duchi reports ``+-C_D``. :func:`channel_mean_bias` gives the channel's bias of the mean
