@@ -18,10 +18,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._plan import round_up
-from .._sampling import bernoulli_columns, bernoulli_iid, to_grid, uniform_bits, uniform_below
+from .._sampling import GRID, bernoulli_columns, bernoulli_iid, to_grid, uniform_bits, uniform_below
 
-__all__ = ["ORACLES", "grid_number", "support", "exact_ratio", "float_epsilon", "perturb_attribute",
+__all__ = ["ORACLES", "grid_number", "support", "exact_ratio", "perturb_attribute",
            "support_counts", "width"]
 
 #: the frequency oracles a record's attribute may use
@@ -29,11 +28,16 @@ ORACLES = ("grr", "oue")
 
 
 def grid_number(oracle: str, epsilon: float, k: int) -> float:
-    """The grid number of an attribute at budget ``epsilon``: GRR's ``P`` (down) or OUE's ``q`` (up)."""
+    """The grid number of an attribute at budget ``epsilon``: GRR's ``P`` (down) or OUE's ``q`` (up).
+
+    Kept inside ``[2^-48, 1 - 2^-48]`` (a large ``epsilon`` would round ``P`` to 1 or ``q`` to 0: an
+    infinite ratio); that only lowers the attribute's epsilon.
+    """
     x = math.exp(epsilon)
+    step = 1.0 / GRID
     if oracle == "grr":
-        return float(to_grid(x / (x + k - 1), "down"))
-    return float(to_grid(1.0 / (x + 1.0), "up"))
+        return min(float(to_grid(x / (x + k - 1), "down")), 1.0 - step)
+    return max(float(to_grid(1.0 / (x + 1.0), "up")), step)
 
 
 def support(oracle: str, number: float, k: int) -> tuple[float, float]:
@@ -47,15 +51,6 @@ def exact_ratio(oracle: str, number: float, k: int) -> Fraction:
     """The attribute's worst likelihood ratio, exactly (GRR ``P (k-1)/(1-P)``, OUE ``(1-q)/q``)."""
     p = Fraction(number)
     return p * (k - 1) / (1 - p) if oracle == "grr" else (1 - p) / p
-
-
-def float_epsilon(oracle: str, number: float, k: int) -> float:
-    """``ln`` of :func:`exact_ratio` in float64, rounded toward the safe side (up)."""
-    if oracle == "grr":
-        value = math.log(number) + math.log(k - 1) - math.log1p(-number)
-    else:
-        value = math.log1p(-number) - math.log(number)
-    return round_up(value, scale=abs(math.log(number)) + 1.0)
 
 
 def width(oracle: str, k: int) -> int:

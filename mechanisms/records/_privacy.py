@@ -18,11 +18,12 @@ Arcolezi, Couchot, Al Bouna, Xiao, CIKM 2021, Sec. 2.3 and 3; Wang et al., ICDE 
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 from fractions import Fraction
 from typing import Sequence
 
-from .._plan import log_fraction, round_up
-from ._oracles import exact_ratio, float_epsilon
+from .._plan import log_fraction
+from ._oracles import exact_ratio
 
 __all__ = ["record_epsilons", "exact_record_ratio", "exact_attribute_ratios"]
 
@@ -60,23 +61,23 @@ def exact_record_ratio(scheme: str, oracles: Sequence[str], numbers: Sequence[fl
     return out
 
 
+def _up(ratio: Fraction) -> float:
+    """``ln(ratio)`` (50 digits) as the smallest float at or above it (toward the safe side)."""
+    value = exact_epsilon(ratio)
+    out = float(value)
+    return math.nextafter(out, math.inf) if Decimal(out) < value else out
+
+
 def record_epsilons(scheme: str, oracles: Sequence[str], numbers: Sequence[float],
                     sizes: Sequence[int]) -> tuple[float, tuple[float, ...]]:
-    """``(record epsilon, per-attribute epsilons)`` in float64, rounded toward the safe side (nats)."""
-    if scheme == "rsfd":
-        hi = [k * p for p, k in zip(numbers, sizes)]
-        lo = [k * (1.0 - p) / (k - 1) for p, k in zip(numbers, sizes)]
-        total_lo = math.fsum(lo)
-        whole = round_up(math.log(math.fsum(hi)) - math.log(total_lo), ulps=16, scale=abs(math.log(total_lo)) + 1)
-        one = tuple(round_up(math.log(total_lo - b + a) - math.log(total_lo), ulps=16,
-                             scale=abs(math.log(total_lo)) + 1) for a, b in zip(hi, lo))
-        return whole, one
-    each = tuple(float_epsilon(o, x, k) for o, x, k in zip(oracles, numbers, sizes))
-    if scheme == "smp":
-        return max(each), each
-    return round_up(math.fsum(each), ulps=4 * len(each)), each
+    """``(record epsilon, per-attribute epsilons)`` (nats) of the grid numbers: exact rationals, their logs
+    rounded up to float64 (no float cancellation, so a claim one float step below is refused at any epsilon)."""
+    whole = _up(exact_record_ratio(scheme, oracles, numbers, sizes))
+    return whole, tuple(_up(r) for r in exact_attribute_ratios(scheme, oracles, numbers, sizes))
 
 
 def exact_epsilon(ratio: Fraction):
-    """``ln(ratio)`` to 50 digits (a :class:`decimal.Decimal`, for ``check_claim``)."""
-    return log_fraction(ratio)
+    """``ln(ratio)`` to 60 digits (a :class:`decimal.Decimal`, for ``check_claim``)."""
+    with localcontext() as context:
+        context.prec = 60
+        return log_fraction(ratio)
