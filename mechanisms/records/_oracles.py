@@ -33,7 +33,7 @@ def grid_number(oracle: str, epsilon: float, k: int) -> float:
     Kept inside ``[2^-48, 1 - 2^-48]`` (a large ``epsilon`` would round ``P`` to 1 or ``q`` to 0: an
     infinite ratio); that only lowers the attribute's epsilon.
     """
-    x = math.exp(epsilon)
+    x = math.exp(min(float(epsilon), 700.0))  # beyond, P and q are at the grid's ends anyway
     step = 1.0 / GRID
     if oracle == "grr":
         return min(float(to_grid(x / (x + k - 1), "down")), 1.0 - step)

@@ -75,9 +75,9 @@ class RecordRuntime(Frozen):
                 raise ValueError(f"domain: labels {off} .. {off + k - 1} must start with '{name}=' (attribute {j})")
         if any(o not in ORACLES for o in oracles):
             raise ValueError(f"oracles: must be one of {list(ORACLES)} each (got {list(oracles)!r})")
-        expected = tuple(grid_number(o, float(e), k) for o, e, k in zip(oracles, epsilons, sizes))
         if not all(np.isfinite(e) and e > 0 for e in epsilons):
             raise ValueError(f"epsilons: must be finite numbers > 0 (got {list(epsilons)!r})")
+        expected = tuple(grid_number(o, float(e), k) for o, e, k in zip(oracles, epsilons, sizes))
         if numbers is not None and tuple(float(x) for x in numbers) != expected:
             raise ValueError(f"numbers: must be the 2^-48 grid rounding of each oracle's probability at its epsilon "
                              f"(GRR P down, OUE q up): {list(expected)!r} (got {list(numbers)!r})")

@@ -212,7 +212,7 @@ class SampledRecord(RecordRuntime):
                  numbers: Sequence[float] | None = None) -> None:
         self._init_record(domain, names, domain_sizes, oracles, epsilons, numbers)
         pi = np.asarray(sampling, dtype=np.float64)
-        if pi.shape != (len(self.names),) or not on_grid(pi) or np.any(pi <= 0):
+        if pi.shape != (len(self.names),) or not np.all((pi > 0) & (pi <= 1)) or not on_grid(pi):
             raise ValueError(f"sampling: must be {len(self.names)} multiples of 2^-48 in (0, 1] (got {list(sampling)!r})")
         ints = (pi * GRID).astype(np.int64)
         if int(ints.sum()) != int(GRID):
