@@ -273,18 +273,24 @@ class SampledRecord(RecordRuntime):
         The variance given ``m_j`` adds the sampling term of a simple random sample of ``m_j`` of ``n``:
         ``n Var = (n/m_j) [c0 + (c1 + r) f - r f^2]``, ``r = (n - m_j)/(n - 1)``.
 
+        An attribute with no reports (``m_j = 0``) gets the uniform frequency ``1/k_j`` with a standard
+        error of 1 (nothing is known: its intervals are ``[0, 1]``).
+
         Raises
         ------
         ValueError
-            An attribute with no reports (``m_j = 0``), or as :meth:`SplitRecord.estimate`.
+            As :meth:`SplitRecord.estimate`.
         """
         agg = self._aggregate_of(reports_or_aggregate)
         n, m = agg.n, agg.counts["m"]
         parts, coefficients = [], []
         for j, o in enumerate(self.oracles):
             counts = agg.counts[count_key(o, j)]
-            if m[j] < 1:
-                raise ValueError(f"aggregate.counts.m: attribute {self.names[j]!r} has no reports to estimate from")
+            if m[j] < 1:  # nothing is known: the uniform frequency, a variance of 1 (the interval [0, 1])
+                k = self.domain_sizes[j]
+                parts.append(np.full(k, 1.0 / k))
+                coefficients.append((np.full(k, float(n)), np.zeros(k), np.zeros(k)))
+                continue
             if o == "grr" and int(counts.sum()) != int(m[j]):
                 raise ValueError(f"aggregate.counts.{count_key(o, j)}: must sum to m[{j}] = {int(m[j])}")
             mu, nu = self._linear(j)
