@@ -27,6 +27,8 @@ registry (``docs/ARCHITECTURE.md``, "A new family"). A conformance module define
   attribute, a multi-column CSV) writes its own inputs (``rng`` None: every user holds the first value)
   and gives their true frequencies (default: the first domain element, :func:`fixed_truth`);
   ``interval_inputs`` may then return ``(data, means, truth)``;
+* optionally ``VECTORS = False`` and ``NO_VECTORS_REASON``: its plan mechanisms have no language-neutral test
+  vector (``vectors/``; the TypeScript client does not run them), explicitly (``tests/test_vectors.py``);
 * optionally ``EXPENSIVE_AUDITS``: names of its examples whose audit at default trials takes
   seconds (``tests/test_audit_search.py`` runs them under 3 seeds plus the exact false-flag
   probability over 20 runs, instead of 20 seeded runs; measured 20 of 20 in docs/AUDIT.md).
