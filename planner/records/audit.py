@@ -7,7 +7,9 @@ with the honest probabilities from the plan's numbers; ``x`` is the all-zero rec
   at its worst output (GRR ``a_j = 0``; OUE bit 0 set and bit 1 clear); SMP: the same and
   ``attribute = j``; RS+FD: ``a_j = 0`` and every other ``a_i != 0``;
 * every attribute changed (``x' = 1``), claim ``guarantee.epsilon``: SPL: every attribute at its
-  worst output; SMP: the attribute with the largest epsilon, as above; RS+FD: every ``a_i = 0``.
+  worst output; SMP: every attribute's column at its worst output or, when not sampled, the filler 0
+  (``Pr = sum_j pi_j Pr_j[worst]``: a runtime that reports a second attribute multiplies the ratio);
+  RS+FD: every ``a_i = 0``.
 """
 from __future__ import annotations
 
@@ -28,6 +30,12 @@ def _worst(reports: Any, j: int, oracle: str) -> np.ndarray:
     if oracle == "grr":
         return y == 0
     return ((y[:, 0] & 1) == 1) & ((y[:, 0] >> 1 & 1) == 0)
+
+
+def _filler(reports: Any, j: int) -> np.ndarray:
+    """Attribute ``j``'s column holds the SMP filler (0, or no bit set): no report of it."""
+    y = np.asarray(reports[f"a{j}"])
+    return y == 0 if y.ndim == 1 else ~np.any(y, axis=1)
 
 
 def _oracle_probabilities(oracle: str, number: float, k: int) -> tuple[float, float]:
@@ -100,12 +108,14 @@ def _all(plan: Mapping[str, Any]) -> InputPair:
         p1, p2 = _rsfd_all(p)
         occurs = lambda r: np.all([np.asarray(r[f"a{i}"]) == 0 for i in range(d)], axis=0)  # noqa: E731
         event = "every a_i = 0"
-    elif scheme == "smp":
-        j = int(np.argmax(plan["guarantee"]["attribute_epsilons"]))
-        o = p["oracles"][j]
-        p1, p2 = (x * p["sampling"][j] for x in _oracle_probabilities(o, p["numbers"][j], p["domain_sizes"][j]))
-        occurs = lambda r: (np.asarray(r["attribute"]) == j) & _worst(r, j, o)  # noqa: E731
-        event = f"attribute = {j} at its worst output"
+    elif scheme == "smp":  # every attribute's column at its worst output, or not the sampled one (a report of a
+        # second attribute multiplies the ratio)
+        each = [_oracle_probabilities(o, x, k) for o, x, k in zip(p["oracles"], p["numbers"], p["domain_sizes"])]
+        p1 = float(sum(pi * a for pi, (a, _) in zip(p["sampling"], each)))
+        p2 = float(sum(pi * b for pi, (_, b) in zip(p["sampling"], each)))
+        occurs = lambda r: np.all([_worst(r, i, p["oracles"][i]) | ((np.asarray(r["attribute"]) != i)  # noqa: E731
+                                                                    & _filler(r, i)) for i in range(d)], axis=0)
+        event = "every a_i at its worst output, or 0 when not sampled"
     else:
         pairs_ = [_oracle_probabilities(o, x, k) for o, x, k in zip(p["oracles"], p["numbers"], p["domain_sizes"])]
         p1, p2 = float(np.prod([a for a, _ in pairs_])), float(np.prod([b for _, b in pairs_]))
