@@ -23,7 +23,7 @@ STEP = 2.0**-48
 
 def _spec(mechanism, epsilon=1.0, oracles=("grr", "grr", "oue"), sizes=(3, 4, 5), weights=(1.0, 2.0, 0.5)):
     return {"mechanism": mechanism, "epsilon": epsilon,
-            "attributes": [{"name": f"x{j}", "domain": k, "weight": w, "oracle": o}
+            "attributes": [{"name": f"x{j}", "domain": k, "weight": w, **({"oracle": o} if o else {})}
                            for j, (k, w, o) in enumerate(zip(sizes, weights, oracles))]}
 
 
@@ -145,7 +145,7 @@ def test_spec_promises_are_checked_by_load(spl_plan):
 
 def test_plan_beats_every_baseline_and_carries_its_certificate():
     for epsilon in (0.5, 1.0, 2.0, 4.0, 8.0):
-        plan = planner.make_plan(_spec("records", epsilon, ("auto",) * 3, (3, 16, 105), (2.0, 1.0, 0.5)))
+        plan = planner.make_plan(_spec("records", epsilon, (None,) * 3, (3, 16, 105), (2.0, 1.0, 0.5)))
         value = plan["predicted"]["weighted_variance_times_n"]["value"]
         others = [b["predicted"]["weighted_variance_times_n"]["value"] for b in plan["baselines"]]
         assert len(others) == 4 and value <= min(others)
