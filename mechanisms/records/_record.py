@@ -169,6 +169,10 @@ class RecordRuntime(Frozen):
             raise ValueError("aggregate.n: needs at least one report to estimate")
         return agg
 
+    def aggregate(self, reports: Any) -> Aggregate:
+        """The reports' sufficient statistics (each scheme's class)."""
+        raise NotImplementedError
+
     def _count_shapes(self) -> dict[str, tuple[int, ...]]:
         return {count_key(o, j): (k,) for j, (o, k) in enumerate(zip(self.oracles, self.domain_sizes))}
 

@@ -25,6 +25,7 @@ References
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any, ClassVar, Sequence
 
 import numpy as np
@@ -83,7 +84,7 @@ def _from_plan(cls: Any, plan: Any) -> Any:
         raise PlanError(f"guarantee.attribute_epsilons: must list {len(each)} numbers, one per attribute")
     exact = exact_attribute_ratios(cls.mechanism, mech.oracles, mech.numbers, mech.domain_sizes)
     for j, (actual, claimed) in enumerate(zip(each, claims)):
-        check_claim(actual, claimed, f"guarantee.attribute_epsilons[{j}]", exact=lambda r=exact[j]: exact_epsilon(r))
+        check_claim(actual, claimed, f"guarantee.attribute_epsilons[{j}]", exact=functools.partial(exact_epsilon, exact[j]))
     return mech
 
 

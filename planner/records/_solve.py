@@ -101,11 +101,11 @@ def _solve_at(scheme: str, epsilon: float, res: Resolved) -> tuple[Any, tuple, t
     """``(allocation, oracles, epsilons, sampling)`` of one scheme at the (shrunk) budget ``epsilon``."""
     d = len(res.sizes)
     if scheme == "spl":
-        sol = _spl(epsilon, res)
-        return sol, sol.protocols, sol.epsilons, None
+        split = _spl(epsilon, res)
+        return split, split.protocols, split.epsilons, None
     if scheme == "smp":
-        sol = solver.smp_optimal(epsilon, _attributes(res), _fixed(res))
-        return sol, sol.protocols, (epsilon,) * d, grid_sampling(sol.probabilities)
+        sampled = solver.smp_optimal(epsilon, _attributes(res), _fixed(res))
+        return sampled, sampled.protocols, (epsilon,) * d, grid_sampling(sampled.probabilities)
     variances = tuple(solver.rsfd_variance("grr", epsilon, k, d) for k in res.sizes)
     return variances, ("grr",) * d, (epsilon,) * d, None
 
@@ -114,10 +114,12 @@ def _numbers(scheme: str, res: Resolved, margin: float) -> Numbers:
     epsilon = res.spec.epsilon * (1.0 - margin)
     sol, oracles, epsilons, sampling = _solve_at(scheme, epsilon, res)
     numbers = tuple(grid_number(o, e, k) for o, e, k in zip(oracles, epsilons, res.sizes))
+    cert: dict[str, Any]
     if scheme == "rsfd":
-        variances, cert = sol, {"kind": "closed form (no optimisation: RS+FD samples uniformly)"}
+        variances = sol
         total = float(np.dot(res.weights, variances))
-        cert.update(lower_bound=total, upper_bound=total, gap=0.0)
+        cert = {"kind": "closed form (no optimisation: RS+FD samples uniformly)", "lower_bound": total,
+                "upper_bound": total, "gap": 0.0}
     else:
         variances, total, c = sol.variances, sol.weighted_variance, sol.certificate
         cert = {"kind": c.kind, "lower_bound": float(c.lower_bound), "upper_bound": float(c.upper_bound),

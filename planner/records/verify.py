@@ -107,10 +107,10 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     gu = dict(plan["guarantee"])
     gu.pop("shuffled", None)
     if gu != guarantee_of(chosen):  # exact rationals and 50-digit logs: the claims are recomputed bit for bit
-        want = guarantee_of(chosen)
-        key = next((k for k in sorted(set(gu) | set(want)) if gu.get(k) != want.get(k)), "epsilon")
+        claims = guarantee_of(chosen)
+        key = next((k for k in sorted(set(gu) | set(claims)) if gu.get(k) != claims.get(k)), "epsilon")
         return Verification(False, f"guarantee.{key}: must be the claim its numbers give, exactly, rounded up "
-                                   f"({want.get(key)!r:.200}) (got {gu.get(key)!r:.200})", details)
+                                   f"({claims.get(key)!r:.200}) (got {gu.get(key)!r:.200})", details)
     for where, got, want in (("predicted", plan["predicted"], predicted_of(chosen, res.spec.users)),
                              ("baselines", plan["baselines"], baselines_of(res, every, chosen))):
         message = _differs(where, got, want)
