@@ -11,6 +11,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import numpy as np
+import pytest
 
 from _family_helpers import check_prediction
 from ldpplan import mechanisms, planner
@@ -114,11 +115,12 @@ def _l2_per_attribute(mechanism: str, n: int, trials: int, seed: int):
     return mech, predicted, np.array(losses)
 
 
+@pytest.mark.slow
 def test_records_l2_per_attribute():
     # each attribute's total l2 error against its exact prediction, for every scheme (fixed data; SMP: m_j ~ pi_j n,
-    # the prediction's large-n form, within 2% at n = 4000)
-    for mechanism, slack in (("spl", 0.0), ("smp", 0.02), ("rsfd", 0.0)):
-        mech, predicted, losses = _l2_per_attribute(mechanism, 4000, 80, 40)
+    # the prediction's large-n form, within 3% at n = 500); 3000 runs resolve a 3-valued attribute's l2 to ~2%
+    for mechanism, slack in (("spl", 0.0), ("smp", 0.03), ("rsfd", 0.0)):
+        mech, predicted, losses = _l2_per_attribute(mechanism, 500, 3000, 40)
         for j, name in enumerate(mech.names):
             check_prediction(f"{mechanism} {name} l2_total", float(predicted[mech.attribute_slice(j)].sum()),
                              losses[:, j], slack=slack)
