@@ -26,7 +26,8 @@ registry (``docs/ARCHITECTURE.md``, "A new family"). A conformance module define
   family whose users hold something other than one item of the pinned layouts (records: one value per
   attribute, a multi-column CSV) writes its own inputs (``rng`` None: every user holds the first value)
   and gives their true frequencies (default: the first domain element, :func:`fixed_truth`);
-  ``interval_inputs`` may then return ``(data, means, truth)``;
+  ``interval_inputs`` may then return ``(data, means, truth)``, and ``labelled_spec()`` gives
+  ``tests/test_labels_whitespace.py`` a spec with a labelled domain (spec, field, its labels, the plan's labels);
 * optionally ``VECTORS = False`` and ``NO_VECTORS_REASON``: its plan mechanisms have no language-neutral test
   vector (``vectors/``; the TypeScript client does not run them), explicitly (``tests/test_vectors.py``);
 * optionally ``EXPENSIVE_AUDITS``: names of its examples whose audit at default trials takes

@@ -79,6 +79,20 @@ def fixed_truth(plan) -> np.ndarray:
     return truth
 
 
+def labelled_spec():
+    """A records spec whose first attribute's domain is labels ``x0, x1, x2`` (``test_labels_whitespace.py``): the
+    spec, the field, the spec's label list and the plan's ``domain.labels``."""
+    spec = _spec("spl", 1.0, [dict(_ATTRIBUTES[0], domain=["x0", "x1", "x2"]), *_ATTRIBUTES[1:]])
+
+    def planned(s):
+        out = []
+        for a in s["attributes"]:
+            values = a["domain"] if isinstance(a["domain"], list) else range(a["domain"])
+            out += [f"{a['name']}={v}" for v in values]
+        return out
+    return spec, "attributes[0].domain", (lambda s: s["attributes"][0]["domain"]), planned
+
+
 def exact_claims(plan) -> dict[tuple, Decimal]:
     """The record's epsilon and each attribute's, from the exact grid numbers (``mechanisms.records._privacy``)."""
     from ldpplan.mechanisms.records._privacy import exact_attribute_ratios, exact_record_ratio
