@@ -214,3 +214,27 @@ def test_flights_monte_carlo_matches_each_attributes_predicted_error(shared_data
         want = predicted[mech.attribute_slice(j)].sum()
         mean, se = losses[:, j].mean(), losses[:, j].std(ddof=1) / math.sqrt(len(losses))
         assert abs(mean - want) <= 0.10 * want and se < 0.04 * want, (name, mean, se, want)
+
+
+def test_estimate_attribute_cuts_the_concatenated_estimate_and_smp_without_reports_is_uninformative():
+    plan = planner.make_plan(_spec("smp"))
+    mech = mechanisms.load(plan)
+    data = np.zeros((400, 3), dtype=np.int64)
+    agg = mech.aggregate(mech.perturb(data, np.random.default_rng(3)))
+    whole = mech.estimate(agg)
+    for j, name in enumerate(mech.names):
+        for key in (j, name):
+            one = mech.estimate_attribute(agg, attribute=key)
+            np.testing.assert_array_equal(one.frequency, whole.frequency[mech.attribute_slice(j)])
+            np.testing.assert_array_equal(one.std_error, whole.std_error[mech.attribute_slice(j)])
+    assert [x.split("=")[1] for x in mech.labels[mech.attribute_slice(1)]] == mech.attribute_labels(1) == list("0123")
+    # an attribute nobody reported: the uniform frequency, standard error 1, the interval [0, 1]
+    counts = {k: np.array(v) for k, v in agg.counts.items()}
+    counts["m"] = np.array([counts["m"][0] + counts["m"][1], 0, counts["m"][2]])
+    counts["g0"] = counts["g0"] + np.bincount(np.zeros(agg.counts["m"][1], dtype=int), minlength=3)
+    counts["g1"] = np.zeros(4, dtype=np.int64)
+    est = mech.estimate(mechanisms.Aggregate("smp", agg.n, counts))
+    cut = mech.attribute_slice(1)
+    np.testing.assert_array_equal(est.frequency[cut], np.full(4, 0.25))
+    low, high = est.confidence_interval(0.95)
+    assert np.all(low[cut] == 0) and np.all(high[cut] == 1) and np.all(est.std_error[cut] == 1.0)
