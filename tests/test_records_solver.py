@@ -19,15 +19,7 @@ from scipy.optimize import minimize
 from ldpplan.solvers import records
 from ldpplan.solvers.records import RecordAttributes
 
-#: records of 4-6 attributes, domain sizes 3..105, with weights (the first is the flights record:
-#: carrier 16, origin 3, dest 105, month 12)
-RECORDS = {
-    "flights": RecordAttributes.of((16, 3, 105, 12), (1.0, 2.0, 0.5, 1.0)),
-    "six": RecordAttributes.of((3, 5, 7, 24, 50, 105), (1.0, 1.0, 3.0, 0.2, 1.0, 2.0)),
-    "five": RecordAttributes.of((4, 10, 30, 60, 90), (2.0, 1.0, 1.0, 1.0, 5.0)),
-}
-EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
-CASES = [(name, epsilon) for name in RECORDS for epsilon in EPSILONS]
+from _records_grid import CASES, EPSILONS, RECORDS  # the done-when grid: records of 4-6 attributes, weights
 
 
 def _grr_pq(epsilon, k):
@@ -195,6 +187,13 @@ def test_variances_equal_multi_freq_ldpy(name, epsilon):
                 rsfd.VAR_RSpFD_UE_zero(p, q, d, f=f), rel=1e-12)
             assert records.rsfd_variance("oue-r", amplified, k, d, f) == pytest.approx(
                 rsfd.VAR_RSpFD_UE_rnd(p, q, k, d, f=f), rel=1e-12)
+    allocation = records.rsfd_allocation(epsilon, attributes)  # the compared RS+FD: its provable epsilon', f = 0
+    amplified = allocation.amplified_epsilon
+    for k, protocol, v in zip(attributes.domain_sizes, allocation.protocols, allocation.variances):
+        p, q = _grr_pq(amplified, k) if protocol == "grr" else _oue_pq(amplified)
+        peer = {"grr": lambda: rsfd.VAR_RSpFD_GRR(p, q, k, d), "oue-z": lambda: rsfd.VAR_RSpFD_UE_zero(p, q, d),
+                "oue-r": lambda: rsfd.VAR_RSpFD_UE_rnd(p, q, k, d)}[protocol]
+        assert v == pytest.approx(peer(), rel=1e-12)
 
 
 # ----------------------------------------------------------------------------- RS+FD's privacy
