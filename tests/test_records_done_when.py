@@ -198,3 +198,26 @@ def test_free_choice_dual_bounds_the_split(epsilon):
         assert gap <= 1e-9  # the split is optimal over all 2^d oracle choices
     else:
         assert 1e-6 < gap < 1e-5
+
+
+@pytest.mark.slow
+def test_benchmark_table_reports_the_solver_and_the_chosen_minimum():
+    """``benchmarks/records_tables.py`` (the closing note's tables): each cell is the solver's value and the chosen
+    scheme is the smallest of the certified optima and RS+FD."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "records_tables.py"
+    spec = importlib.util.spec_from_file_location("records_tables", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    attributes = RECORDS["flights-hour"]
+    variance, allocation = module.tables([1.0, 8.0], attributes)
+    rows = [line.split(" | ") for line in variance.splitlines()[2:]]
+    for epsilon, row in zip((1.0, 8.0), rows):
+        smp = records.smp_optimal(epsilon, attributes)
+        assert float(row[4]) == pytest.approx(smp.weighted_variance, rel=1e-3)
+        assert float(row[2]) == pytest.approx(records.spl_optimal(epsilon, attributes).weighted_variance, rel=1e-3)
+        values = {"optimal SPL": float(row[2]), "optimal SMP": float(row[4]), "RS+FD": float(row[5])}
+        assert row[6] == min(values, key=values.get)
+    assert allocation.splitlines()[2].startswith("| 1 | optimal SMP | π=")
