@@ -14,7 +14,10 @@ The flights and GSS domain sizes are checked against the loaders in
 """
 from __future__ import annotations
 
-from ldpplan.solvers.records import RecordAttributes
+import functools
+
+from ldpplan.solvers import records
+from ldpplan.solvers.records import RecordAttributes, SplitAllocation
 
 #: the flights' categorical columns in the order of ``RECORDS["flights-hour"]`` (``planner.data.flights``)
 FLIGHTS_COLUMNS = ("carrier", "origin", "dest", "month", "hour")
@@ -30,3 +33,9 @@ RECORDS = {
 }
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 CASES = [(name, epsilon) for name in RECORDS for epsilon in EPSILONS]
+
+
+@functools.cache
+def optimal_split(name: str, epsilon: float) -> SplitAllocation:
+    """``records.spl_optimal`` of a grid record, solved once per test process (the result is frozen)."""
+    return records.spl_optimal(epsilon, RECORDS[name])

@@ -33,7 +33,7 @@ from scipy.optimize import minimize_scalar
 from ldpplan.solvers import records
 from ldpplan.solvers.records import RecordAttributes
 
-from _records_grid import CASES, EPSILONS, FLIGHTS_COLUMNS, GSS_COLUMNS, RECORDS
+from _records_grid import CASES, EPSILONS, FLIGHTS_COLUMNS, GSS_COLUMNS, RECORDS, optimal_split
 
 cp = pytest.importorskip("cvxpy")
 
@@ -126,7 +126,7 @@ def test_grid_domain_sizes_are_the_data_sets(shared_data_dir, columns, record, l
 def test_split_within_1e_9_of_cvxpy(name, epsilon, attributes):
     """Water-filling's split = CVXPY's (same protocols) within 1e-9 relative; neither beats the other's
     dual bound, and the certificate's gap is at most 1e-9."""
-    split = records.spl_optimal(epsilon, attributes)
+    split = optimal_split(name, epsilon) if name in RECORDS else records.spl_optimal(epsilon, attributes)
     budgets = _cvxpy_split(epsilon, attributes, split.protocols)
     independent = _split_value(budgets, attributes, split.protocols)
     assert split.weighted_variance == pytest.approx(_split_value(split.epsilons, attributes, split.protocols),
@@ -167,7 +167,7 @@ def test_protocol_choice_is_the_best_of_every_assignment(name):
     attributes = RECORDS[name]
     d = len(attributes.domain_sizes)
     for epsilon in EPSILONS:
-        split = records.spl_optimal(epsilon, attributes)
+        split = optimal_split(name, epsilon)
         best = min(_split_value(_cvxpy_split(epsilon, attributes, choice), attributes, choice)
                    for choice in itertools.product(records.ORACLES, repeat=d))
         assert split.weighted_variance <= best * (1 + 1e-9)
@@ -188,7 +188,7 @@ def test_free_choice_dual_bounds_the_split(epsilon):
     """An independent dual over every oracle choice: never above the split, and within 1e-9 of it except at
     epsilon = 8, where the non-convex choice leaves a duality gap of 8.17e-6 (the enumeration covers it)."""
     attributes = RECORDS["flights-hour"]
-    split = records.spl_optimal(epsilon, attributes)
+    split = optimal_split("flights-hour", epsilon)
     start = math.log(split.certificate.details["multiplier"])
     best = minimize_scalar(lambda u: -_free_choice_dual(u, epsilon, attributes), bounds=(start - 2, start + 2),
                            method="bounded", options={"xatol": 1e-10})
@@ -217,7 +217,7 @@ def test_benchmark_table_reports_the_solver_and_the_chosen_minimum():
     for epsilon, row in zip((1.0, 8.0), rows):
         smp = records.smp_optimal(epsilon, attributes)
         assert float(row[4]) == pytest.approx(smp.weighted_variance, rel=1e-3)
-        assert float(row[2]) == pytest.approx(records.spl_optimal(epsilon, attributes).weighted_variance, rel=1e-3)
+        assert float(row[2]) == pytest.approx(optimal_split("flights-hour", epsilon).weighted_variance, rel=1e-3)
         values = {"optimal SPL": float(row[2]), "optimal SMP": float(row[4]), "RS+FD": float(row[5])}
         assert row[6] == min(values, key=values.get)
     assert allocation.splitlines()[2].startswith("| 1 | optimal SMP | π=")
