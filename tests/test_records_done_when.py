@@ -221,3 +221,14 @@ def test_benchmark_table_reports_the_solver_and_the_chosen_minimum():
         values = {"optimal SPL": float(row[2]), "optimal SMP": float(row[4]), "RS+FD": float(row[5])}
         assert row[6] == min(values, key=values.get)
     assert allocation.splitlines()[2].startswith("| 1 | optimal SMP | π=")
+
+
+def test_sampling_bound_never_exceeds_the_value_it_certifies():
+    """The Cauchy-Schwarz bound is computed in floats and stepped down: at f = 1/k, epsilon 0.5 it came out one
+    rounding step above SMP's own value (a negative gap) before."""
+    sizes, weights = (16, 3, 105, 12, 20), (1.0, 2.0, 0.5, 1.0, 1.0)
+    for epsilon in (0.5, 1.0, 2.0, 4.0, 8.0):
+        attributes = records.RecordAttributes(sizes, weights, tuple(1.0 / k for k in sizes))
+        allocation = records.smp_optimal(epsilon, attributes)
+        assert allocation.certificate.lower_bound < allocation.certificate.upper_bound
+        assert allocation.certificate.relative_gap <= 1e-13
