@@ -18,7 +18,7 @@ import sys
 
 import numpy as np
 
-from ldpplan.planner._numeric_evaluation import distribution_comparison, flights_mean_error, mean_variance_check
+from ldpplan.solvers._numeric_evaluation import distribution_comparison, flights_mean_error, mean_variance_check
 from ldpplan.planner.data.datasets import default_data_dir
 from ldpplan.planner.data.flights import FLIGHTS_FILE, load_flights
 
@@ -55,7 +55,7 @@ def table_c(values: np.ndarray) -> None:
         d = distribution_comparison(values, LOW, HIGH, epsilon, np.random.default_rng(29), cells=512)
         w = d.binning_w1
         print(f"{epsilon:4g} | {d.square_wave_w1:.3f} ({d.ems_iterations} it) | {w['grr']:.3f} | {w['oue']:.3f} | "
-              f"{w['hr']:.3f} | {d.binning.oracle} B={d.binning.bins} | SW wins: {d.square_wave_w1 < d.best_binning_w1}")
+              f"{w['hadamard_response']:.3f} | {d.binning.oracle} B={d.binning.bins} | SW wins: {d.square_wave_w1 < d.best_binning_w1}")
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ __all__ = ["ORACLES", "BinningChoice", "BinnedDistribution", "bin_variance", "pr
            "bin_values", "binned_distribution"]
 
 #: the frequency oracles of the baseline (GRR: the PIE family's RR; OUE: IDUE with one level; HR)
-ORACLES = ("grr", "oue", "hr")
+ORACLES = ("grr", "oue", "hadamard_response")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,14 +154,14 @@ def bin_variance(oracle: str, epsilon: float, bins: int) -> float:
 
     Parameters
     ----------
-    oracle : {"grr", "oue", "hr"}
+    oracle : {"grr", "oue", "hadamard_response"}
     epsilon : float
     bins : int
 
     Returns
     -------
     float
-        GRR, OUE: ``c0 + c1/B`` of [2]_ Eq. (2); HR (its blocks chosen as the family does):
+        GRR, OUE: ``c0 + c1/B`` of [2]_ Eq. (2); ``"hadamard_response"`` (HR) (its blocks chosen as the family does):
         ``c0 + c_block (b - 1)/B - 1/B`` ([3]_; ``(b - 1)/B`` the block mass of a uniform distribution, ``b - 1`` items a block).
 
     References
@@ -266,7 +266,7 @@ def binned_distribution(values, low: float, high: float, bins: int, oracle: str,
         Finite values; clipped to ``[low, high]``.
     low, high : float
     bins : int
-    oracle : {"grr", "oue", "hr"}
+    oracle : {"grr", "oue", "hadamard_response"}
     epsilon : float
     rng : numpy.random.Generator
 

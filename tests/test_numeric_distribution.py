@@ -1,5 +1,5 @@
 """Issue 29: the binning baseline (solvers/_numeric_binning.py) and the done-when evaluations
-(planner/_numeric_evaluation.py): closed forms, exact enumeration, fixed-seed statistical checks."""
+(solvers/_numeric_evaluation.py): closed forms, exact enumeration, fixed-seed statistical checks."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from ldpplan.mechanisms.hadamard.runtime import HadamardResponse
-from ldpplan.planner import _numeric_evaluation as evaluation
+from ldpplan.solvers import _numeric_evaluation as evaluation
 from ldpplan.solvers import _numeric_binning as binning
 from ldpplan.solvers.numeric import worst_case_variance
 from ldpplan.solvers.hadamard import solve_hadamard
@@ -24,7 +24,7 @@ def test_bin_variance_is_the_oracles_closed_form_at_the_uniform_distribution():
     assert binning.bin_variance("oue", 1.0, 10) == frequency_oracle_variance("oue", 1.0, 10, frequency=0.1)
     # HR: exact variance of one bin's estimate from the channel matrix, uniform data, B = 1 block
     runtime = HadamardResponse(domain=7, epsilon=1.0, blocks=1)
-    assert binning.bin_variance("hr", 1.0, 7) == pytest.approx(float(runtime.variance_per_user(np.full(7, 1 / 7))[0]),
+    assert binning.bin_variance("hadamard_response", 1.0, 7) == pytest.approx(float(runtime.variance_per_user(np.full(7, 1 / 7))[0]),
                                                               rel=1e-12)
 
 
@@ -61,7 +61,7 @@ def test_binned_distribution_is_unbiased_and_projected_fixed_seed(oracle):
     assert result.frequency.sum() == pytest.approx(1.0) and np.all(result.frequency >= 0)
     assert np.allclose(result.centres, np.arange(8) * 1.25 + 0.625)
     # the unbiased estimate: every bin within 5 standard errors (each oracle's largest per-item variance)
-    if oracle == "hr":
+    if oracle == "hadamard_response":
         c0, c_block, _ = solve_hadamard(2.0, 8).variance_coefficients()
         variance = c0 + c_block
     else:

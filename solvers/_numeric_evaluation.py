@@ -27,9 +27,9 @@ import math
 import numpy as np
 
 from ..mechanisms._ems import ems
-from ..solvers import numeric
-from ..solvers._numeric_binning import BinningChoice, binned_distribution, choose_binning
-from ..solvers._numeric_channel import DiscreteChannel, sample_channel
+from . import numeric
+from ._numeric_binning import BinningChoice, binned_distribution, choose_binning
+from ._numeric_channel import DiscreteChannel, sample_channel
 
 __all__ = ["MeanCheck", "MeanErrorCheck", "DistributionComparison", "wasserstein_1", "to_unit", "channels",
            "mean_variance_check", "flights_mean_error", "distribution_comparison"]
