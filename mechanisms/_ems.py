@@ -39,6 +39,8 @@ References
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -160,16 +162,16 @@ def ems(counts: npt.ArrayLike, channel: npt.ArrayLike, *, smoothing: bool = True
     observed = c > 0
     c_obs, p_obs = c[observed], np.ascontiguousarray(p[:, observed])
     f = np.full(p.shape[0], 1.0 / p.shape[0])
-    previous, converged, iterations = None, False, 0
+    mix = f @ p_obs
+    previous, converged, iterations = math.nan, False, 0
     while iterations < max_iter and not converged:
-        mix = f @ p_obs
         f_new = smooth(f * (p_obs @ (c_obs / mix)) / total)  # E and M steps (the EM map), then smoothing
+        mix = f_new @ p_obs
         iterations += 1
-        ll = float(c_obs @ np.log(f_new @ p_obs))
+        ll = float(c_obs @ np.log(mix))
         moved = float(np.abs(f_new - f).sum())
-        converged = moved <= 1.0 / total or (
-            iterations >= 2 and previous is not None and abs(ll - previous) <= tol * abs(ll))
+        converged = moved <= 1.0 / total or (iterations >= 2 and abs(ll - previous) <= tol * abs(ll))
         f, previous = f_new, ll
-    gradient = p_obs @ (c_obs / (f @ p_obs))
-    return SimplexFit(frequency=f, log_likelihood=float(previous), iterations=iterations, converged=converged,
+    gradient = p_obs @ (c_obs / mix)
+    return SimplexFit(frequency=f, log_likelihood=previous, iterations=iterations, converged=converged,
                       optimality_gap=certified_gap(gradient, total), method="ems", n=total)

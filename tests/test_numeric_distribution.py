@@ -135,5 +135,5 @@ def test_flights_mean_error_within_10_percent_of_the_prediction(mechanism):
 @pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [1.0, 2.0])
 def test_square_wave_ems_beats_binning_on_flights(epsilon):
-    comparison = evaluation.distribution_comparison(_delays(), -43, 300, epsilon, np.random.default_rng(29), cells=512)
+    comparison = evaluation.distribution_comparison(_delays(), -43, 300, epsilon, np.random.default_rng(29))
     assert comparison.square_wave_w1 < comparison.best_binning_w1
