@@ -47,6 +47,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..mechanisms.numeric._channel import sample_rows
 from ._checks import check_epsilon
 from ._numeric_params import duchi_bound, piecewise_bound, piecewise_densities, square_wave_moments
 
@@ -444,7 +445,8 @@ def sample_channel(channel: DiscreteChannel, input_indices, rng: np.random.Gener
     input_indices : array_like of int, shape (n,)
         Indices into ``channel.input_grid``.
     rng : numpy.random.Generator
-        Draws one uniform integer in ``[0, 2^48)`` per report (exact for every bit generator).
+        One uniform 48-bit integer per report (the runtime's exact sampler,
+        :func:`ldpplan.mechanisms.numeric._channel.sample_rows`: one copy).
 
     Returns
     -------
@@ -455,9 +457,4 @@ def sample_channel(channel: DiscreteChannel, input_indices, rng: np.random.Gener
     if indices.size and (indices.min() < 0 or indices.max() >= len(channel.input_grid)):
         raise ValueError("input_indices: must index input_grid")
     cumulative = np.cumsum(np.array(channel.numerators, dtype=np.int64), axis=1)
-    draws = rng.integers(0, _SCALE, size=indices.size, dtype=np.int64)
-    out = np.empty(indices.size, dtype=np.int64)
-    for i in np.unique(indices):
-        mask = indices == i
-        out[mask] = np.searchsorted(cumulative[i], draws[mask], side="right")
-    return out
+    return sample_rows(cumulative, indices, rng)

@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from statistics import NormalDist
 from types import MappingProxyType
 from typing import Mapping
 
@@ -313,8 +314,6 @@ def n_for(mechanism: str, epsilon: float, halfwidth: float, confidence: float = 
     ----------
     [2]_ Sec. III (the worst-case variance); the normal approximation of the mean of ``n`` reports.
     """
-    from statistics import NormalDist
-
     if not (isinstance(halfwidth, (int, float)) and halfwidth > 0 and math.isfinite(halfwidth)):
         raise ValueError(f"halfwidth: must be a finite number > 0 (got {halfwidth!r})")
     if not 0 < confidence < 1:
@@ -339,8 +338,6 @@ def epsilon_for_halfwidth(mechanism: str | None, halfwidth: float, confidence: f
     ----------
     [2]_ Sec. III; as PIE targets alpha, by bisection of a closed form.
     """
-    from statistics import NormalDist
-
     z = NormalDist().inv_cdf((1 + confidence) / 2)
 
     def width(epsilon: float) -> float:
