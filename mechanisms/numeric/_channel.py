@@ -147,9 +147,13 @@ def decisive_column(table: np.ndarray, weights: Sequence[int], sizes: Sequence[i
 
 
 def float_epsilon(table: np.ndarray, weights: Sequence[int], sizes: Sequence[int]) -> float:
-    """``max ln(max/min)`` of the columns in float64, rounded up (a few ulps, ``_plan.round_up``)."""
+    """``max ln(max/min)`` of the columns in float64, rounded up (a few ulps, ``_plan.round_up``).
+
+    ``log1p((max - min)/min)``: the integer difference is exact and the division correctly rounded,
+    so the result is within about one ulp of the exact logarithm before the rounding up.
+    """
     _, high, low = decisive_column(table, weights, sizes)
-    return round_up(math.log(high) - math.log(low), scale=math.log(SCALE)) if high != low else 0.0
+    return round_up(math.log1p((high - low) / low)) if high != low else 0.0
 
 
 def exact_log_epsilon(table: np.ndarray, weights: Sequence[int], sizes: Sequence[int]) -> Decimal:

@@ -39,6 +39,7 @@ from .._api import domain_labels, report_columns
 from .._fit import TOL, MAX_ITER, check_options
 from ._channel import (SCALE, check_numerators, exact_log_epsilon, float_epsilon, round_to_grid, sample_rows,
                        to_unit)
+from ._formulas import expected_layout
 from ._params import NumericParams
 from ._promises import numeric_promises
 
@@ -195,7 +196,8 @@ class NumericChannel(Frozen):
             Unreadable or unverified plan, numerators that are not integers or whose rows do not sum
             to ``2^48``, an output reachable from one input and not another, a plan that differs
             from its embedded spec, or a ``guarantee.epsilon`` below what the numerators give (decided
-            exactly near the claim) or above the spec's budget.
+            exactly near the claim) or above the spec's budget, report values or component weights that
+            are not the mechanism's at ``params.epsilon``.
         """
         data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
         size, _ = read_domain(data, low=2, high=cls.PLAN_FIELDS.max_domain)
@@ -216,6 +218,12 @@ class NumericChannel(Frozen):
             raise
         except ValueError as exc:
             raise PlanError(f"params: {exc}") from None
+        values, weights = expected_layout(mech.mechanism, epsilon, mech.component_sizes)
+        if mech.component_weights != weights:
+            raise PlanError(f"params.component_weights: must be {list(weights)} for {mech.mechanism} at params.epsilon")
+        if values.shape != (len(mech.output_values),) or mech.output_values != tuple(values.tolist()):
+            raise PlanError(f"params.output_values: must be {mech.mechanism}'s report values at params.epsilon "
+                            f"for component_sizes {list(mech.component_sizes)}")
         claim = require(data, "guarantee.epsilon")
         check_claim(mech.epsilon_realized, claim, "guarantee.epsilon", "ln(max/min) of a column of the numerators is",
                     exact=lambda: exact_log_epsilon(mech._table, mech.component_weights, mech.component_sizes))

