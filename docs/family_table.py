@@ -65,6 +65,12 @@ PAPERS: dict[str, tuple[Paper, ...]] = {
               "2022"),
         Paper("Erlingsson, Pihur, Korolova, *RAPPOR*, CCS 2014", "Erlingsson", "2014"),
     ),
+    "numeric": (
+        Paper("Duchi, Jordan, Wainwright, *Minimax optimal procedures for locally private estimation*, JASA 2018",
+              "Duchi", "2018"),
+        Paper("Wang et al., *Collecting and analyzing multidimensional data with LDP*, ICDE 2019", "Wang", "2019"),
+        Paper("Li et al., *Estimating numerical distributions under LDP*, SIGMOD 2020", "Li", "2020"),
+    ),
 }
 
 #: family -> what its planner decides (one line; the details are on ``docs/families/<family>.md``).
@@ -78,6 +84,9 @@ DECIDES: dict[str, str] = {
                 "log2 K <= log2 k + 2 bit reports",
     "longitudinal": "both rounds (p1, q1, p2, q2) for epsilon_perm and epsilon_1 over `rounds` collections, the "
                     "lowest-variance protocol, and a sound lifetime bound `epsilon_lifetime` (memo on each device)",
+    "numeric": "the mean mechanism with the smallest worst-case variance (Duchi / Hybrid; Square Wave for "
+               "distributions), its exact channel on input and output grids (integer numerators over 2^48), the "
+               "bias bound of the mean, and epsilon for a target half-width (`n_for`: users for one)",
 }
 
 #: first plan mechanism of a runtime class -> (its report columns, what they hold) in report files.
@@ -108,6 +117,10 @@ REPORT_COLUMNS: dict[str, tuple[str, str]] = {
               "the collection round in `[0, guarantee.rounds)` and the reported value in `[0, domain.size)`"),
     "l-sue": ("`round` int64, `bits` fixed_size_binary(ceil(k/8)), dtype uint8",
               "the round, and the report's k bits packed as for `idue`"),
+    "duchi": ("`y` int64",
+              "the output index in `[0, m)`, `m = len(params.output_values)` (its value `params.output_values[y]` "
+              "on the [-1, 1] scale; hybrid: PM's cells, then Duchi's two outputs); the aggregate's counts `y` "
+              "(shape `(m,)`) sum to `n`"),
 }
 
 _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")

@@ -40,6 +40,8 @@ __all__ = ["PLAN_MECHANISMS", "PlannedChannel", "planned_channel", "default_cell
 PLAN_MECHANISMS = ("duchi", "piecewise", "hybrid", "square-wave")
 #: fewest output cells the planner picks (PM, SW)
 MIN_CELLS = 256
+#: most output cells (PM, SW): a plan's channel stays below 2^20 entries with 65 input points
+MAX_CELLS = 16384
 
 
 def solver_name(mechanism: str) -> str:
@@ -115,6 +117,9 @@ def planned_channel(mechanism: str, epsilon: float, input_points: int | None = N
     points = default_input_points(mechanism) if input_points is None else int(input_points)
     grid = tuple(equal_grid(points).tolist())
     cells = default_cells(mechanism, epsilon) if output_cells is None else int(output_cells)
+    if cells > MAX_CELLS or points * (cells + 2) > 1 << 20:
+        raise ValueError(f"cells: {cells} output cells on {points} input points exceed the planner's bounds "
+                         f"({MAX_CELLS} cells, 2^20 channel entries); lower epsilon or input_points")
     if mechanism == "duchi":
         parts, weights = [duchi_channel(epsilon, grid)], [SCALE]
     elif mechanism == "piecewise":

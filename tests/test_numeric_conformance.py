@@ -72,3 +72,7 @@ def test_numeric_mean_error_matches_the_exact_variance():
 
 
 PREDICTED_VS_SIMULATED = test_numeric_mean_error_matches_the_exact_variance
+
+
+#: The family's spec stops at 10 nats (``planner.numeric.spec.EPSILON_MAX``: its grids).
+EPSILON_MAX = 10.0

@@ -18,7 +18,7 @@ from .._exact import float_up
 from .._plan_format import predicted
 from .._report import Bound, ReportFacts
 from ..errors import SpecError
-from .spec import Resolved
+from .spec import EPSILON_MAX, Resolved
 
 __all__ = ["SOURCES", "Solved", "solve", "guarantee_of", "predicted_of", "baselines_of", "report_facts",
            "report_spec"]
@@ -80,13 +80,14 @@ def solve(res: Resolved) -> Solved:
     goal = float(target.mean_halfwidth) / half
     fixed = None if res.spec.mechanism == "numeric" else solver_name(res.spec.mechanism)
     try:
-        epsilon = numeric.epsilon_for_halfwidth(fixed, goal, float(target.confidence), int(target.n))
+        epsilon = numeric.epsilon_for_halfwidth(fixed, goal, float(target.confidence), int(target.n),
+                                                 high=EPSILON_MAX)
     except ValueError as exc:
         raise SpecError("target.mean_halfwidth", str(exc).removeprefix("mean_halfwidth: "),
                         target.mean_halfwidth) from None
     epsilon = float(f"{epsilon:.6g}")
     for _ in range(400):
-        solved = _build(res, epsilon)
+        solved = _build(res, min(epsilon, EPSILON_MAX))
         if _z(res) * math.sqrt(solved.worst_variance / target.n) <= goal:
             return solved
         epsilon = float(f"{epsilon * _STEP:.6g}")

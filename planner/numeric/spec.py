@@ -4,7 +4,7 @@ Spec keys (TOML or JSON)::
 
     mechanism = "numeric"   # the planner's choice ("auto" is the longitudinal family's spec name, so this
                             # family's choice is its own name), or "duchi" | "piecewise" | "hybrid" | "square-wave"
-    epsilon = 1.0           # LDP budget, nats, in (0, 100]; or [target] epsilon = 1.0; or the [target] below
+    epsilon = 1.0           # LDP budget, nats, in (0, 10] (the grids' range; other families: 100); or [target] epsilon = 1.0; or the [target] below
     range = [-30, 120]      # [low, high], user units; values outside are clipped to it (the plan says so)
     task = "mean"           # "mean" (default: Duchi / HM by the smallest worst-case variance) or
                             # "distribution" (the choice is Square Wave)
@@ -21,14 +21,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional, Union
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictFloat, StrictInt, field_validator
 
-from .._common import Epsilon, SpecBase, spec_from_pydantic
+from .._common import SpecBase, spec_from_pydantic
 from ..errors import SpecError
 
-__all__ = ["NumericSpec", "Target", "Resolved", "parse_spec", "SPEC_MECHANISMS"]
+__all__ = ["NumericSpec", "Target", "Resolved", "parse_spec", "SPEC_MECHANISMS", "EPSILON_MAX"]
+
+#: The family's largest budget (nats): the channels' smallest probabilities stay well above 2^-48 and
+#: PM's / SW's band still spans a few cells of at most 16,384 (SW needs ~5,000 cells at 10 nats).
+EPSILON_MAX = 10.0
+Epsilon = Annotated[float, Field(gt=0, le=EPSILON_MAX, allow_inf_nan=False)]
 
 #: the spec's mechanism names: the family's choice, then the four plan mechanisms
 SPEC_MECHANISMS = ("numeric", "duchi", "piecewise", "hybrid", "square-wave")
