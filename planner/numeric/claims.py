@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 from ...mechanisms.numeric import NOTION
 from ...solvers import numeric
-from ...solvers._numeric_plan import (PlannedChannel, mixture_mean_bias, mixture_worst_variance, planned_channel,
+from ...solvers._numeric_plan import (PLAN_MECHANISMS, PlannedChannel, mixture_mean_bias, mixture_worst_variance, planned_channel,
                                       solver_name)
 from .._exact import float_up
 from .._plan_format import predicted
@@ -125,9 +125,9 @@ def baselines_of(res: Resolved, solved: Solved) -> list[dict[str, Any]]:
     half = (res.high - res.low) / 2
     return [{"name": name, "guarantee": f"{solved.epsilon:g}-LDP",
              "predicted": {"mean_variance_times_n": predicted(
-                 numeric.worst_case_variance(name, solved.epsilon).variance * half * half, _UNIT,
+                 numeric.worst_case_variance(solver_name(name), solved.epsilon).variance * half * half, _UNIT,
                  "closed form, worst case over inputs (Wang et al. Sec. III; Li et al. Sec. 4)")}}
-            for name in numeric.MECHANISMS]
+            for name in PLAN_MECHANISMS]
 
 
 def report_facts(plan: Mapping[str, Any]) -> ReportFacts:
