@@ -25,9 +25,12 @@ AGGREGATE_SPECS = {
 
 
 def interval_specs(n: int) -> dict[str, dict]:
-    """Duchi (two grid points) and PM on three grid points (``n`` unused)."""
+    """Duchi (two grid points); PM, HM and SW on three grid points (``n`` unused)."""
     return {"duchi": {"mechanism": "duchi", "epsilon": 1.0, "range": [0, 1]},
-            "piecewise": {"mechanism": "piecewise", "epsilon": 2.0, "range": [0, 1], "input_points": 3}}
+            "piecewise": {"mechanism": "piecewise", "epsilon": 2.0, "range": [0, 1], "input_points": 3},
+            "hybrid": {"mechanism": "hybrid", "epsilon": 2.0, "range": [0, 1], "input_points": 3},
+            "square-wave": {"mechanism": "square-wave", "epsilon": 2.0, "range": [0, 1], "input_points": 3,
+                            "task": "distribution"}}
 
 
 def interval_inputs(mechanism, items, counts, n):

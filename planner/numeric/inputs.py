@@ -21,16 +21,17 @@ from ..errors import InputDataError
 __all__ = ["INPUT_DOC", "read_inputs", "iter_inputs"]
 
 INPUT_DOC = ("CSV (or Parquet) with a header and a numeric column 'value' (or, when the file has none, 'item', "
-             "the single-input column of the other families), one row per user; values outside the plan's "
+             "the single-input column of the other families; no 'key' column), one row per user; values outside the plan's "
              "[low, high] are clipped; empty cells are refused unless --skip-empty.")
 
 
 def _column(path: str | os.PathLike) -> str:
-    try:
-        open_table_stream(path, ["value"])
-        return "value"
-    except InputDataError:
-        return "item"
+    """``value`` if the header has it, else ``item``; a ``key`` column (key-value pairs: PCKV's input) is refused."""
+    header = list(open_table_stream(path, []).header)
+    if "key" in header:
+        raise InputDataError(f"{path}: column 'key': a numeric plan reads one value per user (key-value pairs "
+                             "are the pckv family's input)")
+    return "value" if "value" in header else "item"
 
 
 def _floats(table, start: int, col, column: str) -> np.ndarray:
