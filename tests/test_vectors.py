@@ -33,9 +33,17 @@ def _param(path: Path):
     return pytest.param(path, id=path.stem, marks=marks)
 
 
+def _unported() -> set[str]:
+    """Plan mechanisms whose family declares ``NO_TEST_VECTORS`` in its conformance module (no vector and no
+    reference client yet: the numeric family of issue 29; listed in the family's own module, not here)."""
+    from _family_helpers import conformance_of
+
+    return {m for m in RUNTIMES if getattr(conformance_of(m), "NO_TEST_VECTORS", False)}
+
+
 def test_every_runtime_mechanism_has_a_vector():
     covered = {json.loads(p.read_text())["mechanism"] for p in FILES}
-    assert sorted(set(RUNTIMES) - covered) == []
+    assert sorted(set(RUNTIMES) - covered - _unported()) == []
     assert covered <= set(RUNTIMES)
 
 

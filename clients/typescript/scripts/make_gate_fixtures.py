@@ -41,6 +41,10 @@ def python_refuses(plan, fingerprint=None) -> str | None:
     return None
 
 
+#: families the TypeScript client does not run (its loader refuses their plans by mechanism): no gate fixtures
+UNPORTED = frozenset({"numeric"})
+
+
 def main(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     manifest: list[dict] = []
@@ -59,6 +63,8 @@ def main(out: Path) -> None:
 
     for param in gate.FAST:
         fam, example = param.values
+        if fam.name in UNPORTED:
+            continue
         original = ldpplan.planner.make_plan(copy.deepcopy(fam.examples[example]))
         tag = f"{fam.name}-{example}"
         add(f"{tag}--honest", original, True, case="honest")
