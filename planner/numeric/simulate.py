@@ -20,6 +20,7 @@ from ..data import default_data_dir
 from ..data.flights import FLIGHTS_FILE, load_flights
 from .inputs import iter_inputs
 from .plan import build_plan
+from .spec import EPSILON_MAX
 from .verify import verify
 
 __all__ = ["SimulateOptions", "simulate"]
@@ -38,10 +39,10 @@ class SimulateOptions(BaseModel):
 
     @field_validator("epsilons")
     @classmethod
-    def _positive(cls, v: tuple[float, ...]) -> tuple[float, ...]:
-        for e in v:
-            if not 0.0 < e <= 100.0:
-                raise ValueError(f"every epsilon must be in (0, 100] (got {e})")
+    def _in_range(cls, v: tuple[float, ...]) -> tuple[float, ...]:
+        bad = [e for e in v if not 0.0 < e <= EPSILON_MAX]
+        if bad:
+            raise ValueError(f"every epsilon must be in (0, {EPSILON_MAX:g}] nats, the family's range (got {bad[0]})")
         return v
 
 
