@@ -195,3 +195,39 @@ def test_audit_is_consistent_on_honest_plans_and_flags_a_low_bits_leak(spec):
     assert honest.consistent, honest.table()
     leaky = audit(plan, mechanism=LowBitsLeak(mechanisms.load(plan)), trials=20_000, rng=np.random.default_rng(6))
     assert not leaky.consistent and leaky.epsilon_lower_bound > leaky.epsilon_claimed
+
+
+# ------------------------------------------------------------------ the gate, on hand-edited numbers
+def test_load_refuses_an_output_reachable_from_one_input_only_and_a_row_off_2_48():
+    plan = _plan("piecewise", 1.0, input_points=3)
+    p, m = plan["params"], len(plan["params"]["output_values"])
+    unreachable = copy.deepcopy(plan)
+    row = unreachable["params"]["numerators"]
+    moved = row[0]  # input 0 never reports output 0: its mass goes to output 1
+    row[0], row[1] = 0, row[1] + moved
+    with pytest.raises(PlanError, match="reachable from one input and not"):
+        ldpplan.load(unreachable)
+    assert not planner.verify_plan(unreachable).holds
+    off = copy.deepcopy(plan)
+    off["params"]["numerators"][m + 3] += 1  # row 1 sums to 2^48 + 1
+    with pytest.raises(PlanError, match="sums to"):
+        ldpplan.load(off)
+    assert p["numerators"] == plan["params"]["numerators"]
+
+
+@pytest.mark.slow
+def test_flights_delays_observed_error_of_the_mean_matches_the_prediction(shared_data_dir):
+    from ldpplan.planner.data.flights import FLIGHTS_FILE, load_flights
+
+    delays = load_flights(shared_data_dir / FLIGHTS_FILE).complete("dep_delay")
+    values = np.random.default_rng(12).choice(delays, 4000, replace=False)
+    mech = mechanisms.load(planner.make_plan(planner.example_spec("numeric-flights")))
+    truth = float(np.mean(np.clip(values, mech.low, mech.high)))
+    predicted = float(np.sum(mech.report_variance(values))) / values.size**2
+    errors = [mech.estimate(mech.aggregate(mech.perturb(values, np.random.default_rng(s)))).value_mean - truth
+              for s in np.random.SeedSequence(13).spawn(1500)]
+    # the squared errors' mean is the variance (the bias bound, 4e-4 minutes, is negligible): within 10%
+    from _family_helpers import check_prediction
+
+    check_prediction("flights dep_delay mean", predicted, np.square(errors), slack=0.0, z=3.0)
+    assert abs(float(np.mean(np.square(errors))) / predicted - 1) < 0.10
