@@ -60,7 +60,7 @@ def numeric_promises(plan: Mapping[str, Any]) -> float:
     points = spec.get("input_points", default_input_points(mechanism))
     grid = params.get("input_grid")
     if not is_int(points) or not isinstance(grid, (list, tuple)) or len(grid) != points \
-            or list(grid) != equal_grid(points).tolist():
+            or list(grid) != equal_grid(int(points)).tolist():
         raise PlanError(f"params.input_grid: must be {points!r:.20} equally spaced points from -1 to 1 "
                         "(the embedded spec's input_points)")
     if "epsilon" in spec:

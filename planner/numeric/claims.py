@@ -77,19 +77,22 @@ def solve(res: Resolved) -> Solved:
     if res.epsilon is not None:
         return _build(res, res.epsilon)
     target, half = res.spec.target, (res.high - res.low) / 2
-    goal = float(target.mean_halfwidth) / half
+    if target is None or target.mean_halfwidth is None or target.n is None:  # parse_spec guarantees them
+        raise SpecError("target", "needs mean_halfwidth and n", None)
+    goal, users = float(target.mean_halfwidth) / half, int(target.n)
     fixed = None if res.spec.mechanism == "numeric" else solver_name(res.spec.mechanism)
     try:
-        epsilon = numeric.epsilon_for_halfwidth(fixed, goal, float(target.confidence), int(target.n),
-                                                 high=EPSILON_MAX)
+        epsilon = numeric.epsilon_for_halfwidth(fixed, goal, float(target.confidence), users, high=EPSILON_MAX)
     except ValueError as exc:
         raise SpecError("target.mean_halfwidth", str(exc).removeprefix("mean_halfwidth: "),
                         target.mean_halfwidth) from None
     epsilon = float(f"{epsilon:.6g}")
     for _ in range(400):
         solved = _build(res, min(epsilon, EPSILON_MAX))
-        if _z(res) * math.sqrt(solved.worst_variance / target.n) <= goal:
+        if _z(res) * math.sqrt(solved.worst_variance / users) <= goal:
             return solved
+        if epsilon >= EPSILON_MAX:
+            break
         epsilon = float(f"{epsilon * _STEP:.6g}")
     raise SpecError("target.mean_halfwidth", "the grid channel does not reach it", target.mean_halfwidth)
 
