@@ -83,8 +83,8 @@ def solve(res: Resolved) -> Solved:
     fixed = None if res.spec.mechanism == "numeric" else solver_name(res.spec.mechanism)
     try:
         epsilon = numeric.epsilon_for_halfwidth(fixed, goal, float(target.confidence), users, high=EPSILON_MAX)
-    except ValueError as exc:
-        raise SpecError("target.mean_halfwidth", str(exc).removeprefix("mean_halfwidth: "),
+    except ValueError:
+        raise SpecError("target.mean_halfwidth", f"out of reach at n = {users} even at epsilon = {EPSILON_MAX:g} nats",
                         target.mean_halfwidth) from None
     epsilon = float(f"{epsilon:.6g}")
     for _ in range(400):
