@@ -231,3 +231,13 @@ def test_flights_delays_observed_error_of_the_mean_matches_the_prediction(shared
 
     check_prediction("flights dep_delay mean", predicted, np.square(errors), slack=0.0, z=3.0)
     assert abs(float(np.mean(np.square(errors))) / predicted - 1) < 0.10
+
+
+def test_target_epsilon_is_the_budget():
+    plan = planner.make_plan({"mechanism": "hybrid", "range": [0, 1], "target": {"epsilon": 2.0}})
+    assert plan["params"]["epsilon"] == 2.0 and plan["guarantee"]["epsilon"] <= 2.0
+    assert ldpplan.load(plan).epsilon == 2.0
+    with pytest.raises(ldpplan.planner.errors.SpecError, match="exactly one"):
+        planner.make_plan({"mechanism": "hybrid", "range": [0, 1], "epsilon": 1.0, "target": {"epsilon": 2.0}})
+    with pytest.raises(ldpplan.planner.errors.SpecError, match="range"):
+        planner.make_plan({"mechanism": "hybrid", "range": [1, 0], "epsilon": 1.0})
