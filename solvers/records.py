@@ -210,12 +210,15 @@ def spl_uniform(epsilon: float, attributes: RecordAttributes) -> SplitAllocation
                            Certificate("baseline (not optimised)", total, total))
 
 
-def _sampling(scheme: str, epsilon: float, attributes: RecordAttributes, probabilities: np.ndarray | None
-              ) -> SamplingAllocation:
+def _sampling(scheme: str, epsilon: float, attributes: RecordAttributes, probabilities: np.ndarray | None,
+              protocols: Sequence[str | None] | None = None) -> SamplingAllocation:
     epsilon = check_epsilon(epsilon)
     k, f = attributes.domain_sizes, np.array(attributes.frequencies)
     w = np.array(attributes.weights)
-    protocols = tuple(_best_protocol(epsilon, kj, fj) for kj, fj in zip(k, f))
+    fixed = list(protocols) if protocols is not None else [None] * len(k)
+    if len(fixed) != len(k) or any(p is not None and p not in ORACLES for p in fixed):
+        raise ValueError(f"protocols: must be one of {ORACLES} or None per attribute (got {protocols!r})")
+    protocols = tuple(p if p is not None else _best_protocol(epsilon, kj, fj) for p, kj, fj in zip(fixed, k, f))
     single = np.array([_variance(p, epsilon, kj, fj) for p, kj, fj in zip(protocols, k, f)])
     spread = f * (1.0 - f)
     weighted = w * (single + spread)  # A_j
@@ -224,13 +227,17 @@ def _sampling(scheme: str, epsilon: float, attributes: RecordAttributes, probabi
         probabilities = root / np.sum(root)
     variances = (single + spread) / probabilities - spread
     value = float(np.sum(w * variances))
+    # the bound is computed in floats: step it down past their rounding (a few ulps per term) so that it
+    # never exceeds the exact optimum (it came out one step above the value at f = 1/k, epsilon 0.5)
     lower = float(np.sum(root) ** 2 - np.sum(w * spread))
+    lower -= 8 * len(w) * math.ulp(max(abs(lower), abs(value)))
     certificate = Certificate("Cauchy-Schwarz (exact dual bound)", lower, value)
     return SamplingAllocation(scheme, tuple(float(x) for x in probabilities), protocols,
                               tuple(float(v) for v in variances), value, certificate)
 
 
-def smp_optimal(epsilon: float, attributes: RecordAttributes) -> SamplingAllocation:
+def smp_optimal(epsilon: float, attributes: RecordAttributes,
+                protocols: Sequence[str | None] | None = None) -> SamplingAllocation:
     """SMP with the optimal sampling probabilities ``pi_j = sqrt(A_j) / sum_i sqrt(A_i)``.
 
     ``A_j = w_j (V_j(epsilon) + f_j (1 - f_j))`` (module docstring); the value
@@ -242,6 +249,8 @@ def smp_optimal(epsilon: float, attributes: RecordAttributes) -> SamplingAllocat
     epsilon : float, > 0 (nats)
         The whole budget, spent on the one sampled attribute.
     attributes : RecordAttributes
+    protocols : sequence of str or None, optional
+        Fixes an attribute's oracle (one of :data:`ORACLES`); None (default): the better at ``epsilon``.
 
     Returns
     -------
@@ -256,11 +265,12 @@ def smp_optimal(epsilon: float, attributes: RecordAttributes) -> SamplingAllocat
     ----------
     .. [1] Arcolezi et al., CIKM 2021, Sec. 2.3 (SMP with ``pi_j = 1/d``); N. Wang et al., ICDE 2019.
     """
-    return _sampling("smp", epsilon, attributes, None)
+    return _sampling("smp", epsilon, attributes, None, protocols)
 
 
-def smp_uniform(epsilon: float, attributes: RecordAttributes) -> SamplingAllocation:
-    """The SMP baseline: ``pi_j = 1/d`` (Arcolezi et al., CIKM 2021, Sec. 2.3).
+def smp_uniform(epsilon: float, attributes: RecordAttributes,
+                protocols: Sequence[str | None] | None = None) -> SamplingAllocation:
+    """The SMP baseline: ``pi_j = 1/d`` (Arcolezi et al., CIKM 2021, Sec. 2.3); ``protocols`` as :func:`smp_optimal`.
 
     Returns
     -------
@@ -268,7 +278,7 @@ def smp_uniform(epsilon: float, attributes: RecordAttributes) -> SamplingAllocat
         ``certificate.lower_bound`` is the optimal SMP value (a bound, not this allocation's value).
     """
     d = len(attributes.domain_sizes)
-    return _sampling("smp-uniform", epsilon, attributes, np.full(d, 1.0 / d))
+    return _sampling("smp-uniform", epsilon, attributes, np.full(d, 1.0 / d), protocols)
 
 
 def rsfd_variance(protocol: str, amplified_epsilon: float, domain_size: int, attributes: int,
