@@ -66,6 +66,12 @@ PAPERS: dict[str, tuple[Paper, ...]] = {
         Paper("Erlingsson, Pihur, Korolova, *RAPPOR*, CCS 2014", "Erlingsson", "2014"),
     ),
     "records": (Paper("Arcolezi, Couchot, Al Bouna, Xiao, *Random Sampling Plus Fake Data*, CIKM 2021", "Arcolezi", "2021"),),
+    "numeric": (
+        Paper("Duchi, Jordan, Wainwright, *Minimax optimal procedures for locally private estimation*, JASA 2018",
+              "Duchi", "2018"),
+        Paper("Wang et al., *Collecting and analyzing multidimensional data with LDP*, ICDE 2019", "Wang", "2019"),
+        Paper("Li et al., *Estimating numerical distributions under LDP*, SIGMOD 2020", "Li", "2020"),
+    ),
 }
 
 #: family -> what its planner decides (one line; the details are on ``docs/families/<family>.md``).
@@ -80,6 +86,9 @@ DECIDES: dict[str, str] = {
     "longitudinal": "both rounds (p1, q1, p2, q2) for epsilon_perm and epsilon_1 over `rounds` collections, the "
                     "lowest-variance protocol, and a sound lifetime bound `epsilon_lifetime` (memo on each device)",
     "records": "the scheme for a record of weighted categorical attributes under one budget (SPL's budget split by water-filling, SMP's sampling probabilities, or RS+FD[GRR]), each attribute's oracle, with a certificate",
+    "numeric": "the mean mechanism with the smallest worst-case variance (Duchi / Hybrid; Square Wave for "
+               "distributions), its exact channel on input and output grids (integer numerators over 2^48), the "
+               "bias bound of the mean, and epsilon for a target half-width (`n_for`: users for one)",
 }
 
 #: first plan mechanism of a runtime class -> (its report columns, what they hold) in report files.
@@ -113,6 +122,10 @@ REPORT_COLUMNS: dict[str, tuple[str, str]] = {
     "spl": ("`a0`, `a1`, `a2`: one column `a<j>` per attribute j, int64 (GRR) or fixed_size_binary(ceil(k_j/8)), dtype uint8 (OUE)", "attribute j's report: its GRR value in `[0, k_j)` or its OUE bits packed as for `idue`"),
     "smp": ("`attribute` int64, `a0`, `a1`, `a2`: one column `a<j>` per attribute j as for spl", "the sampled attribute j and its report in `a<j>` (the other attributes' columns are 0)"),
     "rsfd": ("`a0`, `a1`, `a2`: one column `a<j>` int64 per attribute j", "each attribute's value in `[0, k_j)`: GRR of the sampled attribute's value, a uniform fake value for the others (no index)"),
+    "duchi": ("`y` int64",
+              "the output index in `[0, m)`, `m = len(params.output_values)` (its value `params.output_values[y]` "
+              "on the [-1, 1] scale; hybrid: PM's cells, then Duchi's two outputs); the aggregate's counts `y` "
+              "(shape `(m,)`) sum to `n`"),
 }
 
 _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")

@@ -209,6 +209,13 @@ def estimate_cmd(plan_file, inputs, output, as_json, method, confidence, round_,
                         markup=False, highlight=False, soft_wrap=True)
     else:
         print_tables([estimate_table(result, level)], full=full)
+        est = result.estimate
+        if hasattr(est, "mean_interval"):  # numeric plans: the mean of the values, in their units
+            shown = 0.95 if level is None else level
+            low, high = est.mean_interval(shown)
+            _console.console().print(f"mean of the values: {est.value_mean:.6g} (standard error {est.value_std_error:.3g}; "
+                                     f"{shown:.0%} interval [{low:.6g}, {high:.6g}], clipped to the plan's range)",
+                                     markup=False, highlight=False, soft_wrap=True)
 
 
 #: The commands this module adds to the ``ldpplan`` group.

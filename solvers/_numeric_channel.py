@@ -47,8 +47,9 @@ from typing import Sequence
 
 import numpy as np
 
+from ..mechanisms.numeric._channel import sample_rows
 from ._checks import check_epsilon
-from ._numeric_params import duchi_bound, piecewise_bound, piecewise_densities, square_wave_moments
+from ._numeric_params import band_values, duchi_bound, piecewise_bound, piecewise_densities, square_wave_moments
 
 __all__ = ["GRID_BITS", "DiscreteChannel", "ExactEpsilon", "MeanBias", "duchi_channel", "piecewise_channel",
            "square_wave_channel", "exact_epsilon", "channel_mean_bias", "sample_channel"]
@@ -319,7 +320,7 @@ def piecewise_channel(epsilon: float, input_grid: Sequence[float], cells: int) -
     bands = [((bound + 1) / 2 * x - (bound - 1) / 2, (bound + 1) / 2 * x + (bound - 1) / 2) for x in grid]
     low_density = piecewise_densities(epsilon)[1]
     return _band_channel("piecewise", epsilon, grid, _cells(cells), (-bound, bound), bands, low_density,
-                         lambda middles: middles)
+                         lambda middles: band_values("piecewise", epsilon, middles.size))
 
 
 def square_wave_channel(epsilon: float, input_grid: Sequence[float], cells: int) -> DiscreteChannel:
@@ -335,11 +336,10 @@ def square_wave_channel(epsilon: float, input_grid: Sequence[float], cells: int)
     """
     epsilon = check_epsilon(epsilon)
     grid = _input_grid(input_grid)
-    b, _, q, slope = square_wave_moments(epsilon)
+    b, _, q, _ = square_wave_moments(epsilon)
     bands = [((x + 1) / 2 - b, (x + 1) / 2 + b) for x in grid]
-    offset = q * (1 + 2 * b) / 2
     return _band_channel("square_wave", epsilon, grid, _cells(cells), (-b, 1 + b), bands, q,
-                         lambda middles: 2 * (middles - offset) / slope - 1)
+                         lambda middles: band_values("square-wave", epsilon, middles.size))
 
 
 def _checked_rows(channel: DiscreteChannel) -> list[tuple[int, ...]]:
@@ -444,7 +444,8 @@ def sample_channel(channel: DiscreteChannel, input_indices, rng: np.random.Gener
     input_indices : array_like of int, shape (n,)
         Indices into ``channel.input_grid``.
     rng : numpy.random.Generator
-        Draws one uniform integer in ``[0, 2^48)`` per report (exact for every bit generator).
+        One uniform 48-bit integer per report (the runtime's exact sampler,
+        :func:`ldpplan.mechanisms.numeric._channel.sample_rows`: one copy).
 
     Returns
     -------
@@ -455,9 +456,4 @@ def sample_channel(channel: DiscreteChannel, input_indices, rng: np.random.Gener
     if indices.size and (indices.min() < 0 or indices.max() >= len(channel.input_grid)):
         raise ValueError("input_indices: must index input_grid")
     cumulative = np.cumsum(np.array(channel.numerators, dtype=np.int64), axis=1)
-    draws = rng.integers(0, _SCALE, size=indices.size, dtype=np.int64)
-    out = np.empty(indices.size, dtype=np.int64)
-    for i in np.unique(indices):
-        mask = indices == i
-        out[mask] = np.searchsorted(cumulative[i], draws[mask], side="right")
-    return out
+    return sample_rows(cumulative, indices, rng)

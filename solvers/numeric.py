@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from statistics import NormalDist
 from types import MappingProxyType
 from typing import Mapping
 
@@ -77,7 +78,7 @@ __all__ = ["MECHANISMS", "MEAN_CANDIDATES", "WorstCase", "MeanMechanismChoice", 
            "report_variance", "worst_case_variance", "mean_variance", "worst_case_mean_variance",
            "best_mean_mechanism", "piecewise_density", "square_wave_density", "sample_reports",
            "DiscreteChannel", "ExactEpsilon", "duchi_channel", "piecewise_channel", "square_wave_channel",
-           "exact_epsilon", "channel_mean_bias", "sample_channel"]
+           "exact_epsilon", "channel_mean_bias", "sample_channel", "n_for", "epsilon_for_halfwidth"]
 
 #: the candidates of :func:`best_mean_mechanism`, in tie-breaking order (the simpler one first)
 MEAN_CANDIDATES = ("duchi", "piecewise", "hybrid")
@@ -294,3 +295,61 @@ def best_mean_mechanism(epsilon: float) -> MeanMechanismChoice:
     figures = {name: worst_case_variance(name, epsilon).variance for name in MEAN_CANDIDATES}
     best = min(MEAN_CANDIDATES, key=lambda name: (figures[name], MEAN_CANDIDATES.index(name)))
     return MeanMechanismChoice(epsilon, best, figures[best], MappingProxyType(figures), hybrid_alpha(epsilon))
+
+
+def n_for(mechanism: str, epsilon: float, halfwidth: float, confidence: float = 0.95) -> int:
+    """Users needed for a confidence-interval half-width of the mean at ``epsilon`` (``[-1, 1]`` units).
+
+    ``n = ceil(z^2 V / h^2)`` with ``V`` the mechanism's worst-case variance of one report
+    (:func:`worst_case_variance`) and ``z`` the two-sided normal quantile of ``confidence``: the
+    Wald half-width ``z sqrt(V/n)`` is then at most ``h`` for every data set. A range ``[low, high]``
+    maps a half-width ``H`` in user units to ``h = 2 H/(high - low)``.
+
+    Raises
+    ------
+    ValueError
+        A bad mechanism, epsilon, half-width or confidence.
+
+    References
+    ----------
+    [2]_ Sec. III (the worst-case variance); the normal approximation of the mean of ``n`` reports.
+    """
+    if not (isinstance(halfwidth, (int, float)) and halfwidth > 0 and math.isfinite(halfwidth)):
+        raise ValueError(f"halfwidth: must be a finite number > 0 (got {halfwidth!r})")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence: must be in (0, 1) (got {confidence!r})")
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    return max(1, math.ceil(z * z * worst_case_variance(mechanism, epsilon).variance / halfwidth**2))
+
+
+def epsilon_for_halfwidth(mechanism: str | None, halfwidth: float, confidence: float, n: int,
+                          high: float = 100.0) -> float:
+    """The smallest epsilon (nats, bisection to 1e-9 relative) whose worst-case half-width at ``n`` is ``<= h``.
+
+    ``mechanism`` None: the best mean mechanism at each epsilon (:func:`best_mean_mechanism`). The
+    half-width ``z sqrt(V(eps)/n)`` decreases in epsilon for each candidate.
+
+    Raises
+    ------
+    ValueError
+        When even ``high`` nats do not reach the half-width.
+
+    References
+    ----------
+    [2]_ Sec. III; as PIE targets alpha, by bisection of a closed form.
+    """
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+
+    def width(epsilon: float) -> float:
+        name = best_mean_mechanism(epsilon).mechanism if mechanism is None else mechanism
+        return z * math.sqrt(worst_case_variance(name, epsilon).variance / n)
+
+    if width(high) > halfwidth:
+        raise ValueError(f"mean_halfwidth: {halfwidth!r} is out of reach at n = {n} even at epsilon = {high}")
+    low = 1e-6
+    if width(low) <= halfwidth:
+        return low
+    while high - low > 1e-9 * high:
+        middle = (low + high) / 2
+        low, high = (low, middle) if width(middle) <= halfwidth else (middle, high)
+    return high

@@ -29,6 +29,8 @@ def _labelled(fam):
     if hook is not None:
         return hook()
     spec = copy.deepcopy(next(iter(conformance(fam).AGGREGATE_SPECS.values())))
+    if not {"keys", "domain", "domain_size"} & set(spec):
+        pytest.skip(f"{fam.name}: its domain is not a list of labels (numbers on a grid)")
     key = "keys" if "keys" in spec else "domain"
     size = spec.get(key, spec.pop("domain_size", None))  # PIE: the pinned alias domain_size
     assert isinstance(size, int), (fam.name, spec)

@@ -260,6 +260,8 @@ ALLOWED_OUTSIDE_ROOMS = {
     # the Python API takes the plan's mechanism names "rr" (k-ary RR) and "glh" (issue 26)
     "planner/shuffle.py": {"rr", "glh"},
     "solvers/shuffle.py": {"rr", "glh"},
+    # "numeric" is PCKV's allocation value (issue 12), not the numeric family's spec name
+    "solvers/pckv.py": {"numeric"},
 }
 
 
@@ -341,8 +343,10 @@ ALLOWED_IN_CROSS_FAMILY_TESTS = {
     # issue 16's reproductions (a uRAP, an IDUE and a PIE plan edited by hand)
     "test_plan_gate.py": {"idue", "pie", "uldp"},
     # "auto" is PCKV's allocation value too, not only the longitudinal spec mechanism
-    "test_pckv_planner.py": {"auto"},
+    "test_pckv_planner.py": {"auto", "numeric"},
     "test_pckv_simulation.py": {"auto"},
+    # "numeric" is PCKV's allocation value too, not only the numeric family's name
+    "test_pckv_solver.py": {"numeric"},
     # the red team of issue 26: the lifetime brute force (every longitudinal mechanism) and the shuffler's gate
     "test_redteam_issue26.py": {"l-grr", "l-osue", "l-oue", "l-soue", "l-sue"},
     "test_redteam_shuffle.py": {"glh", "l-grr", "rr"},

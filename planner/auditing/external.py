@@ -15,6 +15,7 @@ line is, by family:
 * ``{"item": i}`` (RR, GLH, IDUE, uRR, uRAP, Hadamard; ``i`` the 0-based item index);
 * ``{"items": [i, ...]}`` (IDUE-PS: an item set);
 * ``{"keys": [k, ...], "values": [v, ...]}`` (PCKV: key-value pairs, ``v`` in [-1, 1]);
+* ``{"value": v}`` (numeric plans: ``v`` a value in the plan's units, a point of its input grid);
 * ``{"item": i, "tag": t}`` (PUM: ``t`` the private-item tag index, ``-1`` for none);
 * ``{"record": [x_0, ..., x_{d-1}]}`` (records: one value index per attribute);
 * ``{"user": u, "round": t, "item": i}`` (longitudinal, memoized plans: ``u`` the user id, ``t``
@@ -91,6 +92,9 @@ def input_lines(data: Any, users: Any = None, round: int | None = None) -> Itera
     elif isinstance(data, np.ndarray) and data.ndim == 2:  # records: one value index per attribute
         for row in data.astype(np.int64).tolist():
             yield json.dumps({"record": row})
+    elif isinstance(data, np.ndarray) and data.dtype.kind == "f":  # numeric plans: values in user units
+        for v in data.tolist():
+            yield json.dumps({"value": v})
     else:
         for i in np.asarray(data, dtype=np.int64).tolist():
             yield f'{{"item": {i}}}'
