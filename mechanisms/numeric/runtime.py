@@ -36,6 +36,7 @@ from .._plan import PlanError, check_claim, number, require
 from .._plan_object import typed_params
 from .._protocol import Aggregate, CountRule, Estimate, Frozen, Reports, check_method, readonly, set_fields
 from .._api import domain_labels, report_columns
+from .._ems import ems
 from .._fit import TOL, MAX_ITER, check_options
 from ._channel import (SCALE, check_numerators, exact_log_epsilon, float_epsilon, round_to_grid, sample_rows,
                        to_unit)
@@ -119,7 +120,7 @@ class NumericChannel(Frozen):
     Duchi et al., JASA 2018; Wang et al., ICDE 2019, Sec. III; Li et al., SIGMOD 2020, Sec. 4.
     """
 
-    methods: ClassVar[tuple[str, ...]] = ("empirical",)
+    methods: ClassVar[tuple[str, ...]] = ("empirical", "ems")
     count_rule: ClassVar[CountRule] = CountRule(sums_to_n=(("y",),))
     Params: ClassVar[type[NumericParams]] = NumericParams
     PLAN_FIELDS: ClassVar[PlanFields] = PlanFields(("duchi", "piecewise", "hybrid", "square-wave"), ("sources",),
@@ -300,20 +301,28 @@ class NumericChannel(Frozen):
             raise ValueError(f"aggregate.counts.y: must sum to aggregate.n = {agg.n} >= 1 (got {int(y.sum())})")
         return y, agg.n
 
-    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, tol: float = TOL,
+    def estimate(self, reports_or_aggregate: Any, method: str | None = None, *, tol: float | None = None,
                  max_iter: int = MAX_ITER) -> NumericEstimate:
         """The mean of the values and the distribution over the input grid.
 
         Parameters
         ----------
         reports_or_aggregate : Reports or Aggregate
-        method : {"empirical"}
+        method : {"empirical", "ems"}
             ``value_mean = low + (high - low)/2 (1 + sum_y c_y v_y / n)`` (the reports' values
-            averaged: unbiased up to the plan's stated discretization bias); ``frequency`` =
-            ``(c/n) Q^+`` (``Q^+`` the pseudo-inverse: unbiased when ``Q`` has rank ``k``).
-            EMS (``"ems"``) is not in this runtime yet.
-        tol, max_iter : float, int
-            The runtime API's options (checked; the method is exact).
+            averaged: unbiased up to the plan's stated discretization bias) for both methods.
+            ``"empirical"``: ``frequency = (c/n) Q^+`` (``Q^+`` the pseudo-inverse: unbiased when
+            ``Q`` has rank ``k``, noisy on fine grids). ``"ems"``: the distribution over the input
+            grid by EM with smoothing over the plan's channel (:func:`ldpplan.mechanisms._ems.ems`;
+            Li et al. 2020, Sec. 5), the distribution estimator of Square Wave plans (any plan's
+            channel works); biased toward smoothness, so ``std_error`` is None for it, and so is
+            ``optimality_gap`` (EMS is not a maximum-likelihood method: no certificate applies); its
+            ``confidence_interval`` is the unbiased linear estimator's score interval (as uRAP's
+            ``"em"``), which covers at its level whatever the point estimate.
+        tol, max_iter : float or None, int
+            The runtime API's options: ``"empirical"`` checks them (the method is exact; default
+            ``tol`` the runtime's ``TOL``); ``"ems"`` stops at a relative change of the
+            log-likelihood of ``tol`` (default ``EMS_TOL`` = 1e-9) or after ``max_iter``.
 
         Returns
         -------
@@ -327,11 +336,8 @@ class NumericChannel(Frozen):
         ValueError
             Unsupported method (``"ems"`` included), bad options, malformed reports or aggregate.
         """
-        if method == "ems":
-            raise ValueError("method: 'ems' (EM with smoothing) is not wired into the numeric runtime yet; "
-                             f"supported: {list(self.methods)}")
         method = check_method(method, self.methods)
-        check_options(tol, max_iter)
+        check_options(TOL if tol is None else tol, max_iter)
         counts, n = self._counts(reports_or_aggregate)
         share = counts.astype(np.float64) / n
         values = np.asarray(self.output_values)
@@ -346,6 +352,12 @@ class NumericChannel(Frozen):
         var_n = np.maximum((self._inverse ** 2).T @ p - (self._inverse.T @ p) ** 2, 0.0)
         std = np.sqrt(var_n / n)
         variance = FrequencyVariance(freq, var_n, 0.0, 0.0, n, source=_SOURCE)
+        value_mean, value_std_error = self.low + half * (1.0 + mean_unit), half * math.sqrt(sample_var / n)
+        if method == "ems":
+            fit = ems(counts, self._probabilities, tol=tol, max_iter=max_iter)
+            return NumericEstimate(readonly(fit.frequency), None, method, n, log_likelihood=fit.log_likelihood,
+                                   iterations=fit.iterations, variance=variance,
+                                   value_mean=value_mean, value_std_error=value_std_error, low=self.low,
+                                   high=self.high)
         return NumericEstimate(readonly(freq), None, method, n, std_error=std, variance=variance,
-                               value_mean=self.low + half * (1.0 + mean_unit),
-                               value_std_error=half * math.sqrt(sample_var / n), low=self.low, high=self.high)
+                               value_mean=value_mean, value_std_error=value_std_error, low=self.low, high=self.high)
