@@ -94,7 +94,7 @@ def default_cells(mechanism: str, epsilon: float) -> int:
 
 
 def planned_channel(mechanism: str, epsilon: float, input_points: int | None = None,
-                    output_cells: int | None = None) -> PlannedChannel:
+                    output_cells: int | None = None, task: str = "mean") -> PlannedChannel:
     """Build a plan mechanism's exact channel.
 
     Parameters
@@ -103,9 +103,12 @@ def planned_channel(mechanism: str, epsilon: float, input_points: int | None = N
     epsilon : float
         Nats.
     input_points : int, optional
-        Input grid size (default: 2 for Duchi, 33 otherwise).
+        Input grid size (default ``default_input_points(mechanism, task)``: 2 for Duchi's mean, 65
+        for the others' mean, 1025 for a distribution).
     output_cells : int, optional
         PM / SW cells (default :func:`default_cells`).
+    task : {"mean", "distribution"}
+        What the plan estimates (sets the default input grid).
 
     Raises
     ------
@@ -114,7 +117,7 @@ def planned_channel(mechanism: str, epsilon: float, input_points: int | None = N
     """
     if mechanism not in PLAN_MECHANISMS:
         raise ValueError(f"mechanism: must be one of {list(PLAN_MECHANISMS)} (got {mechanism!r})")
-    points = default_input_points(mechanism) if input_points is None else int(input_points)
+    points = default_input_points(mechanism, task) if input_points is None else int(input_points)
     grid = tuple(equal_grid(points).tolist())
     cells = default_cells(mechanism, epsilon) if output_cells is None else int(output_cells)
     if cells > MAX_CELLS or points * (cells + 2) > 1 << 20:

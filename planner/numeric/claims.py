@@ -52,7 +52,7 @@ def _mechanism(res: Resolved, epsilon: float) -> str:
 def _build(res: Resolved, epsilon: float) -> Solved:
     mechanism = _mechanism(res, epsilon)
     try:
-        channel = planned_channel(mechanism, epsilon, res.spec.input_points, res.spec.output_cells)
+        channel = planned_channel(mechanism, epsilon, res.spec.input_points, res.spec.output_cells, res.spec.task)
     except ValueError as exc:
         raise SpecError("output_cells", str(exc).removeprefix("cells: "), res.spec.output_cells) from None
     exact = channel.exact()

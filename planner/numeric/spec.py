@@ -8,7 +8,7 @@ Spec keys (TOML or JSON)::
     range = [-30, 120]      # [low, high], user units; values outside are clipped to it (the plan says so)
     task = "mean"           # "mean" (default: Duchi / HM by the smallest worst-case variance) or
                             # "distribution" (the choice is Square Wave)
-    input_points = 65       # optional: input grid size (default 2 for Duchi, 65 otherwise)
+    input_points = 65       # optional: input grid size (default for the mean: 2 for Duchi, 65 otherwise; 1025 for a distribution)
     output_cells = 256      # optional: PM / SW output cells (default: >= 256 and twice the band's need)
     users = 100000          # optional: n for the predicted error (alias: n)
     [target]                # instead of epsilon: the smallest epsilon whose CI half-width of the mean is <= h
