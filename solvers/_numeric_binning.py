@@ -57,7 +57,7 @@ from ._checks import check_epsilon
 from .hadamard import solve_hadamard
 from .records import frequency_oracle_variance
 
-__all__ = ["ORACLES", "BinningChoice", "BinnedDistribution", "bin_variance", "predicted_w1", "choose_binning",
+__all__ = ["wasserstein_1", "ORACLES", "BinningChoice", "BinnedDistribution", "bin_variance", "predicted_w1", "choose_binning",
            "bin_values", "binned_distribution"]
 
 #: the frequency oracles of the baseline (GRR: the PIE family's RR; OUE: IDUE with one level; HR)
@@ -289,3 +289,27 @@ def binned_distribution(values, low: float, high: float, bins: int, oracle: str,
     unbiased = np.asarray(estimate.frequency, dtype=np.float64)
     return BinnedDistribution(oracle, epsilon, edges, (edges[:-1] + edges[1:]) / 2, project_simplex(unbiased),
                               unbiased, int(index.size))
+
+
+def wasserstein_1(points_a, weights_a, points_b, weights_b) -> float:
+    """W1 between two discrete distributions on the line: ``integral |F_a - F_b|`` ([1]_).
+
+    Parameters
+    ----------
+    points_a, weights_a : array_like, shape (k,)
+    points_b, weights_b : array_like, shape (l,)
+        Weights are normalised to sum 1 (non-negative).
+
+    Returns
+    -------
+    float
+        In the points' units.
+    """
+    xa, wa = np.asarray(points_a, dtype=float), np.asarray(weights_a, dtype=float)
+    xb, wb = np.asarray(points_b, dtype=float), np.asarray(weights_b, dtype=float)
+    if xa.shape != wa.shape or xb.shape != wb.shape or np.any(wa < 0) or np.any(wb < 0):
+        raise ValueError("points and weights: matching shapes and non-negative weights are needed")
+    x = np.concatenate([xa, xb])
+    w = np.concatenate([wa / wa.sum(), -wb / wb.sum()])
+    order = np.argsort(x, kind="stable")
+    return float(np.sum(np.abs(np.cumsum(w[order])[:-1]) * np.diff(x[order])))

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..mechanisms._ems import ems
 from . import numeric
-from ._numeric_binning import BinningChoice, binned_distribution, choose_binning
+from ._numeric_binning import BinningChoice, binned_distribution, choose_binning, wasserstein_1
 from ._numeric_channel import DiscreteChannel, sample_channel
 
 __all__ = ["MeanCheck", "MeanErrorCheck", "DistributionComparison", "wasserstein_1", "to_unit", "channels",
@@ -139,30 +139,6 @@ class DistributionComparison:
     def best_binning_w1(self) -> float:
         """The smallest W1 over the oracles (the best frequency oracle in hindsight)."""
         return min(self.binning_w1.values())
-
-
-def wasserstein_1(points_a, weights_a, points_b, weights_b) -> float:
-    """W1 between two discrete distributions on the line: ``integral |F_a - F_b|`` ([2]_).
-
-    Parameters
-    ----------
-    points_a, weights_a : array_like, shape (k,)
-    points_b, weights_b : array_like, shape (l,)
-        Weights are normalised to sum 1 (non-negative).
-
-    Returns
-    -------
-    float
-        In the points' units.
-    """
-    xa, wa = np.asarray(points_a, dtype=float), np.asarray(weights_a, dtype=float)
-    xb, wb = np.asarray(points_b, dtype=float), np.asarray(weights_b, dtype=float)
-    if xa.shape != wa.shape or xb.shape != wb.shape or np.any(wa < 0) or np.any(wb < 0):
-        raise ValueError("points and weights: matching shapes and non-negative weights are needed")
-    x = np.concatenate([xa, xb])
-    w = np.concatenate([wa / wa.sum(), -wb / wb.sum()])
-    order = np.argsort(x, kind="stable")
-    return float(np.sum(np.abs(np.cumsum(w[order])[:-1]) * np.diff(x[order])))
 
 
 def to_unit(values, low: float, high: float) -> np.ndarray:

@@ -69,6 +69,8 @@ import numpy as np
 from ._checks import check_epsilon
 from ._numeric_channel import (DiscreteChannel, ExactEpsilon, channel_mean_bias, duchi_channel, exact_epsilon,
                                piecewise_channel, sample_channel, square_wave_channel)
+from ._numeric_binning import (BinnedDistribution, BinningChoice, binned_distribution, choose_binning,
+                              wasserstein_1)
 from ._numeric_params import (MECHANISMS, duchi_bound, hybrid_alpha, hybrid_epsilon_star, piecewise_bound,
                               square_wave_bandwidth, square_wave_moments)
 from ._numeric_sampling import piecewise_density, sample_reports, square_wave_density
