@@ -28,6 +28,9 @@ def record_labels(name: str, size: int, labels: list[str] | None) -> list[str]:
 def record_promises(plan: Mapping[str, Any], params: Any) -> float:
     """Check the plan's mechanism, epsilon, attributes and domain against its spec; return ``spec.epsilon``.
 
+    A spec without ``epsilon`` whose every attribute has a ``std_error`` target: the plan's
+    ``params.epsilon`` (the least budget the planner found; ``verify`` re-derives it from the spec).
+
     Raises
     ------
     PlanError
@@ -37,12 +40,15 @@ def record_promises(plan: Mapping[str, Any], params: Any) -> float:
     mech = spec.get("mechanism")
     if mech != plan["mechanism"] and mech != AUTO:
         raise PlanError(f"mechanism: must match the embedded spec ({mech!r:.40}) (got {plan['mechanism']!r:.40})")
+    attributes = spec.get("attributes")
     epsilon = spec.get("epsilon")
+    if epsilon is None and isinstance(attributes, list) and attributes and all(
+            isinstance(a, Mapping) and a.get("std_error") is not None for a in attributes):
+        epsilon = params.epsilon  # no budget, targets on every attribute: the least budget found (verify re-derives it)
     if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
         raise PlanError(f"spec.epsilon: must be a number > 0 (got {epsilon!r:.40})")
     if params.epsilon != epsilon:
         raise PlanError(f"params.epsilon: must match the embedded spec ({epsilon!r}) (got {params.epsilon!r:.40})")
-    attributes = spec.get("attributes")
     if not isinstance(attributes, list) or len(attributes) != len(params.names):
         raise PlanError(f"params.names: must list the {len(attributes) if isinstance(attributes, list) else '?'} "
                         "attributes of the embedded spec")
