@@ -18,7 +18,7 @@ from ldpplan.planner.errors import SpecError
 from ldpplan.planner.records._targets import EPSILON_STEP
 from ldpplan.planner.records.plan import build_plan
 from ldpplan.planner.records.verify import verify
-from ldpplan.solvers import records_targets as least
+from ldpplan.solvers import _records_targets as least
 
 USERS = 100000
 ATTRIBUTES = [{"name": "a", "domain": 3, "std_error": 0.005}, {"name": "b", "domain": 16, "std_error": 0.01},

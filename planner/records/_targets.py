@@ -7,7 +7,7 @@ from the plan's grid numbers with the runtime's own variance (``variance_per_use
 and a target counts as met only when ``Var_j (1 + 2^-40) <= s_j^2`` (float rounding on the safe side).
 
 Without ``epsilon`` (every attribute has a target) each scheme's least budget is found by
-:mod:`ldpplan.solvers.records_targets`, rounded *up* to the epsilon grid ``2^-20`` nats, and the
+:mod:`ldpplan.solvers._records_targets`, rounded *up* to the epsilon grid ``2^-20`` nats, and the
 scheme is planned at that budget ``E`` (SPL: each ``epsilon_j`` its least budget scaled by ``E / sum``;
 SMP: ``pi_j`` proportional to ``V_j(E)/t_j``; RS+FD[GRR] at ``E``), shrunk by the usual safety margin;
 if a target is missed on the grid numbers, ``E`` moves up one grid step. The certificate: targets met
@@ -29,7 +29,7 @@ from ...mechanisms.records import SampledRecord, RSFDRecord, SplitRecord
 from ...mechanisms.records._oracles import grid_number
 from ...mechanisms.records._privacy import exact_attribute_ratios, exact_record_ratio
 from ...solvers import records as solver
-from ...solvers import records_targets as least
+from ...solvers import _records_targets as least
 from .._exact import ratio_within
 from .._grid import MARGINS
 from .._plan_format import predicted
