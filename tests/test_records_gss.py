@@ -40,7 +40,7 @@ def test_gss_simulation_matches_the_predicted_error(shared_data_dir):
     for row in report.data["results"]:
         pred, mean, se = row["predicted_l2_total"], row["measured_l2_total_mean"], row["measured_l2_total_se"]
         assert abs(mean - pred) <= 4 * se, row
-        assert abs(mean / pred - 1) < 0.25, row  # 300 runs resolve each attribute's mean to ~8% (2 values: chi2_1)
+        assert se < 0.1 * pred, row  # 300 runs resolve each mean to <= ~8% (a 2-valued attribute's l2 is chi2_1)
 
 
 def test_dataset_gss_refuses_a_plan_of_other_columns(shared_data_dir):
