@@ -35,6 +35,13 @@ EXAMPLES: dict[str, dict] = {
         "description": "GSS vocabulary respondents 1978-2016 (28,629 without NA): age group, education (weight 2), "
                        "gender, native born and survey year (weight 0.5) under one budget epsilon = 1 per respondent",
     },
+    "records-targets": {
+        "mechanism": "records", "users": 100000,
+        "attributes": [{"name": "a", "domain": 3, "std_error": 0.005}, {"name": "b", "domain": 16, "std_error": 0.01},
+                       {"name": "c", "domain": 105, "std_error": 0.02, "weight": 0.5}],
+        "description": "no epsilon: a standard error target per attribute (0.005, 0.01, 0.02 at n = 100,000); the "
+                       "planner finds each scheme's least record epsilon meeting them and plans the least",
+    },
     "records-synthetic": {
         "mechanism": "records", "epsilon": 1.0, "users": 10000,
         "attributes": [{"name": "a", "domain": 3}, {"name": "b", "domain": ["x", "y", "z", "w"], "weight": 2.0},

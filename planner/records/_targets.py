@@ -28,6 +28,7 @@ import numpy as np
 from ...mechanisms.records import SampledRecord, RSFDRecord, SplitRecord
 from ...mechanisms.records._oracles import grid_number
 from ...mechanisms.records._privacy import exact_attribute_ratios, exact_record_ratio
+from ...mechanisms.records._promises import EPSILON_GRID
 from ...solvers import records as solver
 from ...solvers import _records_targets as least
 from .._exact import ratio_within
@@ -41,7 +42,7 @@ from .spec import Resolved
 __all__ = ["EPSILON_STEP", "solve", "solve_targets", "grid_variances", "targets_entry", "feasible_at", "plan_predicted"]
 
 #: the grid of the least epsilon (nats): the plan's budget is a multiple of it, rounded up
-EPSILON_STEP = 2.0 ** -20
+EPSILON_STEP = 1.0 / EPSILON_GRID
 #: relative allowance for float rounding when a target is checked (the variance must be below by this)
 _ALLOWANCE = 1.0 + 2.0 ** -40
 _CLASSES = {"spl": SplitRecord, "smp": SampledRecord, "rsfd": RSFDRecord}
