@@ -175,3 +175,13 @@ def test_target_plans_load_and_bad_target_specs_are_refused():
     with pytest.raises(SpecError, match="std_error"):
         build_plan(_spec("rsfd", attributes=tiny))
     assert "rsfd" not in build_plan(_spec(attributes=tiny))["solver"]["comparison"]
+
+
+def test_load_refuses_a_target_plans_budget_off_its_grid():
+    plan = api.make_plan(_spec())
+    for delta in (2.0 ** -30, -(2.0 ** -30)):
+        bad = copy.deepcopy(plan)
+        bad["params"]["epsilon"] += delta
+        with pytest.raises(mechanisms.PlanError, match="params.epsilon"):
+            mechanisms.load(bad)
+        assert not verify(bad).holds
