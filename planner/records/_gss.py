@@ -35,7 +35,7 @@ GSS_ATTRIBUTES: dict[str, list[str]] = {
 def gss_fit(plan: Mapping[str, Any]) -> bool:
     """True when every attribute of the plan's spec is a GSS column with the GSS labels."""
     attributes = plan["spec"].get("attributes") or []
-    return bool(attributes) and all(isinstance(a, Mapping) and GSS_ATTRIBUTES.get(a.get("name")) == a.get("domain")
+    return bool(attributes) and all(isinstance(a, Mapping) and GSS_ATTRIBUTES.get(str(a.get("name"))) == a.get("domain")
                                     for a in attributes)
 
 

@@ -80,7 +80,7 @@ def baselines_of(res: Resolved, solved: Mapping[str, Numbers], chosen: Numbers) 
     out: list[dict[str, Any]] = []
     for scheme, nums in solved.items():
         if scheme != chosen.scheme:
-            row = {"name": f"{scheme} (certified optimum)" if scheme != "rsfd" else "rsfd (RS+FD[GRR])",
+            row: dict[str, Any] = {"name": f"{scheme} (certified optimum)" if scheme != "rsfd" else "rsfd (RS+FD[GRR])",
                    "guarantee": f"{float_up(log_exact(nums.ratio)):.12g}-LDP", "predicted": predicted_of(nums, users)}
             if nums.budget is not None:
                 row["name"] = f"{scheme} (least epsilon meeting the targets)"
