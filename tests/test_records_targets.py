@@ -10,6 +10,8 @@ import copy
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import brentq
 
 from ldpplan import mechanisms
@@ -185,3 +187,28 @@ def test_load_refuses_a_target_plans_budget_off_its_grid():
         with pytest.raises(mechanisms.PlanError, match="params.epsilon"):
             mechanisms.load(bad)
         assert not verify(bad).holds
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(2, 120), st.floats(0.002, 0.2)), min_size=1, max_size=4),
+       st.sampled_from(["spl", "smp"]))
+def test_any_targets_are_met_within_a_step_of_the_least_epsilon(attributes, scheme):
+    attrs = [{"name": f"x{j}", "domain": k, "std_error": s} for j, (k, s) in enumerate(attributes)]
+    plan = build_plan(_spec(scheme, attributes=attrs))
+    budget, root = plan["params"]["epsilon"], _exact_root(scheme, attrs)
+    assert root - 1e-9 <= budget < root + EPSILON_STEP
+    assert all(s <= a["std_error"] for s, a in zip(_grid_std_errors(plan), attrs))
+    assert verify(plan).holds
+
+
+def test_fixed_oracles_and_a_budget_at_the_first_grid_step():
+    attrs = [{"name": "a", "domain": 40, "std_error": 0.01, "oracle": "grr"}, {"name": "b", "domain": 4, "std_error": 0.01}]
+    plan = build_plan(_spec(attributes=attrs))
+    assert plan["params"]["oracles"][0] == "grr" and "rsfd" in plan["solver"]["comparison"]
+    with_oue = copy.deepcopy(attrs)
+    with_oue[1]["oracle"] = "oue"
+    assert "rsfd" not in build_plan(_spec(attributes=with_oue))["solver"]["comparison"]  # RS+FD runs GRR only
+    loose = {"mechanism": "records", "users": 10**15,
+             "attributes": [{"name": "a", "domain": 3, "std_error": 1.0}, {"name": "b", "domain": 5, "std_error": 1.0}]}
+    plan = api.make_plan(loose)  # the least epsilon is below one grid step: the plan is at the first step
+    assert plan["params"]["epsilon"] == EPSILON_STEP and plan["verification"]["holds"]

@@ -148,7 +148,9 @@ def _plan_scheme(scheme: str, res: Resolved) -> Numbers | None:
         else:
             raise SpecError("attributes.std_error", f"no margin puts {scheme}'s grid numbers within the budget", budget)
         if all(_met(v, users, s) for v, s in zip(nums.variances, res.std_errors)):  # type: ignore[arg-type]
-            assert not feasible_at(scheme, res, budget - EPSILON_STEP)
+            below = budget - EPSILON_STEP  # at 0 no scheme meets a target (infinite variance)
+            if below > 0 and feasible_at(scheme, res, below):
+                raise RuntimeError(f"{scheme}: the targets are met one grid step below the planned budget {budget!r}")
             return nums
         budget += EPSILON_STEP
     return None
