@@ -212,3 +212,12 @@ def test_fixed_oracles_and_a_budget_at_the_first_grid_step():
              "attributes": [{"name": "a", "domain": 3, "std_error": 1.0}, {"name": "b", "domain": 5, "std_error": 1.0}]}
     plan = api.make_plan(loose)  # the least epsilon is below one grid step: the plan is at the first step
     assert plan["params"]["epsilon"] == EPSILON_STEP and plan["verification"]["holds"]
+
+
+def test_targets_beside_an_epsilon_change_no_number_of_the_plan():
+    with_targets = api.make_plan(_spec(epsilon=2.0))
+    plain = [{k: v for k, v in a.items() if k != "std_error"} for a in ATTRIBUTES]
+    without = api.make_plan(_spec(attributes=plain, epsilon=2.0))
+    assert with_targets["params"] == without["params"] and with_targets["guarantee"] == without["guarantee"]
+    assert "std_error_targets" not in without["predicted"]
+    assert [r["met"] for r in with_targets["predicted"]["std_error_targets"]["attributes"]] == [True, True, True]
