@@ -14,10 +14,12 @@ import numpy as np
 from .._plan import PlanError
 from .._promises import spec_domain, spec_of
 
-__all__ = ["record_promises", "record_labels", "AUTO"]
+__all__ = ["record_promises", "record_labels", "AUTO", "EPSILON_GRID"]
 
 #: the spec mechanism that lets the planner choose the scheme
 AUTO = "records"
+#: a spec without epsilon (std_error targets): the planned budget is a multiple of 1/EPSILON_GRID nats
+EPSILON_GRID = 2.0 ** 20
 
 
 def record_labels(name: str, size: int, labels: list[str] | None) -> list[str]:
@@ -28,6 +30,9 @@ def record_labels(name: str, size: int, labels: list[str] | None) -> list[str]:
 def record_promises(plan: Mapping[str, Any], params: Any) -> float:
     """Check the plan's mechanism, epsilon, attributes and domain against its spec; return ``spec.epsilon``.
 
+    A spec without ``epsilon`` whose every attribute has a ``std_error`` target: the plan's
+    ``params.epsilon`` (the least budget the planner found, a multiple of 2^-20; ``verify`` re-derives it).
+
     Raises
     ------
     PlanError
@@ -37,12 +42,18 @@ def record_promises(plan: Mapping[str, Any], params: Any) -> float:
     mech = spec.get("mechanism")
     if mech != plan["mechanism"] and mech != AUTO:
         raise PlanError(f"mechanism: must match the embedded spec ({mech!r:.40}) (got {plan['mechanism']!r:.40})")
+    attributes = spec.get("attributes")
     epsilon = spec.get("epsilon")
+    if epsilon is None and isinstance(attributes, list) and attributes and all(
+            isinstance(a, Mapping) and a.get("std_error") is not None for a in attributes):
+        epsilon = params.epsilon  # no budget, targets on every attribute: the least budget found (verify re-derives it)
+        if not (isinstance(epsilon, float) and 0 < epsilon <= 100 and float(epsilon * EPSILON_GRID).is_integer()):
+            raise PlanError(f"params.epsilon: must be a multiple of 2^-20 in (0, 100], the least budget meeting the "
+                            f"spec's std_error targets (got {epsilon!r:.40})")
     if isinstance(epsilon, (bool, np.bool_)) or not isinstance(epsilon, (int, float)) or not epsilon > 0:
         raise PlanError(f"spec.epsilon: must be a number > 0 (got {epsilon!r:.40})")
     if params.epsilon != epsilon:
         raise PlanError(f"params.epsilon: must match the embedded spec ({epsilon!r}) (got {params.epsilon!r:.40})")
-    attributes = spec.get("attributes")
     if not isinstance(attributes, list) or len(attributes) != len(params.names):
         raise PlanError(f"params.names: must list the {len(attributes) if isinstance(attributes, list) else '?'} "
                         "attributes of the embedded spec")

@@ -14,6 +14,7 @@ from __future__ import annotations
 from ...mechanisms import records as _runtime
 from .._family import ModuleFamily, Room
 from . import audit, claims, inputs, plan, simulate, tables, verify
+from ._gss import GSS_ATTRIBUTES
 
 __all__ = ["FAMILY", "EXAMPLES"]
 
@@ -26,6 +27,20 @@ EXAMPLES: dict[str, dict] = {
         "description": "NYC flights 2013 (336,776 flights): carrier (weight 2), origin, destination (weight 0.5), "
                        "month and hour under one budget epsilon = 2 per flight; the planner compares SPL, SMP "
                        "and RS+FD on their certified optima",
+    },
+    "records-gss": {
+        "mechanism": "records", "epsilon": 1.0, "users": 28629,
+        "attributes": [{"name": name, "domain": labels, "weight": weight} for (name, labels), weight in
+                       zip(GSS_ATTRIBUTES.items(), (1.0, 2.0, 1.0, 1.0, 0.5))],
+        "description": "GSS vocabulary respondents 1978-2016 (28,629 without NA): age group, education (weight 2), "
+                       "gender, native born and survey year (weight 0.5) under one budget epsilon = 1 per respondent",
+    },
+    "records-targets": {
+        "mechanism": "records", "users": 100000,
+        "attributes": [{"name": "a", "domain": 3, "std_error": 0.005}, {"name": "b", "domain": 16, "std_error": 0.01},
+                       {"name": "c", "domain": 105, "std_error": 0.02, "weight": 0.5}],
+        "description": "no epsilon: a standard error target per attribute (0.005, 0.01, 0.02 at n = 100,000); the "
+                       "planner finds each scheme's least record epsilon meeting them and plans the least",
     },
     "records-synthetic": {
         "mechanism": "records", "epsilon": 1.0, "users": 10000,

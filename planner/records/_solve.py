@@ -50,6 +50,9 @@ class Numbers:
         The safety margin that passed.
     ratio, attribute_ratios : Fraction
         The record's and each attribute's worst likelihood ratio, exactly.
+    budget : float or None
+        A spec without ``epsilon`` (per-attribute targets): the least record budget found (nats,
+        :mod:`._targets`); None otherwise (the spec's ``epsilon``).
     """
 
     scheme: str
@@ -63,6 +66,7 @@ class Numbers:
     margin: float
     ratio: Fraction
     attribute_ratios: tuple[Fraction, ...]
+    budget: float | None = None
 
 
 def _attributes(res: Resolved) -> solver.RecordAttributes:
@@ -111,6 +115,7 @@ def _solve_at(scheme: str, epsilon: float, res: Resolved) -> tuple[Any, tuple, t
 
 
 def _numbers(scheme: str, res: Resolved, margin: float) -> Numbers:
+    assert res.spec.epsilon is not None  # a spec without epsilon is planned by ._targets
     epsilon = res.spec.epsilon * (1.0 - margin)
     sol, oracles, epsilons, sampling = _solve_at(scheme, epsilon, res)
     numbers = tuple(grid_number(o, e, k) for o, e, k in zip(oracles, epsilons, res.sizes))
@@ -138,6 +143,9 @@ def solve_scheme(scheme: str, res: Resolved) -> Numbers:
     SpecError
         ``epsilon``: too small for the grid at every margin.
     """
+    budget = res.spec.epsilon
+    assert budget is not None  # a spec without epsilon is planned by ._targets
+
     def attempt(margin: float) -> Attempt:
         try:
             nums = _numbers(scheme, res, margin)
@@ -145,7 +153,7 @@ def solve_scheme(scheme: str, res: Resolved) -> Numbers:
             raise SpecError("epsilon", f"cannot plan {scheme}: {exc}", res.spec.epsilon) from None
         if any(n <= 0 or n >= 1 for n in nums.numbers):
             raise SpecError("epsilon", "too small for the 2^-48 probability grid", res.spec.epsilon)
-        holds, overshoot = exact_check(nums.ratio, res.spec.epsilon)
+        holds, overshoot = exact_check(nums.ratio, budget)
         return Attempt({"numbers": nums}, holds, overshoot, nums)
 
     def failure(last: Attempt | None) -> Exception:

@@ -14,7 +14,8 @@ from .._report import Bound, ReportFacts
 from ._solve import Numbers, uniform_baselines
 from .spec import Resolved
 
-__all__ = ["SOURCES", "guarantee_of", "predicted_of", "baselines_of", "choose", "report_facts", "report_spec"]
+__all__ = ["SOURCES", "guarantee_of", "predicted_of", "baselines_of", "choose", "budget_of", "report_facts",
+           "report_spec"]
 
 #: ``guarantee.sources`` per scheme
 SOURCES = {
@@ -56,19 +57,35 @@ def predicted_of(numbers: Numbers, users: int | None) -> dict[str, Any]:
 
 
 def choose(solved: Mapping[str, Numbers]) -> Numbers:
-    """The scheme with the least weighted variance (ties: the first of spl, smp, rsfd)."""
+    """The scheme with the least weighted variance, or with targets and no epsilon the least budget (ties: the first
+    of spl, smp, rsfd)."""
+    if any(n.budget is not None for n in solved.values()):
+        return min(solved.values(), key=lambda n: (n.budget, n.weighted_variance))
     return min(solved.values(), key=lambda n: n.weighted_variance)
 
 
+def budget_of(res: Resolved, chosen: Numbers) -> float:
+    """The record's budget: the spec's ``epsilon``, or the least one found for its targets."""
+    budget = res.spec.epsilon if res.spec.epsilon is not None else chosen.budget
+    assert budget is not None
+    return float(budget)
+
+
 def baselines_of(res: Resolved, solved: Mapping[str, Numbers], chosen: Numbers) -> list[dict[str, Any]]:
-    """The other schemes' optima (on their grid numbers) and the published uniform SPL / SMP, at the spec's epsilon."""
-    eps, users = res.spec.epsilon, res.spec.users
+    """The other schemes' optima (on their grid numbers) and the published uniform SPL / SMP, at the record's budget.
+
+    With targets and no epsilon, the other schemes at their own least budgets (``epsilon``) and the
+    uniform ones at the chosen budget."""
+    eps, users = budget_of(res, chosen), res.spec.users
     out: list[dict[str, Any]] = []
     for scheme, nums in solved.items():
         if scheme != chosen.scheme:
-            out.append({"name": f"{scheme} (certified optimum)" if scheme != "rsfd" else "rsfd (RS+FD[GRR])",
-                        "guarantee": f"{float_up(log_exact(nums.ratio)):.12g}-LDP",
-                        "predicted": predicted_of(nums, users)})
+            row: dict[str, Any] = {"name": f"{scheme} (certified optimum)" if scheme != "rsfd" else "rsfd (RS+FD[GRR])",
+                   "guarantee": f"{float_up(log_exact(nums.ratio)):.12g}-LDP", "predicted": predicted_of(nums, users)}
+            if nums.budget is not None:
+                row["name"] = f"{scheme} (least epsilon meeting the targets)"
+                row["epsilon"] = nums.budget
+            out.append(row)
     for name, alloc in uniform_baselines(res, eps).items():
         out.append({"name": name, "guarantee": f"{eps:g}-LDP",
                     "predicted": _predicted(name.split("-")[0], alloc.variances, alloc.weighted_variance, users)})
@@ -101,6 +118,8 @@ def report_spec(plan: Mapping[str, Any], *, budget: float = 1.0, users: int | No
     spec = copy.deepcopy(dict(plan["spec"]))
     if users is not None and spec.get("users") is None:
         return None
+    if spec.get("epsilon") is None:  # a spec without epsilon (targets): no budget to scale
+        return spec if budget == 1.0 and users is None else None
     spec["epsilon"] = spec["epsilon"] * budget
     if users is not None:
         spec["users"] = int(users)

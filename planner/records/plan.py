@@ -6,8 +6,8 @@ from typing import Any, Mapping
 
 from .._plan_format import envelope
 from .._solve_once import once
-from ._solve import solve_all
-from .claims import baselines_of, choose, guarantee_of, predicted_of
+from ._targets import plan_predicted, solve
+from .claims import baselines_of, budget_of, choose, guarantee_of
 from .spec import parse_spec
 
 __all__ = ["build_plan"]
@@ -21,9 +21,10 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     dict
         ``mechanism``: the chosen scheme (``spl``, ``smp`` or ``rsfd``); ``domain``: the attributes'
         domains concatenated (labels ``name=value``); ``params``: ``epsilon``, ``names``,
-        ``domain_sizes``, ``oracles``, ``epsilons``, ``numbers`` (grid), ``sampling`` (SMP);
+        ``domain_sizes``, ``oracles``, ``epsilons``, ``numbers`` (grid), ``sampling`` (SMP); ``epsilon``
+        is the spec's, or without one the least budget meeting every ``std_error`` target (:mod:`._targets`);
         ``guarantee``: the record's epsilon and each attribute's, exact, rounded up; ``predicted``:
-        the weighted variance; ``baselines``: the other schemes and uniform SPL / SMP; ``solver``:
+        the weighted variance (and ``std_error_targets``: each target, its std error, met); ``baselines``: the other schemes and uniform SPL / SMP; ``solver``:
         the certificate (lower bound, value, gap) and the comparison.
 
     Raises
@@ -36,16 +37,18 @@ def build_plan(raw: Mapping[str, Any], *, base_dir: Path | None = None) -> dict[
     Arcolezi et al., CIKM 2021; Wang et al., USENIX Security 2017; Wang et al., ICDE 2019.
     """
     res = once(parse_spec, raw)
-    solved = once(solve_all, res)
+    solved = once(solve, res)
     chosen = choose(solved)
-    params: dict[str, Any] = {"epsilon": res.spec.epsilon, "names": list(res.names), "domain_sizes": list(res.sizes),
+    params: dict[str, Any] = {"epsilon": budget_of(res, chosen), "names": list(res.names), "domain_sizes": list(res.sizes),
                               "oracles": list(chosen.oracles), "epsilons": list(chosen.epsilons),
                               "numbers": list(chosen.numbers)}
     if chosen.sampling is not None:
         params["sampling"] = list(chosen.sampling)
-    solver = {"name": "records: water-filling (SPL), Cauchy-Schwarz (SMP), closed form (RS+FD)", "status": "optimal",
+    name = ("records: water-filling (SPL), Cauchy-Schwarz (SMP), closed form (RS+FD)" if not res.least_epsilon else
+            "records, least epsilon meeting every std_error target: closed form (SPL), bisection (SMP, RS+FD)")
+    solver = {"name": name, "status": "optimal",
               "certificate": dict(chosen.certificate), "safety_margin": chosen.margin,
-              "comparison": {s: n.weighted_variance for s, n in solved.items()}}
+              "comparison": {s: (n.weighted_variance if n.budget is None else n.budget) for s, n in solved.items()}}
     return envelope(mechanism=chosen.scheme, domain_size=len(res.labels), labels=res.labels, params=params,
-                    guarantee=guarantee_of(chosen), predicted=predicted_of(chosen, res.spec.users),
+                    guarantee=guarantee_of(chosen), predicted=plan_predicted(res, chosen),
                     baselines=baselines_of(res, solved, chosen), solver=solver, spec=dict(raw))

@@ -1,6 +1,7 @@
 """Simulation of record plans: the runtime on the flights data (or synthetic records), predicted vs measured error.
 
-Data, in order: ``--data`` (a records CSV, :mod:`.inputs`); the NYC flights of 2013 when every
+Data, in order: ``--data`` (a records CSV, :mod:`.inputs`); the GSS respondents when every attribute
+is a GSS column with the ``records-gss`` labels (:mod:`._gss`; ``-O dataset=auto`` or ``gss``); the NYC flights of 2013 when every
 attribute is one of its categorical columns with that column's domain size (``-O dataset=auto``,
 the default, or ``flights``); else synthetic records, each attribute Zipf(1) independently.
 """
@@ -21,6 +22,7 @@ from ..data.datasets import default_data_dir
 from ..data.flights import FLIGHTS_CATEGORICAL, FLIGHTS_FILE, load_flights
 from ..data.single import zipf_items
 from ..errors import InputDataError
+from ._gss import GSS_FILE, gss_fit, gss_records
 from .inputs import iter_inputs
 
 __all__ = ["SimulateOptions", "simulate", "SYNTHETIC_USERS", "records_data"]
@@ -33,9 +35,9 @@ class SimulateOptions(BaseModel):
     """``-O KEY=VALUE`` options of ``ldpplan simulate`` for record plans."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
-    dataset: Literal["auto", "flights", "synthetic"] = Field(
-        "auto", description="auto (flights when the attributes are its columns), flights, synthetic")
-    users: int = Field(0, ge=0, le=10_000_000, description="flights: the first this many flights (0: all)")
+    dataset: Literal["auto", "flights", "gss", "synthetic"] = Field(
+        "auto", description="auto (flights or gss when the attributes are its columns), flights, gss, synthetic")
+    users: int = Field(0, ge=0, le=10_000_000, description="flights, gss: the first this many records (0: all)")
 
 
 def _flights_fit(plan: Mapping[str, Any]) -> bool:
@@ -47,6 +49,10 @@ def records_data(plan: Mapping[str, Any], options: RunOptions, opts: SimulateOpt
     p = plan["params"]
     if options.data:
         return concat_chunks(list(iter_inputs(plan, options.data, skip_empty=options.skip_empty))), str(options.data)
+    if opts.dataset == "gss" or (opts.dataset == "auto" and gss_fit(plan) and (default_data_dir() / GSS_FILE).is_file()):
+        data = gss_records(plan, default_data_dir())
+        data = data[:opts.users] if opts.users else data
+        return data, f"GSS vocabulary respondents ({data.shape[0]:,})"
     use_flights = opts.dataset == "flights" or (opts.dataset == "auto" and _flights_fit(plan)
                                                 and (default_data_dir() / FLIGHTS_FILE).is_file())
     if use_flights:

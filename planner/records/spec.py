@@ -4,7 +4,8 @@ Spec keys (TOML or JSON)::
 
     mechanism = "records"   # the planner chooses among SPL, SMP and RS+FD (certified optima); or
                             # "spl" / "smp" / "rsfd" to fix the scheme ("auto" is the longitudinal family's)
-    epsilon = 1.0           # the record's LDP budget, per report, nats, in (0, 100]
+    epsilon = 1.0           # the record's LDP budget, per report, nats, in (0, 100]; omitted when every
+                            # attribute has a `std_error`: the planner finds the least epsilon meeting them
     users = 200000          # optional: number of users n for the predicted error (alias: n)
     description = "..."     # optional free text
     [[attributes]]          # 1 .. 64 attributes, in order
@@ -12,6 +13,8 @@ Spec keys (TOML or JSON)::
     domain = 16             # k (2 .. 2^24, values 0..k-1) or a list of distinct labels
     weight = 1.0            # > 0 (default 1): how much this attribute's variance counts
     oracle = "auto"         # "auto" (default), "grr" or "oue" (RS+FD: GRR only)
+    std_error = 0.01        # optional target: the standard error of each of the attribute's frequency
+                            # estimates at `users` users, per item at f = 0 (needs `users`)
     # [shuffle] n, delta    # optional: the central guarantee of n shuffled reports (every family)
 """
 from __future__ import annotations
@@ -43,6 +46,8 @@ class AttributeSpec(BaseModel):
     domain: Union[StrictInt, list[str]] = Field(description="k (a count) or the labels of the values")
     weight: float = Field(default=1.0, gt=0.0, le=1e6, description="how much the attribute's variance counts")
     oracle: Literal["auto", "grr", "oue"] = Field(default="auto", description="frequency oracle")
+    std_error: Optional[float] = Field(default=None, gt=0.0, le=1.0,
+                                       description="target standard error of each frequency estimate (f = 0)")
 
     @field_validator("name")
     @classmethod
@@ -70,7 +75,8 @@ class RecordsSpec(SpecBase):
     """
 
     mechanism: Literal["records", "spl", "smp", "rsfd"]
-    epsilon: Epsilon = Field(description="the record's LDP budget per report (nats)")
+    epsilon: Optional[Epsilon] = Field(default=None, description="the record's LDP budget per report (nats); "
+                                       "omitted: the least meeting every attribute's std_error")
     attributes: list[AttributeSpec] = Field(min_length=1, max_length=MAX_ATTRIBUTES)
     users: Optional[StrictInt] = Field(default=None, ge=1, le=10**15, validation_alias=AliasChoices("users", "n"),
                                        description="number of users n (for the predicted error)")
@@ -87,6 +93,12 @@ class Resolved:
     oracles: tuple[str, ...]
     values: tuple[list[str] | None, ...]
     labels: list[str]
+    std_errors: tuple[float | None, ...] = ()
+
+    @property
+    def least_epsilon(self) -> bool:
+        """True when the spec gives no epsilon: the planner finds the least one meeting every target."""
+        return self.spec.epsilon is None
 
     @property
     def schemes(self) -> tuple[str, ...]:
@@ -116,5 +128,15 @@ def parse_spec(raw) -> Resolved:
     if not all(math.isfinite(a.weight) for a in spec.attributes):
         raise SpecError("attributes.weight", "must be finite", [a.weight for a in spec.attributes])
     labels = [x for n, k, v in zip(names, sizes, values) for x in record_labels(n, k, v)]
+    std_errors = tuple(a.std_error for a in spec.attributes)
+    _check_targets(spec, std_errors)
     return Resolved(spec, names, sizes, tuple(float(a.weight) for a in spec.attributes), oracles, tuple(values),
-                    labels)
+                    labels, std_errors)
+
+
+def _check_targets(spec: RecordsSpec, std_errors: tuple[float | None, ...]) -> None:
+    """Targets need ``users``; a spec without ``epsilon`` needs a target on every attribute."""
+    if spec.epsilon is None and any(s is None for s in std_errors):
+        raise SpecError("epsilon", "required unless every attribute has a std_error target", None)
+    if any(s is not None for s in std_errors) and spec.users is None:
+        raise SpecError("users", "required with std_error targets (the standard error is at n users)", None)

@@ -19,8 +19,8 @@ from .._plan_format import validate_plan
 from .._report import Verification
 from .._solve_once import once
 from ..errors import SpecError
-from ._solve import solve_all
-from .claims import baselines_of, choose, guarantee_of, predicted_of
+from ._targets import plan_predicted, solve
+from .claims import baselines_of, budget_of, choose, guarantee_of
 from .spec import parse_spec
 
 __all__ = ["verify"]
@@ -54,7 +54,7 @@ def _against_spec(plan: Mapping[str, Any]):
     """``(message, None)`` for a plan that differs from its spec, else ``(None, (res, solved, chosen))``."""
     try:
         res = once(parse_spec, plan["spec"])
-        solved = once(solve_all, res)
+        solved = once(solve, res)
     except SpecError as exc:
         return f"spec: the embedded spec is invalid or cannot be planned ({exc})", None
     chosen = choose(solved)
@@ -63,7 +63,7 @@ def _against_spec(plan: Mapping[str, Any]):
     if plan["domain"]["size"] != len(res.labels) or plan["domain"]["labels"] != res.labels:
         return "domain: must be the embedded spec's attribute domains, concatenated as 'name=value'", None
     p = plan["params"]
-    want = {"epsilon": res.spec.epsilon, "names": list(res.names), "domain_sizes": list(res.sizes),
+    want = {"epsilon": budget_of(res, chosen), "names": list(res.names), "domain_sizes": list(res.sizes),
             "oracles": list(chosen.oracles)}
     for key, value in want.items():
         if p.get(key) != value:
@@ -97,7 +97,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
     res, every, chosen = solved
     p, scheme = plan["params"], plan["mechanism"]
     ratio = exact_record_ratio(scheme, p["oracles"], p["numbers"], p["domain_sizes"])
-    epsilon = res.spec.epsilon
+    epsilon = budget_of(res, chosen)
     effective = float(log_exact(ratio))
     details = {"epsilon_effective": effective, "slack_nats": float(log_ratio_slack(ratio, epsilon)),
                "attribute_epsilons": [float(log_exact(r)) for r in
@@ -111,7 +111,7 @@ def verify(plan: Mapping[str, Any]) -> Verification:
         key = next((k for k in sorted(set(gu) | set(claims)) if gu.get(k) != claims.get(k)), "epsilon")
         return Verification(False, f"guarantee.{key}: must be the claim its numbers give, exactly, rounded up "
                                    f"({claims.get(key)!r:.200}) (got {gu.get(key)!r:.200})", details)
-    for where, got, want in (("predicted", plan["predicted"], predicted_of(chosen, res.spec.users)),
+    for where, got, want in (("predicted", plan["predicted"], plan_predicted(res, chosen)),
                              ("baselines", plan["baselines"], baselines_of(res, every, chosen))):
         message = _differs(where, got, want)
         if message:
