@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,7 @@ def _imports(module: str, path: Path):
                 yield node.lineno, sub if sub in MODULES else stem, False
 
 
+@functools.cache  # drawn once per session: four tests read it, none changes it
 def _graph():
     edges, problems = collections.defaultdict(dict), []
     for module, path in MODULES.items():
