@@ -6,9 +6,11 @@ reads a plan or a runtime result: those accessors sit at the top of each noteboo
 """
 from __future__ import annotations
 
-from IPython.display import Markdown, display
+import io
 
-__all__ = ["fmt", "show_table", "show_planner_table", "PaperVsOurs"]
+from IPython.display import Image, Markdown, display
+
+__all__ = ["fmt", "show_table", "show_planner_table", "show_figure", "PaperVsOurs"]
 
 
 def fmt(x, digits=4):
@@ -44,6 +46,17 @@ def show_table(columns, rows, title=None, note=None, digits=4):
 def show_planner_table(table, digits=4):
     """Display a ``ldpplan.planner`` Table (what ``ldpplan plan`` / ``ldpplan simulate`` print)."""
     show_table(table.columns, table.rows, table.title, table.note, digits)
+
+
+def show_figure(fig, dpi=100):
+    """Display a matplotlib figure as a PNG and close it (``ldpplan.planner.plotting.figure`` draws on the
+    Agg backend, which the notebook's inline display does not pick up by itself)."""
+    import matplotlib.pyplot as plt
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    plt.close(fig)
+    display(Image(buffer.getvalue()))
 
 
 class PaperVsOurs:

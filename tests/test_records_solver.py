@@ -19,15 +19,7 @@ from scipy.optimize import minimize
 from ldpplan.solvers import records
 from ldpplan.solvers.records import RecordAttributes
 
-#: records of 4-6 attributes, domain sizes 3..105, with weights (the first is the flights record:
-#: carrier 16, origin 3, dest 105, month 12)
-RECORDS = {
-    "flights": RecordAttributes.of((16, 3, 105, 12), (1.0, 2.0, 0.5, 1.0)),
-    "six": RecordAttributes.of((3, 5, 7, 24, 50, 105), (1.0, 1.0, 3.0, 0.2, 1.0, 2.0)),
-    "five": RecordAttributes.of((4, 10, 30, 60, 90), (2.0, 1.0, 1.0, 1.0, 5.0)),
-}
-EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
-CASES = [(name, epsilon) for name in RECORDS for epsilon in EPSILONS]
+from _records_grid import CASES, EPSILONS, RECORDS, optimal_split  # the done-when grid: records of 4-6 attributes, weights
 
 
 def _grr_pq(epsilon, k):
@@ -64,7 +56,7 @@ def _slsqp(epsilon, attributes, protocols):
 def test_split_equals_slsqp_and_certificate_gap(name, epsilon):
     """Water-filling = SLSQP within 1e-9 relative; dual gap <= 1e-9; the split sums to epsilon."""
     attributes = RECORDS[name]
-    split = records.spl_optimal(epsilon, attributes)
+    split = optimal_split(name, epsilon)
     x, value = _slsqp(epsilon, attributes, split.protocols)
     assert abs(sum(x) - epsilon) < 1e-9
     assert split.weighted_variance <= value * (1 + 1e-12)
@@ -82,7 +74,7 @@ def test_split_equals_slsqp_and_certificate_gap(name, epsilon):
 def test_split_satisfies_kkt(name, epsilon):
     """``w_j dV_j/d epsilon_j`` is one common ``-lambda`` (stationarity of the Lagrangian)."""
     attributes = RECORDS[name]
-    split = records.spl_optimal(epsilon, attributes)
+    split = optimal_split(name, epsilon)
     slopes = []
     for e, k, w, p in zip(split.epsilons, attributes.domain_sizes, attributes.weights, split.protocols):
         x = math.exp(e)
@@ -106,7 +98,7 @@ def test_split_protocol_choice_is_the_best_assignment():
 def test_optimum_beats_every_baseline(name, epsilon):
     """Optimal SPL <= uniform SPL, optimal SMP <= uniform SMP, and the best optimum <= RS+FD at its provable epsilon."""
     attributes = RECORDS[name]
-    spl, smp = records.spl_optimal(epsilon, attributes), records.smp_optimal(epsilon, attributes)
+    spl, smp = optimal_split(name, epsilon), records.smp_optimal(epsilon, attributes)
     assert spl.weighted_variance <= records.spl_uniform(epsilon, attributes).weighted_variance * (1 + 1e-12)
     assert smp.weighted_variance <= records.smp_uniform(epsilon, attributes).weighted_variance * (1 + 1e-12)
     rsfd = records.rsfd_allocation(epsilon, attributes)
@@ -178,7 +170,7 @@ def test_variances_equal_multi_freq_ldpy(name, epsilon):
 
     def pq(protocol, e, k):
         return _grr_pq(e, k) if protocol == "grr" else _oue_pq(e)
-    split = records.spl_optimal(epsilon, attributes)
+    split = optimal_split(name, epsilon)
     for e, k, p, v in zip(split.epsilons, attributes.domain_sizes, split.protocols, split.variances):
         assert v == pytest.approx(pure.VAR_Pure(*pq(p, e, k)), rel=1e-12)
     for smp in (records.smp_optimal(epsilon, attributes), records.smp_uniform(epsilon, attributes)):
@@ -195,6 +187,13 @@ def test_variances_equal_multi_freq_ldpy(name, epsilon):
                 rsfd.VAR_RSpFD_UE_zero(p, q, d, f=f), rel=1e-12)
             assert records.rsfd_variance("oue-r", amplified, k, d, f) == pytest.approx(
                 rsfd.VAR_RSpFD_UE_rnd(p, q, k, d, f=f), rel=1e-12)
+    allocation = records.rsfd_allocation(epsilon, attributes)  # the compared RS+FD: its provable epsilon', f = 0
+    amplified = allocation.amplified_epsilon
+    for k, protocol, v in zip(attributes.domain_sizes, allocation.protocols, allocation.variances):
+        p, q = _grr_pq(amplified, k) if protocol == "grr" else _oue_pq(amplified)
+        peer = {"grr": lambda: rsfd.VAR_RSpFD_GRR(p, q, k, d), "oue-z": lambda: rsfd.VAR_RSpFD_UE_zero(p, q, d),
+                "oue-r": lambda: rsfd.VAR_RSpFD_UE_rnd(p, q, k, d)}[protocol]
+        assert v == pytest.approx(peer(), rel=1e-12)
 
 
 # ----------------------------------------------------------------------------- RS+FD's privacy
@@ -259,7 +258,7 @@ def test_input_validation_names_the_field():
 def test_split_pruning_keeps_the_best_of_every_assignment():
     """The oracles dropped as never-best lose nothing: SLSQP over all 2^d GRR/OUE assignments finds no better split."""
     attributes = RECORDS["five"]
-    split = records.spl_optimal(4.0, attributes)
+    split = optimal_split("five", 4.0)
     best = min(_slsqp(4.0, attributes, choice)[1] for choice in itertools.product(records.ORACLES, repeat=5))
     assert split.weighted_variance <= best * (1 + 1e-12)
     assert split.certificate.details["assignments"] < 2 ** 5  # the pruning did drop assignments

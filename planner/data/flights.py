@@ -14,8 +14,6 @@ from types import MappingProxyType
 from typing import Mapping
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.csv as pa_csv
 
 from ..errors import InputDataError
 
@@ -92,6 +90,9 @@ def load_flights(path: str | os.PathLike) -> Flights:
     .. [1] H. Wickham, nycflights13 (R package, CC0): all flights departing NYC in 2013
        (provenance in ``../shared/data/README.md``).
     """
+    import pyarrow as pa  # deferred: pyarrow
+    import pyarrow.csv as pa_csv
+
     p = Path(path)
     if not p.is_file():
         raise InputDataError(f"--data: file must exist (got {str(p)!r})")
