@@ -65,6 +65,7 @@ PAPERS: dict[str, tuple[Paper, ...]] = {
               "2022"),
         Paper("Erlingsson, Pihur, Korolova, *RAPPOR*, CCS 2014", "Erlingsson", "2014"),
     ),
+    "records": (Paper("Arcolezi, Couchot, Al Bouna, Xiao, *Random Sampling Plus Fake Data*, CIKM 2021", "Arcolezi", "2021"),),
 }
 
 #: family -> what its planner decides (one line; the details are on ``docs/families/<family>.md``).
@@ -78,6 +79,7 @@ DECIDES: dict[str, str] = {
                 "log2 K <= log2 k + 2 bit reports",
     "longitudinal": "both rounds (p1, q1, p2, q2) for epsilon_perm and epsilon_1 over `rounds` collections, the "
                     "lowest-variance protocol, and a sound lifetime bound `epsilon_lifetime` (memo on each device)",
+    "records": "the scheme for a record of weighted categorical attributes under one budget (SPL's budget split by water-filling, SMP's sampling probabilities, or RS+FD[GRR]), each attribute's oracle, with a certificate",
 }
 
 #: first plan mechanism of a runtime class -> (its report columns, what they hold) in report files.
@@ -108,6 +110,9 @@ REPORT_COLUMNS: dict[str, tuple[str, str]] = {
               "the collection round in `[0, guarantee.rounds)` and the reported value in `[0, domain.size)`"),
     "l-sue": ("`round` int64, `bits` fixed_size_binary(ceil(k/8)), dtype uint8",
               "the round, and the report's k bits packed as for `idue`"),
+    "spl": ("`a0`, `a1`, `a2`: one column `a<j>` per attribute j, int64 (GRR) or fixed_size_binary(ceil(k_j/8)), dtype uint8 (OUE)", "attribute j's report: its GRR value in `[0, k_j)` or its OUE bits packed as for `idue`"),
+    "smp": ("`attribute` int64, `a0`, `a1`, `a2`: one column `a<j>` per attribute j as for spl", "the sampled attribute j and its report in `a<j>` (the other attributes' columns are 0)"),
+    "rsfd": ("`a0`, `a1`, `a2`: one column `a<j>` int64 per attribute j", "each attribute's value in `[0, k_j)`: GRR of the sampled attribute's value, a uniform fake value for the others (no index)"),
 }
 
 _NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")

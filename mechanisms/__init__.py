@@ -28,7 +28,7 @@ from ._plan_object import Domain, Plan, use_registry
 from ._protocol import Aggregate, Batch, CountRule, Estimate, Reports, Runtime
 from ._secure import secure_rng
 from ._protocol import Frozen, check_method, set_runtime_lookup
-from . import hadamard, idue, longitudinal, pckv, pie, uldp
+from . import hadamard, idue, longitudinal, pckv, pie, records, uldp
 from .longitudinal import Memo  # client state of memoized runtimes (issue 22)
 from ._sampling import GRID_BITS, bernoulli, bernoulli_iid, check_rng, on_grid, to_grid
 
@@ -43,7 +43,7 @@ __all__ += ["GRID_BITS", "to_grid", "on_grid", "bernoulli", "bernoulli_iid", "ch
 #: The runtime's registry line: every family's runtime package, in the planner's registry order
 #: (``ldpplan.planner.families.FAMILIES``; the runtime imports nothing of the planner, so it keeps its
 #: own line). Each package declares its classes in its ``__init__`` as ``RUNTIME_CLASSES``.
-RUNTIME_PACKAGES: tuple[ModuleType, ...] = (idue, pckv, pie, uldp, hadamard, longitudinal)
+RUNTIME_PACKAGES: tuple[ModuleType, ...] = (idue, pckv, pie, uldp, hadamard, longitudinal, records)
 
 #: runtime family name (the package's last name) -> its runtime classes, in registry order
 _FAMILY_RUNTIMES: Mapping[str, tuple[type[Any], ...]] = MappingProxyType(

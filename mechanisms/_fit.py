@@ -44,8 +44,9 @@ MAX_ITER = 10000
 
 #: ``SimplexFit.method`` values: exact closed forms ("water-filling": separable likelihoods;
 #: "root": the per-bit composite likelihood's monotone root) and iterations ("em": plain EM,
-#: "squarem": EM with SQUAREM extrapolation, "newton": projected Newton).
-METHODS = ("water-filling", "root", "em", "squarem", "newton")
+#: "squarem": EM with SQUAREM extrapolation, "newton": projected Newton, "ems": EM with smoothing,
+#: :mod:`._ems`, not a maximum-likelihood method).
+METHODS = ("water-filling", "root", "em", "squarem", "newton", "ems")
 
 #: An extrapolated SQUAREM point keeps at least this fraction of each coordinate of the cycle's
 #: start: EM multiplies coordinates, so one that an extrapolation sets to ~0 (a plain floor such as

@@ -35,9 +35,9 @@ def _registry_line() -> tuple[Family, ...]:
     # deferred: pydantic (the planner extra; the rooms' spec models), so that ``import ldpplan.planner``
     # works without it (``ldpplan.make_plan`` then raises MissingDependency) and ``ldpplan --help``
     # does not import the rooms (0.5 s of CPU)
-    from . import hadamard, idue, longitudinal, pckv, pie, uldp  # deferred: pydantic
+    from . import hadamard, idue, longitudinal, pckv, pie, records, uldp  # deferred: pydantic
 
-    return (idue.FAMILY, pckv.FAMILY, pie.FAMILY, uldp.FAMILY, hadamard.FAMILY, longitudinal.FAMILY)
+    return (idue.FAMILY, pckv.FAMILY, pie.FAMILY, uldp.FAMILY, hadamard.FAMILY, longitudinal.FAMILY, records.FAMILY)
 
 
 def __getattr__(name: str) -> Any:

@@ -210,12 +210,15 @@ def spl_uniform(epsilon: float, attributes: RecordAttributes) -> SplitAllocation
                            Certificate("baseline (not optimised)", total, total))
 
 
-def _sampling(scheme: str, epsilon: float, attributes: RecordAttributes, probabilities: np.ndarray | None
-              ) -> SamplingAllocation:
+def _sampling(scheme: str, epsilon: float, attributes: RecordAttributes, probabilities: np.ndarray | None,
+              protocols: Sequence[str | None] | None = None) -> SamplingAllocation:
     epsilon = check_epsilon(epsilon)
     k, f = attributes.domain_sizes, np.array(attributes.frequencies)
     w = np.array(attributes.weights)
-    protocols = tuple(_best_protocol(epsilon, kj, fj) for kj, fj in zip(k, f))
+    fixed = list(protocols) if protocols is not None else [None] * len(k)
+    if len(fixed) != len(k) or any(p is not None and p not in ORACLES for p in fixed):
+        raise ValueError(f"protocols: must be one of {ORACLES} or None per attribute (got {protocols!r})")
+    protocols = tuple(p if p is not None else _best_protocol(epsilon, kj, fj) for p, kj, fj in zip(fixed, k, f))
     single = np.array([_variance(p, epsilon, kj, fj) for p, kj, fj in zip(protocols, k, f)])
     spread = f * (1.0 - f)
     weighted = w * (single + spread)  # A_j
@@ -233,7 +236,8 @@ def _sampling(scheme: str, epsilon: float, attributes: RecordAttributes, probabi
                               tuple(float(v) for v in variances), value, certificate)
 
 
-def smp_optimal(epsilon: float, attributes: RecordAttributes) -> SamplingAllocation:
+def smp_optimal(epsilon: float, attributes: RecordAttributes,
+                protocols: Sequence[str | None] | None = None) -> SamplingAllocation:
     """SMP with the optimal sampling probabilities ``pi_j = sqrt(A_j) / sum_i sqrt(A_i)``.
 
     ``A_j = w_j (V_j(epsilon) + f_j (1 - f_j))`` (module docstring); the value
@@ -245,6 +249,8 @@ def smp_optimal(epsilon: float, attributes: RecordAttributes) -> SamplingAllocat
     epsilon : float, > 0 (nats)
         The whole budget, spent on the one sampled attribute.
     attributes : RecordAttributes
+    protocols : sequence of str or None, optional
+        Fixes an attribute's oracle (one of :data:`ORACLES`); None (default): the better at ``epsilon``.
 
     Returns
     -------
@@ -259,11 +265,12 @@ def smp_optimal(epsilon: float, attributes: RecordAttributes) -> SamplingAllocat
     ----------
     .. [1] Arcolezi et al., CIKM 2021, Sec. 2.3 (SMP with ``pi_j = 1/d``); N. Wang et al., ICDE 2019.
     """
-    return _sampling("smp", epsilon, attributes, None)
+    return _sampling("smp", epsilon, attributes, None, protocols)
 
 
-def smp_uniform(epsilon: float, attributes: RecordAttributes) -> SamplingAllocation:
-    """The SMP baseline: ``pi_j = 1/d`` (Arcolezi et al., CIKM 2021, Sec. 2.3).
+def smp_uniform(epsilon: float, attributes: RecordAttributes,
+                protocols: Sequence[str | None] | None = None) -> SamplingAllocation:
+    """The SMP baseline: ``pi_j = 1/d`` (Arcolezi et al., CIKM 2021, Sec. 2.3); ``protocols`` as :func:`smp_optimal`.
 
     Returns
     -------
@@ -271,7 +278,7 @@ def smp_uniform(epsilon: float, attributes: RecordAttributes) -> SamplingAllocat
         ``certificate.lower_bound`` is the optimal SMP value (a bound, not this allocation's value).
     """
     d = len(attributes.domain_sizes)
-    return _sampling("smp-uniform", epsilon, attributes, np.full(d, 1.0 / d))
+    return _sampling("smp-uniform", epsilon, attributes, np.full(d, 1.0 / d), protocols)
 
 
 def rsfd_variance(protocol: str, amplified_epsilon: float, domain_size: int, attributes: int,

@@ -22,6 +22,14 @@ registry (``docs/ARCHITECTURE.md``, "A new family"). A conformance module define
   ``tests/test_cli_polish.py``, one epsilon range in every family);
 * its predicted-vs-simulated tests, the main one named by ``PREDICTED_VS_SIMULATED``
   (``tests/test_predicted_vs_simulated.py`` checks that every family has one);
+* optionally ``write_inputs(plan, tmp_path, n, rng) -> [(header, path)]`` and ``fixed_truth(plan)``: a
+  family whose users hold something other than one item of the pinned layouts (records: one value per
+  attribute, a multi-column CSV) writes its own inputs (``rng`` None: every user holds the first value)
+  and gives their true frequencies (default: the first domain element, :func:`fixed_truth`);
+  ``interval_inputs`` may then return ``(data, means, truth)``, and ``labelled_spec()`` gives
+  ``tests/test_labels_whitespace.py`` a spec with a labelled domain (spec, field, its labels, the plan's labels);
+* optionally ``VECTORS = False`` and ``NO_VECTORS_REASON``: its plan mechanisms have no language-neutral test
+  vector (``vectors/``; the TypeScript client does not run them), explicitly (``tests/test_vectors.py``);
 * optionally ``EXPENSIVE_AUDITS``: names of its examples whose audit at default trials takes
   seconds (``tests/test_audit_search.py`` runs them under 3 seeds plus the exact false-flag
   probability over 20 runs, instead of 20 seeded runs; measured 20 of 20 in docs/AUDIT.md).
@@ -39,7 +47,7 @@ import pytest
 __all__ = ["family_cases", "small_example_per_family", "needs_real_data", "spec_domain_size", "example_plan",
            "example_runtime", "write_inputs", "read_inputs", "subset", "sum_aggregates", "numbers_in", "perturb",
            "LOWER", "conformance", "conformance_of", "aggregate_specs", "interval_specs", "exact_claims",
-           "check_prediction", "expensive_audits", "file_plan", "report_page"]
+           "check_prediction", "expensive_audits", "file_plan", "report_page", "fixed_truth"]
 
 #: The first element of an :func:`exact_claims` path that is a lower bound (stored negated).
 LOWER = "<a lower bound>"
@@ -233,8 +241,12 @@ def _layouts(values: list[str], n: int, rng: np.random.Generator | None):
 def write_inputs(plan, tmp_path, n: int, rng: np.random.Generator | None = None) -> list:
     """Write the ``n`` users' inputs in every pinned layout; returns [(header, path)].
 
-    With ``rng`` None every user holds the first domain element (value 0.5 for key-value).
+    With ``rng`` None every user holds the first domain element (value 0.5 for key-value). A family whose
+    conformance module defines ``write_inputs`` writes its own layout.
     """
+    hook = getattr(conformance_of(plan["mechanism"]), "write_inputs", None)
+    if hook is not None:
+        return hook(plan, tmp_path, n, rng)
     labels = plan["domain"]["labels"]
     values = [str(x) for x in labels] if labels else [str(i) for i in range(int(plan["domain"]["size"]))]
     out = []
@@ -254,6 +266,17 @@ def read_inputs(fam, plan, tmp_path, n: int, rng: np.random.Generator | None = N
         except Exception as exc:  # noqa: BLE001 - the family's InputDataError for a layout it does not read
             errors.append(f"{header}: {type(exc).__name__}: {exc}")
     raise AssertionError(f"{fam.name}: no pinned CSV layout was readable: {errors}")
+
+
+def fixed_truth(plan) -> np.ndarray:
+    """True frequencies of the fixed inputs (every user holds the first domain element, or the family's
+    ``fixed_truth(plan)``)."""
+    hook = getattr(conformance_of(plan["mechanism"]), "fixed_truth", None)
+    if hook is not None:
+        return np.asarray(hook(plan), dtype=float)
+    truth = np.zeros(int(plan["domain"]["size"]))
+    truth[0] = 1.0
+    return truth
 
 
 def perturb(mech, data, rng):

@@ -60,6 +60,8 @@ def _data(name: str, mech, n: int):
     made = None if hook is None else hook(name, items, counts, n)
     if made is None:
         return items, truth, None
+    if len(made) == 3:  # the family's own truth (records: each attribute's frequencies, concatenated)
+        return made[0], made[2], made[1]
     data, means = made
     return data, truth, means
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from _family_helpers import (example_plan, example_runtime, family_cases, read_inputs, small_example_per_family,
+from _family_helpers import (example_plan, example_runtime, family_cases, fixed_truth, read_inputs, small_example_per_family,
                              perturb, subset, sum_aggregates)
 
 CASES = family_cases()
@@ -242,8 +242,7 @@ def test_empirical_estimate_is_close_to_the_truth(fam, name, request, tmp_path):
     n = 4000
     data = read_inputs(fam, plan, tmp_path, n)
     est = mech.estimate(mech.aggregate(perturb(mech, data, np.random.default_rng(5))), method="empirical")
-    truth = np.zeros(mech.domain_size)
-    truth[0] = 1.0
+    truth = fixed_truth(plan)
     if est.std_error is not None:
         assert np.all(np.abs(est.frequency - truth) <= 6 * est.std_error + 1e-12)
     else:  # no standard error: the truth's coordinate is at least the closest one

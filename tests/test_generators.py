@@ -25,7 +25,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from _family_helpers import example_runtime, perturb, read_inputs, small_example_per_family, subset, sum_aggregates
+from _family_helpers import example_runtime, fixed_truth, perturb, read_inputs, small_example_per_family, subset, sum_aggregates
 from ldpplan.mechanisms import _sampling as S
 
 FAMILY_WISE_ALPHA = 1e-6
@@ -300,8 +300,7 @@ def family_batch_failures(fam, plan, mech, rng, tmp_path, modulus: int = 8) -> l
     data = fixed_inputs(fam, plan, tmp_path, n)
     reports = perturb(mech, data, rng)
     assert len(reports) == n
-    truth = np.zeros(mech.domain_size)
-    truth[0] = 1.0
+    truth = fixed_truth(plan)
     pos = np.arange(n) % modulus
     groups = {}
     for g in range(modulus):
@@ -348,8 +347,7 @@ def test_family_runtime_one_user_per_call(fam, name, generator, request, tmp_pat
     modulus, per_group = 8, 160
     aggs = [mech.aggregate(perturb(mech, one, rng)) for _ in range(modulus * per_group)]
     assert all(a.n == 1 for a in aggs)
-    truth = np.zeros(mech.domain_size)
-    truth[0] = 1.0
+    truth = fixed_truth(plan)
     groups = {}
     for g in range(modulus):
         mine = aggs[g::modulus]

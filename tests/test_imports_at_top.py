@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: the folders whose function-level imports were moved (the top-level ``planner/*.py`` modules follow)
 FOLDERS = ("planner/pckv", "planner/idue", "planner/pie", "planner/longitudinal", "planner/uldp",
-           "planner/hadamard", "planner/reporting", "planner/auditing", "planner/data", "solvers", "mechanisms")
+           "planner/hadamard", "planner/records", "planner/reporting", "planner/auditing", "planner/data", "solvers", "mechanisms")
 #: packages worth deferring: each costs tens of milliseconds to seconds at import
 HEAVY = frozenset({"scipy", "cvxpy", "pyarrow", "dask", "distributed", "matplotlib", "jinja2", "markdown_it",
                    "randomgen"})

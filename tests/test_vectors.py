@@ -33,9 +33,18 @@ def _param(path: Path):
     return pytest.param(path, id=path.stem, marks=marks)
 
 
+def _without_vectors() -> set[str]:
+    """Plan mechanisms whose family's conformance module declares ``VECTORS = False`` (with ``NO_VECTORS_REASON``):
+    not in the TypeScript client yet, so no vector is pinned for them (their runtime is tested in Python)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from _family_helpers import conformance_of
+
+    return {m for m in RUNTIMES if getattr(conformance_of(m), "VECTORS", True) is False}
+
+
 def test_every_runtime_mechanism_has_a_vector():
     covered = {json.loads(p.read_text())["mechanism"] for p in FILES}
-    assert sorted(set(RUNTIMES) - covered) == []
+    assert sorted(set(RUNTIMES) - covered - _without_vectors()) == []
     assert covered <= set(RUNTIMES)
 
 

@@ -16,6 +16,7 @@ line is, by family:
 * ``{"items": [i, ...]}`` (IDUE-PS: an item set);
 * ``{"keys": [k, ...], "values": [v, ...]}`` (PCKV: key-value pairs, ``v`` in [-1, 1]);
 * ``{"item": i, "tag": t}`` (PUM: ``t`` the private-item tag index, ``-1`` for none);
+* ``{"record": [x_0, ..., x_{d-1}]}`` (records: one value index per attribute);
 * ``{"user": u, "round": t, "item": i}`` (longitudinal, memoized plans: ``u`` the user id, ``t``
   the collection round in ``[0, guarantee.rounds)``, ``i`` the value).
 
@@ -87,6 +88,9 @@ def input_lines(data: Any, users: Any = None, round: int | None = None) -> Itera
     elif isinstance(data, dict):  # PUM
         for i, t in zip(np.asarray(data["item"]).tolist(), np.asarray(data["tag"]).tolist()):
             yield json.dumps({"item": int(i), "tag": int(t)})
+    elif isinstance(data, np.ndarray) and data.ndim == 2:  # records: one value index per attribute
+        for row in data.astype(np.int64).tolist():
+            yield json.dumps({"record": row})
     else:
         for i in np.asarray(data, dtype=np.int64).tolist():
             yield f'{{"item": {i}}}'
