@@ -1,0 +1,140 @@
+"""SMP over a record of categorical and numeric attributes, planned in the API (issue 30, numeric attributes).
+
+A record's attributes as in a records spec, where a numeric attribute gives ``range = [low, high]``
+instead of ``domain`` (and optionally ``mechanism``: ``"numeric"`` (default, the numeric family's
+choice at the budget), ``"duchi"``, ``"piecewise"`` or ``"hybrid"``). :func:`mixed_smp` solves SMP's
+optimal ``pi_j`` (:func:`ldpplan.solvers._records_numeric.smp_mixed_optimal`; a numeric attribute's
+error is the variance of its mean on the ``[-1, 1]`` scale), puts ``pi`` on the 2^-48 grid, and
+returns the runtime with the record's epsilon decided exactly (the largest attribute's).
+
+Plan files with numeric attributes are not written yet: ``parse_spec`` refuses a ``range`` in one
+line (SPL and RS+FD with a reason; SMP pointing here).
+
+References
+----------
+N. Wang et al., ICDE 2019, Sec. III-IV; Arcolezi, Couchot, Al Bouna, Xiao, CIKM 2021, Sec. 2.3.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Literal, Mapping, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
+
+from ...mechanisms.numeric.runtime import NumericChannel
+from ...mechanisms.records._mixed import CategoricalPart, MixedSampledRecord
+from ...solvers import records as solver
+from ...solvers._records_numeric import (SPREAD, MixedSampling, NumericAttribute, numeric_report, smp_mixed_optimal,
+                                         smp_mixed_uniform)
+from .._common import spec_from_pydantic
+from ..errors import SpecError
+from ._solve import grid_sampling
+
+__all__ = ["MixedPlan", "mixed_smp"]
+
+
+class _Attribute(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    name: str = Field(min_length=1, max_length=64)
+    domain: Optional[Union[StrictInt, list[str]]] = None
+    range: Optional[list[float]] = Field(default=None, min_length=2, max_length=2)
+    weight: float = Field(default=1.0, gt=0.0, le=1e6)
+    oracle: Literal["auto", "grr", "oue"] = "auto"
+    mechanism: Literal["numeric", "duchi", "piecewise", "hybrid"] = "numeric"
+
+
+class _Mixed(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    epsilon: float = Field(gt=0.0, le=10.0)
+    attributes: list[_Attribute] = Field(min_length=1, max_length=64)
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedPlan:
+    """The planned SMP of a mixed record.
+
+    Attributes
+    ----------
+    runtime : MixedSampledRecord
+    optimum : MixedSampling
+        The solver's optimal ``pi`` (before the grid) with its certificate.
+    uniform : MixedSampling
+        The published baseline ``pi_j = 1/d``.
+    variances : tuple of float
+        ``n Var_j`` at the grid ``pi``: per item at ``f = 0`` (categorical) or the worst-case mean
+        variance (numeric, ``[-1, 1]`` scale).
+    weighted_variance : float
+    mechanisms : tuple of str
+        The oracle (``grr``/``oue``) or the numeric mechanism per attribute.
+    """
+
+    runtime: MixedSampledRecord
+    optimum: MixedSampling
+    uniform: MixedSampling
+    variances: tuple[float, ...]
+    weighted_variance: float
+    mechanisms: tuple[str, ...]
+
+
+def _attribute_terms(epsilon: float, a: _Attribute) -> tuple[Any, str, float, float]:
+    """``(part, mechanism, V_j, S_j)`` of one attribute at the whole budget."""
+    if a.range is not None:
+        if a.domain is not None:
+            raise SpecError("attributes.range", "an attribute has a domain or a range, not both", a.name)
+        spec = NumericAttribute(float(a.range[0]), float(a.range[1]), a.weight, a.mechanism)
+        report = numeric_report(spec.mechanism, epsilon)
+        c = report.channel
+        part = NumericChannel(domain=len(c.input_grid), mechanism=report.mechanism, epsilon=epsilon, low=spec.low,
+                              high=spec.high, input_grid=c.input_grid, output_values=c.output_values,
+                              numerators=c.numerators, component_weights=c.component_weights,
+                              component_sizes=c.component_sizes)
+        return part, report.mechanism, report.worst_variance, SPREAD
+    if a.domain is None:
+        raise SpecError("attributes.domain", "required unless the attribute is numeric (range)", a.name)
+    k = a.domain if isinstance(a.domain, int) else len(a.domain)
+    oracle = a.oracle if a.oracle != "auto" else min(solver.ORACLES, key=lambda o: solver.frequency_oracle_variance(
+        o, epsilon, k))
+    return CategoricalPart(k, oracle, epsilon), oracle, solver.frequency_oracle_variance(oracle, epsilon, k), 0.0
+
+
+def mixed_smp(raw: Mapping[str, Any]) -> MixedPlan:
+    """Plan SMP over a record of categorical and numeric attributes.
+
+    Parameters
+    ----------
+    raw : mapping
+        ``epsilon`` (nats, (0, 10]) and ``attributes`` (records spec attributes; numeric ones with
+        ``range = [low, high]`` and optionally ``mechanism``).
+
+    Returns
+    -------
+    MixedPlan
+
+    Raises
+    ------
+    SpecError
+        A bad key (named), or numbers whose exact epsilon exceeds the budget.
+
+    References
+    ----------
+    Wang et al., ICDE 2019, Sec. IV; Arcolezi et al., CIKM 2021, Sec. 2.3.
+    """
+    spec = spec_from_pydantic(_Mixed, raw)
+    names = [a.name for a in spec.attributes]
+    if len(set(names)) != len(names):
+        raise SpecError("attributes", "names must be distinct", names)
+    terms = [_attribute_terms(spec.epsilon, a) for a in spec.attributes]
+    weights = [a.weight for a in spec.attributes]
+    kinds = ["numeric" if a.range is not None else "categorical" for a in spec.attributes]
+    noise, spread = [t[2] for t in terms], [t[3] for t in terms]
+    optimum = smp_mixed_optimal(weights, noise, spread, kinds)
+    pi = grid_sampling(optimum.probabilities)
+    variances = tuple((v + s) / p - s for v, s, p in zip(noise, spread, pi))
+    try:
+        runtime = MixedSampledRecord(names=names, parts=[t[0] for t in terms], sampling=pi, epsilon=spec.epsilon)
+    except ValueError as exc:
+        raise SpecError("epsilon", f"the record's numbers exceed the budget ({exc})", spec.epsilon) from None
+    return MixedPlan(runtime, optimum, smp_mixed_uniform(weights, noise, spread, kinds), variances, float(sum(w * v for w, v in zip(weights, variances))),
+                     tuple(t[1] for t in terms))

@@ -1,0 +1,233 @@
+"""Records with numeric attributes: SMP (one sampled attribute at the whole budget) over a mixed record.
+
+A numeric attribute holds a value in ``[low, high]`` and is reported through the ``numeric``
+family's exact channel (:func:`._numeric_plan.planned_channel`: Duchi, Piecewise or Hybrid on a
+finite input grid, integer numerators over ``2^48``). Its error is the variance of its **mean**,
+stated on the ``[-1, 1]`` scale of the channel, ``u = 2 (x - low)/(high - low) - 1``; the user-unit
+variance is ``((high - low)/2)^2`` times it. The scale is a choice (written down here and in
+``docs/families/records.md``): a weight ``w_j`` compares a frequency's variance (squared
+frequency, per item at ``f = 0``) with the variance of a mean on ``[-1, 1]``, both of order one per
+user, so equal weights are a sensible start; a user-unit objective would make a delay in minutes
+outweigh every frequency by ``(high - low)^2/4``.
+
+SMP's estimate of attribute ``j``'s mean averages the ``m_j`` reports of the users who sampled
+``j``. Given ``m_j = m`` of ``n`` (a simple random sample), its variance is
+``(1/m) [E V(u) + S (n - m)/(n - 1)]``, ``V(u)`` the report's variance at ``u`` (randomized
+rounding included) and ``S`` the population variance of ``u``; with ``m/n -> pi_j``::
+
+    n Var(mean_j) = (V_j + S_j)/pi_j - S_j.
+
+``S_j`` plays the role of the categorical ``f (1 - f)``. The planner takes the worst case of both
+terms (each is attained by some data, not necessarily the same data, so their sum is an upper
+bound): ``V_j = max_u V(u)`` of the plan's exact channel (:func:`._numeric_plan.mixture_worst_variance`)
+and ``S_j = 1`` (half the users at each end of ``[-1, 1]``). Then ``A_j = w_j (V_j + S_j)`` for a
+numeric attribute and ``A_j = w_j (V_j(epsilon) + f_j (1 - f_j))`` for a categorical one, and the
+optimal ``pi_j = sqrt(A_j)/sum_i sqrt(A_i)`` (Cauchy-Schwarz: the certificate is exact).
+
+The record's epsilon under SMP is the largest attribute's (the attribute is sampled independently
+of the data and reported with its index): for a numeric attribute its channel's exact epsilon
+(:func:`._numeric_channel.exact_epsilon`).
+
+SPL with numeric attributes (per-attribute budgets) is not offered yet, and RS+FD refuses numeric
+attributes: Arcolezi et al. define fake data for categorical values only.
+
+References
+----------
+.. [1] N. Wang, X. Xiao, Y. Yang, J. Zhao, S. C. Hui, H. Shin, J. Shin, G. Yu, "Collecting and
+   Analyzing Multidimensional Data with Local Differential Privacy", ICDE 2019, Sec. III (PM, HM)
+   and Sec. IV (sampling attributes; here one attribute per user at the whole budget).
+.. [2] H. H. Arcolezi, J.-F. Couchot, B. Al Bouna, X. Xiao, CIKM 2021, Sec. 2.3 (SMP).
+.. [3] J. C. Duchi, M. I. Jordan, M. J. Wainwright, JASA 2018, Sec. 4.2.3.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Sequence
+
+import numpy as np
+
+from ._checks import check_epsilon
+from ._numeric_plan import PlannedChannel, mixture_worst_variance, planned_channel
+from ._result import Certificate
+
+__all__ = ["NUMERIC_MECHANISMS", "SPREAD", "NumericAttribute", "NumericReport", "MixedSampling", "numeric_report",
+           "smp_mixed_optimal", "smp_mixed_uniform"]
+
+#: the mean mechanisms a numeric attribute may name (``"numeric"``: the family's choice at the budget)
+NUMERIC_MECHANISMS = ("numeric", "duchi", "piecewise", "hybrid")
+#: the worst population variance of a value on ``[-1, 1]`` (half the users at each end)
+SPREAD = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class NumericAttribute:
+    """A numeric attribute of a record.
+
+    Attributes
+    ----------
+    low, high : float
+        The declared range (user units; values outside are clipped).
+    weight : float, > 0
+        How much the variance of its mean (``[-1, 1]`` scale) counts.
+    mechanism : str
+        One of :data:`NUMERIC_MECHANISMS`.
+    """
+
+    low: float
+    high: float
+    weight: float = 1.0
+    mechanism: str = "numeric"
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
+            raise ValueError(f"range: must be finite with low < high (got [{self.low!r}, {self.high!r}])")
+        if not (math.isfinite(self.weight) and self.weight > 0):
+            raise ValueError(f"weight: must be a finite number > 0 (got {self.weight!r})")
+        if self.mechanism not in NUMERIC_MECHANISMS:
+            raise ValueError(f"mechanism: must be one of {list(NUMERIC_MECHANISMS)} (got {self.mechanism!r})")
+
+    @property
+    def half_width(self) -> float:
+        """``(high - low)/2``: user units per unit of the ``[-1, 1]`` scale."""
+        return (self.high - self.low) / 2.0
+
+
+@dataclasses.dataclass(frozen=True)
+class NumericReport:
+    """A numeric attribute's channel at one budget and its exact figures.
+
+    Attributes
+    ----------
+    mechanism : str
+        The plan mechanism (``duchi``, ``piecewise``, ``hybrid``).
+    channel : PlannedChannel
+        The exact channel (numerators over ``2^48``).
+    worst_variance : float
+        ``max_u V(u)`` of one report on the ``[-1, 1]`` scale (randomized rounding included).
+    epsilon_upper : float
+        The channel's exact epsilon, rounded up (nats).
+    """
+
+    mechanism: str
+    channel: PlannedChannel
+    worst_variance: float
+    epsilon_upper: float
+
+
+def numeric_report(mechanism: str, epsilon: float) -> NumericReport:
+    """The exact channel of a numeric attribute at ``epsilon`` (``"numeric"``: the best mean mechanism).
+
+    Raises
+    ------
+    ValueError
+        A bad ``epsilon`` or mechanism, or an exact epsilon above ``epsilon``.
+
+    References
+    ----------
+    Wang et al., ICDE 2019, Sec. III-C (the choice of HM above ``eps*``, Duchi below).
+    """
+    from .numeric import best_mean_mechanism  # the numeric family's choice, one copy
+
+    epsilon = check_epsilon(epsilon)
+    if mechanism not in NUMERIC_MECHANISMS:
+        raise ValueError(f"mechanism: must be one of {list(NUMERIC_MECHANISMS)} (got {mechanism!r})")
+    name = best_mean_mechanism(epsilon).mechanism if mechanism == "numeric" else mechanism
+    channel = planned_channel(name, epsilon)
+    exact = channel.exact()
+    if not exact.holds:
+        raise ValueError(f"epsilon: the {name} channel's exact epsilon {exact.epsilon_upper!r} exceeds {epsilon!r}")
+    return NumericReport(name, channel, mixture_worst_variance(channel), float(exact.epsilon_upper))
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedSampling:
+    """SMP over a record of categorical and numeric attributes (see the module docstring).
+
+    Attributes
+    ----------
+    scheme : str
+        ``"smp"`` or ``"smp-uniform"``.
+    kinds : tuple of str
+        ``"categorical"`` or ``"numeric"`` per attribute, in the record's order.
+    probabilities : tuple of float
+        ``pi_j`` (summing to 1).
+    noise : tuple of float
+        ``V_j`` of one report: a frequency oracle's ``n Var`` per item, or a numeric channel's worst
+        report variance (``[-1, 1]`` scale).
+    spread : tuple of float
+        ``f_j (1 - f_j)`` or :data:`SPREAD`.
+    variances : tuple of float
+        ``n Var_j = (V_j + S_j)/pi_j - S_j``.
+    weighted_variance : float
+    certificate : Certificate
+        Cauchy-Schwarz: ``(sum sqrt(A_j))^2 - sum w_j S_j`` is the optimum.
+    """
+
+    scheme: str
+    kinds: tuple[str, ...]
+    probabilities: tuple[float, ...]
+    noise: tuple[float, ...]
+    spread: tuple[float, ...]
+    variances: tuple[float, ...]
+    weighted_variance: float
+    certificate: Certificate
+
+
+def _mixed(scheme: str, weights: Sequence[float], noise: Sequence[float], spread: Sequence[float],
+           kinds: Sequence[str], probabilities: np.ndarray | None) -> MixedSampling:
+    w, v, s = (np.asarray(x, dtype=np.float64) for x in (weights, noise, spread))
+    if not (w.shape == v.shape == s.shape == (len(kinds),)) or not np.all(w > 0) or not np.all(v > 0):
+        raise ValueError("weights, noise, spread: one each per attribute, weights and noise > 0")
+    root = np.sqrt(w * (v + s))
+    pi = root / root.sum() if probabilities is None else np.asarray(probabilities, dtype=np.float64)
+    variances = (v + s) / pi - s
+    value = float(np.sum(w * variances))
+    lower = float(root.sum() ** 2 - np.sum(w * s))
+    lower -= 8 * len(w) * math.ulp(max(abs(lower), abs(value)))  # float rounding, toward the safe side
+    return MixedSampling(scheme, tuple(kinds), tuple(float(x) for x in pi), tuple(float(x) for x in v),
+                         tuple(float(x) for x in s), tuple(float(x) for x in variances), value,
+                         Certificate("Cauchy-Schwarz (exact dual bound)", lower, value))
+
+
+def smp_mixed_optimal(weights: Sequence[float], noise: Sequence[float], spread: Sequence[float],
+                      kinds: Sequence[str]) -> MixedSampling:
+    """The optimal sampling probabilities of SMP over a mixed record.
+
+    Parameters
+    ----------
+    weights : sequence of float, each > 0
+    noise : sequence of float, each > 0
+        ``V_j`` per attribute: a frequency oracle's ``n Var`` (per item) at the whole budget, or a
+        numeric attribute's :attr:`NumericReport.worst_variance`.
+    spread : sequence of float, each >= 0
+        ``f_j (1 - f_j)`` (categorical) or :data:`SPREAD` (numeric, the worst case on ``[-1, 1]``).
+    kinds : sequence of {"categorical", "numeric"}
+
+    Returns
+    -------
+    MixedSampling
+        ``pi_j = sqrt(A_j)/sum_i sqrt(A_i)``, ``A_j = w_j (V_j + S_j)``; the value
+        ``(sum_j sqrt(A_j))^2 - sum_j w_j S_j`` is the optimum (Cauchy-Schwarz).
+
+    Raises
+    ------
+    ValueError
+        Lengths that differ, a weight or noise that is not positive.
+
+    References
+    ----------
+    .. [1] Arcolezi et al., CIKM 2021, Sec. 2.3 (SMP, uniform ``pi``); Wang et al., ICDE 2019, Sec. IV.
+    """
+    return _mixed("smp", weights, noise, spread, kinds, None)
+
+
+def smp_mixed_uniform(weights: Sequence[float], noise: Sequence[float], spread: Sequence[float],
+                      kinds: Sequence[str]) -> MixedSampling:
+    """The published baseline ``pi_j = 1/d`` over a mixed record (arguments as :func:`smp_mixed_optimal`).
+
+    References
+    ----------
+    Arcolezi et al., CIKM 2021, Sec. 2.3 (SMP).
+    """
+    return _mixed("smp-uniform", weights, noise, spread, kinds, np.full(len(kinds), 1.0 / len(kinds)))
