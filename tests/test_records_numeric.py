@@ -52,10 +52,12 @@ def test_optimal_pi_is_the_cauchy_schwarz_rule_and_beats_random_and_uniform_pi()
 
 
 def test_mixed_plan_uses_the_numeric_channels_exact_worst_variance(mixed):
-    channel = planned_channel("hybrid", 2.0)
+    epsilon = 2.0 * (1.0 - mixed.margin)  # the planner's safety margin
+    assert 0 < mixed.margin <= 1e-6
+    channel = planned_channel("hybrid", epsilon)
     assert mixed.mechanisms == ("grr", "grr", "hybrid")
     assert mixed.optimum.noise[2] == mixture_worst_variance(channel)
-    assert mixed.optimum.noise[0] == frequency_oracle_variance("grr", 2.0, 16)
+    assert mixed.optimum.noise[0] == frequency_oracle_variance("grr", epsilon, 16)
     assert mixed.optimum.spread == (0.0, 0.0, 1.0)
     assert sum(Fraction(p) for p in mixed.runtime.sampling) == 1
     assert mixed.weighted_variance <= mixed.uniform.weighted_variance
@@ -64,6 +66,16 @@ def test_mixed_plan_uses_the_numeric_channels_exact_worst_variance(mixed):
     # a heavier delay moves the sampling toward it
     heavier = mixed_smp(_raw(delay_weight=4.0))
     assert heavier.runtime.sampling[2] > mixed.runtime.sampling[2]
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 4.0, 8.0])
+def test_every_budget_is_met_exactly_and_pi_beats_uniform(epsilon):
+    plan = mixed_smp(_raw(epsilon=epsilon))
+    # decided exactly in the constructor; the levels are the exact epsilons rounded up to the next float
+    assert max(plan.runtime.privacy_map()["levels"].values()) <= epsilon
+    assert plan.mechanisms[2] == ("duchi" if epsilon < 0.6 else "hybrid")
+    assert plan.weighted_variance < plan.uniform.weighted_variance
+    assert plan.optimum.certificate.gap <= 1e-12 * plan.weighted_variance
 
 
 def test_record_epsilon_is_the_largest_attributes_exact_epsilon(mixed):
@@ -79,7 +91,7 @@ def test_record_epsilon_is_the_largest_attributes_exact_epsilon(mixed):
     assert rt.exact_ratio() == max(ratios)
     assert math.log(float(rt.exact_ratio())) <= 2.0
     levels = rt.privacy_map()["levels"]
-    assert max(levels.values()) <= 2.0 and levels["dep_delay"] == pytest.approx(2.0, abs=1e-12)
+    assert max(levels.values()) <= 2.0 and levels["dep_delay"] == pytest.approx(2.0, abs=1e-9)  # the safety margin: 1e-10 relative
 
 
 def _tampered(channel: NumericChannel) -> NumericChannel:

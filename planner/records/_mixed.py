@@ -26,7 +26,9 @@ from ...mechanisms.records._mixed import CategoricalPart, MixedSampledRecord
 from ...solvers import records as solver
 from ...solvers._records_numeric import (SPREAD, MixedSampling, NumericAttribute, numeric_report, smp_mixed_optimal,
                                          smp_mixed_uniform)
+from ...mechanisms import PlanError
 from .._common import spec_from_pydantic
+from .._grid import MARGINS
 from ..errors import SpecError
 from ._solve import grid_sampling
 
@@ -68,6 +70,8 @@ class MixedPlan:
     weighted_variance : float
     mechanisms : tuple of str
         The oracle (``grr``/``oue``) or the numeric mechanism per attribute.
+    margin : float
+        The safety margin the numbers were built at (``epsilon (1 - margin)``; :data:`.._grid.MARGINS`).
     """
 
     runtime: MixedSampledRecord
@@ -76,6 +80,7 @@ class MixedPlan:
     variances: tuple[float, ...]
     weighted_variance: float
     mechanisms: tuple[str, ...]
+    margin: float
 
 
 def _attribute_terms(epsilon: float, a: _Attribute) -> tuple[Any, str, float, float]:
@@ -125,7 +130,16 @@ def mixed_smp(raw: Mapping[str, Any]) -> MixedPlan:
     names = [a.name for a in spec.attributes]
     if len(set(names)) != len(names):
         raise SpecError("attributes", "names must be distinct", names)
-    terms = [_attribute_terms(spec.epsilon, a) for a in spec.attributes]
+    for margin in MARGINS:  # the planner's safety ladder: float rounding of e^epsilon can tip a grid number over
+        plan = _plan_at(spec, names, margin)
+        if plan is not None:
+            return plan
+    raise SpecError("epsilon", "no safety margin puts the record's numbers within the budget", spec.epsilon)
+
+
+def _plan_at(spec: _Mixed, names: list[str], margin: float) -> MixedPlan | None:
+    """The plan at ``epsilon (1 - margin)``, or None when its exact record epsilon exceeds ``epsilon``."""
+    terms = [_attribute_terms(spec.epsilon * (1.0 - margin), a) for a in spec.attributes]
     weights = [a.weight for a in spec.attributes]
     kinds = ["numeric" if a.range is not None else "categorical" for a in spec.attributes]
     noise, spread = [t[2] for t in terms], [t[3] for t in terms]
@@ -134,7 +148,7 @@ def mixed_smp(raw: Mapping[str, Any]) -> MixedPlan:
     variances = tuple((v + s) / p - s for v, s, p in zip(noise, spread, pi))
     try:
         runtime = MixedSampledRecord(names=names, parts=[t[0] for t in terms], sampling=pi, epsilon=spec.epsilon)
-    except ValueError as exc:
-        raise SpecError("epsilon", f"the record's numbers exceed the budget ({exc})", spec.epsilon) from None
-    return MixedPlan(runtime, optimum, smp_mixed_uniform(weights, noise, spread, kinds), variances, float(sum(w * v for w, v in zip(weights, variances))),
-                     tuple(t[1] for t in terms))
+    except PlanError:
+        return None
+    return MixedPlan(runtime, optimum, smp_mixed_uniform(weights, noise, spread, kinds), variances,
+                     float(sum(w * v for w, v in zip(weights, variances))), tuple(t[1] for t in terms), margin)
