@@ -116,8 +116,9 @@ def test_a_numeric_numerator_raised_by_one_step_or_a_claim_one_float_step_low_is
     parts = list(rt.parts)
     parts[2] = _tampered(rt.parts[2])
     with pytest.raises(PlanError, match="guarantee.epsilon"):
-        MixedSampledRecord(names=rt.names, parts=parts, sampling=rt.sampling, epsilon=2.0)
+        MixedSampledRecord(names=rt.names, parts=parts, sampling=rt.sampling, epsilon=rt.epsilon)
     exact = max(rt.privacy_map()["levels"].values())  # the smallest float at or above the exact epsilon
+    assert rt.epsilon == exact <= 2.0
     MixedSampledRecord(names=rt.names, parts=rt.parts, sampling=rt.sampling, epsilon=exact)
     with pytest.raises(PlanError, match="guarantee.epsilon"):
         MixedSampledRecord(names=rt.names, parts=rt.parts, sampling=rt.sampling, epsilon=math.nextafter(exact, 0.0))

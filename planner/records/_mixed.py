@@ -60,6 +60,7 @@ class MixedPlan:
     Attributes
     ----------
     runtime : MixedSampledRecord
+        Its ``epsilon`` is the record's realized epsilon (exact, rounded up to a float; at most the budget).
     optimum : MixedSampling
         The solver's optimal ``pi`` (before the grid) with its certificate.
     uniform : MixedSampling
@@ -150,5 +151,9 @@ def _plan_at(spec: _Mixed, names: list[str], margin: float) -> MixedPlan | None:
         runtime = MixedSampledRecord(names=names, parts=[t[0] for t in terms], sampling=pi, epsilon=spec.epsilon)
     except PlanError:
         return None
+    # the claim is the realized epsilon (the exact one rounded up), as a records plan's guarantee.epsilon: a
+    # numerator raised by one step on the decisive column then exceeds it
+    realized = max(runtime.privacy_map()["levels"].values())
+    runtime = MixedSampledRecord(names=names, parts=runtime.parts, sampling=pi, epsilon=realized)
     return MixedPlan(runtime, optimum, smp_mixed_uniform(weights, noise, spread, kinds), variances,
                      float(sum(w * v for w, v in zip(weights, variances))), tuple(t[1] for t in terms), margin)
