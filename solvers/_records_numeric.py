@@ -48,49 +48,16 @@ from typing import Sequence
 import numpy as np
 
 from ._checks import check_epsilon
-from ._numeric_plan import PlannedChannel, mixture_worst_variance, planned_channel
+from ._numeric_plan import PLAN_MECHANISMS, PlannedChannel, mixture_worst_variance, planned_channel
 from ._result import Certificate
 
-__all__ = ["NUMERIC_MECHANISMS", "SPREAD", "NumericAttribute", "NumericReport", "MixedSampling", "numeric_report",
+__all__ = ["MEAN_MECHANISMS", "SPREAD", "NumericReport", "MixedSampling", "numeric_report",
            "smp_mixed_optimal", "smp_mixed_uniform"]
 
-#: the mean mechanisms a numeric attribute may name (``"numeric"``: the family's choice at the budget)
-NUMERIC_MECHANISMS = ("numeric", "duchi", "piecewise", "hybrid")
 #: the worst population variance of a value on ``[-1, 1]`` (half the users at each end)
 SPREAD = 1.0
-
-
-@dataclasses.dataclass(frozen=True)
-class NumericAttribute:
-    """A numeric attribute of a record.
-
-    Attributes
-    ----------
-    low, high : float
-        The declared range (user units; values outside are clipped).
-    weight : float, > 0
-        How much the variance of its mean (``[-1, 1]`` scale) counts.
-    mechanism : str
-        One of :data:`NUMERIC_MECHANISMS`.
-    """
-
-    low: float
-    high: float
-    weight: float = 1.0
-    mechanism: str = "numeric"
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.low) and math.isfinite(self.high) and self.low < self.high):
-            raise ValueError(f"range: must be finite with low < high (got [{self.low!r}, {self.high!r}])")
-        if not (math.isfinite(self.weight) and self.weight > 0):
-            raise ValueError(f"weight: must be a finite number > 0 (got {self.weight!r})")
-        if self.mechanism not in NUMERIC_MECHANISMS:
-            raise ValueError(f"mechanism: must be one of {list(NUMERIC_MECHANISMS)} (got {self.mechanism!r})")
-
-    @property
-    def half_width(self) -> float:
-        """``(high - low)/2``: user units per unit of the ``[-1, 1]`` scale."""
-        return (self.high - self.low) / 2.0
+#: the plan mechanisms that estimate a mean (the numeric family's, Square Wave aside: it is for distributions)
+MEAN_MECHANISMS = PLAN_MECHANISMS[:3]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,8 +82,16 @@ class NumericReport:
     epsilon_upper: float
 
 
-def numeric_report(mechanism: str, epsilon: float) -> NumericReport:
-    """The exact channel of a numeric attribute at ``epsilon`` (``"numeric"``: the best mean mechanism).
+def numeric_report(mechanism: str | None, epsilon: float) -> NumericReport:
+    """The exact channel of a numeric attribute at ``epsilon``.
+
+    Parameters
+    ----------
+    mechanism : str or None
+        One of :data:`MEAN_MECHANISMS`; None: the numeric family's choice at ``epsilon``
+        (:func:`solvers.numeric.best_mean_mechanism`: Duchi below ``eps*``, Hybrid above).
+    epsilon : float
+        Nats.
 
     Raises
     ------
@@ -130,9 +105,9 @@ def numeric_report(mechanism: str, epsilon: float) -> NumericReport:
     from .numeric import best_mean_mechanism  # the numeric family's choice, one copy
 
     epsilon = check_epsilon(epsilon)
-    if mechanism not in NUMERIC_MECHANISMS:
-        raise ValueError(f"mechanism: must be one of {list(NUMERIC_MECHANISMS)} (got {mechanism!r})")
-    name = best_mean_mechanism(epsilon).mechanism if mechanism == "numeric" else mechanism
+    if mechanism is not None and mechanism not in MEAN_MECHANISMS:
+        raise ValueError(f"mechanism: must be one of {list(MEAN_MECHANISMS)} (got {mechanism!r})")
+    name = best_mean_mechanism(epsilon).mechanism if mechanism is None else mechanism
     channel = planned_channel(name, epsilon)
     exact = channel.exact()
     if not exact.holds:
@@ -149,7 +124,7 @@ class MixedSampling:
     scheme : str
         ``"smp"`` or ``"smp-uniform"``.
     kinds : tuple of str
-        ``"categorical"`` or ``"numeric"`` per attribute, in the record's order.
+        ``"frequency"`` (categorical) or ``"mean"`` (numeric) per attribute, in the record's order.
     probabilities : tuple of float
         ``pi_j`` (summing to 1).
     noise : tuple of float
@@ -202,7 +177,7 @@ def smp_mixed_optimal(weights: Sequence[float], noise: Sequence[float], spread: 
         numeric attribute's :attr:`NumericReport.worst_variance`.
     spread : sequence of float, each >= 0
         ``f_j (1 - f_j)`` (categorical) or :data:`SPREAD` (numeric, the worst case on ``[-1, 1]``).
-    kinds : sequence of {"categorical", "numeric"}
+    kinds : sequence of {"frequency", "mean"}
 
     Returns
     -------

@@ -17,17 +17,19 @@ from ldpplan.mechanisms.numeric.runtime import NumericChannel
 from ldpplan.mechanisms.records._mixed import MixedSampledRecord
 from ldpplan.planner.errors import SpecError
 from ldpplan.planner.records._mixed import mixed_smp
-from ldpplan.solvers._numeric_plan import mixture_worst_variance, planned_channel
+from ldpplan.solvers._numeric_plan import PLAN_MECHANISMS, mixture_worst_variance, planned_channel
 from ldpplan.solvers._records_numeric import smp_mixed_optimal, smp_mixed_uniform
 from ldpplan.solvers.records import frequency_oracle_variance
 
 DELAY = [-43.0, 300.0]
+DUCHI, PIECEWISE, HYBRID, SQUARE_WAVE = PLAN_MECHANISMS  # the numeric family's names (they stay in its room)
 
 
-def _raw(epsilon=2.0, delay_weight=1.0, mechanism="numeric"):
+def _raw(epsilon=2.0, delay_weight=1.0):
+    """carrier, origin and the departure delay; the delay's mechanism is the numeric family's choice (default)."""
     return {"epsilon": epsilon, "attributes": [
         {"name": "carrier", "domain": 16, "weight": 2.0}, {"name": "origin", "domain": 3},
-        {"name": "dep_delay", "range": DELAY, "weight": delay_weight, "mechanism": mechanism}]}
+        {"name": "dep_delay", "range": DELAY, "weight": delay_weight}]}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +39,7 @@ def mixed():
 
 def test_optimal_pi_is_the_cauchy_schwarz_rule_and_beats_random_and_uniform_pi():
     weights, noise, spread = [2.0, 1.0, 0.5], [3.0, 1.5, 1.04], [0.0, 0.0, 1.0]
-    kinds = ["categorical", "categorical", "numeric"]
+    kinds = ["frequency", "frequency", "mean"]
     best = smp_mixed_optimal(weights, noise, spread, kinds)
     a = np.array(weights) * (np.array(noise) + np.array(spread))
     assert np.allclose(best.probabilities, np.sqrt(a) / np.sqrt(a).sum(), rtol=1e-15)
@@ -54,8 +56,8 @@ def test_optimal_pi_is_the_cauchy_schwarz_rule_and_beats_random_and_uniform_pi()
 def test_mixed_plan_uses_the_numeric_channels_exact_worst_variance(mixed):
     epsilon = 2.0 * (1.0 - mixed.margin)  # the planner's safety margin
     assert 0 < mixed.margin <= 1e-6
-    channel = planned_channel("hybrid", epsilon)
-    assert mixed.mechanisms == ("grr", "grr", "hybrid")
+    channel = planned_channel(HYBRID, epsilon)
+    assert mixed.mechanisms == ("grr", "grr", HYBRID)
     assert mixed.optimum.noise[2] == mixture_worst_variance(channel)
     assert mixed.optimum.noise[0] == frequency_oracle_variance("grr", epsilon, 16)
     assert mixed.optimum.spread == (0.0, 0.0, 1.0)
@@ -73,7 +75,7 @@ def test_every_budget_is_met_exactly_and_pi_beats_uniform(epsilon):
     plan = mixed_smp(_raw(epsilon=epsilon))
     # decided exactly in the constructor; the levels are the exact epsilons rounded up to the next float
     assert max(plan.runtime.privacy_map()["levels"].values()) <= epsilon
-    assert plan.mechanisms[2] == ("duchi" if epsilon < 0.6 else "hybrid")
+    assert plan.mechanisms[2] == (DUCHI if epsilon < 0.6 else HYBRID)
     assert plan.weighted_variance < plan.uniform.weighted_variance
     assert plan.optimum.certificate.gap <= 1e-12 * plan.weighted_variance
 
@@ -140,7 +142,7 @@ def test_mixed_spec_errors_name_the_field():
     with pytest.raises(SpecError, match="not both"):
         mixed_smp({"epsilon": 1.0, "attributes": [{"name": "a", "domain": 3, "range": [0, 1]}]})
     with pytest.raises(SpecError, match="mechanism"):
-        mixed_smp({"epsilon": 1.0, "attributes": [{"name": "a", "range": [0, 1], "mechanism": "square-wave"}]})
+        mixed_smp({"epsilon": 1.0, "attributes": [{"name": "a", "range": [0, 1], "mechanism": SQUARE_WAVE}]})
 
 
 @pytest.mark.slow

@@ -24,8 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 from ...mechanisms.numeric.runtime import NumericChannel
 from ...mechanisms.records._mixed import CategoricalPart, MixedSampledRecord
 from ...solvers import records as solver
-from ...solvers._records_numeric import (SPREAD, MixedSampling, NumericAttribute, numeric_report, smp_mixed_optimal,
-                                         smp_mixed_uniform)
+from ...solvers._records_numeric import SPREAD, MixedSampling, numeric_report, smp_mixed_optimal, smp_mixed_uniform
 from ...mechanisms import PlanError
 from .._common import spec_from_pydantic
 from .._grid import MARGINS
@@ -89,11 +88,13 @@ def _attribute_terms(epsilon: float, a: _Attribute) -> tuple[Any, str, float, fl
     if a.range is not None:
         if a.domain is not None:
             raise SpecError("attributes.range", "an attribute has a domain or a range, not both", a.name)
-        spec = NumericAttribute(float(a.range[0]), float(a.range[1]), a.weight, a.mechanism)
-        report = numeric_report(spec.mechanism, epsilon)
+        low, high = float(a.range[0]), float(a.range[1])
+        if not low < high:
+            raise SpecError("attributes.range", "must be [low, high] with low < high", a.range)
+        report = numeric_report(None if a.mechanism == "numeric" else a.mechanism, epsilon)
         c = report.channel
-        part = NumericChannel(domain=len(c.input_grid), mechanism=report.mechanism, epsilon=epsilon, low=spec.low,
-                              high=spec.high, input_grid=c.input_grid, output_values=c.output_values,
+        part = NumericChannel(domain=len(c.input_grid), mechanism=report.mechanism, epsilon=epsilon, low=low,
+                              high=high, input_grid=c.input_grid, output_values=c.output_values,
                               numerators=c.numerators, component_weights=c.component_weights,
                               component_sizes=c.component_sizes)
         return part, report.mechanism, report.worst_variance, SPREAD
@@ -142,7 +143,7 @@ def _plan_at(spec: _Mixed, names: list[str], margin: float) -> MixedPlan | None:
     """The plan at ``epsilon (1 - margin)``, or None when its exact record epsilon exceeds ``epsilon``."""
     terms = [_attribute_terms(spec.epsilon * (1.0 - margin), a) for a in spec.attributes]
     weights = [a.weight for a in spec.attributes]
-    kinds = ["numeric" if a.range is not None else "categorical" for a in spec.attributes]
+    kinds = ["mean" if a.range is not None else "frequency" for a in spec.attributes]
     noise, spread = [t[2] for t in terms], [t[3] for t in terms]
     optimum = smp_mixed_optimal(weights, noise, spread, kinds)
     pi = grid_sampling(optimum.probabilities)
