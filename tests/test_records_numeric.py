@@ -178,3 +178,34 @@ def test_flights_delay_mean_matches_the_predicted_error(shared_data_dir):
     assert covered >= 0.9 * 300
     origin_truth = np.bincount(data[:, 1].astype(np.int64), minlength=3) / n
     assert np.allclose(np.mean(origin, axis=0), origin_truth, atol=5 * np.std(origin, axis=0).max() / math.sqrt(300))
+
+
+@pytest.mark.slow
+def test_perturb_file_streams_the_flights_csv_with_labels_and_a_numeric_column(shared_data_dir):
+    # the real CSV (carrier and origin as labels, dep_delay as numbers): streamed in chunks, cancelled flights
+    # (empty delays) refused unless skip_empty, the delay's mean within 5 standard errors of the truth
+    from ldpplan.planner.data.flights import load_flights
+    from ldpplan.planner.errors import InputDataError
+    from ldpplan.planner.records._mixed import perturb_file
+
+    path = shared_data_dir / "nycflights13_flights.csv"
+    flights = load_flights(path)
+    raw = {"epsilon": 2.0, "attributes": [
+        {"name": "carrier", "domain": list(flights.labels["carrier"]), "weight": 2.0},
+        {"name": "origin", "domain": list(flights.labels["origin"])}, {"name": "dep_delay", "range": DELAY}]}
+    plan = mixed_smp(raw)
+    with pytest.raises(InputDataError, match="empty"):
+        perturb_file(plan, path, np.random.default_rng(0), chunk_rows=50_000)
+    agg = perturb_file(plan, path, np.random.default_rng(1), skip_empty=True, chunk_rows=50_000)
+    keep = ~np.isnan(flights.numbers["dep_delay"])
+    assert agg.n == int(keep.sum()) == int(agg.counts["m"].sum())
+    truth = float(np.mean(np.clip(flights.numbers["dep_delay"][keep], *DELAY)))
+    est = plan.runtime.estimate_mean(agg, "dep_delay")
+    predicted = math.sqrt(plan.runtime.mean_variance_per_user(2, flights.numbers["dep_delay"][keep]) / agg.n)
+    assert est.std_error == pytest.approx(predicted, rel=0.1)  # the reports' spread against the exact prediction
+    assert abs(est.mean - truth) <= 5 * predicted
+    origin = np.bincount(flights.codes["origin"][keep], minlength=3) / agg.n
+    freq = plan.runtime.estimate_frequency(agg, "origin")
+    # GRR over m_origin reports: n Var per item <= (V + f(1-f))/pi, f <= 1
+    bound = math.sqrt((frequency_oracle_variance("grr", 2.0, 3) + 0.25) / plan.runtime.sampling[1] / agg.n)
+    assert np.all(np.abs(freq - origin) <= 5 * bound)
