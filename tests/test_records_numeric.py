@@ -209,3 +209,45 @@ def test_perturb_file_streams_the_flights_csv_with_labels_and_a_numeric_column(s
     # GRR over m_origin reports: n Var per item <= (V + f(1-f))/pi, f <= 1
     bound = math.sqrt((frequency_oracle_variance("grr", 2.0, 3) + 0.25) / plan.runtime.sampling[1] / agg.n)
     assert np.all(np.abs(freq - origin) <= 5 * bound)
+
+
+class _TwoAttributes:
+    """A leaky runtime: a user who samples attribute ``j`` also reports attribute ``j + 1`` (mod d)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def perturb(self, data, rng):
+        from ldpplan.mechanisms import Reports
+        from ldpplan.mechanisms.records._oracles import perturb_attribute
+
+        reports = self.inner.perturb(data, rng)
+        columns = {name: np.array(reports.columns[name]) for name in reports.columns}
+        sampled, d = columns["attribute"], len(self.inner.names)
+        x = np.asarray(data)
+        for j in range(d):
+            other, rows = (j + 1) % d, np.flatnonzero(sampled == j)
+            part = self.inner.parts[other]
+            if self.inner.is_numeric(other):
+                columns[f"a{other}"][rows] = part.perturb(x[rows, other], rng).columns["y"]
+            else:
+                columns[f"a{other}"][rows] = perturb_attribute(part.oracle, part.number, part.domain_size,
+                                                               x[rows, other].astype(np.int64), rng)
+        return Reports(reports.mechanism, columns)
+
+
+@pytest.mark.slow
+def test_audit_is_consistent_on_the_honest_runtime_and_flags_two_attributes_under_smp(mixed):
+    from ldpplan.planner.records._mixed_audit import audit_mixed, mixed_pairs
+
+    pairs = mixed_pairs(mixed)
+    assert len(pairs) == 4
+    delay = mixed.runtime.parts[2].channel_matrix()
+    event = delay[0] > delay[-1]
+    # the numeric event's honest probabilities are the channel's, scaled by pi
+    assert pairs[2].tests[0].p_first == pytest.approx(mixed.runtime.sampling[2] * delay[0, event].sum(), rel=1e-12)
+    honest = audit_mixed(mixed, trials=20000, rng=np.random.default_rng(5))
+    assert honest.consistent, honest.table()
+    leaky = audit_mixed(mixed, mechanism=_TwoAttributes(mixed.runtime), trials=20000, rng=np.random.default_rng(6))
+    assert not leaky.consistent
+    assert leaky.binding.event.startswith("every")
