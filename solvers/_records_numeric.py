@@ -28,8 +28,15 @@ The record's epsilon under SMP is the largest attribute's (the attribute is samp
 of the data and reported with its index): for a numeric attribute its channel's exact epsilon
 (:func:`._numeric_channel.exact_epsilon`).
 
-SPL with numeric attributes (per-attribute budgets) is not offered yet, and RS+FD refuses numeric
-attributes: Arcolezi et al. define fake data for categorical values only.
+SPL with numeric attributes (:func:`spl_mixed_optimal`, the solver only: no plan or runtime yet)
+splits the budget by the water-filling of :mod:`._records_waterfill`, whose variance form
+``a t + b t^2 + c``, ``t = 1/(e^{s epsilon} - 1)``, holds the worst cases of Duchi
+(``C_D^2 = (1 + 2t)^2``: ``(4, 4, 1)``, ``s = 1``) and of the Piecewise Mechanism (at ``|x| = 1``:
+``(4/3)(u + u^2)``, ``u = 1/(e^{epsilon/2} - 1)``: ``(4/3, 4/3, 0)``, ``s = 1/2``), closed forms of
+the continuous mechanisms (Wang et al. 2019, Lemma 1; the exact channels are within 2% of them).
+Hybrid's worst case is not of that form (its weight ``alpha`` moves with ``epsilon``), so SPL offers
+Duchi and PM. The record's epsilon under SPL is the sum of the attributes' (sequential composition).
+RS+FD refuses numeric attributes: Arcolezi et al. define fake data for categorical values only.
 
 References
 ----------
@@ -42,22 +49,27 @@ References
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from typing import Sequence
 
 import numpy as np
 
 from ._checks import check_epsilon
+from ._records_waterfill import water_fill
 from ._numeric_plan import PLAN_MECHANISMS, PlannedChannel, mixture_worst_variance, planned_channel
 from ._result import Certificate
 
-__all__ = ["MEAN_MECHANISMS", "SPREAD", "NumericReport", "MixedSampling", "numeric_report",
-           "smp_mixed_optimal", "smp_mixed_uniform"]
+__all__ = ["MEAN_MECHANISMS", "SPREAD", "SPL_FORMS", "NumericReport", "MixedSampling", "MixedSplit",
+           "numeric_report", "smp_mixed_optimal", "smp_mixed_uniform", "spl_mixed_optimal"]
 
 #: the worst population variance of a value on ``[-1, 1]`` (half the users at each end)
 SPREAD = 1.0
 #: the plan mechanisms that estimate a mean (the numeric family's, Square Wave aside: it is for distributions)
 MEAN_MECHANISMS = PLAN_MECHANISMS[:3]
+#: SPL's numeric forms: mechanism -> (a, b, c, s) of the worst-case variance ``a t + b t^2 + c``,
+#: ``t = 1/(e^{s epsilon} - 1)`` (module docstring): Duchi and the Piecewise Mechanism
+SPL_FORMS = {PLAN_MECHANISMS[0]: (4.0, 4.0, 1.0, 1.0), PLAN_MECHANISMS[1]: (4.0 / 3.0, 4.0 / 3.0, 0.0, 0.5)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,3 +218,78 @@ def smp_mixed_uniform(weights: Sequence[float], noise: Sequence[float], spread: 
     Arcolezi et al., CIKM 2021, Sec. 2.3 (SMP).
     """
     return _mixed("smp-uniform", weights, noise, spread, kinds, np.full(len(kinds), 1.0 / len(kinds)))
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedSplit:
+    """SPL over a mixed record: attribute ``j`` reported through ``mechanisms[j]`` at ``epsilons[j]``.
+
+    Attributes
+    ----------
+    epsilons : tuple of float
+        Nats, summing to at most the budget.
+    mechanisms : tuple of str
+        ``grr`` / ``oue`` (categorical) or a key of :data:`SPL_FORMS` (numeric).
+    variances : tuple of float
+        ``n Var_j``: per item at ``f = 0``, or the mean's worst case on ``[-1, 1]``.
+    weighted_variance : float
+    certificate : Certificate
+        The smallest Lagrangian dual bound over the assignments tried, and the value.
+    """
+
+    epsilons: tuple[float, ...]
+    mechanisms: tuple[str, ...]
+    variances: tuple[float, ...]
+    weighted_variance: float
+    certificate: Certificate
+
+
+def spl_mixed_optimal(epsilon: float, weights: Sequence[float], domains: Sequence[int | None]) -> MixedSplit:
+    """The certified optimal budget split (SPL) of a record of categorical and numeric attributes.
+
+    Parameters
+    ----------
+    epsilon : float, > 0 (nats)
+    weights : sequence of float, each > 0
+    domains : sequence of (int or None)
+        ``k_j`` of a categorical attribute, None for a numeric one.
+
+    Returns
+    -------
+    MixedSplit
+        The best over every assignment of GRR/OUE (categorical) and Duchi/PM (numeric) of the
+        water-filling optimum; the certificate's lower bound is the smallest dual bound.
+
+    Raises
+    ------
+    ValueError
+        A bad budget or weight, or more than 12 attributes (``2^d`` assignments).
+
+    References
+    ----------
+    .. [1] Boyd & Vandenberghe, Convex Optimization, Sec. 5.5.3 (KKT), Example 5.2 (water-filling).
+    .. [2] Wang et al., ICDE 2019, Lemma 1 (PM's variance); Duchi et al., JASA 2018, Sec. 4.2.3.
+    """
+    from .records import _coefficients  # the frequency oracles' forms, one copy
+
+    epsilon = check_epsilon(epsilon)
+    w = np.asarray(weights, dtype=np.float64)
+    if len(domains) != w.size or not 1 <= w.size <= 12 or not np.all(w > 0):
+        raise ValueError(f"weights, domains: 1 .. 12 attributes, one positive weight each (got {len(domains)})")
+    options = [tuple((name, (*_coefficients(name, k, 0.0), 1.0)) for name in ("grr", "oue")) if k is not None
+               else tuple(SPL_FORMS.items()) for k in domains]
+    best, lower, tried = None, math.inf, 0
+    for choice in itertools.product(*options):
+        a, b, c, scale = (np.array(column) for column in zip(*(form for _, form in choice)))
+        solution = water_fill(epsilon, w, a, b, c, scale)
+        lower, tried = min(lower, solution.lower_bound), tried + 1
+        if best is None or solution.objective < best[0].objective:
+            best = (solution, choice, a, b, c, scale)
+    assert best is not None
+    solution, choice, a, b, c, scale = best
+    t = 1.0 / np.expm1(scale * solution.epsilons)
+    variances = tuple(float(v) for v in (a + b * t) * t + c)
+    certificate = Certificate("Lagrangian dual bound (water-filling, min over mechanism choices)", lower,
+                              solution.objective, {"multiplier": solution.multiplier, "assignments": tried})
+    return MixedSplit(tuple(float(e) for e in solution.epsilons), tuple(name for name, _ in choice), variances,
+                      solution.objective, certificate)

@@ -251,3 +251,40 @@ def test_audit_is_consistent_on_the_honest_runtime_and_flags_two_attributes_unde
     leaky = audit_mixed(mixed, mechanism=_TwoAttributes(mixed.runtime), trials=20000, rng=np.random.default_rng(6))
     assert not leaky.consistent
     assert leaky.binding.event.startswith("every")
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0, 4.0, 8.0])
+def test_spl_numeric_forms_are_the_closed_forms_and_the_split_matches_an_independent_solver(epsilon):
+    from scipy.optimize import minimize
+
+    from ldpplan.solvers.numeric import worst_case_variance
+    from ldpplan.solvers._records_numeric import SPL_FORMS, spl_mixed_optimal
+
+    for name, (a, b, c, s) in SPL_FORMS.items():  # the water-filling's form is the mechanism's worst case
+        t = 1.0 / math.expm1(s * epsilon)
+        assert (a + b * t) * t + c == pytest.approx(worst_case_variance(name, epsilon).variance, rel=1e-12)
+    weights, domains = [2.0, 1.0, 0.5, 1.0], [16, 3, 105, None]
+    split = spl_mixed_optimal(epsilon, weights, domains)
+    assert sum(split.epsilons) <= epsilon and 0 <= split.certificate.gap <= 1e-9 * split.weighted_variance
+
+    def value(share, names):  # an independent evaluation from the closed forms
+        total = 0.0
+        for w, k, name, e in zip(weights, domains, names, share):
+            if k is None:
+                total += w * worst_case_variance(name, e).variance
+            else:
+                total += w * frequency_oracle_variance(name, e, k)
+        return total
+
+    assert split.weighted_variance == pytest.approx(value(split.epsilons, split.mechanisms), rel=1e-12)
+    # SLSQP on the simplex for the chosen assignment: the certified optimum is no worse (to 1e-9)
+    cons = {"type": "eq", "fun": lambda x: np.sum(x) - epsilon}
+    found = minimize(lambda x: value(x, split.mechanisms), np.full(4, epsilon / 4), method="SLSQP",
+                     bounds=[(1e-6, epsilon)] * 4, constraints=[cons], options={"ftol": 1e-15, "maxiter": 500})
+    assert split.weighted_variance <= found.fun * (1 + 1e-9)
+    assert split.weighted_variance == pytest.approx(found.fun, rel=1e-6)
+    # and no better than the uniform split with the best mechanism per attribute
+    uniform = sum(w * min((worst_case_variance(n, epsilon / 4).variance for n in SPL_FORMS) if k is None else
+                          (frequency_oracle_variance(o, epsilon / 4, k) for o in ("grr", "oue")))
+                  for w, k in zip(weights, domains))
+    assert split.weighted_variance <= uniform
