@@ -63,9 +63,8 @@ def mixed_pairs(plan: MixedPlan) -> list[InputPair]:
         x2 = first.copy()
         x2[j] = second[j]
         pi = rt.sampling[j]
-        test = Test(f"attribute = {j}, a{j} in its likelihood-ratio event", (
-            lambda r, j=j, inside=inside: (np.asarray(r["attribute"]) == j) & inside(r)), levels[j], pi * p1, pi * p2,
-            source=_SOURCE)
+        test = Test(f"attribute = {j}, a{j} in its likelihood-ratio event", _sampled_and(j, inside), levels[j],
+                    pi * p1, pi * p2, source=_SOURCE)
         out.append(InputPair("x", f"x with {rt.names[j]} changed", _make(first, x2), (test,)))
     p1 = float(sum(pi * e[1] for pi, e in zip(rt.sampling, events)))
     p2 = float(sum(pi * e[2] for pi, e in zip(rt.sampling, events)))
@@ -76,6 +75,11 @@ def mixed_pairs(plan: MixedPlan) -> list[InputPair]:
 
     test = Test("every a_i in its event, or 0 when not sampled", every, rt.epsilon, p1, p2, source=_SOURCE)
     return out + [InputPair("x", "x with every attribute changed", _make(first, second), (test,), cost=float(d))]
+
+
+def _sampled_and(j: int, inside: Callable[[Any], np.ndarray]) -> Callable[[Any], np.ndarray]:
+    """Reports of users who sampled attribute ``j`` and whose report is in its event."""
+    return lambda r: (np.asarray(r["attribute"]) == j) & inside(r)
 
 
 def _make(first: np.ndarray, second: np.ndarray) -> Callable[[int, int], np.ndarray]:
