@@ -288,3 +288,31 @@ def test_spl_numeric_forms_are_the_closed_forms_and_the_split_matches_an_indepen
                           (frequency_oracle_variance(o, epsilon / 4, k) for o in ("grr", "oue")))
                   for w, k in zip(weights, domains))
     assert split.weighted_variance <= uniform
+
+
+def test_record_epsilon_is_the_enumerated_worst_ratio_of_a_tiny_mixed_record():
+    # a GRR attribute (k = 3) and a numeric one (Duchi on its two grid points), pi = (1/4, 3/4): every pair of
+    # records and every report (j, y), Pr[(j, y) | x] = pi_j Q_j(y | x_j), enumerated as exact rationals
+    import itertools
+
+    from ldpplan.mechanisms.records._mixed import CategoricalPart
+
+    channel = planned_channel(DUCHI, 1.0)
+    numeric = NumericChannel(domain=2, mechanism=DUCHI, epsilon=1.0, low=0.0, high=1.0, input_grid=channel.input_grid,
+                             output_values=channel.output_values, numerators=channel.numerators)
+    grr = CategoricalPart(3, "grr", 1.0)
+    pi = (Fraction(1, 4), Fraction(3, 4))
+    p = Fraction(grr.number)
+
+    def prob(report, record):
+        j, y = report
+        if j == 0:
+            return pi[0] * (p if y == record[0] else (1 - p) / 2)
+        return pi[1] * Fraction(channel.numerators[record[1] * 2 + y], 1 << 48)
+
+    records = list(itertools.product(range(3), range(2)))
+    reports = [(0, y) for y in range(3)] + [(1, y) for y in range(2)]
+    worst = max(prob(r, a) / prob(r, b) for r in reports for a in records for b in records)
+    rt = MixedSampledRecord(names=["a", "b"], parts=[grr, numeric], sampling=[0.25, 0.75], epsilon=1.0)
+    assert rt.exact_ratio() == worst
+    assert math.log(worst) <= 1.0
