@@ -61,7 +61,8 @@ from ._numeric_plan import PLAN_MECHANISMS, PlannedChannel, mixture_worst_varian
 from ._result import Certificate
 
 __all__ = ["MEAN_MECHANISMS", "SPREAD", "SPL_FORMS", "NumericReport", "MixedSampling", "MixedSplit",
-           "numeric_report", "smp_mixed_optimal", "smp_mixed_uniform", "spl_mixed_optimal"]
+           "KOfD", "numeric_report", "smp_mixed_optimal", "smp_mixed_uniform", "spl_mixed_optimal", "wang_k",
+           "k_of_d"]
 
 #: the worst population variance of a value on ``[-1, 1]`` (half the users at each end)
 SPREAD = 1.0
@@ -293,3 +294,86 @@ def spl_mixed_optimal(epsilon: float, weights: Sequence[float], domains: Sequenc
                               solution.objective, {"multiplier": solution.multiplier, "assignments": tried})
     return MixedSplit(tuple(float(e) for e in solution.epsilons), tuple(name for name, _ in choice), variances,
                       solution.objective, certificate)
+
+
+def wang_k(epsilon: float, attributes: int) -> int:
+    """Wang et al.'s number of attributes a user reports: ``k = max(1, min(d, floor(epsilon / 2.5)))``.
+
+    References
+    ----------
+    N. Wang et al., ICDE 2019, Sec. IV (Eq. (12): each attribute at ``epsilon / k``).
+    """
+    epsilon = check_epsilon(epsilon)
+    return max(1, min(int(attributes), int(math.floor(epsilon / 2.5))))
+
+
+@dataclasses.dataclass(frozen=True)
+class KOfD:
+    """Wang et al.'s k-of-d sampling, evaluated (a baseline: uniform sampling of ``k`` attributes).
+
+    Attributes
+    ----------
+    k : int
+    mechanisms : tuple of str
+        Per attribute, the better oracle (categorical) or mean mechanism (numeric) at ``epsilon / k``.
+    variances : tuple of float
+        ``n Var_j = (d/k) (V_j(epsilon/k) + S_j) - S_j`` (worst cases as :func:`smp_mixed_optimal`).
+    weighted_variance : float
+    """
+
+    k: int
+    mechanisms: tuple[str, ...]
+    variances: tuple[float, ...]
+    weighted_variance: float
+
+
+def k_of_d(epsilon: float, weights: Sequence[float], domains: Sequence[int | None], k: int | None = None) -> KOfD:
+    """Each user reports ``k`` of the ``d`` attributes, drawn uniformly, each at ``epsilon / k``.
+
+    A user's report is ``k`` independent reports at ``epsilon / k`` (sequential composition:
+    ``epsilon``); attribute ``j`` is reported by a fraction ``k/d`` of the users, so its mean (or
+    frequency) has ``n Var = (d/k) (V_j + S_j) - S_j`` as SMP with ``pi_j = k/d``. Numeric ``V_j``:
+    the numeric family's best closed-form worst case (Duchi / PM / HM) at ``epsilon/k``; ``S_j`` =
+    :data:`SPREAD` (numeric) or 0 (categorical, per item at ``f = 0``).
+
+    Parameters
+    ----------
+    epsilon : float, > 0 (nats)
+    weights : sequence of float
+    domains : sequence of (int or None)
+        ``k_j``, None for a numeric attribute.
+    k : int, optional
+        Default :func:`wang_k`.
+
+    Returns
+    -------
+    KOfD
+
+    Raises
+    ------
+    ValueError
+        A bad budget, or ``k`` outside ``[1, d]``.
+
+    References
+    ----------
+    N. Wang et al., ICDE 2019, Sec. IV (Algorithm 4 and Eq. (12)).
+    """
+    from .numeric import best_mean_mechanism
+    from .records import frequency_oracle_variance
+
+    epsilon = check_epsilon(epsilon)
+    d = len(domains)
+    k = wang_k(epsilon, d) if k is None else int(k)
+    if not 1 <= k <= d or len(weights) != d:
+        raise ValueError(f"k: must be in [1, {d}] with one weight per attribute (got k = {k})")
+    share, names, variances = epsilon / k, [], []
+    for size in domains:
+        if size is None:
+            choice = best_mean_mechanism(share)
+            names.append(choice.mechanism)
+            variances.append((d / k) * (choice.worst_case_variance + SPREAD) - SPREAD)
+        else:
+            oracle = min(("grr", "oue"), key=lambda o: frequency_oracle_variance(o, share, size))
+            names.append(oracle)
+            variances.append((d / k) * frequency_oracle_variance(oracle, share, size))
+    return KOfD(k, tuple(names), tuple(variances), float(np.dot(weights, variances)))

@@ -316,3 +316,27 @@ def test_record_epsilon_is_the_enumerated_worst_ratio_of_a_tiny_mixed_record():
     rt = MixedSampledRecord(names=["a", "b"], parts=[grr, numeric], sampling=[0.25, 0.75], epsilon=1.0)
     assert rt.exact_ratio() == worst
     assert math.log(worst) <= 1.0
+
+
+def test_k_of_d_is_uniform_smp_at_k_1_and_follows_wangs_rule():
+    from ldpplan.solvers.numeric import best_mean_mechanism
+    from ldpplan.solvers._records_numeric import k_of_d, wang_k
+
+    assert [wang_k(e, 3) for e in (0.5, 2.4, 2.5, 5.0, 8.0, 100.0)] == [1, 1, 1, 2, 3, 3]
+    weights, domains = [2.0, 1.0, 1.0], [16, 3, None]
+    for epsilon in (1.0, 8.0):
+        one = k_of_d(epsilon, weights, domains, k=1)
+        noise = [min(frequency_oracle_variance(o, epsilon, k) for o in ("grr", "oue")) for k in domains[:2]]
+        noise.append(best_mean_mechanism(epsilon).worst_case_variance)
+        uniform = smp_mixed_uniform(weights, noise, [0.0, 0.0, 1.0], ["frequency", "frequency", "mean"])
+        assert one.weighted_variance == pytest.approx(uniform.weighted_variance, rel=1e-12)
+        # k = d: everyone reports every attribute at epsilon/d (uniform SPL with no sampling term)
+        every = k_of_d(epsilon, weights, domains, k=3)
+        share = epsilon / 3
+        want = 2.0 * min(frequency_oracle_variance(o, share, 16) for o in ("grr", "oue")) + \
+            min(frequency_oracle_variance(o, share, 3) for o in ("grr", "oue")) + \
+            best_mean_mechanism(share).worst_case_variance
+        assert every.weighted_variance == pytest.approx(want, rel=1e-12)
+    assert k_of_d(8.0, weights, domains).k == 3
+    with pytest.raises(ValueError, match="k: must be in"):
+        k_of_d(1.0, weights, domains, k=4)
