@@ -74,20 +74,21 @@ def _cubic_root(a: np.ndarray, b: np.ndarray, target: np.ndarray) -> np.ndarray:
 
 
 def objective_value(epsilons: np.ndarray, weights: np.ndarray, a: np.ndarray, b: np.ndarray,
-                    c: np.ndarray) -> float:
-    """``sum_j w_j (a_j t_j + b_j t_j^2 + c_j)`` with ``t_j = 1/(e^{epsilon_j} - 1)``."""
-    t = 1.0 / np.expm1(epsilons)
+                    c: np.ndarray, scales: np.ndarray | None = None) -> float:
+    """``sum_j w_j (a_j t_j + b_j t_j^2 + c_j)`` with ``t_j = 1/(e^{s_j epsilon_j} - 1)`` (``s_j``: ``scales``, default 1)."""
+    t = 1.0 / np.expm1(epsilons if scales is None else scales * epsilons)
     return float(np.sum(weights * ((a + b * t) * t + c)))
 
 
-def _inner_lower_bound(s: np.ndarray, weights, a, b, c, multiplier: float) -> float:
+def _inner_lower_bound(s: np.ndarray, weights, a, b, c, multiplier: float, scales=None) -> float:
     """Rigorous lower bound on ``sum_j min_s [w_j V_j(s) + lambda s]`` from tangent lines at a bracket."""
     total = 0.0
     for j in range(s.size):
         def phi(x: float) -> tuple[float, float]:
-            t = 1.0 / math.expm1(x)
+            r = 1.0 if scales is None else float(scales[j])
+            t = 1.0 / math.expm1(r * x if scales is not None else x)
             value = weights[j] * ((a[j] + b[j] * t) * t + c[j]) + multiplier * x
-            slope = -weights[j] * ((2 * b[j] * t + (a[j] + 2 * b[j])) * t + a[j]) * t + multiplier
+            slope = -weights[j] * r * ((2 * b[j] * t + (a[j] + 2 * b[j])) * t + a[j]) * t + multiplier
             return value, slope
         width = 1e-7
         while True:
@@ -106,7 +107,8 @@ def _inner_lower_bound(s: np.ndarray, weights, a, b, c, multiplier: float) -> fl
     return total
 
 
-def water_fill(epsilon: float, weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> WaterFilling:
+def water_fill(epsilon: float, weights: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+               scales: np.ndarray | None = None) -> WaterFilling:
     """Solve ``min sum_j w_j (a_j t_j + b_j t_j^2 + c_j)`` s.t. ``sum_j epsilon_j = epsilon`` by its KKT conditions.
 
     Parameters
@@ -115,6 +117,10 @@ def water_fill(epsilon: float, weights: np.ndarray, a: np.ndarray, b: np.ndarray
         The record's budget.
     weights, a, b, c : ndarray, shape (d,)
         Weights ``w_j > 0`` and the variance coefficients (``a > 0``, ``b >= 0``).
+    scales : ndarray, shape (d,), optional
+        ``s_j > 0`` with ``t_j = 1/(e^{s_j epsilon_j} - 1)`` (default 1: the frequency oracles; the
+        Piecewise Mechanism's worst case is ``(4/3)(u + u^2)``, ``u = 1/(e^{epsilon/2} - 1)``: ``s = 1/2``).
+        Then ``dV/d epsilon = -s P(t)``, so the KKT conditions are ``w_j s_j P_j(t_j) = lambda``.
 
     Returns
     -------
@@ -126,8 +132,9 @@ def water_fill(epsilon: float, weights: np.ndarray, a: np.ndarray, b: np.ndarray
         If the multiplier cannot be bracketed (not expected for ``a > 0``).
     """
     def epsilons_at(log_multiplier: float) -> np.ndarray:
-        t = _cubic_root(a, b, math.exp(log_multiplier) / weights)
-        return np.log1p(1.0 / t)
+        if scales is None:
+            return np.log1p(1.0 / _cubic_root(a, b, math.exp(log_multiplier) / weights))
+        return np.log1p(1.0 / _cubic_root(a, b, math.exp(log_multiplier) / (weights * scales))) / scales
 
     def excess(log_multiplier: float) -> float:
         return float(np.sum(epsilons_at(log_multiplier))) - epsilon
@@ -157,5 +164,5 @@ def water_fill(epsilon: float, weights: np.ndarray, a: np.ndarray, b: np.ndarray
     while float(np.sum(epsilons)) > epsilon:  # feasible on the safe side: the split never exceeds the budget
         epsilons = epsilons * (1.0 - 2.0 ** -52)
     multiplier = math.exp(log_multiplier)
-    lower = _inner_lower_bound(epsilons, weights, a, b, c, multiplier) - multiplier * epsilon
-    return WaterFilling(epsilons, objective_value(epsilons, weights, a, b, c), lower, multiplier)
+    lower = _inner_lower_bound(epsilons, weights, a, b, c, multiplier, scales) - multiplier * epsilon
+    return WaterFilling(epsilons, objective_value(epsilons, weights, a, b, c, scales), lower, multiplier)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Mapping, Optional, Union
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StrictInt, field_validator
 
@@ -110,6 +110,9 @@ class Resolved:
 
 def parse_spec(raw) -> Resolved:
     """Validate a raw spec mapping (SpecError naming the first bad key) and resolve the attributes."""
+    refusal = numeric_refusal(raw)
+    if refusal is not None:
+        raise refusal
     spec = spec_from_pydantic(RecordsSpec, raw)
     names = tuple(a.name for a in spec.attributes)
     if len(set(names)) != len(names):
@@ -132,6 +135,21 @@ def parse_spec(raw) -> Resolved:
     _check_targets(spec, std_errors)
     return Resolved(spec, names, sizes, tuple(float(a.weight) for a in spec.attributes), oracles, tuple(values),
                     labels, std_errors)
+
+
+def numeric_refusal(raw: Any) -> SpecError | None:
+    """The one-line refusal of a records spec with a numeric attribute (``range``), or None."""
+    attributes = raw.get("attributes") if isinstance(raw, Mapping) else None
+    if not isinstance(attributes, list) or not any(isinstance(a, Mapping) and "range" in a for a in attributes):
+        return None
+    mechanism = raw.get("mechanism")
+    if mechanism == "rsfd":
+        return SpecError("attributes.range", "RS+FD reports categorical values only (Arcolezi et al. define fake "
+                         "data for categorical attributes; numeric values are not in the paper)", mechanism)
+    if mechanism == "spl":
+        return SpecError("attributes.range", "SPL with numeric attributes is not planned yet (use smp)", mechanism)
+    return SpecError("attributes.range", "numeric attributes: plan files are not written yet; "
+                     "ldpplan.planner.records._mixed.mixed_smp plans SMP in the API", mechanism)
 
 
 def _check_targets(spec: RecordsSpec, std_errors: tuple[float | None, ...]) -> None:
