@@ -35,6 +35,7 @@ References
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from typing import Sequence
@@ -165,11 +166,20 @@ def spl_optimal(epsilon: float, attributes: RecordAttributes, protocols: Sequenc
     .. [2] Arcolezi et al., CIKM 2021, Sec. 2.3 (SPL with ``epsilon / d`` each, the baseline).
     """
     epsilon = check_epsilon(epsilon)
+    if protocols is not None:
+        if len(protocols) != len(attributes.domain_sizes) or any(p not in ORACLES for p in protocols):
+            raise ValueError(f"protocols: must be one of {ORACLES} per attribute (got {protocols!r})")
+        protocols = tuple(protocols)
+    return _spl_optimal(epsilon, attributes, protocols)
+
+
+@functools.lru_cache(maxsize=512)
+def _spl_optimal(epsilon: float, attributes: RecordAttributes, protocols: tuple[str, ...] | None) -> SplitAllocation:
+    """:func:`spl_optimal` on checked arguments; a pure function of them, so its frozen results are cached
+    (a verify re-derives the split of the plan's spec: tampered copies of one plan share it; bounded)."""
     k, w, f = attributes.domain_sizes, np.array(attributes.weights), attributes.frequencies
     if protocols is not None:
-        if len(protocols) != len(k) or any(p not in ORACLES for p in protocols):
-            raise ValueError(f"protocols: must be one of {ORACLES} per attribute (got {protocols!r})")
-        choices: Sequence[tuple[str, ...]] = [tuple(protocols)]
+        choices: Sequence[tuple[str, ...]] = [protocols]
     else:
         choices = list(itertools.product(*(_useful_protocols(epsilon, kj, fj) for kj, fj in zip(k, f))))
     best, best_choice, lower = None, None, math.inf
