@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # what a type checker and a reader see: the same names, imported at the top
     from ..solvers.shuffle import ShuffleBound
     from ._report import SimulateOptions, SimulationReport, Table, Verification
-    from .api import (example_spec, explain_items, list_examples, load_spec, make_plan, plan_schema, read_plan,
+    from .api import (example_spec, explain_items, list_examples, load_spec, make_plan, n_for, plan_schema, read_plan,
                       simulate, summarize, verify_plan, write_plan)
     from .auditing import AuditResult, audit  # the function; its subpackage is planner/auditing (issue 18)
     from .errors import InputDataError, LdpplanError, PlanFormatError, PrivacyViolation, SpecError
@@ -22,7 +22,7 @@ __all__ = [
     "make_plan", "verify_plan", "audit", "AuditResult", "report", "write_plan", "read_plan", "load_spec", "summarize", "simulate",
     "example_spec", "list_examples", "plan_schema", "explain_items",
     "SimulateOptions", "SimulationReport", "Table", "Verification",
-    "shuffle_bound", "local_epsilon_for", "ShuffleBound",
+    "shuffle_bound", "local_epsilon_for", "ShuffleBound", "n_for",
     "LdpplanError", "SpecError", "PlanFormatError", "PrivacyViolation", "InputDataError",
 ]
 
