@@ -172,10 +172,10 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     results: list[dict[str, Any]] = []
     if progress:
         progress(0, len(plans) * trials)
-    mech0 = mechanisms.load(plans[0])  # every plan has the spec's range
+    runtimes = [mechanisms.load(sp) for sp in plans]
+    mech0 = runtimes[0]  # every plan has the spec's range
     below, above = clipping_counts(values, mech0.low, mech0.high, "--data" if options.data else "-O column")
-    for sp, ss in zip(plans, seeds):
-        mech = mechanisms.load(sp)
+    for sp, mech, ss in zip(plans, runtimes, seeds):
         truth = float(np.mean(np.clip(values, mech.low, mech.high)))
         predicted = float(np.sum(mech.report_variance(values)) / values.size ** 2)
         errors = []
