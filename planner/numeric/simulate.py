@@ -195,7 +195,9 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
                   ["epsilon", "mechanism", "pred. sd of the mean", "observed rmse", "observed bias", "bias bound"],
                   rows, note="pred. sd = sqrt(sum_i Var[report | x_i]) / n, exact for these data (randomized "
                              "rounding included); observed over the trials against the clipped data's mean; "
-                             f"clipped to the range [{mech0.low:g}, {mech0.high:g}]: {below:,} below, {above:,} above.")
+                             f"clipped to the range [{mech0.low:g}, {mech0.high:g}]: {below:,} below, {above:,} above"
+                             + (" (most values: the error measured is mostly the clipping's; plan a range that "
+                                "covers the data)." if 2 * (below + above) > values.size else "."))
     data = {"source": source, "n": int(values.size), "results": results, "seed": int(options.seed), "trials": trials,
             "mode": options.mode, "options": opts.model_dump(mode="json"), "skipped_empty": skipped,
             "range": [mech0.low, mech0.high], "clipped_below": below, "clipped_above": above}
