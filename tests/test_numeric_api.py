@@ -59,7 +59,8 @@ def test_exact_n_for_is_the_fewest_users_the_plans_half_width_allows(mechanism, 
 @pytest.mark.parametrize("kwargs,field", [
     ({"epsilon": 0.0}, "epsilon"), ({"epsilon": 11.0}, "epsilon"), ({"mean_halfwidth": -1.0}, "target.mean_halfwidth"),
     ({"mean_halfwidth": math.inf}, "target.mean_halfwidth"), ({"confidence": 1.0}, "target.confidence"),
-    ({"high": -40.0}, "range"), ({"mechanism": "laplace"}, "mechanism"), ({"epsilon": True}, "epsilon")])
+    ({"high": -40.0}, "range"), ({"low": "0"}, "range"), ({"high": math.nan}, "range"),
+    ({"mechanism": "laplace"}, "mechanism"), ({"epsilon": True}, "epsilon")])
 def test_bad_values_are_refused_naming_the_spec_key(kwargs, field):
     args = {"epsilon": 1.0, "mean_halfwidth": 1.0, "low": -30.0, "high": 120.0} | kwargs
     with pytest.raises(SpecError, match=f"^{field}: "):
