@@ -94,6 +94,8 @@ def _non_finite(node: Any) -> str | None:
     stack: list[tuple[str, Any]] = [("", node)]
     while stack:
         where, value = stack.pop()
+        if isinstance(value, (str, int)) or value is None:  # most leaves: skip typing.Mapping's slow check
+            continue
         if isinstance(value, (float, np.floating)):
             if not math.isfinite(float(value)):
                 return where or "<plan>"

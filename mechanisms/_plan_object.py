@@ -75,6 +75,8 @@ class FrozenList(list):
 
 def freeze(node: Any) -> Any:
     """A read-only deep copy of parsed JSON: objects as :class:`FrozenDict`, arrays as :class:`FrozenList`."""
+    if isinstance(node, (str, int, float)) or node is None:  # the leaves, before typing.Mapping's slow check
+        return node
     if isinstance(node, Mapping):
         return FrozenDict((k, freeze(v)) for k, v in node.items())
     if isinstance(node, (list, tuple)):

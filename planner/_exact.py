@@ -12,6 +12,7 @@ The grid rounding itself is :mod:`ldpplan.planner._grid`.
 """
 from __future__ import annotations
 
+import functools
 import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -73,13 +74,23 @@ def float_down(d: Decimal) -> float:
     return f if Decimal(f) <= d else math.nextafter(f, -math.inf)
 
 
+@functools.lru_cache(maxsize=8192)
+def _ln_int(n: int) -> Decimal:
+    """``ln n`` of a positive integer to ``DIGITS + 10`` digits. ``Decimal.ln`` is correctly rounded
+    (half-even, whatever the context's rounding), so the value depends on ``n`` alone and is cached: the
+    verifiers take the logs of the same numerators and power-of-two denominators again and again."""
+    with localcontext() as ctx:
+        ctx.prec = DIGITS + 10
+        return Decimal(n).ln()
+
+
 def log_exact(r: Fraction) -> Decimal:
     """``ln r`` to :data:`DIGITS` significant digits (``r > 0``)."""
     if r <= 0:
         raise ValueError(f"log_exact: must be > 0 (got {r})")
     with localcontext() as ctx:
         ctx.prec = DIGITS + 10
-        return (Decimal(r.numerator).ln() - Decimal(r.denominator).ln())
+        return _ln_int(r.numerator) - _ln_int(r.denominator)
 
 
 def log_ratio_slack(ratio: Fraction, epsilon: float | Fraction) -> Decimal:

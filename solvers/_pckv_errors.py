@@ -229,7 +229,9 @@ def corrected_mean_mse(a: float, b: float, p: float, padding_length: int, n: flo
         n1 = n * p1[k] + c11[k] * z1
         n2 = n * p2[k] + c21[k] * z1 + c22[k] * z2
         est = _corrected_mean(n1, n2, float(n), a, b, p, L)
-        out[k] = float(np.dot(ww, (est - m[k]) ** 2))
+        # numpy's pairwise sum, not BLAS's dot: the same bits whatever the thread count (np.dot split this
+        # 10^4-term sum across OpenBLAS threads, so the plan's last bits depended on the machine)
+        out[k] = float(np.sum(ww * (est - m[k]) ** 2))
     return out
 
 

@@ -16,6 +16,14 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 _TIERS = ("slow", "notebook")
 
+# One BLAS thread per test process (set before numpy loads here, and inherited by the xdist workers and
+# the CLI subprocesses the tests start): pytest-xdist already runs one process per core, and OpenBLAS's
+# own threads (2 per process on 2 cores) spin-wait against the other workers, which made a PCKV plan's
+# quadrature dot products (solvers/_pckv_errors.py) cost 3-18x their single-threaded CPU time.
+# ``setdefault``: a run that sets them itself keeps its values.
+for _blas_threads in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_blas_threads, "1")
+
 
 def pytest_collection_modifyitems(config, items) -> None:
     """Mark notebooks ``notebook`` and every test without a tier marker ``unit``."""

@@ -15,13 +15,18 @@ from _family_helpers import example_runtime, perturb, read_inputs, small_example
 from ldpplan.planner import _reports_file
 from ldpplan.planner.cli import main
 
-distributed = pytest.importorskip("distributed")
 SMALL = small_example_per_family()
 USERS = 1500
 
 
 @pytest.fixture(scope="module")
-def client():
+def distributed():
+    """The ``distributed`` package (imported by the tests that run, not at collection: every test here is slow)."""
+    return pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client(distributed):
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   silence_logs=logging.ERROR) as cluster, distributed.Client(cluster) as c:
         yield c
@@ -74,6 +79,7 @@ def test_dask_engine_is_bit_identical_to_local(fam, name, request, tmp_path, mon
     assert client.run(_planner_modules) == {w: [] for w in client.scheduler_info()["workers"]}
 
 
+@pytest.mark.slow  # its LocalCluster (the module's ``client``: 2 worker processes) takes 2-3 s to start
 def test_cli_dask_engine_on_a_scheduler_writes_the_same_file(tmp_path, monkeypatch, client, request):
     fam, name = SMALL[0].values
     plan, paths = _shards(fam, name, request, tmp_path, monkeypatch)
@@ -97,9 +103,8 @@ def test_cli_dask_engine_on_a_scheduler_writes_the_same_file(tmp_path, monkeypat
 
 
 @pytest.mark.slow
-def test_cli_dask_engine_without_scheduler_starts_a_local_cluster(tmp_path, monkeypatch, request):
-    import distributed as dist
-
+def test_cli_dask_engine_without_scheduler_starts_a_local_cluster(tmp_path, monkeypatch, request, distributed):
+    dist = distributed
     started = []
     real = dist.LocalCluster
 
@@ -132,6 +137,7 @@ def _damage_pages(path):
     pq.read_metadata(path)   # still readable: the error comes from a worker decoding the pages
 
 
+@pytest.mark.slow  # the module's LocalCluster: 2-3 s to start
 def test_a_worker_error_comes_back_as_one_line_without_a_worker_traceback(tmp_path, monkeypatch, client, request):
     # finding 8 of issue 16: the task returns its error; the worker logs no "Compute Failed" block
     from ldpplan.planner._dask_engine import aggregate_dask
@@ -149,7 +155,7 @@ def test_a_worker_error_comes_back_as_one_line_without_a_worker_traceback(tmp_pa
 
 
 @pytest.mark.slow
-def test_cli_dask_engine_error_is_exactly_one_line_on_stderr(tmp_path, monkeypatch, request):
+def test_cli_dask_engine_error_is_exactly_one_line_on_stderr(tmp_path, monkeypatch, request, distributed):
     """The CLI in a subprocess with its own LocalCluster (worker processes share its stderr)."""
     import subprocess
 

@@ -47,7 +47,10 @@ def sample_counts(q: np.ndarray, f: np.ndarray, n: int, seed: int) -> np.ndarray
 
 
 def scipy_simplex_mle(lik: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Generic convex solver: SLSQP on the simplex for max sum_g w_g log(lik[g] @ f)."""
+    """Generic convex solver: SLSQP on the simplex for max sum_g w_g log(lik[g] @ f), restarted from
+    its own answer until the objective stops decreasing: SLSQP can report success early (k = 8, seed 21
+    of the URR test: 16 steps, an objective 4e-3 above the optimum, depending on float noise such as
+    the BLAS thread count); one restart from there reaches the optimum."""
     k = lik.shape[1]
     wn = w / w.sum()
 
@@ -55,10 +58,15 @@ def scipy_simplex_mle(lik: np.ndarray, w: np.ndarray) -> np.ndarray:
         m = np.maximum(lik @ f, 1e-300)
         return -float(wn @ np.log(m)), -(lik.T @ (wn / m))
 
-    res = minimize(fun, np.full(k, 1.0 / k), jac=True, method="SLSQP", bounds=[(0, 1)] * k,
-                   constraints=[{"type": "eq", "fun": lambda f: f.sum() - 1, "jac": lambda f: np.ones(k)}],
-                   options={"ftol": 1e-16, "maxiter": 2000})
-    return res.x
+    x, best = np.full(k, 1.0 / k), math.inf
+    for _ in range(10):
+        res = minimize(fun, x, jac=True, method="SLSQP", bounds=[(0, 1)] * k,
+                       constraints=[{"type": "eq", "fun": lambda f: f.sum() - 1, "jac": lambda f: np.ones(k)}],
+                       options={"ftol": 1e-16, "maxiter": 2000})
+        if not res.fun < best:
+            break
+        x, best = res.x, res.fun
+    return x
 
 
 def kkt_violation(grad: np.ndarray, f: np.ndarray, lam: float) -> float:

@@ -80,7 +80,6 @@ PREDICTED_VS_SIMULATED = test_numeric_mean_error_matches_the_exact_variance
 #: The family's spec stops at 10 nats (``planner.numeric.spec.EPSILON_MAX``: its grids).
 EPSILON_MAX = 10.0
 
-#: No language-neutral vector for the numeric mechanisms yet (tests/test_vectors.py reads these two).
-VECTORS = False
-NO_VECTORS_REASON = ("not in the TypeScript client nor the reference client yet (issue 29); the sampling procedure "
-                     "is in docs/REPORTS.md and the runtime is tested in Python")
+#: The numeric mechanisms have language-neutral vectors (vectors/2.0/numeric-*.json: the reference client and the
+#: TypeScript client reproduce them; tests/test_vectors.py reads this flag).
+VECTORS = True

@@ -228,6 +228,11 @@ def test_load_refuses_an_output_reachable_from_one_input_only_and_a_row_off_2_48
     with pytest.raises(PlanError, match="sums to"):
         ldpplan.load(off)
     assert p["numerators"] == plan["params"]["numerators"]
+    labelled = copy.deepcopy(plan)  # found by the TypeScript client's port: Python ignored the labels
+    labelled["domain"]["labels"] = ["low", "middle", "high"]
+    with pytest.raises(PlanError, match="domain.labels: must be null"):
+        ldpplan.load(labelled)
+    assert not planner.verify_plan(labelled).holds
 
 
 @pytest.mark.slow

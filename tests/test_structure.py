@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
 from pathlib import Path
 
 import pytest
@@ -56,10 +57,15 @@ def _layer(module: str) -> str:
     return module.split(".")[1]
 
 
+@functools.cache  # each file parsed once per session: the graph and the dispatch finder read the same trees
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(module: str, path: Path):
     """``(lineno, target module, absolute?)`` for every import of our own code in one file."""
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name.split(".")[0] == ROOT_PACKAGE:
@@ -79,6 +85,7 @@ def _imports(module: str, path: Path):
                 yield node.lineno, sub if sub in MODULES else stem, False
 
 
+@functools.cache  # drawn once per session: four tests read it, none changes it
 def _graph():
     edges, problems = collections.defaultdict(dict), []
     for module, path in MODULES.items():
@@ -171,10 +178,10 @@ def test_the_cycle_finder_finds_cycles(cycle):
 DATA_IMPORTLIB = {"importlib.resources", "importlib.metadata"}
 
 
-def _name_built_imports(source: str) -> list[tuple[int, str]]:
-    """``(lineno, what)`` for every way of importing a module by a name built at run time."""
+def _name_built_imports(source: str | ast.Module) -> list[tuple[int, str]]:
+    """``(lineno, what)`` for every way of importing a module by a name built at run time (``source``: text or tree)."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(source if isinstance(source, ast.Module) else ast.parse(source)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in ("importlib", "importlib.util", "pkgutil") or alias.name.startswith("pkgutil."):
@@ -199,7 +206,7 @@ def _name_built_imports(source: str) -> list[tuple[int, str]]:
 def test_no_name_built_import_of_our_modules():
     found = [f"{path.relative_to(ROOT)}:{line}: {what} (import the module by name, in one place)"
              for path in sorted({*MODULES.values(), *(ROOT / "planner" / "_top").glob("*.py")})
-             for line, what in _name_built_imports(path.read_text(encoding="utf-8"))]
+             for line, what in _name_built_imports(_tree(path))]
     assert not found, "\n".join(found)
 
 

@@ -101,7 +101,8 @@ def _audit(plan: Path, command: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
-@pytest.mark.parametrize("name", ["rr-small", "hr-small", "idue-health", "pckv-ue-small", "urr-small", "l-grr-rounds"])
+@pytest.mark.parametrize("name", ["rr-small", "hr-small", "idue-health", "pckv-ue-small", "urr-small", "l-grr-rounds",
+                                  "numeric-hybrid"])
 def test_audit_is_consistent_for_every_family(dist, tmp_path, name):
     result = _audit(_plan(name, tmp_path), f"node {dist / 'cli.js'}")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
@@ -115,6 +116,18 @@ def test_audit_flags_a_planted_leak(dist, tmp_path):
     assert planted != source
     (leaky / "perturb.js").write_text(planted)
     result = _audit(_plan("rr-small", tmp_path), f"node {leaky / 'cli.js'}")
+    assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
+
+
+def test_audit_flags_a_planted_numeric_leak(dist, tmp_path):
+    """A numeric client whose hybrid reports output 0 for every input rounded to the grid's first point."""
+    leaky = tmp_path / "dist"
+    shutil.copytree(dist, leaky)
+    source = (leaky / "numeric.js").read_text()
+    planted = re.sub(r"if \(ci === c\)\s*y\[i\] =", "if (ci === c) y[i] = rows[i] === 0 ? 0 :", source)
+    assert planted != source
+    (leaky / "numeric.js").write_text(planted)
+    result = _audit(_plan("numeric-hybrid", tmp_path), f"node {leaky / 'cli.js'}")
     assert result.returncode == 1, result.stdout[-2000:] + result.stderr[-2000:]
 
 

@@ -64,6 +64,17 @@ LEVELS = [{"name": "hiv", "epsilon": 1.3862943611198906, "items": 1},
 THREE = [{"name": "eps", "epsilon": 2.0, "share": 0.05}, {"name": "1.2eps", "epsilon": 2.4, "share": 0.05},
          {"name": "2eps", "epsilon": 4.0, "share": 0.9}]
 
+#: numeric inputs on [0, 10]: outside the range (clipped), on the 5-point grid (0, 2.5, ..., 10) and between
+NUMBERS = [-3.0, 0.0, 2.5, 10.0, 12.5, 7.5, 3.3, 9.99, 5.0, 0.1, 6.2, 1.7]
+
+
+CELLS = 8
+
+
+def _numeric(mechanism: str, epsilon: float, **extra: Any) -> dict[str, Any]:
+    return {"mechanism": mechanism, "epsilon": epsilon, "range": [0, 10], "input_points": 5, **extra}
+
+
 #: name -> (description, spec, calls' inputs, seed)
 CASES: dict[str, tuple[str, dict[str, Any], list[dict[str, Any]], int]] = {
     "rr-small": ("k-ary RR, |X| = 6, epsilon = 1", {"mechanism": "rr", "domain_size": 6, "n": 1000,
@@ -138,6 +149,16 @@ CASES: dict[str, tuple[str, dict[str, Any], list[dict[str, Any]], int]] = {
     "l-oue-rounds": ("L-OUE, k = 6, 3 rounds", _longitudinal("l-oue"), _rounds(6, 8, 25), 25),
     "l-osue-rounds": ("L-OSUE, k = 6, 3 rounds", _longitudinal("l-osue"), _rounds(6, 8, 26), 26),
     "l-soue-rounds": ("L-SOUE, k = 20, 3 rounds", _longitudinal("l-soue", 20), _rounds(20, 8, 27), 27),
+    "numeric-duchi": ("Duchi et al., range [0, 10], 5 input points, epsilon = 1", _numeric("duchi", 1.0),
+                      [{"numbers": NUMBERS}], 28),
+    "numeric-piecewise": ("Piecewise Mechanism, range [0, 10], 5 input points, 8 output cells, epsilon = 2",
+                          _numeric("piecewise", 2.0, output_cells=CELLS), [{"numbers": NUMBERS}], 29),
+    "numeric-hybrid": ("Hybrid Mechanism (PM cells + Duchi's two outputs), range [0, 10], 5 input points, epsilon = 2",
+                       _numeric("hybrid", 2.0, output_cells=CELLS), [{"numbers": NUMBERS}, {"numbers": NUMBERS[::-1]}],
+                       30),
+    "numeric-square-wave": ("Square Wave (task distribution), range [0, 10], 5 input points, epsilon = 1",
+                            _numeric("square-wave", 1.0, output_cells=CELLS, task="distribution"),
+                            [{"numbers": NUMBERS}], 33),
 }
 
 

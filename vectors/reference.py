@@ -170,6 +170,43 @@ def item_probabilities(plan: dict[str, Any]) -> tuple[list[float], list[float]]:
     return a, b
 
 
+def numeric(s: Stream, values: list[float], p: dict[str, Any]) -> list[int]:
+    """A numeric channel (duchi, piecewise, hybrid, square-wave): clip, map onto [-1, 1], round at random to a
+    grid neighbour (Bernoulli of the 2^-48 rounding, half to even, of the position between them), then per user
+    a component (one word each, top 48 bits against the weights' cumulative sums), then per component in
+    order, its users' outputs (one word each, top 48 bits against the row's cumulative numerators)."""
+    low, high, grid = float(p["low"]), float(p["high"]), [float(g) for g in p["input_grid"]]
+    sizes, weights = p["component_sizes"], p["component_weights"]
+    m, k = sum(sizes), len(grid)
+    xs = [min(max(2.0 * (min(max(float(v), low), high) - low) / (high - low) - 1.0, -1.0), 1.0) for v in values]
+    upper = [min(max(next((i for i, g in enumerate(grid) if g >= x), k), 1), k - 1) for x in xs]
+    t = [min(max((x - grid[u - 1]) / (grid[u] - grid[u - 1]), 0.0), 1.0) for x, u in zip(xs, upper)]
+    up = s.bernoulli([round(ti * GRID) / GRID for ti in t]) if xs else []
+    rows = [u if b else u - 1 for u, b in zip(upper, up)]
+
+    def pick(cumulative: list[int]) -> int:
+        draw = s.word() >> 16
+        return next(j for j, c in enumerate(cumulative) if c > draw)
+
+    def cumulative(row: int, start: int, size: int) -> list[int]:
+        out, total = [], 0
+        for v in p["numerators"][row * m + start:row * m + start + size]:
+            total += v
+            out.append(total)
+        return out
+
+    if len(sizes) == 1:
+        return [pick(cumulative(r, 0, m)) for r in rows]
+    cum_w = [sum(weights[:c + 1]) for c in range(len(weights))]
+    component = [pick(cum_w) for _ in rows]
+    out = [0] * len(rows)
+    for c, size in enumerate(sizes):
+        start = sum(sizes[:c])
+        for i in [i for i, ci in enumerate(component) if ci == c]:
+            out[i] = start + pick(cumulative(rows[i], start, size))
+    return out
+
+
 class Client:
     """Perturbs a vector's calls in order (one memo for longitudinal plans)."""
 
@@ -203,6 +240,8 @@ class Client:
             return self._pckv(s, inputs["pairs"])
         if mech in ("urr", "urap", "pum"):
             return self._uldp(s, inputs)
+        if mech in ("duchi", "piecewise", "hybrid", "square-wave"):
+            return {"y": numeric(s, inputs["numbers"], p)}
         return self._longitudinal(s, inputs)
 
     def _pckv(self, s: Stream, users) -> dict[str, Any]:

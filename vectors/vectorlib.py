@@ -112,6 +112,8 @@ def _data(mech, inputs: dict[str, Any]):
             else {"item": np.asarray(inputs["items"], dtype=np.int64),
                   "tag": np.asarray(inputs["tags"], dtype=np.int64)} if "tags" in inputs \
             else np.asarray(inputs["items"], dtype=np.int64)
+    if "numbers" in inputs:  # numeric plans: values in user units (floats)
+        return np.asarray(inputs["numbers"], dtype=np.float64)
     if "pairs" in inputs:
         return [(np.asarray([k for k, _ in user], dtype=np.int64), np.asarray([v for _, v in user], dtype=np.float64))
                 for user in inputs["pairs"]]

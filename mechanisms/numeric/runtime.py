@@ -194,14 +194,16 @@ class NumericChannel(Frozen):
         Raises
         ------
         PlanError
-            Unreadable or unverified plan, numerators that are not integers or whose rows do not sum
+            Unreadable or unverified plan, ``domain.labels`` not null, numerators that are not integers or whose rows do not sum
             to ``2^48``, an output reachable from one input and not another, a plan that differs
             from its embedded spec, or a ``guarantee.epsilon`` below what the numerators give (decided
             exactly near the claim) or above the spec's budget, report values or component weights that
             are not the mechanism's at ``params.epsilon``.
         """
         data = read_envelope(plan, cls.PLAN_FIELDS, verified=True)
-        size, _ = read_domain(data, low=2, high=cls.PLAN_FIELDS.max_domain)
+        size, labels = read_domain(data, low=2, high=cls.PLAN_FIELDS.max_domain)
+        if labels is not None:  # verify refuses them (the plan is re-derived from its spec), so load() does too
+            raise PlanError("domain.labels: must be null for a numeric plan (the domain is the input grid's size)")
         params = typed_params(data, cls)
         if len(params.input_grid) != size:
             raise PlanError(f"params.input_grid: must hold domain.size = {size} points (got {len(params.input_grid)})")

@@ -134,20 +134,17 @@ def _log_history(hist, cells, out, k, first, second, unary: bool, pos: int = 0) 
     return total
 
 
-def _pair(cells, x, x2, k, first, second, unary: bool) -> float:
-    """Loss of the pair at outputs constant per cell (both directions; unary: summed over bit positions)."""
+def _pair(log_history, outs, x, x2, k, unary: bool) -> float:
+    """Loss of the pair at outputs constant per cell (both directions; unary: summed over bit positions);
+    ``log_history(hist, out, pos)`` is :func:`_log_history` at the cells of the pair."""
     if not unary:
-        outs = list(itertools.product(range(min(k, 5)), repeat=len(cells)))
-        return max(abs(_log_history(x, cells, o, k, first, second, False)
-                       - _log_history(x2, cells, o, k, first, second, False)) for o in outs)
-    outs = list(itertools.product((0, 1), repeat=len(cells)))
+        return max(abs(log_history(x, o, 0) - log_history(x2, o, 0)) for o in outs)
     positions = [(pos, 1) for pos in range(min(k, 4))] + ([(-1, k - 4)] if k > 4 else [])
     best = 0.0
     for sign in (1.0, -1.0):
         total = 0.0
         for pos, mult in positions:
-            total += mult * max(sign * (_log_history(x, cells, o, k, first, second, True, pos)
-                                        - _log_history(x2, cells, o, k, first, second, True, pos)) for o in outs)
+            total += mult * max(sign * (log_history(x, o, pos) - log_history(x2, o, pos)) for o in outs)
         best = max(best, total)
     return best
 
@@ -175,11 +172,20 @@ def lifetime_lower(mechanism: str, k: int, rounds: int, max_values: int,
     values = range(min(k, 4))
     hists = [h for h in itertools.product(values, repeat=2) if len(set(h)) <= max_values]
     xs = [h for h in hists if h[0] == 0 and h[1] in (0, 1)]
+    outs = list(itertools.product((0, 1) if unary else range(min(k, 5)), repeat=2))
     best = 0.0
     for m in range(0, t + 1):
         cells = (t - m, m)
+        memo: dict[tuple, float] = {}  # every pair shares the histories' log-likelihoods at these cells
+
+        def log_history(hist, out, pos, cells=cells, memo=memo):
+            key = (hist, out, pos)
+            if key not in memo:
+                memo[key] = _log_history(hist, cells, out, k, first, second, unary, pos)
+            return memo[key]
+
         for x in xs:
             for x2 in hists:
-                best = max(best, _pair(cells, x, x2, k, first, second, unary))
+                best = max(best, _pair(log_history, outs, x, x2, k, unary))
     # float64 log-likelihoods of at most ~10^3 nats: absolute error well below 10^-10 per round
     return max(0.0, best * (1.0 - 1e-9) - 1e-10 * t)

@@ -129,6 +129,7 @@ def main(out: Path) -> None:
     plan["guarantee"]["ldp_epsilon"] = math.nextafter(plan["guarantee"]["ldp_epsilon"], 0.0)
     add("health--ldp-epsilon-step", plan, False, case="ldp_epsilon one float step down")
     shuffle_fixtures(add)
+    numeric_fixtures(add)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     print(f"{len(manifest)} plans ({sum(m['accept'] for m in manifest)} to load; "
           f"{sum(bool(m['client_refuses']) for m in manifest)} honest ones the client refuses on the safe side) in {out}")
@@ -162,6 +163,68 @@ def shuffle_fixtures(add) -> None:
                 if kind.startswith("spec and claim") and not sg._amplified(plan, claim):
                     continue
                 add(f"shuffle-{name}--{claim}-{i}", tampered, False, case=f"{claim}: {kind}")
+
+
+def _numeric_tamperings(plan) -> dict:
+    """Each numeric tampering: name -> a function editing a copy of ``plan`` (the Python runtime refuses each)."""
+    p = plan["params"]
+    m, k = len(p["output_values"]), len(p["input_grid"])
+    table = [p["numerators"][i * m:(i + 1) * m] for i in range(k)]
+    size0 = p["component_sizes"][0]
+    # the decisive column (largest max/min) within the first component, its largest entry's row
+    col = max(range(size0), key=lambda j: max(r[j] for r in table) / min(r[j] for r in table))
+    row = max(range(k), key=lambda i: table[i][col])
+    other = (col + 1) % size0
+
+    def at(i, j):
+        return i * m + j
+
+    def move(pl, src, dst, units=1):
+        pl["params"]["numerators"][src] -= units
+        pl["params"]["numerators"][dst] += units
+
+    edits = {
+        "a numerator raised by one grid step (its row sums to 2^48 + 1)":
+            lambda pl: pl["params"]["numerators"].__setitem__(at(row, col), table[row][col] + 1),
+        "one grid step moved into the decisive column (rows still sum to 2^48; epsilon above the claim)":
+            lambda pl: move(pl, at(row, other), at(row, col)),
+        "a numerator written as a float": lambda pl: pl["params"]["numerators"].__setitem__(0, float(table[0][0])),
+        "a negative numerator": lambda pl: move(pl, at(0, 0), at(0, 1), table[0][0] + 1),
+        "an output reachable from one input only": lambda pl: move(pl, at(0, col), at(0, other), table[0][col]),
+        "an output value one float step up":
+            lambda pl: pl["params"]["output_values"].__setitem__(0, math.nextafter(p["output_values"][0], math.inf)),
+        "an input grid point one float step up":
+            lambda pl: pl["params"]["input_grid"].__setitem__(1, math.nextafter(p["input_grid"][1], math.inf)),
+        "params.clipping 'none'": lambda pl: pl["params"].__setitem__("clipping", "none"),
+        "params.task changed": lambda pl: pl["params"].__setitem__(
+            "task", "mean" if p["task"] == "distribution" else "distribution"),
+        "params.high not the spec's range": lambda pl: pl["params"].__setitem__("high", p["high"] * 2),
+        "params.epsilon not the spec's": lambda pl: pl["params"].__setitem__("epsilon", p["epsilon"] * 2),
+        "an unknown params field": lambda pl: pl["params"].__setitem__("extra", 1),
+        "guarantee.epsilon above the spec's budget": lambda pl: pl["guarantee"].__setitem__(
+            "epsilon", math.nextafter(float(plan["spec"]["epsilon"]), math.inf)),
+        "guarantee.notion changed": lambda pl: pl["guarantee"].__setitem__("notion", "ULDP"),
+    }
+    if len(p["component_weights"]) > 1:
+        edits["the hybrid's weights moved by one grid step"] = lambda pl: pl["params"].__setitem__(
+            "component_weights", [p["component_weights"][0] + 1, p["component_weights"][1] - 1])
+        edits["a component's weight set to zero (Duchi's block dropped)"] = lambda pl: pl["params"].__setitem__(
+            "component_weights", [2**48, 0])
+    return edits
+
+
+def numeric_fixtures(add) -> None:
+    """The numeric plans of the test vectors (duchi, piecewise, hybrid, square-wave): honest, and each tampering."""
+    sys.path.insert(0, str(ROOT / "vectors"))
+    import generate
+
+    for name in ("numeric-duchi", "numeric-piecewise", "numeric-hybrid", "numeric-square-wave"):
+        plan = ldpplan.make_plan(copy.deepcopy(generate.CASES[name][1]))
+        add(f"{name}--honest", plan, True, case="honest")
+        for i, (what, edit) in enumerate(_numeric_tamperings(plan).items()):
+            tampered = copy.deepcopy(plan)
+            edit(tampered)
+            add(f"{name}--tampered-{i}", tampered, False, case=what)
 
 
 if __name__ == "__main__":

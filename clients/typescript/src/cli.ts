@@ -64,6 +64,7 @@ async function main(): Promise<void> {
       }
     } else if (mech === "idue-ps") emit(all, client.perturb({ items: lines.map((l) => l.items) }));
     else if (mech.startsWith("pckv")) emit(all, client.perturb({ pairs: lines.map((l) => l.keys.map((k: number, j: number) => [k, l.values[j]])) }));
+    else if (["duchi", "piecewise", "hybrid", "square-wave"].includes(mech)) emit(all, client.perturb({ numbers: lines.map((l) => l.value) }));
     else if (mech === "pum") emit(all, client.perturb({ items: lines.map((l) => l.item), tags: lines.map((l) => l.tag ?? -1) }));
     else emit(all, client.perturb({ items: lines.map((l) => l.item) }));
   } catch (err) {

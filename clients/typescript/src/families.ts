@@ -6,6 +6,7 @@
 import { PlanError } from "./errors.js";
 import { FIXED_BITS, FIXED_ONE, Frac, LN2, add, claimBelow, claimCovers, cmp, div, fmax, fmin, frac, int, lnFixed, mul, sub } from "./exact.js";
 import { blockSize, hadamardPromises, idueLevels, keepProbabilityMatches, longitudinalPromises, piePromises, uldpPromises } from "./promises.js";
+import { NUMERIC_MECHANISMS, numericCheck } from "./numeric.js";
 import { Ctx, checkClaim, gridProbability, integer, nextDown, nextUp, number, req, same } from "./numbers.js";
 
 const log = Math.log, log1p = Math.log1p;
@@ -399,5 +400,5 @@ function idue(ctx: Ctx, plan: any): void {
 export const FAMILY_CHECKS: Record<string, (ctx: Ctx, plan: any) => void> = {
   rr: pie, glh: pie, hr: hadamard, urr: uldp, urap: uldp, pum: uldp, "pckv-ue": pckv, "pckv-grr": pckv,
   "l-grr": longitudinal, "l-sue": longitudinal, "l-oue": longitudinal, "l-osue": longitudinal, "l-soue": longitudinal,
-  idue, "idue-ps": idue,
+  idue, "idue-ps": idue, ...Object.fromEntries(NUMERIC_MECHANISMS.map((m) => [m, numericCheck])),
 };

@@ -4,6 +4,7 @@
  * order of draws, the same report columns.
  */
 import { Stream, pack } from "./random.js";
+import { NUMERIC_MECHANISMS, numericPerturb } from "./numeric.js";
 
 export type Reports = Record<string, number[] | string[] | bigint[]>;
 
@@ -20,6 +21,8 @@ export interface Inputs {
   users?: number[];
   values?: number[];
   round?: number;
+  /** Numeric plans: each user's value in user units (clipped to the plan's range). */
+  numbers?: number[];
 }
 
 /** Where a longitudinal client keeps its permanent responses (e.g. a wrapper of localStorage). */
@@ -240,6 +243,7 @@ export function perturbWith(plan: any, inputs: Inputs, streams: { coins: Stream;
       return { bits: urap(s, xs, size, sensitive, p.theta, p.d1, p.d2) };
     }
     default:
+      if (NUMERIC_MECHANISMS.includes(mech)) return numericPerturb(s, p, inputs.numbers ?? []);
       return longitudinal(s, mech, p, inputs, memo, memoPrefix, plan.guarantee?.max_values ?? Infinity);
   }
 }

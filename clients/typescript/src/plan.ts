@@ -17,7 +17,8 @@ export const MAX_DOMAIN_SIZE = 2 ** 24;
  * GLH 2^61 - 1), capped at 2^53 - 1: item indices are JavaScript numbers in this client, so a
  * larger domain is refused (on the safe side of the Python runtime).
  */
-export const MAX_DOMAIN: Record<string, number> = { rr: Number.MAX_SAFE_INTEGER, glh: Number.MAX_SAFE_INTEGER };
+export const MAX_DOMAIN: Record<string, number> = { rr: Number.MAX_SAFE_INTEGER, glh: Number.MAX_SAFE_INTEGER,
+  duchi: 2 ** 16, piecewise: 2 ** 16, hybrid: 2 ** 16, "square-wave": 2 ** 16 };
 export const TOP_LEVEL_FIELDS = ["format_version", "mechanism", "domain", "params", "guarantee", "predicted", "baselines",
   "planning_inputs", "solver", "verification", "spec", "provenance"];
 export const COMMON_GUARANTEE_FIELDS = ["notion", "epsilon", "shuffled", "shuffled_lifetime"];
@@ -32,6 +33,7 @@ const PCKV = ["epsilon1", "epsilon2", "units", "composition"];
 export const GUARANTEE_FIELDS: Record<string, string[]> = {
   rr: PIE, glh: PIE, hr: ["sources"], idue: IDUE, "idue-ps": [...IDUE, "set_budgets", "users_set_budgets"],
   "l-grr": LONG, "l-sue": LONG, "l-oue": LONG, "l-osue": LONG, "l-soue": LONG, "pckv-ue": PCKV, "pckv-grr": PCKV,
+  duchi: ["sources"], piecewise: ["sources"], hybrid: ["sources"], "square-wave": ["sources"],
   urr: ULDP, urap: ULDP, pum: [...ULDP, "intermediate_sensitive", "user_sensitive", "user_indistinguishability_epsilon"],
 };
 /** Clock readings left out of the fingerprint (mechanisms/_plan.py `_NOT_CONTENT`): re-planning gives the same fingerprint. */
