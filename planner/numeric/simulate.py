@@ -76,7 +76,7 @@ def dataset_column(opts: SimulateOptions) -> tuple[str, str]:
     SpecError
         ``-O column`` is not a column of ``-O dataset``.
     """
-    dataset = opts.dataset or next((d for d, cols in DATASETS.items() if opts.column in cols), "flights")
+    dataset: str = opts.dataset or next((d for d, cols in DATASETS.items() if opts.column in cols), "flights")
     column = opts.column or DATASETS[dataset][0]
     if column not in DATASETS[dataset]:
         raise SpecError("-O column", f"must be a column of the {dataset} data set ({', '.join(DATASETS[dataset])})",
