@@ -119,7 +119,7 @@ def test_simulate_on_gss_ages_reports_the_exact_prediction_and_the_clipping(shar
     plan = planner.make_plan({"mechanism": "numeric", "epsilon": 1.0, "range": [20, 80]})
     report = planner.simulate(plan, RunOptions(trials=3, seed=5, extra={"dataset": "gss"}))
     data = report.data
-    assert data["n"] == ages.size and data["range"] == [20.0, 80.0]
+    assert data["n"] == ages.size and data["range"] == [20.0, 80.0] and (data["dataset"], data["column"]) == ("gss", "age")
     assert (data["clipped_below"], data["clipped_above"]) == (np.sum(ages < 20), np.sum(ages > 80))
     mech = mechanisms.load(plan)
     (result,) = data["results"]
@@ -139,6 +139,15 @@ def test_simulate_refuses_a_column_outside_the_range_with_exit_2(shared_data_dir
     plan = planner.make_plan(planner.example_spec("numeric-movielens"))  # [0.5, 5] stars
     with pytest.raises(SpecError, match="-O column: must have values inside the plan's range"):
         planner.simulate(plan, RunOptions(trials=1, extra={"column": "distance"}))  # 17 to 4,983 miles
+    # the flights' departure delays on [0.5, 5] minutes: some inside, most clipped (reported and warned)
+    report = planner.simulate(plan, RunOptions(trials=1))
+    delays, _ = load_dataset_column("flights", "dep_delay", shared_data_dir)
+    assert (report.data["clipped_below"], report.data["clipped_above"]) == (np.sum(delays < 0.5), np.sum(delays > 5))
+    assert "(most values: the error measured is mostly the clipping's" in report.tables[0].note
+    values = tmp_path / "values.csv"
+    values.write_text("value\n1\n2.5\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="-O dataset: names a real data set; give it or --data, not both"):
+        planner.simulate(plan, RunOptions(data=str(values), trials=1, extra={"dataset": "gss"}))
     path = tmp_path / "plan.json"
     planner.write_plan(plan, path)
     for args, field in ([("-O", "column=distance"), "-O column"], [("-O", "dataset=gss", "-O", "column=rating"),

@@ -167,6 +167,7 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
     """
     opts = parse_options(SimulateOptions, options.extra)
     values, source, skipped = _data(plan, options, opts)
+    dataset, column = (None, None) if options.data else dataset_column(opts)
     plans, trials = _plans(plan, opts), int(options.trials)
     seeds = np.random.SeedSequence(int(options.seed)).spawn(len(plans))
     results: list[dict[str, Any]] = []
@@ -200,5 +201,6 @@ def simulate(plan: Mapping[str, Any], options: RunOptions, progress=None) -> Sim
                                 "covers the data)." if 2 * (below + above) > values.size else "."))
     data = {"source": source, "n": int(values.size), "results": results, "seed": int(options.seed), "trials": trials,
             "mode": options.mode, "options": opts.model_dump(mode="json"), "skipped_empty": skipped,
+            "dataset": dataset, "column": column,
             "range": [mech0.low, mech0.high], "clipped_below": below, "clipped_above": above}
     return SimulationReport(tables=[table], data=data)
