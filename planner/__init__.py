@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # what a type checker and a reader see: the same names, impor
     from ._report import SimulateOptions, SimulationReport, Table, Verification
     from .api import (example_spec, explain_items, list_examples, load_spec, make_plan, plan_schema, read_plan,
                       simulate, summarize, verify_plan, write_plan)
+    from .numeric._sizing import n_for
     from .auditing import AuditResult, audit  # the function; its subpackage is planner/auditing (issue 18)
     from .errors import InputDataError, LdpplanError, PlanFormatError, PrivacyViolation, SpecError
     from .reporting import report  # the function; its package is planner/reporting (issue 31)
@@ -22,9 +23,15 @@ __all__ = [
     "make_plan", "verify_plan", "audit", "AuditResult", "report", "write_plan", "read_plan", "load_spec", "summarize", "simulate",
     "example_spec", "list_examples", "plan_schema", "explain_items",
     "SimulateOptions", "SimulationReport", "Table", "Verification",
-    "shuffle_bound", "local_epsilon_for", "ShuffleBound",
+    "shuffle_bound", "local_epsilon_for", "ShuffleBound", "n_for",
     "LdpplanError", "SpecError", "PlanFormatError", "PrivacyViolation", "InputDataError",
 ]
+
+
+def _numeric_n_for() -> Any:
+    from .numeric._sizing import n_for  # the numeric family's sizing helper (issue 29)
+
+    return n_for
 
 
 def __getattr__(name: str) -> Any:
@@ -36,7 +43,7 @@ def __getattr__(name: str) -> Any:
 
     found = {"audit": auditing.audit, "AuditResult": auditing.AuditResult, "report": reporting.report,
              "ShuffleBound": shuffle.ShuffleBound, "shuffle_bound": shuffle.shuffle_bound,
-             "local_epsilon_for": shuffle.local_epsilon_for}
+             "local_epsilon_for": shuffle.local_epsilon_for, "n_for": _numeric_n_for()}
     for module in (api, errors, _report):
         found.update((n, getattr(module, n)) for n in __all__ if n not in found and hasattr(module, n))
     globals().update(found)

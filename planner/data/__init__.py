@@ -7,7 +7,7 @@ GPL >= 2). Every loader takes an explicit path; library code never hard-codes on
 """
 from __future__ import annotations
 
-from .datasets import (GSSVocab, MovieLensRatings, default_data_dir, load_gss_vocab, load_movielens_ratings,
+from .datasets import (GSS_NUMERIC, GSSVocab, MovieLensRatings, default_data_dir, load_gss_vocab, load_movielens_ratings,
                        movielens_item_sets, resolve_data_path)
 from .chunked import InputStream, concat_chunks, item_set_stream, item_stream, key_value_stream
 from .stream import DEFAULT_CHUNK_ROWS, open_table_stream
@@ -17,7 +17,7 @@ from .pie import PIE_GSS_FIELDS, count_pie_users, max_prior_from_weights, pie_gs
 
 __all__ = [
     "MovieLensRatings", "load_movielens_ratings", "movielens_item_sets", "GSSVocab", "load_gss_vocab",
-    "default_data_dir", "resolve_data_path",
+    "GSS_NUMERIC", "default_data_dir", "resolve_data_path",
     "CsvTable", "read_csv_table", "read_item_column", "read_item_sets", "MAX_INPUT_BYTES",
     "KeyValueData", "load_key_value_data", "map_key_value_data",
     "InputStream", "item_stream", "item_set_stream", "key_value_stream", "concat_chunks", "open_table_stream",

@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import InputDataError
 
 __all__ = ["MovieLensRatings", "load_movielens_ratings", "movielens_item_sets", "GSSVocab", "load_gss_vocab",
-           "default_data_dir", "resolve_data_path", "read_simple_csv"]
+           "GSS_NUMERIC", "default_data_dir", "resolve_data_path", "read_simple_csv"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +111,10 @@ def movielens_item_sets(data: MovieLensRatings) -> tuple[np.ndarray, np.ndarray,
     return movies, indptr, idx[order]
 
 
+#: the GSS file's numeric columns: the respondent's age (years, 18 to 89) and years of education (0 to 20)
+GSS_NUMERIC = ("age", "educ")
+
+
 @dataclasses.dataclass(frozen=True)
 class GSSVocab:
     """GSS vocabulary survey respondents (rows with a missing field dropped).
@@ -145,6 +149,25 @@ class GSSVocab:
             index += s * np.array([pos[v] for v in self.columns[f]], dtype=np.int64)
         labels = ["|".join(combo) for combo in itertools.product(*levels)]
         return labels, index
+
+    def numbers(self, field: str) -> np.ndarray:
+        """A loaded numeric field (e.g. ``age`` or ``educ``, :data:`GSS_NUMERIC`) as numbers.
+
+        Returns
+        -------
+        ndarray of float64, shape (n,)
+
+        Raises
+        ------
+        InputDataError
+            The field was not loaded or holds a cell that is not a number.
+        """
+        if field not in self.columns:
+            raise InputDataError(f"GSS: field {field!r} was not loaded (loaded: {sorted(self.columns)})")
+        try:
+            return self.columns[field].astype(np.float64)
+        except ValueError as exc:
+            raise InputDataError(f"GSS: field {field!r} must hold numbers ({exc})") from None
 
 
 def load_gss_vocab(path: str | os.PathLike,

