@@ -56,7 +56,7 @@ from typing import Sequence
 import numpy as np
 
 from ._checks import check_epsilon
-from ._records_waterfill import water_fill
+from ._records_waterfill import sampling_optimum, water_fill
 from ._numeric_plan import PLAN_MECHANISMS, PlannedChannel, mixture_worst_variance, planned_channel
 from ._result import Certificate
 
@@ -167,15 +167,10 @@ def _mixed(scheme: str, weights: Sequence[float], noise: Sequence[float], spread
     w, v, s = (np.asarray(x, dtype=np.float64) for x in (weights, noise, spread))
     if not (w.shape == v.shape == s.shape == (len(kinds),)) or not np.all(w > 0) or not np.all(v > 0):
         raise ValueError("weights, noise, spread: one each per attribute, weights and noise > 0")
-    root = np.sqrt(w * (v + s))
-    pi = root / root.sum() if probabilities is None else np.asarray(probabilities, dtype=np.float64)
-    variances = (v + s) / pi - s
-    value = float(np.sum(w * variances))
-    lower = float(root.sum() ** 2 - np.sum(w * s))
-    lower -= 8 * len(w) * math.ulp(max(abs(lower), abs(value)))  # float rounding, toward the safe side
-    return MixedSampling(scheme, tuple(kinds), tuple(float(x) for x in pi), tuple(float(x) for x in v),
-                         tuple(float(x) for x in s), tuple(float(x) for x in variances), value,
-                         Certificate("Cauchy-Schwarz (exact dual bound)", lower, value))
+    best = sampling_optimum(w, v, s, probabilities)
+    return MixedSampling(scheme, tuple(kinds), tuple(float(x) for x in best.probabilities), tuple(float(x) for x in v),
+                         tuple(float(x) for x in s), tuple(float(x) for x in best.variances), best.value,
+                         Certificate("Cauchy-Schwarz (exact dual bound)", best.lower_bound, best.value))
 
 
 def smp_mixed_optimal(weights: Sequence[float], noise: Sequence[float], spread: Sequence[float],

@@ -166,3 +166,57 @@ def water_fill(epsilon: float, weights: np.ndarray, a: np.ndarray, b: np.ndarray
     multiplier = math.exp(log_multiplier)
     lower = _inner_lower_bound(epsilons, weights, a, b, c, multiplier, scales) - multiplier * epsilon
     return WaterFilling(epsilons, objective_value(epsilons, weights, a, b, c, scales), lower, multiplier)
+
+
+@dataclasses.dataclass(frozen=True)
+class SamplingOptimum:
+    """SMP's sampling probabilities and their certified value (:func:`sampling_optimum`).
+
+    Attributes
+    ----------
+    probabilities : ndarray, shape (d,)
+        ``pi_j`` (the optimum ``sqrt(A_j) / sum_i sqrt(A_i)``, or the ones given).
+    variances : ndarray, shape (d,)
+        ``n Var_j = (V_j + S_j) / pi_j - S_j`` per attribute.
+    value : float
+        ``sum_j w_j n Var_j``.
+    lower_bound : float
+        ``(sum_j sqrt(A_j))^2 - sum_j w_j S_j`` (the optimum, by Cauchy-Schwarz), stepped below float rounding.
+    """
+
+    probabilities: np.ndarray
+    variances: np.ndarray
+    value: float
+    lower_bound: float
+
+
+def sampling_optimum(weights: np.ndarray, noise: np.ndarray, spread: np.ndarray,
+                     probabilities: np.ndarray | None = None) -> SamplingOptimum:
+    """Minimise ``sum_j A_j / pi_j`` over the simplex, ``A_j = w_j (V_j + S_j)`` (or evaluate given ``pi``).
+
+    Parameters
+    ----------
+    weights, noise, spread : ndarray, shape (d,)
+        ``w_j > 0``, ``V_j > 0`` (the report's ``n Var`` at the whole budget), ``S_j >= 0`` (the sampling
+        term: ``f_j (1 - f_j)`` of a frequency, the spread of a mean).
+    probabilities : ndarray, shape (d,), optional
+        Evaluate these instead of the optimum (a baseline).
+
+    Returns
+    -------
+    SamplingOptimum
+
+    References
+    ----------
+    .. [1] Cauchy-Schwarz: ``(sum_j sqrt(A_j))^2 <= (sum_j A_j / pi_j)(sum_j pi_j)``, with equality at
+       ``pi_j`` proportional to ``sqrt(A_j)``: the bound is the optimum, hence an exact certificate.
+    """
+    root = np.sqrt(weights * (noise + spread))
+    pi = root / np.sum(root) if probabilities is None else np.asarray(probabilities, dtype=np.float64)
+    variances = (noise + spread) / pi - spread
+    value = float(np.sum(weights * variances))
+    # the bound is computed in floats: step it down past their rounding (a few ulps per term) so that it
+    # never exceeds the exact optimum (it came out one step above the value at f = 1/k, epsilon 0.5)
+    lower = float(np.sum(root) ** 2 - np.sum(weights * spread))
+    lower -= 8 * len(weights) * math.ulp(max(abs(lower), abs(value)))
+    return SamplingOptimum(pi, variances, value, lower)

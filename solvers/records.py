@@ -47,7 +47,7 @@ from ._checks import check_epsilon
 from ._records_rsfd import (RSFD_PROTOCOLS, RecordPrivacy, paper_amplified_epsilon, rsfd_privacy_brute_force,
                             rsfd_record_privacy)
 from ._records_results import ORACLES, RecordAttributes, RSFDAllocation, SamplingAllocation, SplitAllocation
-from ._records_waterfill import water_fill
+from ._records_waterfill import sampling_optimum, water_fill
 from ._result import Certificate
 
 __all__ = ["ORACLES", "RSFD_PROTOCOLS", "RecordAttributes", "SplitAllocation", "SamplingAllocation", "RSFDAllocation",
@@ -230,20 +230,10 @@ def _sampling(scheme: str, epsilon: float, attributes: RecordAttributes, probabi
         raise ValueError(f"protocols: must be one of {ORACLES} or None per attribute (got {protocols!r})")
     protocols = tuple(p if p is not None else _best_protocol(epsilon, kj, fj) for p, kj, fj in zip(fixed, k, f))
     single = np.array([_variance(p, epsilon, kj, fj) for p, kj, fj in zip(protocols, k, f)])
-    spread = f * (1.0 - f)
-    weighted = w * (single + spread)  # A_j
-    root = np.sqrt(weighted)
-    if probabilities is None:
-        probabilities = root / np.sum(root)
-    variances = (single + spread) / probabilities - spread
-    value = float(np.sum(w * variances))
-    # the bound is computed in floats: step it down past their rounding (a few ulps per term) so that it
-    # never exceeds the exact optimum (it came out one step above the value at f = 1/k, epsilon 0.5)
-    lower = float(np.sum(root) ** 2 - np.sum(w * spread))
-    lower -= 8 * len(w) * math.ulp(max(abs(lower), abs(value)))
-    certificate = Certificate("Cauchy-Schwarz (exact dual bound)", lower, value)
-    return SamplingAllocation(scheme, tuple(float(x) for x in probabilities), protocols,
-                              tuple(float(v) for v in variances), value, certificate)
+    best = sampling_optimum(w, single, f * (1.0 - f), probabilities)
+    certificate = Certificate("Cauchy-Schwarz (exact dual bound)", best.lower_bound, best.value)
+    return SamplingAllocation(scheme, tuple(float(x) for x in best.probabilities), protocols,
+                              tuple(float(v) for v in best.variances), best.value, certificate)
 
 
 def smp_optimal(epsilon: float, attributes: RecordAttributes,
