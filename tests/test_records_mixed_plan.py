@@ -17,6 +17,7 @@ from ldpplan.mechanisms import PlanError
 from ldpplan.planner.errors import SpecError
 from ldpplan.planner.records._mixed import mixed_smp
 from ldpplan.planner.records._mixed_plan import MECHANISM, build_mixed_plan, load_mixed, verify_mixed
+from ldpplan.solvers.records import frequency_oracle_variance
 
 RAW = {"mechanism": "smp", "epsilon": 1.0, "attributes": [
     {"name": "origin", "domain": ["EWR", "JFK", "LGA"], "weight": 2.0}, {"name": "delay", "range": [-10.0, 50.0]}]}
@@ -95,3 +96,32 @@ def test_schemes_other_than_smp_are_refused_naming_the_field(mechanism):
     with pytest.raises(SpecError, match="mechanism"):
         build_mixed_plan({**RAW, "mechanism": mechanism})
     assert verify_mixed({"spec": {**RAW, "mechanism": mechanism}}).message.startswith("spec:")
+
+
+@pytest.mark.slow
+def test_perturb_plan_file_streams_the_flights_csv_and_estimates_the_delay_mean(shared_data_dir):
+    # the real CSV through a plan file (JSON round trip): origin as labels, dep_delay as numbers; the delay's mean
+    # within 5 predicted standard errors, the reports' std error within 10% of the exact prediction
+    from ldpplan.planner.data.flights import load_flights
+    from ldpplan.planner.records._mixed_plan import perturb_plan_file
+
+    path = shared_data_dir / "nycflights13_flights.csv"
+    flights = load_flights(path)
+    raw = {"mechanism": "records", "epsilon": 2.0, "attributes": [
+        {"name": "origin", "domain": list(flights.labels["origin"])}, {"name": "dep_delay", "range": [-43.0, 300.0]}]}
+    plan = json.loads(json.dumps(build_mixed_plan(raw)))
+    assert verify_mixed(plan).holds
+    agg = perturb_plan_file(plan, path, np.random.default_rng(3), skip_empty=True, chunk_rows=100_000)
+    rt = load_mixed(plan)
+    delay = flights.numbers["dep_delay"]
+    keep = ~np.isnan(delay)
+    assert agg.n == int(keep.sum()) == int(agg.counts["m"].sum())
+    est = rt.estimate_mean(agg, "dep_delay")
+    predicted = math.sqrt(rt.mean_variance_per_user("dep_delay", delay[keep]) / agg.n)
+    assert est.std_error == pytest.approx(predicted, rel=0.1)
+    assert abs(est.mean - float(np.mean(np.clip(delay[keep], -43.0, 300.0)))) <= 5 * predicted
+    origin = np.bincount(flights.codes["origin"][keep], minlength=3) / agg.n
+    assert rt.parts[0].oracle == "grr"
+    # GRR over m_origin reports: n Var per item <= (V + f(1-f))/pi with f(1-f) <= 1/4
+    bound = math.sqrt((frequency_oracle_variance("grr", 2.0, 3) + 0.25) / rt.sampling[0] / agg.n)
+    assert np.all(np.abs(rt.estimate_frequency(agg, "origin") - origin) <= 5 * bound)

@@ -27,18 +27,21 @@ N. Wang et al., ICDE 2019, Sec. III-IV; Arcolezi, Couchot, Al Bouna, Xiao, CIKM 
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping
 
-from ...mechanisms import PlanError
+import numpy as np
+
+from ...mechanisms import Aggregate, PlanError
 from ...mechanisms.numeric.runtime import NumericChannel
 from ...mechanisms.records._mixed import CategoricalPart, MixedSampledRecord
 from .._exact import log_exact, log_ratio_slack, ratio_within
 from .._plan_format import envelope
 from .._report import Verification
 from ..errors import SpecError
-from ._mixed import MixedPlan, mixed_smp
+from ._mixed import MixedPlan, mixed_smp, perturb_records_file
 
-__all__ = ["MECHANISM", "build_mixed_plan", "verify_mixed", "load_mixed"]
+__all__ = ["MECHANISM", "build_mixed_plan", "verify_mixed", "load_mixed", "perturb_plan_file"]
 
 #: the plan mechanism of SMP over a record with numeric attributes
 MECHANISM = "smp-mixed"
@@ -186,3 +189,28 @@ def verify_mixed(plan: Mapping[str, Any]) -> Verification:
             return Verification(False, f"{key}: must be the claims recomputed from the plan's numbers", details)
     return Verification(True, f"{epsilon:g}-LDP of the whole record (smp, {len(rt.names)} attributes, numeric "
                               f"included) holds exactly: epsilon = {details['epsilon_effective']:.15g}", details)
+
+
+def perturb_plan_file(plan: Mapping[str, Any], path: str | os.PathLike, rng: np.random.Generator, *,
+                      skip_empty: bool = False, chunk_rows: int | None = None) -> Aggregate:
+    """Perturb a multi-column CSV (or Parquet) file through a ``smp-mixed`` plan and aggregate (mergeable).
+
+    The plan is loaded (:func:`load_mixed`: the claim re-decided); the columns are named as the
+    attributes: a categorical cell is one of the spec's labels (an index for a count domain), a
+    numeric cell a number in user units (clipped to the range). As :func:`.._mixed.perturb_file`.
+
+    Raises
+    ------
+    PlanError
+        A plan :func:`load_mixed` refuses.
+    InputDataError
+        Missing file or column, a bad cell (naming the line), empty cells without ``skip_empty``.
+
+    References
+    ----------
+    Wang et al., ICDE 2019, Sec. IV (one sampled attribute per user).
+    """
+    runtime = load_mixed(plan)
+    domains = [a.get("domain") if isinstance(a, Mapping) else None for a in plan["spec"]["attributes"]]
+    labels = [list(d) if isinstance(d, list) and not runtime.is_numeric(j) else None for j, d in enumerate(domains)]
+    return perturb_records_file(runtime, labels, path, rng, skip_empty=skip_empty, chunk_rows=chunk_rows)
