@@ -125,3 +125,13 @@ def test_perturb_plan_file_streams_the_flights_csv_and_estimates_the_delay_mean(
     # GRR over m_origin reports: n Var per item <= (V + f(1-f))/pi with f(1-f) <= 1/4
     bound = math.sqrt((frequency_oracle_variance("grr", 2.0, 3) + 0.25) / rt.sampling[0] / agg.n)
     assert np.all(np.abs(rt.estimate_frequency(agg, "origin") - origin) <= 5 * bound)
+
+
+@pytest.mark.slow
+def test_the_loaded_runtime_is_audited_consistent(plan):
+    # the room's audit (pairs differing in one attribute and in all) run on the runtime loaded from the plan file
+    from ldpplan.planner.records._mixed_audit import audit_mixed
+
+    api = mixed_smp({k: v for k, v in RAW.items() if k != "mechanism"})
+    result = audit_mixed(api, mechanism=load_mixed(plan), trials=20000, rng=np.random.default_rng(11))
+    assert result.consistent, result.table()
