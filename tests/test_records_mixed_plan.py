@@ -30,7 +30,9 @@ def plan():
 
 def test_the_plan_is_the_api_plan_and_verifies_exactly(plan):
     api = mixed_smp({k: v for k, v in RAW.items() if k != "mechanism"}).runtime
-    assert plan["mechanism"] == MECHANISM and plan["params"]["kinds"] == ["categorical", "numeric"]
+    assert plan["mechanism"] == MECHANISM and plan["params"]["kinds"][0] == "categorical"
+    assert plan["params"]["kinds"][1] != "categorical" and plan["params"]["numbers"][1] is None
+    assert [c is None for c in plan["params"]["channels"]] == [True, False]
     assert plan["params"]["sampling"] == list(api.sampling)
     assert plan["domain"]["labels"][:3] == ["origin=EWR", "origin=JFK", "origin=LGA"]
     result = verify_mixed(plan)
@@ -84,6 +86,10 @@ def test_a_claim_one_float_step_low_or_a_raised_grid_number_is_refused(plan):
     assert not verify_mixed(low).holds
     with pytest.raises(PlanError, match="guarantee.epsilon"):
         load_mixed(low)
+    unknown = copy.deepcopy(plan)
+    unknown["params"]["kinds"][0] = "ordinal"
+    with pytest.raises(PlanError, match="params.kinds"):
+        load_mixed(unknown)
     raised = copy.deepcopy(plan)
     raised["params"]["numbers"][0] += 2.0 ** -48
     assert verify_mixed(raised).message.startswith("params.numbers")

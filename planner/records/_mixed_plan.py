@@ -138,6 +138,8 @@ def load_mixed(plan: Mapping[str, Any]) -> MixedSampledRecord:
         parts: list[Any] = []
         for kind, size, oracle, number, channel, eps in zip(p["kinds"], p["domain_sizes"], p["oracles"], p["numbers"],
                                                             p["channels"], p["epsilons"], strict=True):
+            if kind not in ("categorical", "numeric"):
+                raise PlanError(f"params.kinds: must be 'categorical' or 'numeric' (got {kind!r})")
             if kind == "numeric":
                 parts.append(NumericChannel(domain=int(size), mechanism=oracle, epsilon=float(eps), **channel))
             else:
