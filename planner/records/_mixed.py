@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Any, Literal, Mapping, Optional, Union
+from typing import Any, Literal, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
@@ -36,7 +36,7 @@ from ..numeric.inputs import _floats
 from ..errors import SpecError
 from ._solve import grid_sampling
 
-__all__ = ["MixedPlan", "mixed_smp", "perturb_file"]
+__all__ = ["MixedPlan", "mixed_smp", "perturb_file", "perturb_records_file"]
 
 
 class _Attribute(BaseModel):
@@ -186,7 +186,16 @@ def perturb_file(plan: MixedPlan, path: str | os.PathLike, rng: np.random.Genera
     ----------
     Wang et al., ICDE 2019, Sec. IV (one sampled attribute per user).
     """
-    runtime = plan.runtime
+    return perturb_records_file(plan.runtime, plan.labels, path, rng, skip_empty=skip_empty, chunk_rows=chunk_rows)
+
+
+def perturb_records_file(runtime: MixedSampledRecord, labels: Sequence[list[str] | None], path: str | os.PathLike,
+                         rng: np.random.Generator, *, skip_empty: bool = False,
+                         chunk_rows: int | None = None) -> Aggregate:
+    """:func:`perturb_file` for a runtime and its attributes' labels (a loaded ``smp-mixed`` plan's, say).
+
+    ``labels[j]``: a categorical attribute's labels, or None (a count domain: indices; a numeric attribute).
+    """
     names = list(runtime.names)
     table = open_table_stream(path, names, ("user",), chunk_rows=DEFAULT_CHUNK_ROWS if chunk_rows is None
                               else chunk_rows)
@@ -199,7 +208,7 @@ def perturb_file(plan: MixedPlan, path: str | os.PathLike, rng: np.random.Genera
                 if runtime.is_numeric(j):
                     columns.append(_floats(table, batch.start, batch.columns[name], name))
                 else:
-                    codes = map_items(table, batch.start, batch.columns[name], plan.labels[j],
+                    codes = map_items(table, batch.start, batch.columns[name], labels[j],
                                       runtime.parts[j].domain_size, name).astype(np.float64)
                     columns.append(np.where(codes < 0, np.nan, codes))
             rows = np.stack(columns, axis=1)
