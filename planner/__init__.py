@@ -28,22 +28,17 @@ __all__ = [
 ]
 
 
-def _numeric_n_for() -> Any:
-    from .numeric._sizing import n_for  # the numeric family's sizing helper (issue 29)
-
-    return n_for
-
-
 def __getattr__(name: str) -> Any:
     # One place loads the public names, on first use: the CLI's group and `ldpplan --help` stay free of
     # numpy and pydantic.
     if name not in __all__:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from . import _report, api, auditing, errors, reporting, shuffle  # deferred: numpy
+    from .numeric import _sizing  # deferred: numpy (the numeric family's sizing helper, issue 29)
 
     found = {"audit": auditing.audit, "AuditResult": auditing.AuditResult, "report": reporting.report,
              "ShuffleBound": shuffle.ShuffleBound, "shuffle_bound": shuffle.shuffle_bound,
-             "local_epsilon_for": shuffle.local_epsilon_for, "n_for": _numeric_n_for()}
+             "local_epsilon_for": shuffle.local_epsilon_for, "n_for": _sizing.n_for}
     for module in (api, errors, _report):
         found.update((n, getattr(module, n)) for n in __all__ if n not in found and hasattr(module, n))
     globals().update(found)

@@ -59,6 +59,8 @@ from ._checks import check_epsilon
 from ._records_waterfill import sampling_optimum, water_fill
 from ._numeric_plan import PLAN_MECHANISMS, PlannedChannel, mixture_worst_variance, planned_channel
 from ._result import Certificate
+from .numeric import best_mean_mechanism  # the numeric family's choice, one copy
+from .records import _coefficients, frequency_oracle_variance  # the frequency oracles' forms, one copy
 
 __all__ = ["MEAN_MECHANISMS", "SPREAD", "SPL_FORMS", "NumericReport", "MixedSampling", "MixedSplit",
            "KOfD", "numeric_report", "smp_mixed_optimal", "smp_mixed_uniform", "spl_mixed_optimal", "wang_k",
@@ -115,8 +117,6 @@ def numeric_report(mechanism: str | None, epsilon: float) -> NumericReport:
     ----------
     Wang et al., ICDE 2019, Sec. III-C (the choice of HM above ``eps*``, Duchi below).
     """
-    from .numeric import best_mean_mechanism  # the numeric family's choice, one copy
-
     epsilon = check_epsilon(epsilon)
     if mechanism is not None and mechanism not in MEAN_MECHANISMS:
         raise ValueError(f"mechanism: must be one of {list(MEAN_MECHANISMS)} (got {mechanism!r})")
@@ -266,8 +266,6 @@ def spl_mixed_optimal(epsilon: float, weights: Sequence[float], domains: Sequenc
     .. [1] Boyd & Vandenberghe, Convex Optimization, Sec. 5.5.3 (KKT), Example 5.2 (water-filling).
     .. [2] Wang et al., ICDE 2019, Lemma 1 (PM's variance); Duchi et al., JASA 2018, Sec. 4.2.3.
     """
-    from .records import _coefficients  # the frequency oracles' forms, one copy
-
     epsilon = check_epsilon(epsilon)
     w = np.asarray(weights, dtype=np.float64)
     if len(domains) != w.size or not 1 <= w.size <= 12 or not np.all(w > 0):
@@ -353,8 +351,6 @@ def k_of_d(epsilon: float, weights: Sequence[float], domains: Sequence[int | Non
     ----------
     N. Wang et al., ICDE 2019, Sec. IV (Algorithm 4 and Eq. (12)).
     """
-    from .numeric import best_mean_mechanism
-    from .records import frequency_oracle_variance
 
     epsilon = check_epsilon(epsilon)
     d = len(domains)

@@ -40,7 +40,10 @@ from ..numeric.runtime import NumericChannel
 from ._oracles import exact_ratio, grid_number, perturb_attribute, support, support_counts, width
 from ._privacy import exact_epsilon
 
-__all__ = ["CategoricalPart", "MixedSampledRecord", "MeanEstimate"]
+__all__ = ["CategoricalPart", "MixedSampledRecord", "MeanEstimate", "MIXED_MECHANISM"]
+
+#: the plan mechanism of SMP over a record with numeric attributes (API plans; not registered yet)
+MIXED_MECHANISM = "smp-mixed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +142,44 @@ class MixedSampledRecord(Frozen):
         ratio = self.exact_ratio()
         check_claim(float(exact_epsilon(ratio)), epsilon, "guarantee.epsilon", "the record's numbers give",
                     exact=lambda: exact_epsilon(ratio))
+
+    @classmethod
+    def from_plan(cls, plan: Any) -> "MixedSampledRecord":
+        """The runtime of an ``smp-mixed`` plan dict (its constructor decides the claim exactly, conservatively).
+
+        Not a registered plan mechanism yet: ``ldpplan.load`` does not read these plans, and the plan's envelope
+        and its spec are checked by the planner's ``verify_mixed`` (``planner/records/_mixed_plan.py``).
+
+        Raises
+        ------
+        PlanError
+            Wrong mechanism, malformed params, a categorical grid number that is not its oracle's at its
+            epsilon, or numbers whose worst ratio exceeds ``guarantee.epsilon``.
+
+        References
+        ----------
+        Arcolezi et al., CIKM 2021, Sec. 2.3 (SMP); Wang et al., ICDE 2019, Sec. III (the numeric channels).
+        """
+        if plan.get("mechanism") != MIXED_MECHANISM:
+            raise PlanError(f"mechanism: must be {MIXED_MECHANISM!r} (got {plan.get('mechanism')!r})")
+        p = plan["params"]
+        try:
+            parts: list[Any] = []
+            for kind, size, oracle, number, channel, eps in zip(p["kinds"], p["domain_sizes"], p["oracles"],
+                                                                p["numbers"], p["channels"], p["epsilons"], strict=True):
+                if kind not in ("categorical", "numeric"):
+                    raise PlanError(f"params.kinds: must be 'categorical' or 'numeric' (got {kind!r})")
+                if kind == "numeric":
+                    parts.append(NumericChannel(domain=int(size), mechanism=oracle, epsilon=float(eps), **channel))
+                    continue
+                part = CategoricalPart(int(size), oracle, float(eps))
+                if part.number != number:
+                    raise PlanError(f"params.numbers: must be the grid number of {oracle} at epsilon {eps!r} "
+                                    f"({part.number!r}) (got {number!r})")
+                parts.append(part)
+            return cls(names=p["names"], parts=parts, sampling=p["sampling"], epsilon=float(plan["guarantee"]["epsilon"]))
+        except (KeyError, TypeError) as exc:
+            raise PlanError(f"params: malformed smp-mixed params ({exc})") from None
 
     def __repr__(self) -> str:
         return f"MixedSampledRecord(names={self.names!r}, sampling={self.sampling!r}, epsilon={self.epsilon!r})"

@@ -34,7 +34,7 @@ import numpy as np
 
 from ...mechanisms import Aggregate, PlanError
 from ...mechanisms.numeric.runtime import NumericChannel
-from ...mechanisms.records._mixed import CategoricalPart, MixedSampledRecord
+from ...mechanisms.records._mixed import MIXED_MECHANISM, MixedSampledRecord
 from .._exact import log_exact, log_ratio_slack, ratio_within
 from .._plan_format import envelope
 from .._report import Verification
@@ -44,7 +44,7 @@ from ._mixed import MixedPlan, mixed_smp, perturb_records_file
 __all__ = ["MECHANISM", "build_mixed_plan", "verify_mixed", "load_mixed", "perturb_plan_file"]
 
 #: the plan mechanism of SMP over a record with numeric attributes
-MECHANISM = "smp-mixed"
+MECHANISM = MIXED_MECHANISM
 
 
 def _solver_spec(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -124,34 +124,15 @@ def build_mixed_plan(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_mixed(plan: Mapping[str, Any]) -> MixedSampledRecord:
-    """The numpy runtime of a ``smp-mixed`` plan (its constructor decides the claim exactly, conservatively).
+    """The numpy runtime of a ``smp-mixed`` plan: :meth:`MixedSampledRecord.from_plan` (its constructor decides
+    the claim exactly, conservatively).
 
     Raises
     ------
     PlanError
         Wrong mechanism, malformed params, or numbers whose worst ratio exceeds ``guarantee.epsilon``.
     """
-    if plan.get("mechanism") != MECHANISM:
-        raise PlanError(f"mechanism: must be {MECHANISM!r} (got {plan.get('mechanism')!r})")
-    p = plan["params"]
-    try:
-        parts: list[Any] = []
-        for kind, size, oracle, number, channel, eps in zip(p["kinds"], p["domain_sizes"], p["oracles"], p["numbers"],
-                                                            p["channels"], p["epsilons"], strict=True):
-            if kind not in ("categorical", "numeric"):
-                raise PlanError(f"params.kinds: must be 'categorical' or 'numeric' (got {kind!r})")
-            if kind == "numeric":
-                parts.append(NumericChannel(domain=int(size), mechanism=oracle, epsilon=float(eps), **channel))
-            else:
-                part = CategoricalPart(int(size), oracle, float(eps))
-                if part.number != number:
-                    raise PlanError(f"params.numbers: must be the grid number of {oracle} at epsilon {eps!r} "
-                                    f"({part.number!r}) (got {number!r})")
-                parts.append(part)
-        return MixedSampledRecord(names=p["names"], parts=parts, sampling=p["sampling"],
-                                  epsilon=float(plan["guarantee"]["epsilon"]))
-    except (KeyError, TypeError) as exc:
-        raise PlanError(f"params: malformed smp-mixed params ({exc})") from None
+    return MixedSampledRecord.from_plan(plan)
 
 
 def verify_mixed(plan: Mapping[str, Any]) -> Verification:
