@@ -60,7 +60,9 @@ def test_auto_picks_duchi_below_eps_star_and_hybrid_above(epsilon):
 
 
 def test_distribution_task_picks_square_wave():
-    assert _plan("numeric", 1.0, task="distribution")["mechanism"] == "square-wave"
+    # the choice does not depend on the grid: a coarse one keeps this fast (the default 1025-point grid is
+    # planned by test_numeric_distribution.py::test_planned_square_wave_with_ems_beats_binning_on_flights)
+    assert _plan("numeric", 1.0, task="distribution", input_points=65)["mechanism"] == "square-wave"
     assert 0.6 < numeric.hybrid_epsilon_star() < 0.62  # eps* of Wang et al. Sec. III-C
 
 
@@ -124,6 +126,7 @@ def test_clipping_is_exactly_the_range_end():
     np.testing.assert_array_equal(far, end)
 
 
+@pytest.mark.slow
 def test_ems_estimates_the_distribution_over_the_plans_channel():
     """``estimate(..., "ems")`` is :func:`mechanisms._ems.ems` on the plan's own channel and counts, and beats the
     unbiased pseudo-inverse in Wasserstein-1 on a smooth distribution (Li et al. 2020, Sec. 5)."""

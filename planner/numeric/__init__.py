@@ -27,7 +27,7 @@ EXAMPLES: dict[str, dict] = {
     "numeric-gss-age": {
         "mechanism": "numeric", "epsilon": 1.0, "range": [18, 89], "users": 28773,
         "description": "GSS vocabulary survey respondents' ages (28,773 with an age; the survey's range 18 to 89 "
-                       "years): the mean age at epsilon = 1 (Hybrid); simulate with -O dataset=gss",
+                       "years): the mean age at epsilon = 1 (Hybrid); simulate with -O dataset=gss (gss_vocab.csv)",
     },
     "numeric-movielens": {
         "mechanism": "numeric", "epsilon": 0.5, "range": [0.5, 5], "users": 100004,
